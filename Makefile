@@ -1,0 +1,115 @@
+# oqbench build.  `make` builds everything buildable here; `make test` runs
+# every test; `make check` runs them again under ASan+UBSan; `make deps`
+# installs the Debian packages.  WERROR=1 turns warnings into errors (CI).
+#
+# Layout of the build: every lib/, bench/, workloads/ and harness/ source that
+# is not a main goes into one static library; every `*_main.c` becomes
+# bin/<name with - for _>, e.g. bench/oqb_server_main.c -> bin/oqb-server.
+# Unit tests are tests/unit/test_*.c, one binary each.  Nothing here needs to
+# change when a module is added.
+
+CC      ?= cc
+OPT     ?= -O2
+O       ?= build/default
+BIN     ?= bin
+SAN     ?=
+
+# Baseline x86-64 on purpose: binaries also run inside the Soft-RoCE VM,
+# whose emulated CPU lacks AVX-512 (never -march=native here).
+WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
+           -Wformat=2 -Wno-unused-parameter
+CFLAGS_ALL := -std=gnu11 -g $(OPT) $(WARN) -pthread -MMD -MP -D_GNU_SOURCE \
+              -Ilib -Ibench -Iworkloads -Iharness $(SAN) $(CFLAGS)
+ifeq ($(WERROR),1)
+CFLAGS_ALL += -Werror
+endif
+LDLIBS_ALL := -ljansson -lpmem -lzstd -lm -lpthread
+
+# Optional back ends, built only where their headers exist (fio's CONFIG_RDMA).
+HAVE_VERBS := $(if $(wildcard /usr/include/infiniband/verbs.h),$(if $(wildcard /usr/include/rdma/rdma_cma.h),1,0),0)
+HAVE_VERBS_EXP := $(if $(wildcard /usr/include/infiniband/verbs_exp.h),1,0)
+ifeq ($(HAVE_VERBS),1)
+CFLAGS_ALL += -DOQB_HAVE_VERBS=1
+LDLIBS_ALL += -lrdmacm -libverbs
+endif
+ifeq ($(HAVE_VERBS_EXP),1)
+CFLAGS_ALL += -DOQB_HAVE_VERBS_EXP=1
+endif
+
+SRC_DIRS := lib bench workloads harness
+ALL_SRC  := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
+MAIN_SRC := $(filter %_main.c,$(ALL_SRC))
+LIB_SRC  := $(filter-out %_main.c,$(ALL_SRC))
+LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
+MAIN_OBJ := $(MAIN_SRC:%.c=$(O)/%.o)
+LIBA     := $(O)/liboqb.a
+binname   = $(subst _,-,$(notdir $(patsubst %_main.c,%,$(1))))
+BINS     := $(foreach m,$(MAIN_SRC),$(BIN)/$(call binname,$(m)))
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+
+Q := @
+ifeq ($(V),1)
+Q :=
+endif
+
+.PHONY: all test check deps deps-auto demo clean test-verbs microbench
+all: $(BINS) $(UNIT_BIN)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJ)
+	@echo "  AR    $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+define bin_rule
+$(BIN)/$(call binname,$(1)): $(O)/$(1:%.c=%.o) $(LIBA)
+	@mkdir -p $(BIN)
+	@echo "  LD    $$@"
+	$(Q)$(CC) $(CFLAGS_ALL) -o $$@ $$^ $(LDLIBS_ALL)
+endef
+$(foreach m,$(MAIN_SRC),$(eval $(call bin_rule,$(m))))
+
+$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIBA)
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(LIBA) $(LDLIBS_ALL)
+
+deps:
+	@harness/install-deps.sh
+
+deps-auto:
+	@harness/install-deps.sh --if-missing
+
+# `make test` = build, then every test (unit, integration, verbs-in-VM).
+test: deps-auto
+	@$(MAKE) --no-print-directory all
+	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh $(TESTS)
+
+# Same tests under AddressSanitizer and UBSan, in a separate build tree.
+check: deps-auto
+	@$(MAKE) --no-print-directory O=build/san BIN=build/san/bin OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  OQB_SANITIZE=1 OQB_BIN=$(abspath build/san/bin) OQB_UNIT=$(abspath build/san/tests) \
+	  tests/run-tests.sh $(TESTS)
+
+test-verbs: deps-auto
+	@$(MAKE) --no-print-directory all
+	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh verbs
+
+microbench: all
+	@$(BIN)/oqb-microbench
+
+demo: deps-auto
+	@$(MAKE) --no-print-directory all
+	@harness/demo.sh
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

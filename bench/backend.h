@@ -1,0 +1,68 @@
+/*
+ * backend.h - the KV back ends, one interface.
+ *
+ * A worker owns one backend instance (its key partition) and calls it in
+ * slot order, from one thread.  Backends: null (echo, optional service
+ * time), cache (memcached-like, in memory), pmkv (persistent, libpmem).
+ * Register a new one in backend.c's table.
+ */
+#ifndef OQB_BACKEND_H
+#define OQB_BACKEND_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <jansson.h>
+#include "wire.h"
+
+struct backend_conf {
+	const char *kind;        /* "null", "cache", "pmkv" */
+	/* null */
+	uint64_t service_ns;     /* mean service time; 0 = return at once */
+	int service_exp;         /* 1: exponential with that mean; 0: fixed */
+	/* cache */
+	uint64_t memory_mb;      /* memory limit for items */
+	/* pmkv */
+	const char *path;        /* pool file (per worker: caller appends .wN) */
+	uint64_t pool_mb;
+	uint64_t seed;           /* for random service times */
+	int worker;              /* partition index */
+};
+
+struct backend_req {
+	unsigned op;             /* enum wire_op */
+	const uint8_t *key;
+	uint32_t key_len;
+	const uint8_t *val;
+	uint32_t val_len;
+	uint64_t aux;
+};
+
+struct backend_out {
+	unsigned status;         /* enum wire_status */
+	uint8_t *val;            /* filled by get/echo/incr: buffer of val_cap */
+	uint32_t val_cap;
+	uint32_t val_len;
+};
+
+struct backend;
+
+struct backend_ops {
+	const char *name;
+	int version;             /* BACKEND_OPS_VERSION */
+	/* Creates an instance; NULL with a message in err on failure. */
+	struct backend *(*open)(const struct backend_conf *c, char *err, size_t errlen);
+	/* Executes one request; never fails the process. */
+	void (*exec)(struct backend *b, const struct backend_req *r, struct backend_out *o);
+	/* Counters for results, as a jansson object (may be NULL). */
+	json_t *(*stats_json)(struct backend *b);
+	void (*close)(struct backend *b);
+};
+
+#define BACKEND_OPS_VERSION 1
+
+/* Finds a backend by name; NULL if there is none. */
+const struct backend_ops *backend_find(const char *name);
+/* Comma-separated list of backend names, for help and errors. */
+const char *backend_names(void);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * wire.h - the request/response format shared by every transport.
+ *
+ * A request is a 48-byte header, then the key, then the value, padded with
+ * zeros to a multiple of WIRE_ALIGN (64 B) so that requests in a receive
+ * ring start at aligned offsets (paper §5.2.1 and §5.3: recovery scans
+ * aligned positions).  All fields are little-endian.  The header starts
+ * with the 64-bit checksum and the 32-bit size, as §5.3 requires:
+ *
+ *   off size field
+ *     0  8   csum      wire_csum() over the whole padded request with this
+ *                      field taken as zero
+ *     8  4   size      request length in bytes before padding (48+key+value)
+ *    12  2   magic     WIRE_MAGIC ("OQ")
+ *    14  1   version   WIRE_VERSION
+ *    15  1   op        enum wire_op
+ *    16  2   flags     WIRE_F_*
+ *    18  2   key_len
+ *    20  4   val_len
+ *    24  4   client_id
+ *    28  4   worker    target worker (partition) id
+ *    32  8   seq       per-client sequence number, echoed in responses
+ *    40  8   aux       op argument (incr delta, ...) or 0
+ *
+ * A response (mailbox record or verbs SEND) is a 32-byte header then the value:
+ *     0  8   seq     4 status   4 val_len   1 kind   1 op   2 worker
+ *    20  4   client_id  24 8 reserved
+ *
+ * wire_check() validates a received request: magic, version, sizes against
+ * the space it arrived in, flags, and checksum.  The server rejects and
+ * counts anything that fails; it never executes it.
+ */
+#ifndef OQB_WIRE_H
+#define OQB_WIRE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define WIRE_MAGIC      0x514fu   /* bytes 'O','Q' little-endian */
+#define WIRE_VERSION    1
+#define WIRE_ALIGN      64u
+#define WIRE_HDR_SIZE   48u
+#define WIRE_RESP_HDR   32u
+#define WIRE_MAX_KEY    250u          /* memcached's limit */
+#define WIRE_MAX_VALUE  (1u << 20)
+
+enum wire_op {
+	WIRE_OP_NOP = 0,
+	WIRE_OP_GET = 1,
+	WIRE_OP_SET = 2,
+	WIRE_OP_DEL = 3,
+	WIRE_OP_INCR = 4,    /* non-idempotent: always software-controlled */
+	WIRE_OP_ECHO = 5,    /* returns its value (microbenchmarks) */
+	WIRE_OP_MAX_
+};
+
+#define WIRE_F_NILEXT   0x1u  /* does not externalize: may commit on delivery */
+#define WIRE_F_DURABLE  0x2u  /* client made it persistent before commit */
+#define WIRE_F_NONIDEMP 0x4u  /* non-idempotent: execute, persist index, respond */
+#define WIRE_F_ALL      0x7u
+
+enum wire_status {
+	WIRE_OK = 0,
+	WIRE_NOT_FOUND = 1,
+	WIRE_ERR_BAD = 2,       /* rejected by wire_check */
+	WIRE_ERR_NOSPACE = 3,   /* backend full */
+	WIRE_ERR_OP = 4,        /* unsupported op for this backend */
+};
+
+enum wire_resp_kind { WIRE_RESP = 1, WIRE_ACK = 2 };
+
+struct wire_req {            /* host-order view of a request header */
+	uint64_t csum;
+	uint32_t size;
+	uint16_t magic;
+	uint8_t  version;
+	uint8_t  op;
+	uint16_t flags;
+	uint16_t key_len;
+	uint32_t val_len;
+	uint32_t client_id;
+	uint32_t worker;
+	uint64_t seq;
+	uint64_t aux;
+};
+
+struct wire_resp {
+	uint64_t seq;
+	uint32_t status;
+	uint32_t val_len;
+	uint8_t  kind;
+	uint8_t  op;
+	uint16_t worker;
+	uint32_t client_id;
+	uint64_t reserved;
+};
+
+/* Padded length of a request with these key and value lengths. */
+static inline uint32_t wire_req_len(uint32_t key_len, uint32_t val_len)
+{
+	uint32_t n = WIRE_HDR_SIZE + key_len + val_len;
+	return (n + WIRE_ALIGN - 1) & ~(WIRE_ALIGN - 1);
+}
+
+/* 64-bit checksum of len bytes (word-at-a-time; not cryptographic). */
+uint64_t wire_csum(const void *buf, size_t len);
+
+/*
+ * Encodes a request into buf (capacity cap) and fills in size and checksum.
+ * val may be NULL: the value bytes are then filled from `seq` (a cheap,
+ * checkable pattern).  Returns the padded length, or 0 if it does not fit.
+ */
+uint32_t wire_encode_req(void *buf, size_t cap, const struct wire_req *h,
+			 const void *key, const void *val);
+
+/* Decodes the header fields of buf (no validation). */
+void wire_decode_req(const void *buf, struct wire_req *h);
+
+/*
+ * Validates the request at buf, which has `avail` readable bytes.  Returns 0
+ * if it is well-formed, else -1 with a short reason in *why.
+ */
+int wire_check(const void *buf, size_t avail, struct wire_req *h, const char **why);
+
+static inline const uint8_t *wire_key(const void *req) { return (const uint8_t *)req + WIRE_HDR_SIZE; }
+static inline const uint8_t *wire_val(const void *req, uint16_t key_len)
+{ return (const uint8_t *)req + WIRE_HDR_SIZE + key_len; }
+
+void wire_encode_resp(void *buf, const struct wire_resp *r);
+void wire_decode_resp(const void *buf, struct wire_resp *r);
+
+/* Name of an op ("get", ...) or "?"; wire_op_from_name returns -1 if unknown. */
+const char *wire_op_name(unsigned op);
+int wire_op_from_name(const char *name);
+
+#endif

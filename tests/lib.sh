@@ -1,0 +1,40 @@
+# tests/lib.sh - sourced by integration tests (bash).
+#
+# Each script reports cases as "ok NAME", "not ok NAME" or "skip NAME: why"
+# (what tests/run-tests.sh counts), keeps its files under $T (removed on
+# exit), and ends only processes it started itself, by PID.
+set -u
+: "${OQB_BIN:?run through tests/run-tests.sh (make test)}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/oqbtest.XXXXXX")
+TEST_FAILED=0
+TEST_PIDS=()
+
+cleanup_() {
+	local p
+	for p in "${TEST_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${TEST_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup_ EXIT
+
+# track PID: remember a background process so it is ended on exit.
+track() { TEST_PIDS+=("$1"); }
+
+ok()     { echo "ok $1"; }
+notok()  { echo "not ok $1"; TEST_FAILED=1; shift; [ $# -gt 0 ] && echo "  $*" >&2; }
+skip()   { echo "skip $1: $2"; }
+
+# check NAME CMD...: run CMD, report NAME as ok if it exits 0.
+check() {
+	local name=$1; shift
+	if "$@"; then ok "$name"; else notok "$name" "command failed: $*"; fi
+}
+
+# jcheck NAME FILE JQ-EXPR: ok if the jq expression is true on FILE.
+jcheck() {
+	local name=$1 file=$2 expr=$3 out
+	out=$(jq -e "$expr" "$file" 2>&1)
+	if [ $? -eq 0 ]; then ok "$name"; else notok "$name" "jq '$expr' on $file gave: $out"; fi
+}
+
+finish() { exit "$TEST_FAILED"; }
