@@ -1,0 +1,64 @@
+/*
+ * ctl.h - the control channel between the driver and each process.
+ *
+ * TCP, newline-delimited JSON, every message carries "v": CTL_VERSION and
+ * "type".  One connection per process, opened by the process to the
+ * driver's --ctl HOST:PORT.  The sequence for one measurement point:
+ *
+ *   process -> driver  {"v":1,"type":"HELLO","role":"server","rank":0,
+ *                       "host":"h1","pid":123,"endpoint":"...", ...}
+ *                      sent once the process is ready to serve/send.
+ *   driver -> process  {"v":1,"type":"GO","start_in_ns":N}   (clients)
+ *                      start the measured run N ns after receipt.
+ *   process -> driver  {"v":1,"type":"DONE","result":{...}}
+ *   driver -> process  {"v":1,"type":"STOP"}                 (servers)
+ *                      finish, answer with DONE (server stats), exit.
+ *   driver -> process  {"v":1,"type":"BYE"}  or EOF: exit now.
+ *
+ * A process whose control connection closes (driver killed, host gone)
+ * exits by itself: ctl_start_watch() runs a thread that reads the socket
+ * and sets ctl_lost on EOF; the owner polls it and exits within
+ * CTL_LOST_GRACE_MS, or the watcher ends the process itself after that.
+ * Nothing is ever killed by name.
+ */
+#ifndef OQB_CTL_H
+#define OQB_CTL_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#define CTL_VERSION 1
+#define CTL_LOST_GRACE_MS 2000
+#define CTL_EXIT_LOST 3          /* exit status of a process whose driver went away */
+
+struct ctl;
+
+/* Connects to HOST:PORT (retrying for up to timeout_ms). NULL + err on failure. */
+struct ctl *ctl_connect(const char *hostport, const char *role, unsigned rank,
+			int timeout_ms, char *err, size_t errlen);
+
+/* Sends HELLO; `info` (may be NULL) is merged into the message. */
+int ctl_hello(struct ctl *c, const json_t *info, char *err, size_t errlen);
+
+/* Waits for the next message from the driver (GO/STOP/BYE...).  Returns
+ * the message (caller decrefs), or NULL on timeout / EOF with err set. */
+json_t *ctl_recv(struct ctl *c, int timeout_ms, char *err, size_t errlen);
+
+/* Sends DONE with the result object (not stolen). */
+int ctl_done(struct ctl *c, const json_t *result, char *err, size_t errlen);
+
+/* Sends any message (adds "v"); for ERROR reports:
+ * {"type":"ERROR","message":"..."} */
+int ctl_send(struct ctl *c, json_t *msg /* stolen */, char *err, size_t errlen);
+
+/*
+ * After the handshake: a thread that reads the socket.  Messages are queued
+ * for ctl_recv; EOF sets *lost_flag (if not NULL) and, if the process has
+ * not exited CTL_LOST_GRACE_MS later, calls on_lost(arg) (cleanup) and
+ * _exit(CTL_EXIT_LOST).
+ */
+int ctl_start_watch(struct ctl *c, volatile int *lost_flag, void (*on_lost)(void *), void *arg);
+
+void ctl_close(struct ctl *c);
+
+#endif
