@@ -61,4 +61,30 @@ int ctl_start_watch(struct ctl *c, volatile int *lost_flag, void (*on_lost)(void
 
 void ctl_close(struct ctl *c);
 
+/*
+ * Driver side.  The driver listens once per run and accepts one connection
+ * per process; it multiplexes them with poll() on ctl_fd() and, when a fd
+ * is readable, calls ctl_pump() and then ctl_pop() until it returns NULL.
+ */
+
+/* Listens on host (NULL or "0.0.0.0": all addresses) and *port (0: any
+ * free port; the chosen port is written back).  Returns the fd, or -1. */
+int ctl_listen(const char *host, unsigned *port, char *err, size_t errlen);
+
+/* Accepts one pending connection (non-blocking socket).  NULL + err. */
+struct ctl *ctl_accept(int lfd, char *err, size_t errlen);
+
+int ctl_fd(const struct ctl *c);
+
+/* "ip:port" of the other end, for messages. */
+const char *ctl_peer(const struct ctl *c);
+
+/* Reads what is available and queues complete messages.  Returns 1 (read
+ * something, maybe nothing complete), 0 on EOF (queued messages remain
+ * poppable), -1 on a read or protocol error (err names the peer). */
+int ctl_pump(struct ctl *c, char *err, size_t errlen);
+
+/* Next queued message (caller decrefs), or NULL. */
+json_t *ctl_pop(struct ctl *c);
+
 #endif
