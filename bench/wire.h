@@ -23,8 +23,16 @@
  *    40  8   aux       op argument (incr delta, ...) or 0
  *
  * A response (mailbox record or verbs SEND) is a 32-byte header then the value:
- *     0  8   seq     4 status   4 val_len   1 kind   1 op   2 worker
- *    20  4   client_id  24 8 reserved
+ *
+ *   off size field
+ *     0  8   seq        the request's seq
+ *     8  4   status     enum wire_status
+ *    12  4   val_len
+ *    16  1   kind       enum wire_resp_kind
+ *    17  1   op
+ *    18  2   worker
+ *    20  4   client_id
+ *    24  8   reserved   (0)
  *
  * wire_check() validates a received request: magic, version, sizes against
  * the space it arrived in, flags, and checksum.  The server rejects and
@@ -102,13 +110,31 @@ static inline uint32_t wire_req_len(uint32_t key_len, uint32_t val_len)
 	return (n + WIRE_ALIGN - 1) & ~(WIRE_ALIGN - 1);
 }
 
-/* 64-bit checksum of len bytes (word-at-a-time; not cryptographic). */
+/* 64-bit checksum of len bytes (word-at-a-time; not cryptographic).  Any
+ * change inside one aligned 8-byte word is always detected. */
 uint64_t wire_csum(const void *buf, size_t len);
 
+/* Checksum of a padded request of padded_len bytes with its csum field
+ * (bytes 0..7) read as zero: the value the csum field must hold. */
+uint64_t wire_req_csum(const void *buf, size_t padded_len);
+
+/* Recomputes and stores the csum field of a padded request, e.g. after a
+ * header field was changed in place. */
+void wire_req_seal(void *buf, size_t padded_len);
+
+/* The pattern wire_encode_req writes when val is NULL: a function of seq
+ * and the byte offset.  wire_check_pattern returns 0 if src holds it. */
+void wire_fill_pattern(uint8_t *dst, uint32_t len, uint64_t seq);
+int wire_check_pattern(const uint8_t *src, uint32_t len, uint64_t seq);
+
 /*
- * Encodes a request into buf (capacity cap) and fills in size and checksum.
- * val may be NULL: the value bytes are then filled from `seq` (a cheap,
- * checkable pattern).  Returns the padded length, or 0 if it does not fit.
+ * Encodes a request into buf (capacity cap) and fills in size and checksum;
+ * magic and version are always WIRE_MAGIC and WIRE_VERSION (h->csum,
+ * h->size, h->magic and h->version are ignored).  val may be NULL: the
+ * value bytes are then filled from `seq` (wire_fill_pattern); key may be
+ * NULL for zero bytes.  The padding up to WIRE_ALIGN is zeroed.  Returns the
+ * padded length, or 0 if it does not fit in cap or key_len/val_len exceed
+ * WIRE_MAX_KEY/WIRE_MAX_VALUE.
  */
 uint32_t wire_encode_req(void *buf, size_t cap, const struct wire_req *h,
 			 const void *key, const void *val);
@@ -117,8 +143,13 @@ uint32_t wire_encode_req(void *buf, size_t cap, const struct wire_req *h,
 void wire_decode_req(const void *buf, struct wire_req *h);
 
 /*
- * Validates the request at buf, which has `avail` readable bytes.  Returns 0
- * if it is well-formed, else -1 with a short reason in *why.
+ * Validates the request at buf, which has `avail` readable bytes (never
+ * reads beyond them).  Checks magic, version, op < WIRE_OP_MAX_, flags
+ * within WIRE_F_ALL, key_len and val_len limits, size == 48+key+value, the
+ * padded length <= avail, and the checksum.  Returns 0 if it is well-formed
+ * (h, if not NULL, holds the decoded header), else -1 with a short static
+ * reason in *why ("bad magic", "size exceeds buffer", "checksum mismatch",
+ * ...).  why may be NULL.
  */
 int wire_check(const void *buf, size_t avail, struct wire_req *h, const char **why);
 
@@ -132,5 +163,8 @@ void wire_decode_resp(const void *buf, struct wire_resp *r);
 /* Name of an op ("get", ...) or "?"; wire_op_from_name returns -1 if unknown. */
 const char *wire_op_name(unsigned op);
 int wire_op_from_name(const char *name);
+
+/* Name of a status ("ok", "not_found", ...) or "?". */
+const char *wire_status_name(unsigned status);
 
 #endif

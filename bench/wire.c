@@ -1,0 +1,404 @@
+/*
+ * wire.c - encoding, decoding and validation of requests and responses.
+ *
+ * Every field is stored and loaded byte by byte in little-endian order, so
+ * the format does not depend on the host's struct layout or byte order.
+ *
+ * The checksum (wire_csum) reads the buffer in 8-byte words spread over
+ * four independent lanes, so that a 1 MiB value costs four parallel
+ * multiply chains instead of one long one.  Each lane step
+ *     lane = rotl(lane + w * K2, 31) * K1
+ * is a bijection of the word for a fixed lane value and a bijection of the
+ * lane for a fixed word, and the final fold of the lanes is a bijection of
+ * each lane for fixed others.  Hence any change confined to one 8-byte
+ * word (every single-bit flip, every swap of two bytes inside a word)
+ * always changes the result; other changes collide with probability about
+ * 2^-64.  It is an integrity check against torn and stale buffers (paper
+ * §5.3), not a defence against an adversary.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "wire.h"
+
+/* ---- little-endian helpers ---- */
+
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+	       ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | ((uint64_t)get32(p + 4) << 32);
+}
+
+/* Unaligned little-endian 8-byte load; memcpy compiles to one mov. */
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* ---- checksum ---- */
+
+#define CS_K1   0x9E3779B97F4A7C15ull   /* odd: multiplication is a bijection */
+#define CS_K2   0xC2B2AE3D27D4EB4Full
+#define CS_K3   0xBF58476D1CE4E5B9ull
+#define CS_K4   0x94D049BB133111EBull
+#define CS_SEED 0x4F51424E43485753ull   /* "OQBNCHWS": fixed, so sums are portable */
+
+static inline uint64_t rotl64(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t cs_round(uint64_t lane, uint64_t w)
+{
+	lane += w * CS_K2;
+	lane = rotl64(lane, 31);
+	return lane * CS_K1;
+}
+
+/* Invertible avalanche (xorshift-multiply); spreads every input bit. */
+static inline uint64_t cs_mix(uint64_t h)
+{
+	h ^= h >> 30;
+	h *= CS_K3;
+	h ^= h >> 27;
+	h *= CS_K4;
+	h ^= h >> 31;
+	return h;
+}
+
+/*
+ * The checksum proper.  With zero_first set, the first 8 bytes are read as
+ * zero: that is how a request's own csum field is excluded without copying
+ * or modifying the (possibly read-only) buffer.
+ */
+static uint64_t csum_impl(const uint8_t *p, size_t len, int zero_first)
+{
+	uint64_t a = CS_SEED + CS_K1;
+	uint64_t b = CS_SEED ^ CS_K2;
+	uint64_t c = CS_SEED - CS_K3;
+	uint64_t d = ~CS_SEED;
+	size_t n = len;
+
+	if (zero_first && n >= 32) {
+		a = cs_round(a, 0);
+		b = cs_round(b, load64(p + 8));
+		c = cs_round(c, load64(p + 16));
+		d = cs_round(d, load64(p + 24));
+		p += 32;
+		n -= 32;
+		zero_first = 0;
+	}
+	while (n >= 32) {
+		a = cs_round(a, load64(p));
+		b = cs_round(b, load64(p + 8));
+		c = cs_round(c, load64(p + 16));
+		d = cs_round(d, load64(p + 24));
+		p += 32;
+		n -= 32;
+	}
+	/* Up to three whole words left: they continue lanes a, b, c in turn,
+	 * so their positions stay distinct from one another. */
+	uint64_t *lane[3] = { &a, &b, &c };
+	for (int i = 0; n >= 8; i++) {
+		uint64_t w = load64(p);
+		if (zero_first) {
+			w = 0;
+			zero_first = 0;
+		}
+		*lane[i] = cs_round(*lane[i], w);
+		p += 8;
+		n -= 8;
+	}
+	if (n > 0) {
+		/* Tail bytes zero-extended; the length in the fold below tells
+		 * "ab" from "ab\0". */
+		uint64_t w = 0;
+		for (size_t i = 0; i < n; i++)
+			w |= (uint64_t)p[i] << (8 * i);
+		if (zero_first)
+			w = 0;
+		d = cs_round(d, w);
+	}
+	uint64_t h = cs_mix(a ^ (uint64_t)len);
+	h = cs_mix(h ^ b);
+	h = cs_mix(h ^ c);
+	h = cs_mix(h ^ d);
+	return h;
+}
+
+uint64_t wire_csum(const void *buf, size_t len)
+{
+	return csum_impl(buf, len, 0);
+}
+
+uint64_t wire_req_csum(const void *buf, size_t padded_len)
+{
+	return csum_impl(buf, padded_len, 1);
+}
+
+void wire_req_seal(void *buf, size_t padded_len)
+{
+	put64(buf, csum_impl(buf, padded_len, 1));
+}
+
+/* ---- value pattern ---- */
+
+static inline uint64_t pattern_base(uint64_t seq)
+{
+	return seq * CS_K1 + CS_K2;
+}
+
+void wire_fill_pattern(uint8_t *dst, uint32_t len, uint64_t seq)
+{
+	uint64_t base = pattern_base(seq);
+	uint32_t i = 0;
+
+	for (; i + 8 <= len; i += 8)
+		put64(dst + i, base + i);
+	if (i < len) {
+		uint8_t last[8];
+		put64(last, base + i);
+		memcpy(dst + i, last, len - i);
+	}
+}
+
+int wire_check_pattern(const uint8_t *src, uint32_t len, uint64_t seq)
+{
+	uint64_t base = pattern_base(seq);
+	uint32_t i = 0;
+
+	for (; i + 8 <= len; i += 8)
+		if (get64(src + i) != base + i)
+			return -1;
+	if (i < len) {
+		uint8_t last[8];
+		put64(last, base + i);
+		if (memcmp(src + i, last, len - i) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- requests ---- */
+
+uint32_t wire_encode_req(void *buf, size_t cap, const struct wire_req *h,
+			 const void *key, const void *val)
+{
+	uint8_t *p = buf;
+
+	if (h->key_len > WIRE_MAX_KEY || h->val_len > WIRE_MAX_VALUE)
+		return 0;
+	uint32_t size = WIRE_HDR_SIZE + h->key_len + h->val_len;
+	uint32_t padded = wire_req_len(h->key_len, h->val_len);
+	if (padded > cap)
+		return 0;
+
+	put64(p + 0, 0);
+	put32(p + 8, size);
+	put16(p + 12, WIRE_MAGIC);
+	p[14] = WIRE_VERSION;
+	p[15] = h->op;
+	put16(p + 16, h->flags);
+	put16(p + 18, h->key_len);
+	put32(p + 20, h->val_len);
+	put32(p + 24, h->client_id);
+	put32(p + 28, h->worker);
+	put64(p + 32, h->seq);
+	put64(p + 40, h->aux);
+
+	uint8_t *k = p + WIRE_HDR_SIZE;
+	if (h->key_len) {
+		if (key)
+			memcpy(k, key, h->key_len);
+		else
+			memset(k, 0, h->key_len);
+	}
+	uint8_t *v = k + h->key_len;
+	if (h->val_len) {
+		if (val)
+			memcpy(v, val, h->val_len);
+		else
+			wire_fill_pattern(v, h->val_len, h->seq);
+	}
+	memset(p + size, 0, padded - size);
+	put64(p, csum_impl(p, padded, 1));
+	return padded;
+}
+
+void wire_decode_req(const void *buf, struct wire_req *h)
+{
+	const uint8_t *p = buf;
+
+	h->csum = get64(p + 0);
+	h->size = get32(p + 8);
+	h->magic = get16(p + 12);
+	h->version = p[14];
+	h->op = p[15];
+	h->flags = get16(p + 16);
+	h->key_len = get16(p + 18);
+	h->val_len = get32(p + 20);
+	h->client_id = get32(p + 24);
+	h->worker = get32(p + 28);
+	h->seq = get64(p + 32);
+	h->aux = get64(p + 40);
+}
+
+int wire_check(const void *buf, size_t avail, struct wire_req *h, const char **why)
+{
+	struct wire_req tmp;
+	const char *dummy;
+
+	if (!h)
+		h = &tmp;
+	if (!why)
+		why = &dummy;
+	if (!buf || avail < WIRE_HDR_SIZE) {
+		*why = "truncated header";
+		return -1;
+	}
+	wire_decode_req(buf, h);
+	if (h->magic != WIRE_MAGIC) {
+		*why = "bad magic";
+		return -1;
+	}
+	if (h->version != WIRE_VERSION) {
+		*why = "bad version";
+		return -1;
+	}
+	if (h->op >= WIRE_OP_MAX_) {
+		*why = "bad op";
+		return -1;
+	}
+	if (h->flags & ~WIRE_F_ALL) {
+		*why = "bad flags";
+		return -1;
+	}
+	if (h->key_len > WIRE_MAX_KEY) {
+		*why = "key too long";
+		return -1;
+	}
+	if (h->val_len > WIRE_MAX_VALUE) {
+		*why = "value too long";
+		return -1;
+	}
+	/* Both lengths are bounded now, so this sum cannot overflow; the size
+	 * field itself is never used for arithmetic before it matches. */
+	if (h->size != WIRE_HDR_SIZE + h->key_len + h->val_len) {
+		*why = "size does not match lengths";
+		return -1;
+	}
+	uint32_t padded = wire_req_len(h->key_len, h->val_len);
+	if (padded > avail) {
+		*why = "size exceeds buffer";
+		return -1;
+	}
+	if (csum_impl(buf, padded, 1) != h->csum) {
+		*why = "checksum mismatch";
+		return -1;
+	}
+	*why = NULL;
+	return 0;
+}
+
+/* ---- responses ---- */
+
+void wire_encode_resp(void *buf, const struct wire_resp *r)
+{
+	uint8_t *p = buf;
+
+	put64(p + 0, r->seq);
+	put32(p + 8, r->status);
+	put32(p + 12, r->val_len);
+	p[16] = r->kind;
+	p[17] = r->op;
+	put16(p + 18, r->worker);
+	put32(p + 20, r->client_id);
+	put64(p + 24, r->reserved);
+}
+
+void wire_decode_resp(const void *buf, struct wire_resp *r)
+{
+	const uint8_t *p = buf;
+
+	r->seq = get64(p + 0);
+	r->status = get32(p + 8);
+	r->val_len = get32(p + 12);
+	r->kind = p[16];
+	r->op = p[17];
+	r->worker = get16(p + 18);
+	r->client_id = get32(p + 20);
+	r->reserved = get64(p + 24);
+}
+
+/* ---- names ---- */
+
+static const char *const op_names[WIRE_OP_MAX_] = {
+	[WIRE_OP_NOP] = "nop",
+	[WIRE_OP_GET] = "get",
+	[WIRE_OP_SET] = "set",
+	[WIRE_OP_DEL] = "del",
+	[WIRE_OP_INCR] = "incr",
+	[WIRE_OP_ECHO] = "echo",
+};
+
+const char *wire_op_name(unsigned op)
+{
+	if (op >= WIRE_OP_MAX_ || !op_names[op])
+		return "?";
+	return op_names[op];
+}
+
+int wire_op_from_name(const char *name)
+{
+	if (!name)
+		return -1;
+	for (unsigned i = 0; i < WIRE_OP_MAX_; i++)
+		if (op_names[i] && strcasecmp(op_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *wire_status_name(unsigned status)
+{
+	switch (status) {
+	case WIRE_OK: return "ok";
+	case WIRE_NOT_FOUND: return "not_found";
+	case WIRE_ERR_BAD: return "bad_request";
+	case WIRE_ERR_NOSPACE: return "no_space";
+	case WIRE_ERR_OP: return "unsupported_op";
+	}
+	return "?";
+}
