@@ -22,13 +22,18 @@ struct exec {
 	uint64_t arrived;    /* statistics */
 	uint64_t executed;
 	uint64_t out_of_order; /* arrivals that were not at idx when reported */
+	uint64_t skipped;    /* slots passed over by exec_skip */
+	uint64_t rejected;   /* exec_arrive calls refused (duplicate, out of window) */
 };
 
-/* window: at least the number of slots that can be outstanding. 0 or -1. */
+/* window: at least the number of slots that can be outstanding; must be a
+ * power of two.  Execution starts at first_slot.  0, or -1 if window is
+ * not a power of two (or absurdly large) or memory is short. */
 int exec_init(struct exec *x, uint64_t first_slot, uint64_t window);
 void exec_free(struct exec *x);
 
-/* Marks slot arrived; -1 if slot < idx (duplicate) or slot >= idx + window. */
+/* Marks slot arrived; -1 (and nothing changes) if slot < idx (already
+ * executed), slot >= idx + window, or slot already arrived. */
 int exec_arrive(struct exec *x, uint64_t slot);
 
 /* Next slot to execute, or -1 (as UINT64_MAX) if bit idx is clear.  The
