@@ -1,0 +1,475 @@
+/*
+ * client.c - client threads: schedule, send, wait for commits, measure.
+ *
+ * Each thread owns a transport client, a generator and an arrival process,
+ * so threads share nothing on the data path.  Per request the thread keeps
+ * its intended send time and the event that commits it (system.h):
+ * DELIVERED for an oq nilext request, ACK for a deferred one, RESP for
+ * everything else.  Latency = commit time - intended time, recorded in the
+ * request's class histogram (nilext / non_nilext) and in `all`, only for
+ * requests whose intended time falls in the measured window (warm-up is
+ * excluded).  At the end the thread stops issuing, drains for up to
+ * drain_ns, and counts what is still unanswered.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "clock.h"
+#include "hist.h"
+#include "log.h"
+#include "rng.h"
+
+enum { CLS_NILEXT = 0, CLS_NON = 1, CLS_ALL = 2, NCLS = 3 };
+static const char *const cls_name[NCLS] = { "nilext", "non_nilext", "all" };
+
+struct pend {
+	uint64_t seq;
+	uint64_t t_int;          /* intended send time */
+	uint8_t busy, cls, rule;
+};
+
+struct cthread {
+	struct client *cl;
+	unsigned idx;
+	pthread_t th;
+	int started;
+	struct tp_client *tp;
+	struct gen *gen;
+	struct arrival arr;
+	struct pend *pend;
+	uint64_t pmask;
+	uint64_t seq, outstanding;
+	unsigned workers;
+	uint32_t client_id;
+	uint8_t *reqbuf;
+	struct hist *h[NCLS];
+	uint64_t warm_end, end;
+	int gen_done;
+	/* counters */
+	uint64_t sent, committed, committed_in_window, loaded, unanswered, unsent;
+	uint64_t status_not_found, status_errors, stray_events;
+	uint64_t cls_sent[2];
+	int failed;
+	char err[512];
+};
+
+struct client {
+	struct client_conf c;
+	struct cthread *t;
+	_Atomic unsigned ready, failed;
+	_Atomic uint64_t start_ns;     /* 0 until the run starts */
+	_Atomic int abort;
+	uint64_t measured_ns;
+};
+
+#define REQBUF (WIRE_MAX_VALUE + 4096)
+
+static unsigned route(const char *key, unsigned len, unsigned workers)
+{
+	/* FNV-1a over the key: the partition function clients and the docs
+	 * agree on (hash(key) % workers, paper §5.1). */
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (unsigned i = 0; i < len; i++) {
+		h ^= (uint8_t)key[i];
+		h *= 0x100000001b3ull;
+	}
+	return (unsigned)(h % workers);
+}
+
+static enum commit_on event_commit(uint8_t kind)
+{
+	return kind == TP_EV_DELIVERED ? COMMIT_DELIVERY : kind == TP_EV_ACK ? COMMIT_ACK : COMMIT_RESPONSE;
+}
+
+static void thread_fail(struct cthread *t, const char *what, const char *msg)
+{
+	if (!t->failed) {
+		snprintf(t->err, sizeof t->err, "%s%.400s", what, msg);
+		t->failed = 1;
+		atomic_fetch_add(&t->cl->failed, 1);
+	}
+}
+
+/* Handles events until none is pending; returns how many it handled. */
+static int poll_events(struct cthread *t, uint64_t now)
+{
+	struct tp_event ev[64];
+	const struct transport_ops *tp = t->cl->c.tp;
+	int n = tp->cli_poll(t->tp, ev, 64);
+	if (n <= 0)
+		return 0;
+	if (!now)
+		now = clock_ns();
+	for (int i = 0; i < n; i++) {
+		struct pend *p = &t->pend[ev[i].seq & t->pmask];
+		if (!p->busy || p->seq != ev[i].seq || event_commit(ev[i].kind) != p->rule) {
+			/* e.g. the DELIVERED of a get under oq, which commits on
+			 * its response instead. */
+			t->stray_events++;
+			continue;
+		}
+		p->busy = 0;
+		t->outstanding--;
+		t->committed++;
+		if (ev[i].status == WIRE_NOT_FOUND)
+			t->status_not_found++;
+		else if (ev[i].status != WIRE_OK)
+			t->status_errors++;
+		if (p->t_int >= t->warm_end && p->t_int < t->end) {
+			uint64_t lat = now > p->t_int ? now - p->t_int : 0;
+			hist_record(t->h[p->cls], lat);
+			hist_record(t->h[CLS_ALL], lat);
+		}
+		if (now >= t->warm_end && now < t->end)
+			t->committed_in_window++;
+	}
+	return n;
+}
+
+/*
+ * Sends the next operation with intended time t_int.  Returns 1 if sent,
+ * 0 if it must wait (the pending table is full), -1 when the generator is
+ * exhausted or failed, or the transport failed.
+ */
+static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i)
+{
+	struct client *cl = t->cl;
+	struct pend *p = &t->pend[(t->seq + 1) & t->pmask];
+	struct gen_op op;
+	char err[512];
+	int r;
+
+	if (p->busy)
+		return 0;
+	memset(&op, 0, sizeof op);
+	if (loading)
+		r = cl->c.gen->load(t->gen, load_i, &op);
+	else
+		r = cl->c.gen->next(t->gen, &op);
+	if (r != 0) {
+		if (r < 0) {
+			const char *m = cl->c.gen->error ? cl->c.gen->error(t->gen) : NULL;
+			thread_fail(t, "workload: ", m ? m : "generator failed");
+		}
+		t->gen_done = 1;
+		return -1;
+	}
+	uint64_t seq = ++t->seq;
+	unsigned w = route(op.key, op.key_len, t->workers);
+	struct wire_req h = {
+		.op = (uint8_t)op.op, .flags = (uint16_t)op.flags, .key_len = op.key_len,
+		.val_len = op.val_len, .client_id = t->client_id, .worker = w,
+		.seq = seq, .aux = op.aux,
+	};
+	if (cl->c.durable && (op.flags & WIRE_F_NILEXT))
+		h.flags |= WIRE_F_DURABLE;
+	uint32_t len = wire_encode_req(t->reqbuf, REQBUF, &h, op.key, NULL);
+	if (!len) {
+		snprintf(err, sizeof err, "op %s with a %u B key and %u B value does not fit a request",
+			 wire_op_name(op.op), op.key_len, op.val_len);
+		thread_fail(t, "", err);
+		return -1;
+	}
+	p->seq = seq;
+	p->t_int = t_int;
+	p->cls = (op.flags & WIRE_F_NILEXT) ? CLS_NILEXT : CLS_NON;
+	p->rule = (uint8_t)system_commit_rule(cl->c.sys, h.flags);
+	p->busy = 1;
+	if (cl->c.tp->cli_post(t->tp, w, t->reqbuf, len, seq, err, sizeof err) != 0) {
+		p->busy = 0;
+		thread_fail(t, "send: ", err);
+		return -1;
+	}
+	t->outstanding++;
+	if (!loading) {
+		t->sent++;
+		t->cls_sent[p->cls]++;
+	}
+	return 1;
+}
+
+static void drain(struct cthread *t, uint64_t deadline)
+{
+	while (t->outstanding && !atomic_load(&t->cl->abort)) {
+		if (!poll_events(t, 0)) {
+			if (clock_ns() >= deadline)
+				break;
+			sched_yield();
+		}
+	}
+}
+
+/* Load phase: this thread's share of the records, a window at a time. */
+static void load_phase(struct cthread *t)
+{
+	const struct client_conf *c = &t->cl->c;
+	uint64_t i = 0;
+	if (!c->gen->load)
+		return;
+	t->warm_end = t->end = UINT64_MAX;   /* nothing recorded */
+	while (!t->gen_done && !t->failed) {
+		while (t->outstanding < 64) {
+			int r = issue(t, clock_ns(), 1, i);
+			if (r <= 0)
+				break;
+			i++;
+			t->loaded++;
+		}
+		poll_events(t, 0);
+	}
+	t->gen_done = 0;
+	drain(t, clock_ns() + 10ull * 1000000000ull);
+	if (t->outstanding && !t->failed) {
+		char m[128];
+		snprintf(m, sizeof m, "%llu load requests unanswered after 10 s", (unsigned long long)t->outstanding);
+		thread_fail(t, "load phase: ", m);
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct cthread *t = arg;
+	struct client *cl = t->cl;
+	const struct client_conf *c = &cl->c;
+
+	load_phase(t);
+	atomic_fetch_add(&cl->ready, 1);
+	uint64_t start;
+	while (!(start = atomic_load(&cl->start_ns))) {
+		if (atomic_load(&cl->abort))
+			return NULL;
+		usleep(200);
+	}
+	if (t->failed)
+		return NULL;
+	t->warm_end = start + c->warmup_ns;
+	t->end = t->warm_end + c->duration_ns;
+	uint64_t aseed = c->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)c->rank << 32) ^ t->idx ^ 0xa77;
+	if (c->arrival == ARRIVAL_POISSON)
+		arrival_init_poisson(&t->arr, start, c->rate / c->threads, aseed);
+	else
+		arrival_init_closed(&t->arr, c->outstanding, aseed);
+	clock_spin_until(start);
+
+	unsigned idle = 0;
+	for (;;) {
+		uint64_t now = clock_ns();
+		if (now >= t->end || t->failed || atomic_load_explicit(&cl->abort, memory_order_relaxed))
+			break;
+		int did = 0;
+		if (!t->gen_done) {
+			if (c->arrival == ARRIVAL_POISSON) {
+				while (arrival_peek(&t->arr) <= now) {
+					int r = issue(t, arrival_peek(&t->arr), 0, 0);
+					if (r <= 0)
+						break;   /* backlog stays on the schedule */
+					arrival_next(&t->arr);
+					did = 1;
+				}
+			} else {
+				while (t->outstanding < c->outstanding) {
+					if (issue(t, now, 0, 0) <= 0)
+						break;
+					did = 1;
+				}
+			}
+		}
+		if (poll_events(t, 0))
+			did = 1;
+		if (did)
+			idle = 0;
+		else if (++idle >= 1024) {
+			idle = 0;
+			sched_yield();
+		}
+	}
+	/* Requests that were due but never sent (the client fell behind). */
+	if (c->arrival == ARRIVAL_POISSON && !t->gen_done)
+		while (arrival_peek(&t->arr) < t->end) {
+			t->unsent++;
+			arrival_next(&t->arr);
+		}
+	drain(t, t->end + c->drain_ns);
+	t->unanswered = t->outstanding;
+	return NULL;
+}
+
+static int max_outstanding_pow2(unsigned v)
+{
+	unsigned p = 1;
+	while (p < v)
+		p <<= 1;
+	return (int)p;
+}
+
+struct client *client_prepare(const struct client_conf *c, char *err, size_t errlen)
+{
+	struct client *cl = calloc(1, sizeof *cl);
+	if (!cl) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	cl->c = *c;
+	if (cl->c.arrival == ARRIVAL_CLOSED && cl->c.max_outstanding < cl->c.outstanding)
+		cl->c.max_outstanding = cl->c.outstanding;
+	unsigned pcap = (unsigned)max_outstanding_pow2(cl->c.max_outstanding ? cl->c.max_outstanding : 1024);
+	cl->t = calloc(c->threads, sizeof *cl->t);
+	if (!cl->t) {
+		snprintf(err, errlen, "out of memory");
+		free(cl);
+		return NULL;
+	}
+	for (unsigned i = 0; i < c->threads; i++) {
+		struct cthread *t = &cl->t[i];
+		t->cl = cl;
+		t->idx = i;
+		t->pmask = pcap - 1;
+		t->pend = calloc(pcap, sizeof *t->pend);
+		t->reqbuf = malloc(REQBUF);
+		for (int k = 0; k < NCLS; k++)
+			t->h[k] = hist_new();
+		if (!t->pend || !t->reqbuf || !t->h[0] || !t->h[1] || !t->h[2]) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		struct tp_cli_conf tc = {
+			.endpoint = c->endpoint, .system = c->sys->name, .thread = i,
+			.max_outstanding = pcap, .durable = c->durable,
+		};
+		t->tp = c->tp->cli_open(&tc, err, errlen);
+		if (!t->tp)
+			goto fail;
+		t->workers = c->tp->cli_workers(t->tp);
+		t->client_id = c->tp->cli_id(t->tp);
+		struct gen_ctx gc = {
+			.seed = c->seed, .process = c->rank, .nprocesses = c->nprocesses ? c->nprocesses : 1,
+			.thread = i, .nthreads = c->threads, .config_dir = c->config_dir, .where = "workload",
+		};
+		t->gen = c->gen->open(c->workload, &gc, err, errlen);
+		if (!t->gen)
+			goto fail;
+	}
+	for (unsigned i = 0; i < c->threads; i++) {
+		int e = pthread_create(&cl->t[i].th, NULL, thread_main, &cl->t[i]);
+		if (e) {
+			snprintf(err, errlen, "cannot start client thread %u: %s", i, strerror(e));
+			atomic_store(&cl->abort, 1);
+			goto fail;
+		}
+		cl->t[i].started = 1;
+	}
+	/* Wait for every thread's load phase. */
+	while (atomic_load(&cl->ready) < c->threads)
+		usleep(500);
+	for (unsigned i = 0; i < c->threads; i++)
+		if (cl->t[i].failed) {
+			snprintf(err, errlen, "client thread %u: %.450s", i, cl->t[i].err);
+			atomic_store(&cl->abort, 1);
+			goto fail;
+		}
+	return cl;
+fail:
+	client_destroy(cl);
+	return NULL;
+}
+
+int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen)
+{
+	atomic_store(&cl->start_ns, clock_ns() + start_in_ns);
+	for (unsigned i = 0; i < cl->c.threads; i++)
+		if (cl->t[i].started) {
+			pthread_join(cl->t[i].th, NULL);
+			cl->t[i].started = 0;
+		}
+	cl->measured_ns = cl->c.duration_ns;
+	for (unsigned i = 0; i < cl->c.threads; i++)
+		if (cl->t[i].failed) {
+			snprintf(err, errlen, "client thread %u: %.450s", i, cl->t[i].err);
+			return -1;
+		}
+	return 0;
+}
+
+json_t *client_result(struct client *cl)
+{
+	struct hist *m[NCLS];
+	uint64_t sent = 0, committed = 0, inwin = 0, unans = 0, unsent = 0, nf = 0, serr = 0, stray = 0;
+	uint64_t loaded = 0, cls_sent[2] = { 0, 0 };
+	json_t *tstats = json_array();
+	for (int k = 0; k < NCLS; k++)
+		m[k] = hist_new();
+	for (unsigned i = 0; i < cl->c.threads; i++) {
+		struct cthread *t = &cl->t[i];
+		for (int k = 0; k < NCLS; k++)
+			if (m[k] && t->h[k])
+				hist_merge(m[k], t->h[k]);
+		sent += t->sent; committed += t->committed; inwin += t->committed_in_window;
+		unans += t->unanswered; unsent += t->unsent; nf += t->status_not_found;
+		serr += t->status_errors; stray += t->stray_events; loaded += t->loaded;
+		cls_sent[0] += t->cls_sent[0]; cls_sent[1] += t->cls_sent[1];
+		if (t->tp && cl->c.tp->cli_stats)
+			json_array_append_new(tstats, cl->c.tp->cli_stats(t->tp));
+	}
+	double secs = cl->measured_ns / 1e9;
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	json_t *lat = json_object();
+	for (int k = 0; k < NCLS; k++)
+		json_object_set_new(lat, cls_name[k], m[k] ? hist_to_json(m[k]) : json_null());
+	json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"schema", "oqbench.client/1", "rank", (int)cl->c.rank, "host", host,
+		"system", cl->c.sys->name, "transport", cl->c.tp->name, "threads", (int)cl->c.threads,
+		"arrival", cl->c.arrival == ARRIVAL_POISSON ? "poisson" : "closed",
+		"offered_ops", cl->c.arrival == ARRIVAL_POISSON ? cl->c.rate : 0.0,
+		"achieved_ops", secs > 0 ? inwin / secs : 0.0,
+		"measured_ns", (json_int_t)cl->measured_ns,
+		"sent", (json_int_t)sent, "committed", (json_int_t)committed,
+		"unanswered", (json_int_t)unans, "unsent", (json_int_t)unsent,
+		"not_found", (json_int_t)nf, "errors", (json_int_t)serr,
+		"stray_events", (json_int_t)stray, "loaded", (json_int_t)loaded,
+		"sent_nilext", (json_int_t)cls_sent[0], "sent_non_nilext", (json_int_t)cls_sent[1]);
+	uint64_t fw = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(tstats, i, v)
+		fw += (uint64_t)json_integer_value(json_object_get(v, "ring_full_waits"));
+	json_object_set_new(j, "ring_full_waits", json_integer((json_int_t)fw));
+	json_object_set_new(j, "transport_stats", tstats);
+	json_object_set_new(j, "lat_ns", lat);
+	if (cl->c.threads && cl->t[0].gen && cl->c.gen->describe) {
+		json_t *d = cl->c.gen->describe(cl->t[0].gen);
+		if (d)
+			json_object_set_new(j, "workload", d);
+	}
+	for (int k = 0; k < NCLS; k++)
+		hist_free(m[k]);
+	return j;
+}
+
+void client_destroy(struct client *cl)
+{
+	if (!cl)
+		return;
+	atomic_store(&cl->abort, 1);
+	for (unsigned i = 0; i < cl->c.threads; i++) {
+		struct cthread *t = &cl->t[i];
+		if (t->started)
+			pthread_join(t->th, NULL);
+		if (t->gen)
+			cl->c.gen->close(t->gen);
+		if (t->tp)
+			cl->c.tp->cli_close(t->tp);
+		for (int k = 0; k < NCLS; k++)
+			hist_free(t->h[k]);
+		free(t->pend);
+		free(t->reqbuf);
+	}
+	free(cl->t);
+	free(cl);
+}

@@ -1,0 +1,50 @@
+/*
+ * client.h - the load generator: client threads that send requests on an
+ * open-loop Poisson schedule (or closed loop), and measure each request's
+ * latency from its intended send time to its commit, as the system's commit
+ * rule defines the commit (system.h).
+ */
+#ifndef OQB_CLIENT_H
+#define OQB_CLIENT_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "gen.h"
+#include "system.h"
+#include "transport.h"
+#include "arrival.h"
+
+struct client_conf {
+	const struct system_def *sys;
+	const struct transport_ops *tp;
+	const char *endpoint;
+	unsigned threads;
+	const json_t *workload;      /* the config's workload object */
+	const struct gen_ops *gen;
+	const char *config_dir;
+	enum arrival_kind arrival;
+	double rate;                 /* poisson: offered ops/s of this process */
+	unsigned outstanding;        /* closed loop: per thread */
+	unsigned max_outstanding;    /* per thread, power of two */
+	uint64_t warmup_ns, duration_ns, drain_ns;
+	uint64_t seed;
+	unsigned rank, nprocesses;
+	int durable;
+};
+
+struct client;
+
+/* Connects every thread, opens generators, runs the load phase; returns
+ * when all threads are ready to start.  NULL + err on failure. */
+struct client *client_prepare(const struct client_conf *c, char *err, size_t errlen);
+
+/* Runs the measured period starting start_in_ns from now; blocks until all
+ * threads have finished and drained.  0, or -1 with err (a thread failed). */
+int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen);
+
+/* The result object ("oqbench.client/1"). */
+json_t *client_result(struct client *cl);
+
+void client_destroy(struct client *cl);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * oqb-client - generates load against an oqb-server and measures it.
+ *
+ * By hand:   oqb-client --system oq --server DIR --rate 100000 --duration-s 5
+ *            runs at once and prints its result JSON (or writes --out).
+ * By driver: ... --ctl HOST:PORT --rank N: connects, loads, sends HELLO,
+ *            waits for GO, runs, answers DONE with the result, and exits on
+ *            BYE or when the driver goes away.
+ */
+#include <libgen.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "conf.h"
+#include "ctl.h"
+#include "gen.h"
+#include "log.h"
+#include "opts.h"
+
+struct cli_opts {
+	int system, transport, arrival;
+	const char *server, *workload, *ctl, *out, *log;
+	int threads, outstanding, max_outstanding, rank, nprocesses;
+	double rate, duration_s, warmup_s, drain_s;
+	uint64_t seed;
+	int durable;
+};
+
+static const char *const arrivals[] = { "poisson", "closed", NULL };
+
+#define O(f) offsetof(struct cli_opts, f)
+static const struct opt cli_tab[] = {
+	{ "system", OPT_ENUM, O(system), "oq", 0, -1, system_name_list, "system under test (must match the server)" },
+	{ "transport", OPT_ENUM, O(transport), "shm", 0, -1, transport_name_list, "transport" },
+	{ "server", OPT_STR, O(server), NULL, 0, -1, NULL, "server endpoint (shm: the run directory it printed)" },
+	{ "threads", OPT_INT, O(threads), "1", 1, 1024, NULL, "client threads" },
+	{ "workload", OPT_STR, O(workload), "{\"kind\":\"kv\"}", 0, -1, NULL,
+	  "workload object as JSON text, or @FILE (see docs/workloads.md)" },
+	{ "arrival", OPT_ENUM, O(arrival), "poisson", 0, -1, arrivals, "open-loop poisson, or closed loop" },
+	{ "rate", OPT_DBL, O(rate), "10000", 1, 1e9, NULL, "poisson: offered ops/s of this process (all threads)" },
+	{ "outstanding", OPT_INT, O(outstanding), "1", 1, 65536, NULL, "closed: requests in flight per thread" },
+	{ "max-outstanding", OPT_INT, O(max_outstanding), "4096", 1, 1 << 20, NULL,
+	  "open loop: most requests in flight per thread (more waits, and shows as latency)" },
+	{ "duration-s", OPT_DBL, O(duration_s), "5", 0.01, 86400, NULL, "measured period (s)" },
+	{ "warmup-s", OPT_DBL, O(warmup_s), "1", 0, 3600, NULL, "warm-up before it, not measured (s)" },
+	{ "drain-s", OPT_DBL, O(drain_s), "1", 0, 600, NULL, "how long to wait for answers after the end (s)" },
+	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed" },
+	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable commits (the server must be durable too)" },
+	{ "out", OPT_STR, O(out), NULL, 0, -1, NULL, "write the result JSON here (default: stdout when run by hand)" },
+	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
+	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this client process" },
+	{ "processes", OPT_INT, O(nprocesses), "1", 1, 1 << 20, NULL, "client processes in the run (workload sharding)" },
+	{ "log", OPT_STR, O(log), NULL, 0, -1, NULL, "log level: error, warn, info, debug" },
+	{ NULL },
+};
+#undef O
+
+static int write_result(const char *path, json_t *res)
+{
+	if (!path)
+		return 0;
+	if (json_dump_file(res, path, JSON_INDENT(1)) != 0) {
+		log_msg(LOG_ERR, "cannot write the result to %s", path);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_opts o;
+	char err[1024];
+	json_t *wl = NULL;
+	struct client *cl = NULL;
+	struct ctl *ctl = NULL;
+	int rc = 1;
+	char *cfgdir = NULL;
+
+	memset(&o, 0, sizeof o);
+	int r = opts_parse(cli_tab, &o, argc, argv, NULL, err, sizeof err);
+	if (r == 1)
+		return 0;
+	if (r < 0) {
+		fprintf(stderr, "oqb-client: %s (see --help)\n", err);
+		return 2;
+	}
+	log_set_prefix(NULL, "client", o.rank);
+	if (o.log) {
+		int lv = log_level_from_name(o.log);
+		if (lv < 0) {
+			fprintf(stderr, "oqb-client: --log %s: expected error, warn, info or debug\n", o.log);
+			return 2;
+		}
+		log_set_level(lv);
+	}
+	if (!o.server) {
+		fprintf(stderr, "oqb-client: --server is required: the endpoint the server printed "
+			"(\"ready: endpoint ...\")\n");
+		return 2;
+	}
+	if (o.workload[0] == '@') {
+		if (conf_load_file(o.workload + 1, &wl, err, sizeof err) != 0) {
+			fprintf(stderr, "oqb-client: --workload %s\n", err);
+			return 2;
+		}
+		char *tmp = strdup(o.workload + 1);
+		cfgdir = strdup(dirname(tmp));
+		free(tmp);
+	} else {
+		json_error_t je;
+		wl = json_loads(o.workload, 0, &je);
+		if (!wl || !json_is_object(wl)) {
+			fprintf(stderr, "oqb-client: --workload: not a JSON object (%s at column %d); "
+				"give e.g. '{\"kind\":\"kv\",\"put_ratio\":0.8}' or @FILE\n",
+				wl ? "not an object" : je.text, je.column);
+			json_decref(wl);
+			return 2;
+		}
+	}
+
+	struct client_conf cc;
+	memset(&cc, 0, sizeof cc);
+	cc.sys = system_find(system_name_list[o.system]);
+	cc.tp = transport_find(transport_name_list[o.transport]);
+	if (!cc.tp) {
+		fprintf(stderr, "oqb-client: --transport %s is not built into this binary (available: %s)\n",
+			transport_name_list[o.transport], transport_names());
+		goto out;
+	}
+	cc.gen = gen_lookup(wl, "--workload", err, sizeof err);
+	if (!cc.gen) {
+		fprintf(stderr, "oqb-client: %s\n", err);
+		goto out;
+	}
+	cc.endpoint = o.server;
+	cc.threads = (unsigned)o.threads;
+	cc.workload = wl;
+	cc.config_dir = cfgdir;
+	cc.arrival = o.arrival == 0 ? ARRIVAL_POISSON : ARRIVAL_CLOSED;
+	cc.rate = o.rate;
+	cc.outstanding = (unsigned)o.outstanding;
+	cc.max_outstanding = (unsigned)o.max_outstanding;
+	cc.warmup_ns = (uint64_t)(o.warmup_s * 1e9);
+	cc.duration_ns = (uint64_t)(o.duration_s * 1e9);
+	cc.drain_ns = (uint64_t)(o.drain_s * 1e9);
+	cc.seed = o.seed;
+	cc.rank = (unsigned)o.rank;
+	cc.nprocesses = (unsigned)o.nprocesses;
+	cc.durable = o.durable;
+
+	if (o.ctl) {
+		ctl = ctl_connect(o.ctl, "client", (unsigned)o.rank, 10000, err, sizeof err);
+		if (!ctl) {
+			log_msg(LOG_ERR, "cannot reach the driver at %s: %s", o.ctl, err);
+			goto out;
+		}
+	}
+	cl = client_prepare(&cc, err, sizeof err);
+	if (!cl) {
+		log_msg(LOG_ERR, "%s", err);
+		if (ctl)
+			ctl_send(ctl, json_pack("{s:s,s:s}", "type", "ERROR", "message", err), err, sizeof err);
+		goto out;
+	}
+
+	uint64_t start_in = 10 * 1000000ull;
+	if (ctl) {
+		static volatile int lost;
+		json_t *info = json_pack("{s:i}", "pid", (int)getpid());
+		if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
+		    ctl_start_watch(ctl, &lost, NULL, NULL) != 0) {
+			json_decref(info);
+			log_msg(LOG_ERR, "control channel: %s", err);
+			goto out;
+		}
+		json_decref(info);
+		for (;;) {
+			json_t *m = ctl_recv(ctl, 1000, err, sizeof err);
+			if (!m) {
+				if (lost)
+					goto out;
+				continue;
+			}
+			const char *type = json_string_value(json_object_get(m, "type"));
+			if (type && !strcmp(type, "GO")) {
+				json_int_t s = json_integer_value(json_object_get(m, "start_in_ns"));
+				start_in = s > 0 ? (uint64_t)s : 0;
+				json_decref(m);
+				break;
+			}
+			int bye = type && (!strcmp(type, "BYE") || !strcmp(type, "STOP"));
+			json_decref(m);
+			if (bye) {
+				rc = 0;
+				goto out;
+			}
+		}
+	}
+	int runrc = client_run(cl, start_in, err, sizeof err);
+	json_t *res = client_result(cl);
+	if (runrc != 0) {
+		log_msg(LOG_ERR, "%s", err);
+		json_object_set_new(res, "error", json_string(err));
+	}
+	write_result(o.out, res);
+	if (ctl) {
+		if (ctl_done(ctl, res, err, sizeof err) != 0)
+			log_msg(LOG_ERR, "control channel: %s", err);
+		/* stay until the driver says BYE or goes away */
+		json_t *m = ctl_recv(ctl, 30000, err, sizeof err);
+		json_decref(m);
+	} else if (!o.out) {
+		json_dumpf(res, stdout, JSON_INDENT(1));
+		putchar('\n');
+	}
+	json_decref(res);
+	rc = runrc == 0 ? 0 : 1;
+out:
+	client_destroy(cl);
+	if (ctl)
+		ctl_close(ctl);
+	json_decref(wl);
+	free(cfgdir);
+	return rc;
+}

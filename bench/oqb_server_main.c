@@ -1,0 +1,242 @@
+/*
+ * oqb-server - serves one system (oq, rawrpc, deferred) over one transport.
+ *
+ * By hand:   oqb-server --system oq --backend cache
+ *            prints "ready: endpoint DIR" and serves until SIGINT/SIGTERM,
+ *            then prints its counters as JSON on stdout.
+ * By driver: oqb-server ... --ctl HOST:PORT --rank N
+ *            sends HELLO with the endpoint, serves until STOP, answers DONE
+ *            with its counters, and exits by itself if the driver goes away.
+ */
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "ctl.h"
+#include "log.h"
+#include "opts.h"
+#include "server.h"
+#include "system.h"
+#include "transport.h"
+
+struct srv_opts {
+	int system, transport, service_dist;
+	int workers;
+	const char *backend;
+	uint64_t service_ns, memory_mb, pool_mb, seed;
+	const char *pmem_path, *run_dir, *ctl, *log;
+	int ring_slots, slot_size, rank;
+	double void_timeout_ms;
+	int durable;
+	const char *addr, *device, *recv_mode;
+	int port, ib_port, gid_index, min_rnr_timer;
+};
+
+static const char *const dists[] = { "fixed", "exp", NULL };
+
+#define O(f) offsetof(struct srv_opts, f)
+static const struct opt srv_tab[] = {
+	{ "system", OPT_ENUM, O(system), "oq", 0, -1, system_name_list, "system under test" },
+	{ "transport", OPT_ENUM, O(transport), "shm", 0, -1, transport_name_list, "transport" },
+	{ "workers", OPT_INT, O(workers), "1", 1, 64, NULL, "worker threads, one receive ring and key partition each" },
+	{ "backend", OPT_STR, O(backend), "null", 0, -1, NULL, "KV backend: null, cache or pmkv" },
+	{ "service-ns", OPT_U64, O(service_ns), "0", 0, 1e10, NULL, "null backend: service time per request (ns)" },
+	{ "service-dist", OPT_ENUM, O(service_dist), "fixed", 0, -1, dists, "null backend: service time distribution" },
+	{ "memory-mb", OPT_U64, O(memory_mb), "64", 1, 1048576, NULL, "cache backend: memory limit per worker (MiB)" },
+	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL, "pmkv / durable: path prefix of the pool files" },
+	{ "pool-mb", OPT_U64, O(pool_mb), "64", 1, 1048576, NULL, "pmkv: pool size per worker (MiB)" },
+	{ "ring-slots", OPT_INT, O(ring_slots), "1024", 2, 1 << 20, NULL, "receive slots per worker (power of two)" },
+	{ "slot-size", OPT_INT, O(slot_size), "2048", 64, 1 << 21, NULL, "bytes per receive slot (multiple of 64)" },
+	{ "void-timeout-ms", OPT_DBL, O(void_timeout_ms), "50", 0.01, 60000, NULL,
+	  "shm: void a claimed slot whose client has not published it after this long" },
+	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable mode (persistent receive rings)" },
+	{ "run-dir", OPT_STR, O(run_dir), NULL, 0, -1, NULL, "shm: parent directory of the private run directory "
+	  "(default /dev/shm, or $OQB_RUN_DIR)" },
+	{ "addr", OPT_STR, O(addr), NULL, 0, -1, NULL, "verbs: address to listen on" },
+	{ "port", OPT_INT, O(port), "7471", 1, 65535, NULL, "verbs: rdma_cm port" },
+	{ "device", OPT_STR, O(device), NULL, 0, -1, NULL, "verbs: RDMA device (default: the one owning --addr)" },
+	{ "ib-port", OPT_INT, O(ib_port), "1", 1, 255, NULL, "verbs: device port" },
+	{ "gid-index", OPT_INT, O(gid_index), "-1", -1, 1024, NULL, "verbs: GID index (-1: auto)" },
+	{ "recv-mode", OPT_STR, O(recv_mode), "srq", 0, -1, NULL, "verbs: srq, slot_ring or mp" },
+	{ "min-rnr-timer", OPT_INT, O(min_rnr_timer), "12", 0, 31, NULL, "verbs: IBTA min RNR NAK timer code" },
+	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed (service times)" },
+	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
+	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this server (set by the driver)" },
+	{ "log", OPT_STR, O(log), NULL, 0, -1, NULL, "log level: error, warn, info, debug" },
+	{ NULL },
+};
+#undef O
+
+static volatile int ctl_lost;
+static struct server *the_server;
+
+static void on_ctl_lost(void *arg)
+{
+	(void)arg;
+	/* The driver is gone: remove our shared-memory files on the way out. */
+	if (the_server)
+		server_destroy(the_server);
+	the_server = NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct srv_opts o;
+	char err[1024];
+	int rc = 1;
+	struct ctl *ctl = NULL;
+
+	memset(&o, 0, sizeof o);
+	int r = opts_parse(srv_tab, &o, argc, argv, NULL, err, sizeof err);
+	if (r == 1)
+		return 0;
+	if (r < 0) {
+		fprintf(stderr, "oqb-server: %s (see --help)\n", err);
+		return 2;
+	}
+	log_set_prefix(NULL, "server", o.rank);
+	if (o.log) {
+		int lv = log_level_from_name(o.log);
+		if (lv < 0) {
+			fprintf(stderr, "oqb-server: --log %s: expected error, warn, info or debug\n", o.log);
+			return 2;
+		}
+		log_set_level(lv);
+	}
+
+	struct server_conf sc;
+	memset(&sc, 0, sizeof sc);
+	sc.sys = system_find(system_name_list[o.system]);
+	sc.tp = transport_find(transport_name_list[o.transport]);
+	if (!sc.tp) {
+		log_msg(LOG_ERR, "--transport %s is not built into this binary (available: %s)%s",
+			transport_name_list[o.transport], transport_names(),
+			o.transport == 1 ? "; install libibverbs-dev and librdmacm-dev and rebuild" : "");
+		return 2;
+	}
+	sc.be = backend_find(o.backend);
+	if (!sc.be) {
+		log_msg(LOG_ERR, "--backend %s: unknown backend; expected one of: %s", o.backend, backend_names());
+		return 2;
+	}
+	if (o.ring_slots & (o.ring_slots - 1)) {
+		log_msg(LOG_ERR, "--ring-slots %d: expected a power of two", o.ring_slots);
+		return 2;
+	}
+	if (o.slot_size % 64) {
+		log_msg(LOG_ERR, "--slot-size %d: expected a multiple of 64", o.slot_size);
+		return 2;
+	}
+	sc.tpc.workers = (unsigned)o.workers;
+	sc.tpc.ring_slots = (unsigned)o.ring_slots;
+	sc.tpc.slot_size = (unsigned)o.slot_size;
+	sc.tpc.run_dir = o.run_dir;
+	sc.tpc.system = sc.sys->name;
+	sc.tpc.void_timeout_ns = (uint64_t)(o.void_timeout_ms * 1e6);
+	sc.tpc.durable = o.durable;
+	sc.tpc.pmem_path = o.pmem_path;
+	sc.tpc.addr = o.addr;
+	sc.tpc.device = o.device;
+	sc.tpc.port = (unsigned)o.port;
+	sc.tpc.ib_port = (unsigned)o.ib_port;
+	sc.tpc.gid_index = o.gid_index;
+	sc.tpc.recv_mode = o.recv_mode;
+	sc.tpc.min_rnr_timer = (unsigned)o.min_rnr_timer;
+	sc.bc.kind = sc.be->name;
+	sc.bc.service_ns = o.service_ns;
+	sc.bc.service_exp = o.service_dist == 1;
+	sc.bc.memory_mb = o.memory_mb;
+	sc.bc.path = o.pmem_path;
+	sc.bc.pool_mb = o.pool_mb;
+	sc.bc.seed = o.seed;
+
+	/* Signals are taken synchronously by the main thread (sigwait below);
+	 * workers inherit the mask. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	if (o.ctl) {
+		ctl = ctl_connect(o.ctl, "server", (unsigned)o.rank, 10000, err, sizeof err);
+		if (!ctl) {
+			log_msg(LOG_ERR, "cannot reach the driver at %s: %s", o.ctl, err);
+			return 1;
+		}
+	}
+	the_server = server_start(&sc, err, sizeof err);
+	if (!the_server) {
+		log_msg(LOG_ERR, "%s", err);
+		if (ctl) {
+			ctl_send(ctl, json_pack("{s:s,s:s}", "type", "ERROR", "message", err), err, sizeof err);
+			ctl_close(ctl);
+		}
+		return 1;
+	}
+
+	if (!ctl) {
+		printf("ready: endpoint %s\n", server_endpoint(the_server));
+		fflush(stdout);
+		int sig;
+		sigwait(&sigs, &sig);
+		server_stop(the_server);
+		json_t *st = server_stats(the_server);
+		json_dumpf(st, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(st);
+		server_destroy(the_server);
+		return 0;
+	}
+
+	json_t *info = json_pack("{s:s,s:s,s:s,s:i,s:i}", "endpoint", server_endpoint(the_server),
+				 "system", sc.sys->name, "transport", sc.tp->name,
+				 "workers", o.workers, "pid", (int)getpid());
+	if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
+	    ctl_start_watch(ctl, &ctl_lost, on_ctl_lost, NULL) != 0) {
+		json_decref(info);
+		log_msg(LOG_ERR, "control channel: %s", err);
+		goto out;
+	}
+	json_decref(info);
+	for (;;) {
+		json_t *m = ctl_recv(ctl, 200, err, sizeof err);
+		if (!m) {
+			if (ctl_lost)
+				goto out;
+			struct timespec ts = { 0, 0 };
+			int sig = sigtimedwait(&sigs, NULL, &ts);
+			if (sig > 0)
+				goto out;
+			continue;
+		}
+		const char *type = json_string_value(json_object_get(m, "type"));
+		int stop = type && (!strcmp(type, "STOP") || !strcmp(type, "BYE"));
+		int bye = type && !strcmp(type, "BYE");
+		json_decref(m);
+		if (stop) {
+			server_stop(the_server);
+			if (!bye) {
+				json_t *st = server_stats(the_server);
+				if (ctl_done(ctl, st, err, sizeof err) != 0)
+					log_msg(LOG_ERR, "control channel: %s", err);
+				json_decref(st);
+			}
+			rc = 0;
+			break;
+		}
+	}
+out:
+	if (the_server)
+		server_destroy(the_server);
+	the_server = NULL;
+	if (ctl)
+		ctl_close(ctl);
+	return rc;
+}

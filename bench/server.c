@@ -1,0 +1,276 @@
+/*
+ * server.c - the worker loop, the same for every transport and system.
+ *
+ * Each worker polls its transport for arrivals (in whatever order they come),
+ * marks them in the executor's bitmap, and runs requests strictly in slot
+ * order (OQ Rule 2).  What it sends back follows the system's commit rule
+ * (system.h): nothing for an oq nilext request, an ACK at dequeue for
+ * deferred, a response after execution for everything else.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "log.h"
+#include "server.h"
+
+#define POLL_BATCH 64
+
+struct worker {
+	struct server *s;
+	unsigned idx;
+	pthread_t th;
+	int started;
+	struct exec x;
+	uint8_t *isvoid;          /* per ring position: arrival was a void */
+	struct backend *be;
+	uint8_t *valbuf;
+	/* counters */
+	uint64_t executed, rejected, voided, misrouted, acks, resps, reply_errors;
+	uint64_t ops[WIRE_OP_MAX_];
+	uint64_t nilext, non_nilext;
+	const char *last_reject;
+};
+
+struct server {
+	struct server_conf c;
+	struct tp_server *tp;
+	_Atomic int stop;
+	int stopped;
+	struct worker *w;
+};
+
+static void reply(struct worker *w, const struct wire_req *h, unsigned kind,
+		  unsigned status, const void *val, uint32_t val_len)
+{
+	struct server *s = w->s;
+	struct wire_resp r = {
+		.seq = h->seq, .status = status, .val_len = val_len, .kind = (uint8_t)kind,
+		.op = h->op, .worker = (uint16_t)w->idx, .client_id = h->client_id,
+	};
+	if (s->c.tp->srv_reply(s->tp, w->idx, h->client_id, &r, val) != 0)
+		w->reply_errors++;
+	else if (kind == WIRE_ACK)
+		w->acks++;
+	else
+		w->resps++;
+}
+
+/* Executes the request in one slot, in slot order. */
+static void run_slot(struct worker *w, uint64_t slot)
+{
+	struct server *s = w->s;
+	const struct transport_ops *tp = s->c.tp;
+	size_t avail;
+	const void *req = tp->srv_req(s->tp, w->idx, slot, &avail);
+	struct wire_req h;
+	const char *why = NULL;
+
+	if (!req || wire_check(req, avail, &h, &why) != 0) {
+		/* Never executed, never answered: the client counts it as
+		 * unanswered.  A corrupt header cannot be trusted for a reply. */
+		w->rejected++;
+		if (w->rejected <= 5 || (w->rejected & (w->rejected - 1)) == 0)
+			log_msg(LOG_WARN, "worker %u: rejected request in slot %llu: %s (%llu rejected so far)",
+				w->idx, (unsigned long long)slot, why ? why : "no data",
+				(unsigned long long)w->rejected);
+		w->last_reject = why;
+		return;
+	}
+	if (h.worker != w->idx) {
+		w->misrouted++;
+		reply(w, &h, WIRE_RESP, WIRE_ERR_BAD, NULL, 0);
+		return;
+	}
+	enum commit_on rule = system_commit_rule(s->c.sys, h.flags);
+	if (rule == COMMIT_ACK) {
+		reply(w, &h, WIRE_ACK, WIRE_OK, NULL, 0);
+		tp->srv_flush(s->tp, w->idx);   /* the ACK leaves before execution */
+	}
+	struct backend_req br = {
+		.op = h.op, .key = wire_key(req), .key_len = h.key_len,
+		.val = wire_val(req, h.key_len), .val_len = h.val_len, .aux = h.aux,
+	};
+	struct backend_out out = { .status = WIRE_OK, .val = w->valbuf, .val_cap = WIRE_MAX_VALUE };
+	s->c.be->exec(w->be, &br, &out);
+	w->executed++;
+	if (h.op < WIRE_OP_MAX_)
+		w->ops[h.op]++;
+	if (h.flags & WIRE_F_NILEXT)
+		w->nilext++;
+	else
+		w->non_nilext++;
+	if (rule == COMMIT_RESPONSE)
+		reply(w, &h, WIRE_RESP, out.status, out.val, out.val_len);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct server *s = w->s;
+	const struct transport_ops *tp = s->c.tp;
+	const uint64_t mask = s->c.tpc.ring_slots - 1;
+	struct tp_arrival arr[POLL_BATCH];
+	unsigned idle = 0;
+
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+		int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
+		for (int i = 0; i < n; i++) {
+			if (exec_arrive(&w->x, arr[i].slot) != 0) {
+				log_msg(LOG_ERR, "worker %u: transport reported slot %llu outside the executor "
+					"window (idx %llu); this is a transport bug", w->idx,
+					(unsigned long long)arr[i].slot, (unsigned long long)w->x.idx);
+				continue;
+			}
+			w->isvoid[arr[i].slot & mask] = (uint8_t)arr[i].voided;
+		}
+		int did = 0;
+		uint64_t slot;
+		while ((slot = exec_next(&w->x)) != EXEC_NONE) {
+			did = 1;
+			if (w->isvoid[slot & mask])
+				w->voided++;
+			else
+				run_slot(w, slot);
+			tp->srv_release(s->tp, w->idx, slot);
+		}
+		if (did) {
+			tp->srv_flush(s->tp, w->idx);
+			idle = 0;
+		} else if (++idle >= 256) {
+			/* Spin, but let other threads on this core run. */
+			idle = 0;
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+struct server *server_start(const struct server_conf *c, char *err, size_t errlen)
+{
+	struct server *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->c = *c;
+	s->w = calloc(c->tpc.workers, sizeof *s->w);
+	if (!s->w) {
+		snprintf(err, errlen, "out of memory");
+		free(s);
+		return NULL;
+	}
+	s->tp = c->tp->srv_open(&c->tpc, err, errlen);
+	if (!s->tp)
+		goto fail;
+	for (unsigned i = 0; i < c->tpc.workers; i++) {
+		struct worker *w = &s->w[i];
+		w->s = s;
+		w->idx = i;
+		struct backend_conf bc = c->bc;
+		bc.worker = (int)i;
+		char berr[256];
+		w->be = c->be->open(&bc, berr, sizeof berr);
+		if (!w->be) {
+			snprintf(err, errlen, "backend %s (worker %u): %s", c->be->name, i, berr);
+			goto fail;
+		}
+		w->valbuf = malloc(WIRE_MAX_VALUE);
+		w->isvoid = calloc(c->tpc.ring_slots, 1);
+		if (!w->valbuf || !w->isvoid || exec_init(&w->x, 0, c->tpc.ring_slots) != 0) {
+			snprintf(err, errlen, "out of memory for worker %u", i);
+			goto fail;
+		}
+	}
+	for (unsigned i = 0; i < c->tpc.workers; i++) {
+		int e = pthread_create(&s->w[i].th, NULL, worker_main, &s->w[i]);
+		if (e) {
+			snprintf(err, errlen, "cannot start worker thread %u: %s", i, strerror(e));
+			goto fail;
+		}
+		s->w[i].started = 1;
+	}
+	return s;
+fail:
+	server_destroy(s);
+	return NULL;
+}
+
+const char *server_endpoint(struct server *s)
+{
+	return s->c.tp->srv_endpoint(s->tp);
+}
+
+void server_stop(struct server *s)
+{
+	if (s->stopped)
+		return;
+	atomic_store(&s->stop, 1);
+	for (unsigned i = 0; i < s->c.tpc.workers; i++)
+		if (s->w[i].started)
+			pthread_join(s->w[i].th, NULL);
+	s->stopped = 1;
+}
+
+json_t *server_stats(struct server *s)
+{
+	json_t *ws = json_array();
+	uint64_t tot_exec = 0, tot_rej = 0, tot_void = 0;
+	for (unsigned i = 0; i < s->c.tpc.workers; i++) {
+		struct worker *w = &s->w[i];
+		json_t *ops = json_object();
+		for (unsigned o = 0; o < WIRE_OP_MAX_; o++)
+			if (w->ops[o])
+				json_object_set_new(ops, wire_op_name(o), json_integer((json_int_t)w->ops[o]));
+		json_t *wj = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}",
+			"executed", (json_int_t)w->executed, "rejected", (json_int_t)w->rejected,
+			"voided", (json_int_t)w->voided, "misrouted", (json_int_t)w->misrouted,
+			"acks_sent", (json_int_t)w->acks, "responses_sent", (json_int_t)w->resps,
+			"reply_errors", (json_int_t)w->reply_errors,
+			"nilext", (json_int_t)w->nilext, "non_nilext", (json_int_t)w->non_nilext,
+			"out_of_order_arrivals", (json_int_t)w->x.out_of_order, "ops", ops);
+		if (w->last_reject)
+			json_object_set_new(wj, "last_reject_reason", json_string(w->last_reject));
+		if (w->be && s->c.be->stats_json) {
+			json_t *b = s->c.be->stats_json(w->be);
+			if (b)
+				json_object_set_new(wj, "backend", b);
+		}
+		json_array_append_new(ws, wj);
+		tot_exec += w->executed;
+		tot_rej += w->rejected;
+		tot_void += w->voided;
+	}
+	json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:I,s:I,s:I,s:o}",
+		"schema", "oqbench.server/1", "system", s->c.sys->name,
+		"backend", s->c.be->name, "workers", (int)s->c.tpc.workers,
+		"executed", (json_int_t)tot_exec, "rejected", (json_int_t)tot_rej,
+		"voided", (json_int_t)tot_void, "per_worker", ws);
+	if (s->tp && s->c.tp->srv_stats)
+		json_object_set_new(j, "transport", s->c.tp->srv_stats(s->tp));
+	return j;
+}
+
+void server_destroy(struct server *s)
+{
+	if (!s)
+		return;
+	server_stop(s);
+	for (unsigned i = 0; i < s->c.tpc.workers; i++) {
+		struct worker *w = &s->w[i];
+		if (w->be)
+			s->c.be->close(w->be);
+		exec_free(&w->x);
+		free(w->valbuf);
+		free(w->isvoid);
+	}
+	if (s->tp)
+		s->c.tp->srv_close(s->tp);
+	free(s->w);
+	free(s);
+}

@@ -1,0 +1,34 @@
+/*
+ * server.h - the server: one worker thread per receive ring, each with its
+ * own in-order executor and backend instance (an exclusive key partition,
+ * paper §5.1 "Scaling to multiple CPU cores").
+ */
+#ifndef OQB_SERVER_H
+#define OQB_SERVER_H
+
+#include <jansson.h>
+#include "backend.h"
+#include "system.h"
+#include "transport.h"
+
+struct server_conf {
+	const struct system_def *sys;
+	const struct transport_ops *tp;
+	const struct backend_ops *be;
+	struct tp_srv_conf tpc;
+	struct backend_conf bc;
+};
+
+struct server;
+
+/* Opens the transport and the backends and starts the workers. */
+struct server *server_start(const struct server_conf *c, char *err, size_t errlen);
+const char *server_endpoint(struct server *s);
+/* Asks the workers to finish and joins them. */
+void server_stop(struct server *s);
+/* Counters (call after server_stop for final numbers). */
+json_t *server_stats(struct server *s);
+/* Stops if needed, closes the transport (removing shm files), frees. */
+void server_destroy(struct server *s);
+
+#endif

@@ -1,0 +1,807 @@
+/*
+ * tp_shm.c - the shared-memory transport, oqbench's embedded default.
+ *
+ * It maps the OQ rules onto memory shared by processes on one machine.
+ *
+ * Files, in a private run directory (mode 0700, files 0600):
+ *   server.map   who the server is: version, system, workers, ring geometry,
+ *                server pid, next client id
+ *   ring-W       worker W's receive ring: a ticket counter (`tail`), one
+ *                64-bit state word per slot, and the slot data (64 B aligned)
+ *   mbox-C       client C's mailbox: one single-producer ring per worker,
+ *                for software responses and ACKs
+ *
+ * Rule 1 (allocation in arrival order, ACK after allocation): a client
+ * takes ticket t = fetch_add(tail, 1) -- the only step that orders clients,
+ * and the server CPU takes no part in it -- writes its request into slot
+ * t % N and publishes it.  For oq, the publish is the commit: the analogue
+ * of the RNIC's hardware ACK, given only after the slot was allocated.
+ *
+ * Slot state, for ticket t (the slot's current "lap"):
+ *   4t+0  FREE for ticket t      (claimable by the holder of ticket t)
+ *   4t+1  WRITING by ticket t    (client CAS 4t -> 4t+1 before it writes)
+ *   4t+2  PUBLISHED              (client CAS 4t+1 -> 4t+2, release)
+ *   4t+3  QUARANTINED            (voided while being written; never reused)
+ * After executing ticket t the worker stores 4(t+N): free for the next lap.
+ * A client whose ticket's slot still holds an older lap waits: the ring is
+ * full (the RNR analogue), and the wait is counted.
+ *
+ * A client that dies or stalls between its claim and its publish must not
+ * block the worker.  After void_timeout the worker voids the ticket with a
+ * CAS: FREE(t) -> FREE(t+N) (the client never started writing, so the slot
+ * is reused at once), or, after 4 x void_timeout, WRITING(t) -> QUARANTINED
+ * (the client may still write into it, so the slot is retired until the
+ * server restarts; tickets that land on it later are skipped).  Either way
+ * the client's publish CAS fails, so it learns the ticket is void and
+ * retries with a new ticket.  A voided request was never committed: no
+ * DELIVERED event was given for it.
+ *
+ * Rule 2 is not here: srv_poll reports published slots as arrivals, in the
+ * order it finds them (a slot published late is reported after later
+ * tickets), and the worker's executor (exec.h) runs them in ticket order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <sched.h>
+
+#include "clock.h"
+#include "transport.h"
+#include "tp_shm.h"
+
+#define SHM_MAGIC        0x6f71622d73686d31ull   /* "oqb-shm1" */
+#define SHM_VERSION      1
+#define SHM_MAX_WORKERS  64
+#define SHM_MAX_CLIENTS  65536
+#define MBOX_CAP         (1u << 22)              /* bytes per (client, worker) */
+#define MBOX_WRAP        0xffffffffu
+#define CL               64
+
+#define ST_FREE  0u
+#define ST_WRITE 1u
+#define ST_PUB   2u
+#define ST_QUAR  3u
+#define ST(t, k) (((uint64_t)(t) << 2) | (k))
+
+struct shm_hdr {
+	uint64_t magic;
+	uint32_t version, workers, ring_slots, slot_size;
+	uint32_t server_pid, pad0;
+	char system[16];
+	_Atomic uint32_t next_client_id;
+	_Atomic uint32_t stopping;
+};
+
+struct ring_hdr {
+	uint64_t magic;
+	uint32_t ring_slots, slot_size;
+	uint64_t state_off, data_off;     /* offsets from the ring base */
+	uint8_t pad0[CL - 32];
+	_Atomic uint64_t tail;             /* next ticket (own cache line) */
+	uint8_t pad1[CL - 8];
+	uint64_t req_to_execute;           /* durable mode (§5.3) */
+	uint64_t srq_tail;
+	uint8_t pad2[CL - 16];
+};
+
+struct mbox_ring {
+	_Atomic uint64_t head;             /* producer (worker) */
+	uint8_t pad0[CL - 8];
+	_Atomic uint64_t tail;             /* consumer (client) */
+	uint8_t pad1[CL - 8];
+};
+
+struct mbox_hdr {
+	uint64_t magic;
+	uint32_t workers, cap;
+	uint32_t client_pid, client_id;
+	uint8_t pad[CL - 24];
+	/* then `workers` struct mbox_ring, then workers * cap data bytes */
+};
+
+static size_t ring_map_size(unsigned slots, unsigned slot_size)
+{
+	return sizeof(struct ring_hdr) + (size_t)slots * 8 + (size_t)slots * slot_size + CL;
+}
+
+static size_t mbox_map_size(unsigned workers)
+{
+	return sizeof(struct mbox_hdr) + workers * sizeof(struct mbox_ring) + (size_t)workers * MBOX_CAP;
+}
+
+static void *map_file(const char *path, size_t size, int create, char *err, size_t errlen)
+{
+	int fd = open(path, create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (create && ftruncate(fd, (off_t)size) != 0) {
+		snprintf(err, errlen, "%s: cannot size to %zu bytes: %s", path, size, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!create) {
+		struct stat st;
+		if (fstat(fd, &st) != 0 || (size_t)st.st_size < size) {
+			snprintf(err, errlen, "%s: file is shorter than expected (%zu bytes); "
+				 "server and client versions differ?", path, size);
+			close(fd);
+			return NULL;
+		}
+	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap of %zu bytes: %s", path, size, strerror(e));
+		return NULL;
+	}
+	return p;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* server                                                              */
+
+struct srv_worker {
+	struct ring_hdr *ring;
+	_Atomic uint64_t *state;
+	uint8_t *data;
+	uint64_t scan;                 /* next ticket not yet examined */
+	uint64_t *pend;                /* claimed-but-unpublished tickets */
+	uint64_t *pend_since;
+	unsigned npend;
+	struct mbox_hdr **mbox;        /* client id -> mapping (lazy) */
+	unsigned mbox_max;             /* highest id + 1 mapped so far */
+	/* counters */
+	uint64_t arrivals, voided, quarantined, replies, reply_drops, reply_full_waits;
+	uint64_t unknown_client;
+};
+
+struct tp_server {
+	struct tp_srv_conf c;
+	char dir[512];
+	struct shm_hdr *hdr;
+	size_t ring_size;
+	struct srv_worker w[SHM_MAX_WORKERS];
+};
+
+static void srv_cleanup_files(struct tp_server *s)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/server.map", s->dir);
+	unlink(p);
+	for (unsigned i = 0; i < s->c.workers; i++) {
+		snprintf(p, sizeof p, "%s/ring-%u", s->dir, i);
+		unlink(p);
+	}
+	for (unsigned id = 0; id < SHM_MAX_CLIENTS; id++) {
+		snprintf(p, sizeof p, "%s/mbox-%u", s->dir, id);
+		if (unlink(p) != 0 && s->hdr && id >= atomic_load(&s->hdr->next_client_id))
+			break;
+	}
+	rmdir(s->dir);
+}
+
+static const char *default_run_base(void)
+{
+	const char *e = getenv("OQB_RUN_DIR");
+	if (e && *e)
+		return e;
+	if (access("/dev/shm", W_OK) == 0)
+		return "/dev/shm";
+	e = getenv("TMPDIR");
+	return (e && *e) ? e : "/tmp";
+}
+
+static void shm_srv_close(struct tp_server *s);
+
+static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, size_t errlen)
+{
+	if (c->workers < 1 || c->workers > SHM_MAX_WORKERS) {
+		snprintf(err, errlen, "shm: workers = %u; expected 1 to %d", c->workers, SHM_MAX_WORKERS);
+		return NULL;
+	}
+	if (c->ring_slots < 2 || (c->ring_slots & (c->ring_slots - 1))) {
+		snprintf(err, errlen, "shm: ring slots = %u; expected a power of two >= 2", c->ring_slots);
+		return NULL;
+	}
+	if (c->slot_size < WIRE_ALIGN || c->slot_size % WIRE_ALIGN) {
+		snprintf(err, errlen, "shm: slot size = %u; expected a multiple of %u", c->slot_size, WIRE_ALIGN);
+		return NULL;
+	}
+	struct tp_server *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errlen, "shm: out of memory");
+		return NULL;
+	}
+	s->c = *c;
+	const char *base = c->run_dir && *c->run_dir ? c->run_dir : default_run_base();
+	snprintf(s->dir, sizeof s->dir, "%s/oqb-%d-XXXXXX", base, (int)getpid());
+	if (!mkdtemp(s->dir)) {
+		snprintf(err, errlen, "shm: cannot create a run directory under %s: %s "
+			 "(set --run-dir or OQB_RUN_DIR to a writable directory)", base, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	char p[600];
+	snprintf(p, sizeof p, "%s/server.map", s->dir);
+	s->hdr = map_file(p, sizeof(struct shm_hdr), 1, err, errlen);
+	if (!s->hdr)
+		goto fail;
+	s->hdr->version = SHM_VERSION;
+	s->hdr->workers = c->workers;
+	s->hdr->ring_slots = c->ring_slots;
+	s->hdr->slot_size = c->slot_size;
+	s->hdr->server_pid = (uint32_t)getpid();
+	snprintf(s->hdr->system, sizeof s->hdr->system, "%s", c->system ? c->system : "");
+	atomic_store(&s->hdr->next_client_id, 1);
+	s->ring_size = ring_map_size(c->ring_slots, c->slot_size);
+	for (unsigned i = 0; i < c->workers; i++) {
+		struct srv_worker *w = &s->w[i];
+		snprintf(p, sizeof p, "%s/ring-%u", s->dir, i);
+		void *base_p = map_file(p, s->ring_size, 1, err, errlen);
+		if (!base_p)
+			goto fail;
+		w->ring = base_p;
+		w->ring->ring_slots = c->ring_slots;
+		w->ring->slot_size = c->slot_size;
+		w->ring->state_off = sizeof(struct ring_hdr);
+		w->ring->data_off = (sizeof(struct ring_hdr) + (size_t)c->ring_slots * 8 + CL - 1) & ~(size_t)(CL - 1);
+		w->state = (_Atomic uint64_t *)((uint8_t *)base_p + w->ring->state_off);
+		w->data = (uint8_t *)base_p + w->ring->data_off;
+		for (uint64_t t = 0; t < c->ring_slots; t++)
+			atomic_store_explicit(&w->state[t], ST(t, ST_FREE), memory_order_relaxed);
+		atomic_store(&w->ring->tail, 0);
+		w->ring->magic = SHM_MAGIC;
+		w->pend = calloc(c->ring_slots, sizeof *w->pend);
+		w->pend_since = calloc(c->ring_slots, sizeof *w->pend_since);
+		w->mbox = calloc(SHM_MAX_CLIENTS, sizeof *w->mbox);
+		if (!w->pend || !w->pend_since || !w->mbox) {
+			snprintf(err, errlen, "shm: out of memory");
+			goto fail;
+		}
+	}
+	atomic_thread_fence(memory_order_release);
+	s->hdr->magic = SHM_MAGIC;   /* last: clients check it */
+	return s;
+fail:
+	shm_srv_close(s);
+	return NULL;
+}
+
+static const char *shm_srv_endpoint(struct tp_server *s)
+{
+	return s->dir;
+}
+
+static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
+{
+	struct srv_worker *w = &s->w[wi];
+	const uint64_t n = s->c.ring_slots, mask = n - 1;
+	int k = 0;
+	uint64_t now = 0;
+
+	/* Slots seen claimed earlier: published now, or timed out? */
+	for (unsigned i = 0; i < w->npend && k < max; ) {
+		uint64_t t = w->pend[i];
+		uint64_t v = atomic_load_explicit(&w->state[t & mask], memory_order_acquire);
+		int done = 0;
+		if (v == ST(t, ST_PUB)) {
+			a[k].slot = t; a[k].voided = 0; k++;
+			done = 1;
+		} else {
+			if (!now)
+				now = clock_ns();
+			uint64_t waited = now - w->pend_since[i];
+			uint64_t expect = v;
+			if (v == ST(t, ST_FREE) && waited > s->c.void_timeout_ns) {
+				if (atomic_compare_exchange_strong(&w->state[t & mask], &expect, ST(t + n, ST_FREE))) {
+					a[k].slot = t; a[k].voided = 1; k++;
+					w->voided++;
+					done = 1;
+				}
+			} else if (v == ST(t, ST_WRITE) && waited > 4 * s->c.void_timeout_ns) {
+				if (atomic_compare_exchange_strong(&w->state[t & mask], &expect, ST(t, ST_QUAR))) {
+					a[k].slot = t; a[k].voided = 1; k++;
+					w->voided++;
+					w->quarantined++;
+					done = 1;
+				}
+			}
+		}
+		if (done)
+			w->pend[i] = w->pend[--w->npend], w->pend_since[i] = w->pend_since[w->npend];
+		else
+			i++;
+	}
+
+	/* New tickets. */
+	uint64_t tail = atomic_load_explicit(&w->ring->tail, memory_order_acquire);
+	while (w->scan < tail && k < max) {
+		uint64_t t = w->scan;
+		uint64_t v = atomic_load_explicit(&w->state[t & mask], memory_order_acquire);
+		if (v == ST(t, ST_PUB)) {
+			a[k].slot = t; a[k].voided = 0; k++;
+		} else if ((v & 3) == ST_QUAR && (v >> 2) < t) {
+			/* retired slot from an earlier lap: skip this ticket */
+			a[k].slot = t; a[k].voided = 1; k++;
+			w->voided++;
+		} else if (v == ST(t, ST_FREE) || v == ST(t, ST_WRITE)) {
+			if (!now)
+				now = clock_ns();
+			w->pend[w->npend] = t;
+			w->pend_since[w->npend] = now;
+			w->npend++;
+		} else {
+			break;   /* the previous lap of this slot is not released yet */
+		}
+		w->scan++;
+	}
+	w->arrivals += (uint64_t)k;
+	return k;
+}
+
+static const void *shm_srv_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *avail)
+{
+	struct srv_worker *w = &s->w[wi];
+	*avail = s->c.slot_size;
+	return w->data + (slot & (s->c.ring_slots - 1)) * (size_t)s->c.slot_size;
+}
+
+static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
+{
+	struct srv_worker *w = &s->w[wi];
+	const uint64_t n = s->c.ring_slots;
+	_Atomic uint64_t *st = &w->state[slot & (n - 1)];
+	/* Only a slot we executed is handed to the next lap here; a voided
+	 * slot was already recycled (or retired) by the void CAS. */
+	if (atomic_load_explicit(st, memory_order_relaxed) == ST(slot, ST_PUB))
+		atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
+}
+
+static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint32_t id)
+{
+	if (id == 0 || id >= SHM_MAX_CLIENTS)
+		return NULL;
+	if (w->mbox[id])
+		return w->mbox[id];
+	char p[600], err[256];
+	snprintf(p, sizeof p, "%s/mbox-%u", s->dir, id);
+	struct mbox_hdr *m = map_file(p, mbox_map_size(s->c.workers), 0, err, sizeof err);
+	if (!m)
+		return NULL;
+	if (m->magic != SHM_MAGIC || m->workers != s->c.workers || m->client_id != id) {
+		munmap(m, mbox_map_size(s->c.workers));
+		return NULL;
+	}
+	w->mbox[id] = m;
+	if (id + 1 > w->mbox_max)
+		w->mbox_max = id + 1;
+	return m;
+}
+
+static int shm_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
+			 const struct wire_resp *r, const void *val)
+{
+	struct srv_worker *w = &s->w[wi];
+	struct mbox_hdr *m = srv_mbox(s, w, client_id);
+	if (!m) {
+		w->unknown_client++;
+		return -1;
+	}
+	struct mbox_ring *mr = (struct mbox_ring *)(m + 1) + wi;
+	uint8_t *data = (uint8_t *)((struct mbox_ring *)(m + 1) + m->workers) + (size_t)wi * MBOX_CAP;
+	uint32_t len = (uint32_t)(8 + WIRE_RESP_HDR + r->val_len + 7) & ~7u;
+	if (len > MBOX_CAP / 2) {
+		w->reply_drops++;
+		return -1;
+	}
+	uint64_t head = atomic_load_explicit(&mr->head, memory_order_relaxed);
+	uint64_t pos = head & (MBOX_CAP - 1);
+	uint64_t need = len + ((MBOX_CAP - pos < len) ? MBOX_CAP - pos : 0);
+	uint64_t waited_since = 0;
+	for (;;) {
+		uint64_t tail = atomic_load_explicit(&mr->tail, memory_order_acquire);
+		if (MBOX_CAP - (head - tail) >= need)
+			break;
+		/* Mailbox full: the client is slow or gone.  Wait a while for a
+		 * live client; drop the reply for a dead one. */
+		uint64_t now = clock_ns();
+		if (!waited_since) {
+			waited_since = now;
+			w->reply_full_waits++;
+		}
+		if ((kill((pid_t)m->client_pid, 0) != 0 && errno == ESRCH) ||
+		    now - waited_since > 1000000000ull) {
+			w->reply_drops++;
+			return -1;
+		}
+		sched_yield();
+	}
+	if (MBOX_CAP - pos < len) {
+		*(uint32_t *)(data + pos) = MBOX_WRAP;
+		head += MBOX_CAP - pos;
+		pos = 0;
+	}
+	*(uint32_t *)(data + pos) = len;
+	wire_encode_resp(data + pos + 8, r);
+	if (r->val_len)
+		memcpy(data + pos + 8 + WIRE_RESP_HDR, val, r->val_len);
+	atomic_store_explicit(&mr->head, head + len, memory_order_release);
+	w->replies++;
+	return 0;
+}
+
+static void shm_srv_flush(struct tp_server *s, unsigned w)
+{
+	(void)s; (void)w;   /* replies are visible once written */
+}
+
+static json_t *shm_srv_stats(struct tp_server *s)
+{
+	json_t *arr = json_array();
+	uint64_t full_waits_total = 0;
+	for (unsigned i = 0; i < s->c.workers; i++) {
+		struct srv_worker *w = &s->w[i];
+		json_array_append_new(arr, json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+			"tickets", (json_int_t)atomic_load(&w->ring->tail),
+			"arrivals", (json_int_t)w->arrivals,
+			"voided", (json_int_t)w->voided,
+			"quarantined", (json_int_t)w->quarantined,
+			"replies", (json_int_t)w->replies,
+			"reply_drops", (json_int_t)w->reply_drops,
+			"reply_full_waits", (json_int_t)w->reply_full_waits,
+			"unknown_client", (json_int_t)w->unknown_client));
+		full_waits_total += w->reply_full_waits;
+	}
+	return json_pack("{s:s,s:s,s:I,s:I,s:o}", "transport", "shm", "run_dir", s->dir,
+			 "ring_slots", (json_int_t)s->c.ring_slots,
+			 "slot_size", (json_int_t)s->c.slot_size, "workers", arr);
+}
+
+static void shm_srv_close(struct tp_server *s)
+{
+	if (!s)
+		return;
+	if (s->hdr)
+		atomic_store(&s->hdr->stopping, 1);
+	srv_cleanup_files(s);
+	for (unsigned i = 0; i < s->c.workers; i++) {
+		struct srv_worker *w = &s->w[i];
+		if (w->mbox)
+			for (unsigned id = 0; id < w->mbox_max; id++)
+				if (w->mbox[id])
+					munmap(w->mbox[id], mbox_map_size(s->c.workers));
+		if (w->ring)
+			munmap(w->ring, s->ring_size);
+		free(w->mbox);
+		free(w->pend);
+		free(w->pend_since);
+	}
+	if (s->hdr)
+		munmap(s->hdr, sizeof(struct shm_hdr));
+	free(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* client                                                              */
+
+#define CLI_EVQ 4096   /* DELIVERED events not yet polled (power of two) */
+
+struct tp_client {
+	struct tp_cli_conf c;
+	struct shm_hdr *hdr;
+	unsigned workers, slots, slot_size;
+	size_t ring_size;
+	struct ring_hdr *ring[SHM_MAX_WORKERS];
+	_Atomic uint64_t *state[SHM_MAX_WORKERS];
+	uint8_t *data[SHM_MAX_WORKERS];
+	struct mbox_hdr *mbox;
+	uint32_t id;
+	char dir[512];
+	/* DELIVERED events produced by post, handed out by poll */
+	struct tp_event evq[CLI_EVQ];
+	uint64_t evq_head, evq_tail;
+	uint64_t mtail[SHM_MAX_WORKERS];   /* consumed, not yet released */
+	/* counters */
+	uint64_t posts, ring_full_waits, ring_full_ns, retries_voided, retries_quarantined;
+};
+
+static void shm_cli_close(struct tp_client *c);
+
+static struct tp_client *shm_cli_open(const struct tp_cli_conf *cc, char *err, size_t errlen)
+{
+	struct tp_client *c = calloc(1, sizeof *c);
+	char p[600];
+	if (!c) {
+		snprintf(err, errlen, "shm: out of memory");
+		return NULL;
+	}
+	c->c = *cc;
+	snprintf(c->dir, sizeof c->dir, "%s", cc->endpoint ? cc->endpoint : "");
+	snprintf(p, sizeof p, "%s/server.map", c->dir);
+	c->hdr = map_file(p, sizeof(struct shm_hdr), 0, err, errlen);
+	if (!c->hdr) {
+		size_t l = strlen(err);
+		snprintf(err + l, errlen - l, " (is an oqb-server with --transport shm running, and is "
+			 "--server its run directory?)");
+		goto fail;
+	}
+	if (c->hdr->magic != SHM_MAGIC || c->hdr->version != SHM_VERSION) {
+		snprintf(err, errlen, "%s: not an oqbench shm server of version %d (magic/version mismatch)",
+			 p, SHM_VERSION);
+		goto fail;
+	}
+	if (cc->system && strcmp(cc->system, c->hdr->system) != 0) {
+		snprintf(err, errlen, "server at %s runs system '%s' but this client was started with "
+			 "--system %s; use the same system on both", c->dir, c->hdr->system, cc->system);
+		goto fail;
+	}
+	if (atomic_load(&c->hdr->stopping)) {
+		snprintf(err, errlen, "server at %s is stopping", c->dir);
+		goto fail;
+	}
+	c->workers = c->hdr->workers;
+	c->slots = c->hdr->ring_slots;
+	c->slot_size = c->hdr->slot_size;
+	c->ring_size = ring_map_size(c->slots, c->slot_size);
+	for (unsigned i = 0; i < c->workers; i++) {
+		snprintf(p, sizeof p, "%s/ring-%u", c->dir, i);
+		void *b = map_file(p, c->ring_size, 0, err, errlen);
+		if (!b)
+			goto fail;
+		c->ring[i] = b;
+		c->state[i] = (_Atomic uint64_t *)((uint8_t *)b + c->ring[i]->state_off);
+		c->data[i] = (uint8_t *)b + c->ring[i]->data_off;
+	}
+	c->id = atomic_fetch_add(&c->hdr->next_client_id, 1);
+	if (c->id >= SHM_MAX_CLIENTS) {
+		snprintf(err, errlen, "shm: more than %d clients connected to %s over the server's life; "
+			 "restart the server", SHM_MAX_CLIENTS - 1, c->dir);
+		goto fail;
+	}
+	snprintf(p, sizeof p, "%s/mbox-%u", c->dir, c->id);
+	c->mbox = map_file(p, mbox_map_size(c->workers), 1, err, errlen);
+	if (!c->mbox)
+		goto fail;
+	c->mbox->workers = c->workers;
+	c->mbox->cap = MBOX_CAP;
+	c->mbox->client_pid = (uint32_t)getpid();
+	c->mbox->client_id = c->id;
+	atomic_thread_fence(memory_order_release);
+	c->mbox->magic = SHM_MAGIC;
+	return c;
+fail:
+	shm_cli_close(c);
+	return NULL;
+}
+
+static uint32_t shm_cli_id(struct tp_client *c) { return c->id; }
+static unsigned shm_cli_workers(struct tp_client *c) { return c->workers; }
+
+static int server_gone(struct tp_client *c)
+{
+	if (atomic_load_explicit(&c->hdr->stopping, memory_order_relaxed))
+		return 1;
+	return kill((pid_t)c->hdr->server_pid, 0) != 0 && errno == ESRCH;
+}
+
+/*
+ * Takes a ticket on worker wi's ring and claims its slot (FREE -> WRITING).
+ * Waits while the ring is full.  Returns 0 with *ticket set, or -1 with err
+ * (the server is gone).
+ */
+int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err, size_t errlen)
+{
+	const uint64_t n = c->slots, mask = n - 1;
+	_Atomic uint64_t *state = c->state[wi];
+	for (;;) {
+		/* Rule 1: the ticket is the request's place in the queue. */
+		uint64_t t = atomic_fetch_add_explicit(&c->ring[wi]->tail, 1, memory_order_relaxed);
+		_Atomic uint64_t *st = &state[t & mask];
+		uint64_t full_since = 0, spins = 0;
+		int claimed = 0;
+		for (;;) {
+			uint64_t v = atomic_load_explicit(st, memory_order_acquire);
+			if (v == ST(t, ST_FREE)) {
+				if (atomic_compare_exchange_weak_explicit(st, &v, ST(t, ST_WRITE),
+						memory_order_acquire, memory_order_relaxed)) {
+					claimed = 1;
+					break;
+				}
+				continue;
+			}
+			if ((v >> 2) < t && (v & 3) != ST_QUAR) {
+				/* The slot's previous lap is not executed yet: ring full. */
+				if (!full_since) {
+					full_since = clock_ns();
+					c->ring_full_waits++;
+				}
+				cpu_relax();
+				if ((++spins & 0xfff) == 0) {
+					if (server_gone(c)) {
+						snprintf(err, errlen, "server at %s is gone (pid %u)", c->dir,
+							 c->hdr->server_pid);
+						return -1;
+					}
+					sched_yield();
+				}
+				continue;
+			}
+			break;   /* voided under us, or a retired slot: new ticket */
+		}
+		if (full_since)
+			c->ring_full_ns += clock_ns() - full_since;
+		if (claimed) {
+			*ticket = t;
+			return 0;
+		}
+		c->retries_quarantined++;
+	}
+}
+
+/*
+ * Writes len bytes into the claimed slot of ticket t and publishes it.
+ * Returns 1 if published (committed for oq), 0 if the worker voided the
+ * claim meanwhile (not committed: take a new ticket).
+ */
+int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *req, uint32_t len)
+{
+	const uint64_t mask = c->slots - 1;
+	_Atomic uint64_t *st = &c->state[wi][t & mask];
+	memcpy(c->data[wi] + (t & mask) * (size_t)c->slot_size, req, len);
+	uint64_t expect = ST(t, ST_WRITE);
+	if (!atomic_compare_exchange_strong_explicit(st, &expect, ST(t, ST_PUB),
+			memory_order_release, memory_order_relaxed)) {
+		c->retries_voided++;
+		return 0;
+	}
+	return 1;
+}
+
+static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
+			uint64_t seq, char *err, size_t errlen)
+{
+	if (wi >= c->workers) {
+		snprintf(err, errlen, "shm: worker %u does not exist (server has %u)", wi, c->workers);
+		return -1;
+	}
+	if (c->evq_head - c->evq_tail >= CLI_EVQ) {
+		snprintf(err, errlen, "shm: %d deliveries not yet polled; poll before posting more", CLI_EVQ);
+		return -1;
+	}
+	if (len > c->slot_size) {
+		snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the server "
+			 "with a larger --slot-size", len, c->slot_size);
+		return -1;
+	}
+	for (;;) {
+		uint64_t t;
+		if (shm_cli_claim(c, wi, &t, err, errlen) != 0)
+			return -1;
+		if (!shm_cli_publish(c, wi, t, req, len))
+			continue;   /* the worker gave up on us: not committed */
+		/* Published: for oq this is the commit (the hardware-ACK analogue). */
+		c->posts++;
+		struct tp_event *e = &c->evq[c->evq_head++ & (CLI_EVQ - 1)];
+		memset(e, 0, sizeof *e);
+		e->seq = seq;
+		e->kind = TP_EV_DELIVERED;
+		e->worker = (uint16_t)wi;
+		return 0;
+	}
+}
+
+static void shm_cli_flush(struct tp_client *c)
+{
+	(void)c;
+}
+
+static int shm_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
+{
+	int k = 0;
+	struct mbox_ring *rings = (struct mbox_ring *)(c->mbox + 1);
+	uint8_t *data0 = (uint8_t *)(rings + c->workers);
+
+	/* Release what the previous poll handed out. */
+	for (unsigned w = 0; w < c->workers; w++)
+		if (c->mtail[w] != atomic_load_explicit(&rings[w].tail, memory_order_relaxed))
+			atomic_store_explicit(&rings[w].tail, c->mtail[w], memory_order_release);
+
+	while (c->evq_tail < c->evq_head && k < max)   /* DELIVERED, oldest first */
+		ev[k++] = c->evq[c->evq_tail++ & (CLI_EVQ - 1)];
+	for (unsigned w = 0; w < c->workers && k < max; w++) {
+		struct mbox_ring *mr = &rings[w];
+		uint8_t *data = data0 + (size_t)w * MBOX_CAP;
+		uint64_t head = atomic_load_explicit(&mr->head, memory_order_acquire);
+		uint64_t t = c->mtail[w];
+		while (t < head && k < max) {
+			uint64_t pos = t & (MBOX_CAP - 1);
+			uint32_t len = *(uint32_t *)(data + pos);
+			if (len == MBOX_WRAP) {
+				t += MBOX_CAP - pos;
+				continue;
+			}
+			struct wire_resp r;
+			wire_decode_resp(data + pos + 8, &r);
+			struct tp_event *e = &ev[k++];
+			e->seq = r.seq;
+			e->status = r.status;
+			e->val_len = r.val_len;
+			e->kind = r.kind == WIRE_ACK ? TP_EV_ACK : TP_EV_RESP;
+			e->op = r.op;
+			e->worker = (uint16_t)w;
+			e->val = data + pos + 8 + WIRE_RESP_HDR;
+			t += len;
+		}
+		c->mtail[w] = t;
+	}
+	return k;
+}
+
+static json_t *shm_cli_stats(struct tp_client *c)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I}",
+			 "posts", (json_int_t)c->posts,
+			 "ring_full_waits", (json_int_t)c->ring_full_waits,
+			 "ring_full_ns", (json_int_t)c->ring_full_ns,
+			 "retries_voided", (json_int_t)c->retries_voided,
+			 "retries_quarantined", (json_int_t)c->retries_quarantined);
+}
+
+static void shm_cli_close(struct tp_client *c)
+{
+	if (!c)
+		return;
+	if (c->mbox) {
+		char p[600];
+		snprintf(p, sizeof p, "%s/mbox-%u", c->dir, c->id);
+		/* the server may still hold a mapping; unlinking is still safe */
+		unlink(p);
+		munmap(c->mbox, mbox_map_size(c->workers));
+	}
+	for (unsigned i = 0; i < c->workers; i++)
+		if (c->ring[i])
+			munmap(c->ring[i], c->ring_size);
+	if (c->hdr)
+		munmap(c->hdr, sizeof(struct shm_hdr));
+	free(c);
+}
+
+const struct transport_ops tp_shm_ops = {
+	.name = "shm",
+	.version = TRANSPORT_OPS_VERSION,
+	.srv_open = shm_srv_open,
+	.srv_endpoint = shm_srv_endpoint,
+	.srv_poll = shm_srv_poll,
+	.srv_req = shm_srv_req,
+	.srv_release = shm_srv_release,
+	.srv_reply = shm_srv_reply,
+	.srv_flush = shm_srv_flush,
+	.srv_stats = shm_srv_stats,
+	.srv_close = shm_srv_close,
+	.cli_open = shm_cli_open,
+	.cli_id = shm_cli_id,
+	.cli_workers = shm_cli_workers,
+	.cli_post = shm_cli_post,
+	.cli_flush = shm_cli_flush,
+	.cli_poll = shm_cli_poll,
+	.cli_stats = shm_cli_stats,
+	.cli_close = shm_cli_close,
+};

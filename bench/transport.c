@@ -1,0 +1,37 @@
+/*
+ * transport.c - the transport table.  Registered explicitly here (Redis's
+ * connTypeInitialize), so `grep` finds every transport in one place.
+ */
+#include <string.h>
+#include "transport.h"
+
+extern const struct transport_ops tp_shm_ops;
+#if OQB_HAVE_VERBS_TRANSPORT
+extern const struct transport_ops tp_verbs_ops;
+#endif
+
+static const struct transport_ops *const transports[] = {
+	&tp_shm_ops,
+#if OQB_HAVE_VERBS_TRANSPORT
+	&tp_verbs_ops,
+#endif
+};
+
+const char *const transport_name_list[] = { "shm", "verbs", NULL };
+
+const struct transport_ops *transport_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof transports / sizeof transports[0]; i++)
+		if (strcmp(transports[i]->name, name) == 0)
+			return transports[i];
+	return NULL;
+}
+
+const char *transport_names(void)
+{
+#if OQB_HAVE_VERBS_TRANSPORT
+	return "shm, verbs";
+#else
+	return "shm";
+#endif
+}

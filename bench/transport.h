@@ -1,0 +1,110 @@
+/*
+ * transport.h - how requests travel, one interface for every transport.
+ *
+ * Batch-shaped like fio's engines: post many, flush once, poll up to N.
+ * Transports are registered in transport.c's table (shm now; verbs where
+ * rdma-core is present).
+ *
+ * Server side, per worker w (one thread each):
+ *   srv_poll()     reports arrivals: receive slots that now hold a request
+ *                  (or were voided), in whatever order the transport sees
+ *                  them (CQ order on verbs).  The worker feeds them to the
+ *                  in-order executor (exec.h), which releases slot order.
+ *   srv_req()      the bytes of an arrived slot (NULL for a voided slot).
+ *   srv_release()  gives the slot back (reposts the receive buffer).
+ *   srv_reply()    queues a response or software ACK to a client;
+ *   srv_flush()    sends what was queued.
+ * Client side, per client thread (one tp_client each):
+ *   cli_post()     sends one encoded request to worker w.
+ *   cli_flush()    pushes posted requests out (no-op where post sends).
+ *   cli_poll()     returns events: DELIVERED (the transport's delivery ACK:
+ *                  slot publish on shm, the signaled SEND's completion on
+ *                  verbs), ACK and RESP (software, from the server).
+ */
+#ifndef OQB_TRANSPORT_H
+#define OQB_TRANSPORT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <jansson.h>
+#include "wire.h"
+
+#define TRANSPORT_OPS_VERSION 1
+
+struct tp_srv_conf {
+	unsigned workers;
+	unsigned ring_slots;     /* receive slots per worker (power of two) */
+	unsigned slot_size;      /* bytes per slot (multiple of WIRE_ALIGN) */
+	const char *run_dir;     /* shm: parent of the private run directory */
+	const char *system;      /* recorded in the endpoint for clients to check */
+	uint64_t void_timeout_ns;/* shm: claimed-but-unpublished slot timeout */
+	int durable;             /* receive rings on a persistent mapping */
+	const char *pmem_path;   /* durable: directory for the ring files */
+	/* verbs */
+	const char *addr, *device;
+	unsigned port, ib_port;
+	int gid_index;
+	const char *recv_mode;
+	unsigned min_rnr_timer;
+};
+
+struct tp_cli_conf {
+	const char *endpoint;    /* what the server reported */
+	const char *system;
+	unsigned thread;         /* index of this thread in its process */
+	unsigned max_outstanding;/* bound on requests in flight (sizes mailboxes) */
+	int durable;
+};
+
+struct tp_arrival {
+	uint64_t slot;
+	int voided;              /* the slot was claimed but never published */
+};
+
+enum tp_event_kind { TP_EV_DELIVERED = 1, TP_EV_ACK = 2, TP_EV_RESP = 3 };
+
+struct tp_event {
+	uint64_t seq;
+	uint32_t status;
+	uint32_t val_len;
+	uint8_t kind;            /* enum tp_event_kind */
+	uint8_t op;
+	uint16_t worker;
+	const uint8_t *val;      /* valid until the next cli_poll */
+};
+
+struct tp_server;
+struct tp_client;
+
+struct transport_ops {
+	const char *name;
+	int version;
+
+	struct tp_server *(*srv_open)(const struct tp_srv_conf *c, char *err, size_t errlen);
+	const char *(*srv_endpoint)(struct tp_server *s);
+	int (*srv_poll)(struct tp_server *s, unsigned w, struct tp_arrival *a, int max);
+	const void *(*srv_req)(struct tp_server *s, unsigned w, uint64_t slot, size_t *avail);
+	void (*srv_release)(struct tp_server *s, unsigned w, uint64_t slot);
+	int (*srv_reply)(struct tp_server *s, unsigned w, uint32_t client_id,
+			 const struct wire_resp *r, const void *val);
+	void (*srv_flush)(struct tp_server *s, unsigned w);
+	json_t *(*srv_stats)(struct tp_server *s);
+	void (*srv_close)(struct tp_server *s);
+
+	struct tp_client *(*cli_open)(const struct tp_cli_conf *c, char *err, size_t errlen);
+	uint32_t (*cli_id)(struct tp_client *c);
+	unsigned (*cli_workers)(struct tp_client *c);
+	/* 0, or -1 with err set (e.g. request larger than a slot). */
+	int (*cli_post)(struct tp_client *c, unsigned w, const void *req, uint32_t len,
+			uint64_t seq, char *err, size_t errlen);
+	void (*cli_flush)(struct tp_client *c);
+	int (*cli_poll)(struct tp_client *c, struct tp_event *ev, int max);
+	json_t *(*cli_stats)(struct tp_client *c);
+	void (*cli_close)(struct tp_client *c);
+};
+
+const struct transport_ops *transport_find(const char *name);
+const char *transport_names(void);
+extern const char *const transport_name_list[];
+
+#endif
