@@ -21,6 +21,7 @@
 #define OQB_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 /* Same values as <syslog.h>; identical redefinitions are harmless. */
 #ifndef LOG_ERR
