@@ -265,7 +265,8 @@ static void *thread_main(void *arg)
 		int did = 0;
 		if (!t->gen_done) {
 			if (c->arrival == ARRIVAL_POISSON) {
-				while (arrival_peek(&t->arr) <= now) {
+				/* at most a batch before polling, so events keep up */
+				for (int b = 0; b < 32 && arrival_peek(&t->arr) <= now; b++) {
 					int r = issue(t, arrival_peek(&t->arr), 0, 0);
 					if (r <= 0)
 						break;   /* backlog stays on the schedule */
@@ -273,7 +274,7 @@ static void *thread_main(void *arg)
 					did = 1;
 				}
 			} else {
-				while (t->outstanding < c->outstanding) {
+				for (int b = 0; b < 32 && t->outstanding < c->outstanding; b++) {
 					if (issue(t, now, 0, 0) <= 0)
 						break;
 					did = 1;
@@ -419,9 +420,18 @@ json_t *client_result(struct client *cl)
 	double secs = cl->measured_ns / 1e9;
 	char host[256] = "";
 	gethostname(host, sizeof host - 1);
-	json_t *lat = json_object();
-	for (int k = 0; k < NCLS; k++)
+	json_t *lat = json_object(), *sum = json_object();
+	for (int k = 0; k < NCLS; k++) {
 		json_object_set_new(lat, cls_name[k], m[k] ? hist_to_json(m[k]) : json_null());
+		/* this process's percentiles, from its merged histogram (the
+		 * driver merges bins across processes; never average these) */
+		if (m[k])
+			json_object_set_new(sum, cls_name[k], json_pack("{s:I,s:I,s:I,s:I,s:f}",
+				"n", (json_int_t)m[k]->n, "p50", (json_int_t)hist_percentile(m[k], 50),
+				"p99", (json_int_t)hist_percentile(m[k], 99),
+				"max", (json_int_t)(m[k]->n ? m[k]->max : 0), "mean", hist_mean(m[k])));
+	}
+
 	json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"schema", "oqbench.client/1", "rank", (int)cl->c.rank, "host", host,
 		"system", cl->c.sys->name, "transport", cl->c.tp->name, "threads", (int)cl->c.threads,
@@ -442,6 +452,7 @@ json_t *client_result(struct client *cl)
 	json_object_set_new(j, "ring_full_waits", json_integer((json_int_t)fw));
 	json_object_set_new(j, "transport_stats", tstats);
 	json_object_set_new(j, "lat_ns", lat);
+	json_object_set_new(j, "summary_ns", sum);
 	if (cl->c.threads && cl->t[0].gen && cl->c.gen->describe) {
 		json_t *d = cl->c.gen->describe(cl->t[0].gen);
 		if (d)

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	if (r == 1)
 		return 0;
 	if (r < 0) {
-		fprintf(stderr, "oqb-client: %s (see --help)\n", err);
+		fprintf(stderr, "oqb-client: %s\n", err);
 		return 2;
 	}
 	log_set_prefix(NULL, "client", o.rank);

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 	if (r == 1)
 		return 0;
 	if (r < 0) {
-		fprintf(stderr, "oqb-server: %s (see --help)\n", err);
+		fprintf(stderr, "oqb-server: %s\n", err);
 		return 2;
 	}
 	log_set_prefix(NULL, "server", o.rank);

@@ -1,0 +1,331 @@
+/*
+ * test_shm.c - the shm transport and the server together, in one process:
+ * out-of-order publication executes in ticket order, read-your-writes
+ * across threads and workers (Case 3 of the OQ proof), a client that dies
+ * between claim and publish does not stall the worker, and malformed
+ * requests are rejected without stopping the server.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "clock.h"
+#include "server.h"
+#include "tp_shm.h"
+#include "wire.h"
+
+static struct server *start(const char *system, const char *backend, unsigned workers,
+			    uint64_t void_ms, uint64_t service_ns)
+{
+	char err[512];
+	struct server_conf c;
+	memset(&c, 0, sizeof c);
+	c.sys = system_find(system);
+	c.tp = &tp_shm_ops;
+	c.be = backend_find(backend);
+	c.tpc.workers = workers;
+	c.tpc.ring_slots = 64;
+	c.tpc.slot_size = 2048;
+	c.tpc.system = system;
+	c.tpc.void_timeout_ns = void_ms * 1000000ull;
+	c.bc.kind = backend;
+	c.bc.memory_mb = 16;
+	c.bc.service_ns = service_ns;
+	struct server *s = server_start(&c, err, sizeof err);
+	if (!s)
+		fprintf(stderr, "server_start: %s\n", err);
+	return s;
+}
+
+static struct tp_client *connect_to(struct server *s, const char *system)
+{
+	char err[512];
+	struct tp_cli_conf cc = { .endpoint = server_endpoint(s), .system = system, .max_outstanding = 64 };
+	struct tp_client *c = tp_shm_ops.cli_open(&cc, err, sizeof err);
+	if (!c)
+		fprintf(stderr, "cli_open: %s\n", err);
+	return c;
+}
+
+static uint32_t enc(uint8_t *buf, struct tp_client *c, unsigned op, unsigned worker, uint64_t seq,
+		    const char *key, const char *val)
+{
+	struct wire_req h = {
+		.op = (uint8_t)op, .flags = (op == WIRE_OP_SET || op == WIRE_OP_DEL) ? WIRE_F_NILEXT : 0,
+		.key_len = (uint16_t)strlen(key), .val_len = val ? (uint32_t)strlen(val) : 0,
+		.client_id = tp_shm_ops.cli_id(c), .worker = worker, .seq = seq,
+	};
+	return wire_encode_req(buf, 4096, &h, key, val);
+}
+
+/* Waits for an event of `kind` for seq; copies a response value. */
+static int wait_event(struct tp_client *c, uint64_t seq, unsigned kind, char *val, size_t cap,
+		      uint32_t *status, uint64_t timeout_ms)
+{
+	uint64_t end = clock_ns() + timeout_ms * 1000000ull;
+	struct tp_event ev[16];
+	while (clock_ns() < end) {
+		int n = tp_shm_ops.cli_poll(c, ev, 16);
+		for (int i = 0; i < n; i++)
+			if (ev[i].seq == seq && ev[i].kind == kind) {
+				if (val) {
+					size_t l = ev[i].val_len < cap - 1 ? ev[i].val_len : cap - 1;
+					memcpy(val, ev[i].val, l);
+					val[l] = 0;
+				}
+				if (status)
+					*status = ev[i].status;
+				return 0;
+			}
+	}
+	return -1;
+}
+
+static json_int_t worker_stat(struct server *s, unsigned w, const char *key)
+{
+	json_t *j = server_stats(s);
+	json_int_t v = json_integer_value(json_object_get(json_array_get(json_object_get(j, "per_worker"), w), key));
+	json_decref(j);
+	return v;
+}
+
+/* Publish tickets 2,1,0 in reverse: the server must execute 0,1,2.  With
+ * sets then a get per key, a wrong order would return the wrong value. */
+TEST(out_of_order_publish_executes_in_ticket_order)
+{
+	struct server *s = start("rawrpc", "cache", 1, 1000, 0);
+	REQUIRE(s);
+	struct tp_client *c = connect_to(s, "rawrpc");
+	REQUIRE(c);
+	uint8_t b[3][4096];
+	uint32_t l[3];
+	uint64_t t[3];
+	char err[256];
+	l[0] = enc(b[0], c, WIRE_OP_SET, 0, 1, "k", "first");
+	l[1] = enc(b[1], c, WIRE_OP_SET, 0, 2, "k", "second");
+	l[2] = enc(b[2], c, WIRE_OP_GET, 0, 3, "k", NULL);
+	for (int i = 0; i < 3; i++)
+		REQUIRE(shm_cli_claim(c, 0, &t[i], err, sizeof err) == 0, "%s", err);
+	CHECK(t[0] + 1 == t[1] && t[1] + 1 == t[2]);
+	/* get first, then the second set, then the first set */
+	CHECK(shm_cli_publish(c, 0, t[2], b[2], l[2]) == 1);
+	usleep(20000);   /* the worker sees ticket 2 before 0 and 1 */
+	CHECK(shm_cli_publish(c, 0, t[1], b[1], l[1]) == 1);
+	usleep(20000);
+	CHECK(shm_cli_publish(c, 0, t[0], b[0], l[0]) == 1);
+	char val[64];
+	uint32_t st = 99;
+	CHECK(wait_event(c, 3, TP_EV_RESP, val, sizeof val, &st, 2000) == 0);
+	CHECK(st == WIRE_OK && strcmp(val, "second") == 0, "get returned status %u value '%s'", st, val);
+	server_stop(s);
+	CHECK(worker_stat(s, 0, "out_of_order_arrivals") >= 1);
+	tp_shm_ops.cli_close(c);
+	server_destroy(s);
+}
+
+struct ryw_arg {
+	struct server *s;
+	const char *system;
+	int id, rounds, bad;
+};
+
+static void *ryw_thread(void *p)
+{
+	struct ryw_arg *a = p;
+	struct tp_client *c = connect_to(a->s, a->system);
+	uint8_t buf[4096];
+	char err[256], key[32], val[32], got[64];
+	if (!c) {
+		a->bad = -1;
+		return NULL;
+	}
+	unsigned workers = tp_shm_ops.cli_workers(c);
+	uint64_t seq = 0;
+	for (int i = 0; i < a->rounds; i++) {
+		snprintf(key, sizeof key, "t%d-k%d", a->id, i % 7);
+		snprintf(val, sizeof val, "v%d", i);
+		unsigned w = (unsigned)(i + a->id) % workers;   /* any fixed partition per key would do */
+		w = (unsigned)((i % 7) + a->id) % workers;
+		uint32_t len = enc(buf, c, WIRE_OP_SET, w, ++seq, key, val);
+		if (tp_shm_ops.cli_post(c, w, buf, len, seq, err, sizeof err) != 0 ||
+		    wait_event(c, seq, TP_EV_DELIVERED, NULL, 0, NULL, 2000) != 0) {
+			a->bad++;
+			continue;
+		}
+		/* committed (oq: on delivery); the get must see it */
+		len = enc(buf, c, WIRE_OP_GET, w, ++seq, key, NULL);
+		uint32_t st = 99;
+		if (tp_shm_ops.cli_post(c, w, buf, len, seq, err, sizeof err) != 0 ||
+		    wait_event(c, seq, TP_EV_RESP, got, sizeof got, &st, 2000) != 0 ||
+		    st != WIRE_OK || strcmp(got, val) != 0)
+			a->bad++;
+	}
+	tp_shm_ops.cli_close(c);
+	return NULL;
+}
+
+TEST(read_your_writes_across_threads_and_workers)
+{
+	struct server *s = start("oq", "cache", 3, 1000, 0);
+	REQUIRE(s);
+	pthread_t th[4];
+	struct ryw_arg a[4];
+	for (int i = 0; i < 4; i++) {
+		a[i] = (struct ryw_arg){ .s = s, .system = "oq", .id = i, .rounds = 300 };
+		pthread_create(&th[i], NULL, ryw_thread, &a[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(a[i].bad == 0, "thread %d: %d reads did not see the committed write", i, a[i].bad);
+	}
+	server_stop(s);
+	json_t *j = server_stats(s);
+	CHECK(json_integer_value(json_object_get(j, "executed")) == 4 * 300 * 2);
+	json_decref(j);
+	server_destroy(s);
+}
+
+/* A client that claims a slot and dies must not stall the worker; a later
+ * request is served once the claim is voided. */
+TEST(client_killed_mid_claim_does_not_stall)
+{
+	struct server *s = start("rawrpc", "null", 1, 30, 0);
+	REQUIRE(s);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct tp_client *c = connect_to(s, "rawrpc");
+		uint64_t t;
+		char err[64];
+		if (c && shm_cli_claim(c, 0, &t, err, sizeof err) == 0)
+			kill(getpid(), SIGKILL);   /* dies holding the claim */
+		_exit(1);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child did not die holding a claim");
+	struct tp_client *c = connect_to(s, "rawrpc");
+	REQUIRE(c);
+	uint8_t buf[4096];
+	char err[256];
+	uint32_t len = enc(buf, c, WIRE_OP_ECHO, 0, 1, "k", "hello");
+	uint64_t t0 = clock_ns();
+	REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 1, err, sizeof err) == 0, "%s", err);
+	char got[64];
+	CHECK(wait_event(c, 1, TP_EV_RESP, got, sizeof got, NULL, 3000) == 0, "no response after a dead claim");
+	uint64_t waited = clock_ns() - t0;
+	CHECK(waited >= 30000000ull, "answered in %llu ns, before the void timeout", (unsigned long long)waited);
+	server_stop(s);
+	CHECK(worker_stat(s, 0, "voided") == 1);
+	tp_shm_ops.cli_close(c);
+	server_destroy(s);
+}
+
+/* A late publisher whose claim was voided learns it was not committed. */
+TEST(late_publish_after_void_is_refused)
+{
+	struct server *s = start("rawrpc", "null", 1, 10, 0);
+	REQUIRE(s);
+	struct tp_client *c = connect_to(s, "rawrpc");
+	REQUIRE(c);
+	uint8_t buf[4096];
+	char err[256];
+	uint64_t t;
+	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
+	usleep(200000);   /* the worker voids the stalled claim */
+	uint32_t len = enc(buf, c, WIRE_OP_ECHO, 0, 7, "k", "late");
+	CHECK(shm_cli_publish(c, 0, t, buf, len) == 0, "publish after void must fail");
+	/* normal post still works */
+	REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 7, err, sizeof err) == 0);
+	CHECK(wait_event(c, 7, TP_EV_RESP, NULL, 0, NULL, 2000) == 0);
+	server_stop(s);
+	tp_shm_ops.cli_close(c);
+	server_destroy(s);
+}
+
+/* Corrupt and oversized requests are rejected, never executed or
+ * answered, and the server keeps serving. */
+TEST(bad_checksum_and_oversized_rejected)
+{
+	struct server *s = start("rawrpc", "cache", 1, 1000, 0);
+	REQUIRE(s);
+	struct tp_client *c = connect_to(s, "rawrpc");
+	REQUIRE(c);
+	uint8_t buf[4096];
+	char err[256];
+	uint64_t t;
+	/* 1: flipped bit in the value -> checksum mismatch */
+	uint32_t len = enc(buf, c, WIRE_OP_SET, 0, 1, "k", "poison");
+	buf[len - 20] ^= 0x10;
+	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
+	CHECK(shm_cli_publish(c, 0, t, buf, len) == 1);
+	/* 2: size field claims more than the slot holds */
+	len = enc(buf, c, WIRE_OP_SET, 0, 2, "k", "big");
+	buf[8] = 0xff; buf[9] = 0xff; buf[10] = 0xff; buf[11] = 0x0f;
+	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
+	CHECK(shm_cli_publish(c, 0, t, buf, len) == 1);
+	/* 3: garbage */
+	for (int i = 0; i < 128; i++)
+		buf[i] = (uint8_t)(i * 37 + 11);
+	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
+	CHECK(shm_cli_publish(c, 0, t, buf, 128) == 1);
+	/* then a good get: the poisoned set must not have been executed */
+	len = enc(buf, c, WIRE_OP_GET, 0, 4, "k", NULL);
+	REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 4, err, sizeof err) == 0);
+	uint32_t st = 99;
+	CHECK(wait_event(c, 4, TP_EV_RESP, NULL, 0, &st, 2000) == 0);
+	CHECK(st == WIRE_NOT_FOUND, "get after rejected sets: status %u, expected not found", st);
+	/* no response was sent for any of the bad ones */
+	struct tp_event ev[8];
+	usleep(20000);
+	CHECK(tp_shm_ops.cli_poll(c, ev, 8) == 0);
+	server_stop(s);
+	CHECK(worker_stat(s, 0, "rejected") == 3);
+	CHECK(worker_stat(s, 0, "executed") == 1);
+	tp_shm_ops.cli_close(c);
+	server_destroy(s);
+}
+
+/* Commit rules: what each system sends for a nilext set. */
+TEST(commit_rules_per_system)
+{
+	const char *sys[3] = { "oq", "rawrpc", "deferred" };
+	const int want_ack[3] = { 0, 0, 1 }, want_resp[3] = { 0, 1, 0 };
+	for (int i = 0; i < 3; i++) {
+		struct server *s = start(sys[i], "null", 1, 1000, 0);
+		REQUIRE(s);
+		struct tp_client *c = connect_to(s, sys[i]);
+		REQUIRE(c);
+		uint8_t buf[4096];
+		char err[256];
+		uint32_t len = enc(buf, c, WIRE_OP_SET, 0, 1, "k", "v");
+		REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 1, err, sizeof err) == 0);
+		len = enc(buf, c, WIRE_OP_GET, 0, 2, "k", NULL);
+		REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 2, err, sizeof err) == 0);
+		int acks = 0, resps = 0, deliv = 0, get_resp = 0;
+		uint64_t end = clock_ns() + 300000000ull;
+		struct tp_event ev[16];
+		while (clock_ns() < end) {
+			int n = tp_shm_ops.cli_poll(c, ev, 16);
+			for (int k = 0; k < n; k++) {
+				if (ev[k].kind == TP_EV_DELIVERED) deliv++;
+				if (ev[k].seq == 1 && ev[k].kind == TP_EV_ACK) acks++;
+				if (ev[k].seq == 1 && ev[k].kind == TP_EV_RESP) resps++;
+				if (ev[k].seq == 2 && ev[k].kind == TP_EV_RESP) get_resp++;
+			}
+		}
+		CHECK(deliv == 2, "%s: %d deliveries", sys[i], deliv);
+		CHECK(acks == want_ack[i], "%s: %d ACKs for the set", sys[i], acks);
+		CHECK(resps == want_resp[i], "%s: %d responses for the set", sys[i], resps);
+		CHECK(get_resp == 1, "%s: get answered %d times", sys[i], get_resp);
+		server_stop(s);
+		tp_shm_ops.cli_close(c);
+		server_destroy(s);
+	}
+}
+
+UNIT_MAIN(out_of_order_publish_executes_in_ticket_order, read_your_writes_across_threads_and_workers,
+	  client_killed_mid_claim_does_not_stall, late_publish_after_void_is_refused,
+	  bad_checksum_and_oversized_rejected, commit_rules_per_system)
