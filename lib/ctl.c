@@ -39,6 +39,7 @@ struct ctl {
 	char role[16];
 	unsigned rank;
 	char peer[80];
+	int is_proc;            /* opened by ctl_connect (the process side) */
 
 	/* bytes read but not yet split into lines */
 	char *buf;
@@ -332,6 +333,7 @@ struct ctl *ctl_connect(const char *hostport, const char *role, unsigned rank,
 						return NULL;
 					}
 					snprintf(c->role, sizeof c->role, "%s", role ? role : "?");
+					c->is_proc = 1;
 					c->rank = rank;
 					fill_peer(c);
 					return c;
@@ -370,6 +372,14 @@ int ctl_send(struct ctl *c, json_t *msg, char *err, size_t errlen)
 		return -1;
 	}
 	json_object_set_new(msg, "v", json_integer(CTL_VERSION));
+	/* A process tags everything it sends, so the driver can tell who sent
+	 * an ERROR that comes before HELLO. */
+	if (c->is_proc) {
+		if (!json_object_get(msg, "role"))
+			json_object_set_new(msg, "role", json_string(c->role));
+		if (!json_object_get(msg, "rank"))
+			json_object_set_new(msg, "rank", json_integer(c->rank));
+	}
 	s = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	if (!s) {

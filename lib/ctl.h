@@ -14,6 +14,11 @@
  *   driver -> process  {"v":1,"type":"STOP"}                 (servers)
  *                      finish, answer with DONE (server stats), exit.
  *   driver -> process  {"v":1,"type":"BYE"}  or EOF: exit now.
+ *   process -> driver  {"v":1,"type":"ERROR","message":"..."}  at any time,
+ *                      also before HELLO (then the process exits).
+ *
+ * Every message a process sends carries its "role" and "rank" (ctl_send
+ * adds them), so the driver can attribute an ERROR sent before HELLO.
  *
  * A process whose control connection closes (driver killed, host gone)
  * exits by itself: ctl_start_watch() runs a thread that reads the socket
