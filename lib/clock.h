@@ -21,10 +21,21 @@ static inline uint64_t clock_ns(void)
 /* Wall-clock (CLOCK_REALTIME) nanoseconds, for timestamps in results only. */
 uint64_t clock_wall_ns(void);
 
-/* Busy-wait until clock_ns() >= deadline; returns the time it saw. */
+/*
+ * Busy-waits (with the CPU's pause hint) until clock_ns() >= deadline;
+ * returns the first clock_ns() value at or past the deadline.
+ */
 uint64_t clock_spin_until(uint64_t deadline);
 
-/* Sleep (not spin) until deadline, for waits longer than a few 10s of us. */
+/*
+ * Waits until clock_ns() >= deadline without burning the CPU for long:
+ * clock_nanosleep (absolute, CLOCK_MONOTONIC) until CLOCK_SPIN_TAIL_NS
+ * before the deadline, then spins the rest, so the kernel's wake-up
+ * latency is absorbed by the spin.  Never returns early; it can return
+ * late when the sleep itself overshoots by more than the tail (timer
+ * slack, a busy machine).  Returns at once if deadline is past.
+ */
+#define CLOCK_SPIN_TAIL_NS 50000ull
 void clock_sleep_until(uint64_t deadline);
 
 #endif

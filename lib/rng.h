@@ -17,13 +17,22 @@ struct rng {
 /* splitmix64 step: advances *x and returns the next output. */
 uint64_t splitmix64(uint64_t *x);
 
+/*
+ * State = the first four splitmix64 outputs from x = seed (never all zero:
+ * splitmix64's output is a bijection of distinct counter values).
+ */
 void rng_seed(struct rng *r, uint64_t seed);
 
-/* Seed from several integers (e.g. run seed, process rank, thread index). */
+/*
+ * Seed from several integers (e.g. run seed, process rank, thread index):
+ * they are hashed together with splitmix64's mixer, so neighbouring
+ * tuples give unrelated streams.  Not the same stream as rng_seed(a).
+ */
 void rng_seed_multi(struct rng *r, uint64_t a, uint64_t b, uint64_t c);
 
 static inline uint64_t rng_rotl_(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
+/* Next 64 random bits (xoshiro256**, Blackman & Vigna). */
 static inline uint64_t rng_next(struct rng *r)
 {
 	uint64_t *s = r->s;
