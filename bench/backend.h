@@ -37,6 +37,13 @@ struct backend_req {
 	uint64_t aux;
 };
 
+/*
+ * exec always sets status and val_len.  get, echo and incr copy their value
+ * into val (val_cap bytes); incr's value is the new count in decimal ASCII,
+ * as memcached returns it.  A value that does not fit in val_cap (or val ==
+ * NULL) is not copied: status is WIRE_ERR_NOSPACE and val_len the length
+ * that was needed.  A val_cap of WIRE_MAX_VALUE always suffices.
+ */
 struct backend_out {
 	unsigned status;         /* enum wire_status */
 	uint8_t *val;            /* filled by get/echo/incr: buffer of val_cap */
@@ -59,6 +66,10 @@ struct backend_ops {
 };
 
 #define BACKEND_OPS_VERSION 1
+
+/* The built-in back ends (be_null.c, be_cache.c); pmkv's is in be_pmkv.h. */
+extern const struct backend_ops null_backend_ops;
+extern const struct backend_ops cache_backend_ops;
 
 /* Finds a backend by name; NULL if there is none. */
 const struct backend_ops *backend_find(const char *name);

@@ -1,0 +1,61 @@
+/*
+ * backend.c - the registry of KV back ends.
+ *
+ * One explicit table, in the order they are listed in help text; adding a
+ * back end is one line here (plus its own file).  Lookups are by exact name.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "backend.h"
+#include "be_pmkv.h"
+
+/* ---- the table: one line per back end ---- */
+static const struct backend_ops *const backend_table[] = {
+	&null_backend_ops,
+	&cache_backend_ops,
+	/* pmkv (be_pmkv.c) goes here: &pmkv_backend_ops, */
+};
+/* ---- end of table ---- */
+
+#define NBACKENDS (sizeof backend_table / sizeof backend_table[0])
+
+const struct backend_ops *backend_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < NBACKENDS; i++) {
+		const struct backend_ops *b = backend_table[i];
+		/* A back end built against another interface version is
+		 * treated as absent rather than called with wrong arguments. */
+		if (b->version == BACKEND_OPS_VERSION && strcmp(b->name, name) == 0)
+			return b;
+	}
+	return NULL;
+}
+
+static char names_buf[256];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void build_names(void)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < NBACKENDS; i++) {
+		const char *n = backend_table[i]->name;
+		size_t len = strlen(n);
+		if (off + len + 2 > sizeof names_buf)
+			break;
+		if (off)
+			names_buf[off++] = ',';
+		memcpy(names_buf + off, n, len);
+		off += len;
+	}
+	names_buf[off] = '\0';
+}
+
+const char *backend_names(void)
+{
+	pthread_once(&names_once, build_names);
+	return names_buf;
+}
