@@ -107,9 +107,13 @@ struct mbox_hdr {
 	/* then `workers` struct mbox_ring, then workers * cap data bytes */
 };
 
+/* Each slot's state word has a cache line of its own, so the worker
+ * releasing one slot and a client claiming the next do not share a line. */
+#define ST_STRIDE (CL / 8)
+
 static size_t ring_map_size(unsigned slots, unsigned slot_size)
 {
-	return sizeof(struct ring_hdr) + (size_t)slots * 8 + (size_t)slots * slot_size + CL;
+	return sizeof(struct ring_hdr) + (size_t)slots * CL + (size_t)slots * slot_size + CL;
 }
 
 static size_t mbox_map_size(unsigned workers)
@@ -163,6 +167,8 @@ struct srv_worker {
 	_Atomic uint64_t *state;
 	uint8_t *data;
 	uint64_t scan;                 /* next ticket not yet examined */
+	uint64_t tail_seen;            /* last value read from ring->tail */
+	uint64_t frontier_polls;
 	uint64_t *pend;                /* claimed-but-unpublished tickets */
 	uint64_t *pend_since;
 	unsigned npend;
@@ -262,11 +268,11 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 		w->ring->ring_slots = c->ring_slots;
 		w->ring->slot_size = c->slot_size;
 		w->ring->state_off = sizeof(struct ring_hdr);
-		w->ring->data_off = (sizeof(struct ring_hdr) + (size_t)c->ring_slots * 8 + CL - 1) & ~(size_t)(CL - 1);
+		w->ring->data_off = sizeof(struct ring_hdr) + (size_t)c->ring_slots * CL;
 		w->state = (_Atomic uint64_t *)((uint8_t *)base_p + w->ring->state_off);
 		w->data = (uint8_t *)base_p + w->ring->data_off;
 		for (uint64_t t = 0; t < c->ring_slots; t++)
-			atomic_store_explicit(&w->state[t], ST(t, ST_FREE), memory_order_relaxed);
+			atomic_store_explicit(&w->state[t * ST_STRIDE], ST(t, ST_FREE), memory_order_relaxed);
 		atomic_store(&w->ring->tail, 0);
 		w->ring->magic = SHM_MAGIC;
 		w->pend = calloc(c->ring_slots, sizeof *w->pend);
@@ -300,7 +306,7 @@ static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, 
 	/* Slots seen claimed earlier: published now, or timed out? */
 	for (unsigned i = 0; i < w->npend && k < max; ) {
 		uint64_t t = w->pend[i];
-		uint64_t v = atomic_load_explicit(&w->state[t & mask], memory_order_acquire);
+		uint64_t v = atomic_load_explicit(&w->state[(t & mask) * ST_STRIDE], memory_order_acquire);
 		int done = 0;
 		if (v == ST(t, ST_PUB)) {
 			a[k].slot = t; a[k].voided = 0; k++;
@@ -311,13 +317,13 @@ static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, 
 			uint64_t waited = now - w->pend_since[i];
 			uint64_t expect = v;
 			if (v == ST(t, ST_FREE) && waited > s->c.void_timeout_ns) {
-				if (atomic_compare_exchange_strong(&w->state[t & mask], &expect, ST(t + n, ST_FREE))) {
+				if (atomic_compare_exchange_strong(&w->state[(t & mask) * ST_STRIDE], &expect, ST(t + n, ST_FREE))) {
 					a[k].slot = t; a[k].voided = 1; k++;
 					w->voided++;
 					done = 1;
 				}
 			} else if (v == ST(t, ST_WRITE) && waited > 4 * s->c.void_timeout_ns) {
-				if (atomic_compare_exchange_strong(&w->state[t & mask], &expect, ST(t, ST_QUAR))) {
+				if (atomic_compare_exchange_strong(&w->state[(t & mask) * ST_STRIDE], &expect, ST(t, ST_QUAR))) {
 					a[k].slot = t; a[k].voided = 1; k++;
 					w->voided++;
 					w->quarantined++;
@@ -331,23 +337,41 @@ static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, 
 			i++;
 	}
 
-	/* New tickets. */
-	uint64_t tail = atomic_load_explicit(&w->ring->tail, memory_order_acquire);
-	while (w->scan < tail && k < max) {
+	/* New tickets.  The state word says what a ticket's slot holds; the
+	 * shared `tail` (which every client increments) is read only when a
+	 * slot looks untouched, to tell "claimed but not yet marked" from "not
+	 * claimed", so the worker does not bounce the tail's cache line. */
+	while (k < max) {
 		uint64_t t = w->scan;
-		uint64_t v = atomic_load_explicit(&w->state[t & mask], memory_order_acquire);
+		uint64_t v = atomic_load_explicit(&w->state[(t & mask) * ST_STRIDE], memory_order_acquire);
 		if (v == ST(t, ST_PUB)) {
 			a[k].slot = t; a[k].voided = 0; k++;
-		} else if ((v & 3) == ST_QUAR && (v >> 2) < t) {
-			/* retired slot from an earlier lap: skip this ticket */
-			a[k].slot = t; a[k].voided = 1; k++;
-			w->voided++;
-		} else if (v == ST(t, ST_FREE) || v == ST(t, ST_WRITE)) {
+		} else if (v == ST(t, ST_WRITE)) {
 			if (!now)
 				now = clock_ns();
 			w->pend[w->npend] = t;
 			w->pend_since[w->npend] = now;
 			w->npend++;
+		} else if (v == ST(t, ST_FREE) || ((v & 3) == ST_QUAR && (v >> 2) < t)) {
+			if (w->tail_seen <= t) {
+				if ((++w->frontier_polls & 255) != 0)
+					break;
+				w->tail_seen = atomic_load_explicit(&w->ring->tail, memory_order_acquire);
+				if (w->tail_seen <= t)
+					break;   /* nothing claimed here yet */
+			}
+			if (v == ST(t, ST_FREE)) {
+				/* claimed, not yet marked WRITING */
+				if (!now)
+					now = clock_ns();
+				w->pend[w->npend] = t;
+				w->pend_since[w->npend] = now;
+				w->npend++;
+			} else {
+				/* retired slot from an earlier lap: skip this ticket */
+				a[k].slot = t; a[k].voided = 1; k++;
+				w->voided++;
+			}
 		} else {
 			break;   /* the previous lap of this slot is not released yet */
 		}
@@ -368,7 +392,7 @@ static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 {
 	struct srv_worker *w = &s->w[wi];
 	const uint64_t n = s->c.ring_slots;
-	_Atomic uint64_t *st = &w->state[slot & (n - 1)];
+	_Atomic uint64_t *st = &w->state[(slot & (n - 1)) * ST_STRIDE];
 	/* Only a slot we executed is handed to the next lap here; a voided
 	 * slot was already recycled (or retired) by the void CAS. */
 	if (atomic_load_explicit(st, memory_order_relaxed) == ST(slot, ST_PUB))
@@ -614,7 +638,7 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err,
 	for (;;) {
 		/* Rule 1: the ticket is the request's place in the queue. */
 		uint64_t t = atomic_fetch_add_explicit(&c->ring[wi]->tail, 1, memory_order_relaxed);
-		_Atomic uint64_t *st = &state[t & mask];
+		_Atomic uint64_t *st = &state[(t & mask) * ST_STRIDE];
 		uint64_t full_since = 0, spins = 0;
 		int claimed = 0;
 		for (;;) {
@@ -664,7 +688,7 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err,
 int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *req, uint32_t len)
 {
 	const uint64_t mask = c->slots - 1;
-	_Atomic uint64_t *st = &c->state[wi][t & mask];
+	_Atomic uint64_t *st = &c->state[wi][(t & mask) * ST_STRIDE];
 	memcpy(c->data[wi] + (t & mask) * (size_t)c->slot_size, req, len);
 	uint64_t expect = ST(t, ST_WRITE);
 	if (!atomic_compare_exchange_strong_explicit(st, &expect, ST(t, ST_PUB),
