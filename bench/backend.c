@@ -14,7 +14,7 @@
 static const struct backend_ops *const backend_table[] = {
 	&null_backend_ops,
 	&cache_backend_ops,
-	/* pmkv (be_pmkv.c) goes here: &pmkv_backend_ops, */
+	&pmkv_backend_ops,
 };
 /* ---- end of table ---- */
 
