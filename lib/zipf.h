@@ -4,13 +4,23 @@
  *
  * Items are ranks 0..n-1, rank 0 the most popular, P(rank i) proportional
  * to 1/(i+1)^theta.  theta = 0 is uniform.  Gray's closed form divides by
- * (1 - theta) and is only approximate for the first ranks, so for
- * theta == 1 (and, optionally, small n) the generator uses an exact CDF
- * table with binary search instead (`exact` below).
+ * (1 - theta) and is only approximate for the first ranks (ranks 2..9 come
+ * out up to ~10 % too often at theta 0.99), so for theta == 1 (and, when
+ * asked, small n) the generator uses an exact CDF table with binary search
+ * instead (exact_table_max below).  Gray's formula is still what YCSB
+ * draws, and it works for theta > 1 too (alpha and eta change sign
+ * together), so it is the default.
+ *
+ * zeta(n, theta) is summed directly up to n = 4096 and by Euler-Maclaurin
+ * above (first 1023 terms summed, the rest as integral + end corrections up
+ * to the third derivative): the remainder is below 2.2e-4 theta (theta+1)
+ * (theta+2) (theta+3) 1024^-(theta+4), under 1e-16 relative for every
+ * theta, so zipf_init is instant even for n = 10^10.
  */
 #ifndef OQB_ZIPF_H
 #define OQB_ZIPF_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "rng.h"
 
@@ -23,35 +33,62 @@ struct zipf {
 	double eta;
 	double half_pow_theta; /* 0.5^theta */
 	double *cdf;         /* exact table (n entries) or NULL */
+	uint64_t items;      /* zipf_scrambled_next's modulus: n, or the item
+				count given to zipf_init_ycsb_scrambled */
 };
 
 /*
  * Sets up a generator over n >= 1 items.  exact_table_max: use the exact
- * CDF table when n <= exact_table_max (theta == 1 always uses it; it then
- * needs n <= ZIPF_TABLE_LIMIT).  Returns 0, or -1 with a message in err.
+ * CDF table (8 bytes per item) when n <= min(exact_table_max,
+ * ZIPF_TABLE_LIMIT); theta == 1 always uses it and then needs
+ * n <= ZIPF_TABLE_LIMIT.  Pass 0 for YCSB's behaviour.  Returns 0, or -1
+ * with a message in err (n = 0, theta negative or not finite, theta == 1
+ * with too many items, out of memory).
  */
 #define ZIPF_TABLE_LIMIT (1ull << 26)
 int zipf_init(struct zipf *z, uint64_t n, double theta, uint64_t exact_table_max,
 	      char *err, size_t errlen);
+
+/*
+ * Exactly YCSB's ScrambledZipfianGenerator(0, items - 1, theta): the rank
+ * is drawn by Gray's formula over YCSB's fixed 10^10 + 1 items (its
+ * ITEM_COUNT; zetan is YCSB's precomputed 26.46902820178302 for theta
+ * 0.99) and zipf_scrambled_next maps it to fnv1a64_u64(rank) % items.  The
+ * hottest item therefore gets about 1/26.5 of the draws at theta 0.99,
+ * whatever the item count.  zipf_next on such a generator returns ranks
+ * over 10^10 + 1 items.  Returns 0 or -1 with a message in err.
+ */
+#define ZIPF_YCSB_ITEM_COUNT 10000000000ull
+#define ZIPF_YCSB_ZETAN_099  26.46902820178302
+int zipf_init_ycsb_scrambled(struct zipf *z, uint64_t items, double theta,
+			     char *err, size_t errlen);
+
+/* Frees the table; z can be zipf_init'ed again.  Safe on a zeroed struct. */
 void zipf_free(struct zipf *z);
 
-/* Next rank in [0, n). */
+/* Next rank in [0, n): Gray's formula (clamped to n - 1) or the table. */
 uint64_t zipf_next(const struct zipf *z, struct rng *r);
 
-/* Exact probability of rank i (0-based). */
+/* Exact probability of rank i (0-based): (i+1)^-theta / zetan; 0 for i >= n. */
 double zipf_pmf(const struct zipf *z, uint64_t i);
 
-/* zeta(n, theta) = sum_{i=1..n} i^-theta. */
+/* zeta(n, theta) = sum_{i=1..n} i^-theta (0 for n = 0; see above). */
 double zipf_zeta(uint64_t n, double theta);
 
-/* YCSB's Utils.fnvhash64: FNV-1a 64 over the 8 bytes of v, low byte first,
- * then the absolute value of the signed result. */
+/*
+ * YCSB's Utils.fnvhash64: FNV-1a 64 over the 8 bytes of v, low byte first,
+ * then the absolute value of the result read as signed.  The one hash
+ * whose absolute value does not fit (INT64_MIN) is returned as 2^63, its
+ * true magnitude; Java would return it negative.
+ */
 uint64_t fnv1a64_u64(uint64_t v);
 
 /*
- * YCSB's ScrambledZipfianGenerator: a Zipfian rank over the item count,
- * scattered by fnv1a64_u64(rank) % n so that popular items are not
- * adjacent.  It keeps the popularity of zipf_next but not the order.
+ * YCSB's ScrambledZipfianGenerator: a Zipfian rank from zipf_next,
+ * scattered by fnv1a64_u64(rank) % items so that popular items are not
+ * adjacent.  After zipf_init (items = n) it keeps the popularity of
+ * zipf_next up to hash collisions but not the order; after
+ * zipf_init_ycsb_scrambled it is YCSB's generator bit for bit.
  */
 uint64_t zipf_scrambled_next(const struct zipf *z, struct rng *r);
 
