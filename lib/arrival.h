@@ -8,6 +8,10 @@
  *
  * Closed loop: a fixed number of requests outstanding per thread; a new one
  * is sent when one completes, and its intended time is the completion time.
+ *
+ * Times are doubles so fractions of a nanosecond carry over between draws;
+ * at CLOCK_MONOTONIC values below 2^53 ns (104 days of uptime) a double
+ * holds every nanosecond exactly.
  */
 #ifndef OQB_ARRIVAL_H
 #define OQB_ARRIVAL_H
@@ -25,18 +29,37 @@ struct arrival {
 	struct rng rng;
 };
 
-/* Poisson at ops_per_sec (> 0), schedule starting at start_ns. */
+/*
+ * Poisson at ops_per_sec (> 0), schedule starting at start_ns: the first
+ * request is one exponential gap after start_ns (so threads that share a
+ * start time do not all fire at once).  Callers validate the rate; a rate
+ * that is not a positive finite number gives a schedule that never fires
+ * (arrival_next returns UINT64_MAX) rather than a flood.
+ */
 void arrival_init_poisson(struct arrival *a, uint64_t start_ns, double ops_per_sec,
 			  uint64_t seed);
+
+/* Closed loop with `outstanding` requests in flight (the caller keeps them). */
 void arrival_init_closed(struct arrival *a, unsigned outstanding, uint64_t seed);
 
-/* Poisson: intended time of the next request; advances the schedule. */
+/*
+ * Poisson: the intended time of the next request, then the schedule moves
+ * on by one exponential gap from that intended time, however late the
+ * caller is.  Closed loop: clock_ns(), i.e. "now".
+ */
 uint64_t arrival_next(struct arrival *a);
 
-/* Peek at the next intended time without advancing. */
-static inline uint64_t arrival_peek(const struct arrival *a) { return (uint64_t)a->next_ns; }
+/* Peek at the next intended time without advancing (0 in closed loop). */
+static inline uint64_t arrival_peek(const struct arrival *a)
+{
+	return a->next_ns < 0x1p64 ? (uint64_t)a->next_ns : UINT64_MAX;
+}
 
-/* One exponential draw with mean mean_ns (for service times too). */
+/*
+ * One exponential draw with mean mean_ns (for service times too):
+ * -log1p(-U) * mean_ns with U in [0, 1), so it is finite (at most about
+ * 36.7 means) and 0 only when U == 0.
+ */
 double arrival_exp_draw(struct rng *r, double mean_ns);
 
 #endif
