@@ -1020,12 +1020,12 @@ static struct backend *pmkv_be_open(const struct backend_conf *c, char *err, siz
 	struct backend *b;
 
 	if (!c->path || !*c->path) {
-		snprintf(err, errlen, "pmkv needs a pool file path (the backend's path setting); "
-			 "each worker uses PATH.w<worker>");
+		snprintf(err, errlen, "pmkv needs a pool path prefix (oqb-server --pmem-path PATH); "
+			 "each worker uses the file PATH.w<worker>");
 		return NULL;
 	}
 	if (mb > (PMKV_MAX_POOL_BYTES >> 20)) {
-		snprintf(err, errlen, "pmkv pool_mb %llu is too large; the limit is %llu",
+		snprintf(err, errlen, "pmkv pool_mb (--pool-mb) %llu is too large; the limit is %llu",
 			 (unsigned long long)mb, (unsigned long long)(PMKV_MAX_POOL_BYTES >> 20));
 		return NULL;
 	}
