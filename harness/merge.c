@@ -1,0 +1,171 @@
+/*
+ * merge.c - client results -> one point of run.json.
+ *
+ * Each client reports one histogram per op class ("all", "nilext",
+ * "non_nilext").  The point's histogram of a class is the bin-wise sum of
+ * the clients' (hist_merge), and every percentile is read from that sum;
+ * averaging per-client percentiles would be wrong whenever clients see
+ * different loads.  Counters and throughputs add up.
+ */
+#include "merge.h"
+#include "stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const classes[] = { "all", "nilext", "non_nilext" };
+#define NCLASSES 3
+
+/* Counters copied per client and summed per point. */
+static const char *const counters[] = {
+	"sent", "committed", "unanswered", "ring_full_waits", "errors",
+};
+#define NCOUNTERS (sizeof counters / sizeof counters[0])
+
+static json_t *ci_pair(uint64_t lo, uint64_t hi)
+{
+	return json_pack("[II]", (json_int_t)lo, (json_int_t)hi);
+}
+
+json_t *merge_summary(const struct hist *h)
+{
+	json_t *j = hist_to_json(h);
+	uint64_t lo, hi;
+
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "mean", json_real(hist_mean(h)));
+	json_object_set_new(j, "p50", json_integer((json_int_t)hist_percentile(h, 50)));
+	json_object_set_new(j, "p99", json_integer((json_int_t)hist_percentile(h, 99)));
+	json_object_set_new(j, "p999", json_integer((json_int_t)hist_percentile(h, 99.9)));
+	stats_hist_pct_ci(h, 0.5, STATS_Z95, &lo, &hi);
+	json_object_set_new(j, "p50_ci", ci_pair(lo, hi));
+	stats_hist_pct_ci(h, 0.99, STATS_Z95, &lo, &hi);
+	json_object_set_new(j, "p99_ci", ci_pair(lo, hi));
+	return j;
+}
+
+int merge_hist_from(struct hist *h, const json_t *j, const char *what, char *err, size_t errlen)
+{
+	char e[256];
+
+	if (hist_from_json(h, j, e, sizeof e) < 0) {
+		snprintf(err, errlen, "%s: %s", what, e);
+		return -1;
+	}
+	return 0;
+}
+
+static double num(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclients,
+		    const json_t *server, char *err, size_t errlen)
+{
+	struct hist *sum[NCLASSES] = { 0 }, *one = NULL;
+	json_t *p = NULL, *lat, *cl;
+	double achieved = 0, tot[NCOUNTERS] = { 0 }, measured = 0;
+	char what[128];
+	size_t i, c, k;
+
+	one = hist_new();
+	for (c = 0; c < NCLASSES; c++)
+		sum[c] = hist_new();
+	p = json_object();
+	cl = json_array();
+	if (!one || !sum[0] || !sum[1] || !sum[2] || !p || !cl) {
+		snprintf(err, errlen, "out of memory merging results");
+		json_decref(cl);
+		goto fail;
+	}
+	json_object_set_new(p, "index", json_integer(pt->idx));
+	json_object_set_new(p, "system", json_string(pt->system));
+	if (pt->outstanding > 0) {
+		json_object_set_new(p, "offered_ops", json_null());
+		json_object_set_new(p, "outstanding", json_integer(pt->outstanding));
+	} else {
+		json_object_set_new(p, "offered_ops", json_real(pt->offered_ops));
+	}
+	json_object_set_new(p, "clients", cl);
+
+	for (i = 0; i < nclients; i++) {
+		const json_t *r = clients[i], *lj;
+		const char *schema = json_string_value(json_object_get(r, "schema"));
+		long long rank = json_integer_value(json_object_get(r, "rank"));
+		json_t *row;
+
+		if (!json_is_object(r) || !schema || strcmp(schema, "oqbench.client/1") != 0) {
+			snprintf(err, errlen, "client %zu: result schema is \"%s\", expected "
+				 "\"oqbench.client/1\" (oqb-client and oqb from different builds? run make)",
+				 i, schema ? schema : "(none)");
+			goto fail;
+		}
+		lj = json_object_get(r, "lat_ns");
+		row = json_object();
+		json_object_set_new(row, "rank", json_integer(rank));
+		json_object_set(row, "host", json_object_get(r, "host") ? json_object_get(r, "host")
+									: json_null());
+		json_object_set_new(row, "threads", json_integer(json_integer_value(json_object_get(r, "threads"))));
+		json_object_set_new(row, "offered_ops", json_real(num(r, "offered_ops")));
+		json_object_set_new(row, "achieved_ops", json_real(num(r, "achieved_ops")));
+		json_object_set_new(row, "measured_ns", json_integer((json_int_t)num(r, "measured_ns")));
+		for (k = 0; k < NCOUNTERS; k++) {
+			json_object_set_new(row, counters[k], json_integer((json_int_t)num(r, counters[k])));
+			tot[k] += num(r, counters[k]);
+		}
+		achieved += num(r, "achieved_ops");
+		if (num(r, "measured_ns") > measured)
+			measured = num(r, "measured_ns");
+		json_t *ns = json_object();
+		for (c = 0; c < NCLASSES; c++) {
+			const json_t *hj = json_object_get(lj, classes[c]);
+			if (!hj && c > 0) {
+				/* A client may leave out a class it never sent. */
+				json_object_set_new(ns, classes[c], json_integer(0));
+				continue;
+			}
+			snprintf(what, sizeof what, "client %lld: lat_ns.%s", rank, classes[c]);
+			if (merge_hist_from(one, hj, what, err, errlen) < 0) {
+				json_decref(ns);
+				json_decref(row);
+				goto fail;
+			}
+			hist_merge(sum[c], one);
+			json_object_set_new(ns, classes[c], json_integer((json_int_t)one->n));
+		}
+		json_object_set_new(row, "n", ns);
+		json_array_append_new(cl, row);
+		if (i == 0 && json_object_get(r, "workload"))
+			json_object_set(p, "workload", json_object_get(r, "workload"));
+	}
+
+	json_object_set_new(p, "achieved_ops", json_real(achieved));
+	for (k = 0; k < NCOUNTERS; k++)
+		json_object_set_new(p, counters[k], json_integer((json_int_t)tot[k]));
+	json_object_set_new(p, "measured_ns", json_integer((json_int_t)measured));
+	if (pt->outstanding > 0)
+		json_object_set_new(p, "saturated", json_null());
+	else
+		json_object_set_new(p, "saturated",
+				    json_boolean(achieved < MERGE_SATURATED * pt->offered_ops));
+	lat = json_object();
+	json_object_set_new(p, "lat_ns", lat);
+	for (c = 0; c < NCLASSES; c++)
+		json_object_set_new(lat, classes[c], merge_summary(sum[c]));
+	json_object_set(p, "server", server ? (json_t *)server : json_null());
+
+	for (c = 0; c < NCLASSES; c++)
+		hist_free(sum[c]);
+	hist_free(one);
+	return p;
+fail:
+	for (c = 0; c < NCLASSES; c++)
+		hist_free(sum[c]);
+	hist_free(one);
+	json_decref(p);
+	return NULL;
+}

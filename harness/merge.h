@@ -1,0 +1,39 @@
+/*
+ * merge.h - from per-process results to one measurement point.
+ *
+ * Latency percentiles of a point come from the client histograms merged
+ * bin by bin (hist_merge), never from averaging per-client percentiles;
+ * throughput and counters are sums.
+ */
+#ifndef OQB_MERGE_H
+#define OQB_MERGE_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "hist.h"
+#include "runconf.h"
+
+#define MERGE_SATURATED 0.95   /* achieved below this fraction of offered */
+
+/*
+ * The run.json summary of a histogram: {n, min, max, mean, p50, p99,
+ * p999, p50_ci, p99_ci, sum, overflow, bins}.  CIs are 95 % order-
+ * statistic intervals (lib/stats).  NULL on allocation failure.
+ */
+json_t *merge_summary(const struct hist *h);
+
+/*
+ * Reads a histogram out of a summary or a hist_to_json object (extra keys
+ * are ignored).  Returns 0, or -1 with err naming `what` and the field.
+ */
+int merge_hist_from(struct hist *h, const json_t *j, const char *what, char *err, size_t errlen);
+
+/*
+ * Builds the point object of run.json from the clients' DONE results
+ * (each an "oqbench.client/1" object) and the server's.  Returns a new
+ * object, or NULL with err naming the client rank and the bad field.
+ */
+json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclients,
+		    const json_t *server, char *err, size_t errlen);
+
+#endif

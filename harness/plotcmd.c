@@ -1,0 +1,207 @@
+/*
+ * plotcmd.c - `oqb plot RUN_DIR [--out DIR]` (plotcmd.h).
+ *
+ * Latency vs throughput (the paper's Figs 7/8): the data file has one
+ * block per system, blocks separated by two blank lines (gnuplot's
+ * `index`), rows sorted by offered load:
+ *   achieved_ops  p50_ns  p99_ns  offered_ops
+ * Points without samples are left out.  The script gets the system names
+ * in block order as its third argument.
+ */
+#include "plotcmd.h"
+#include "opts.h"
+#include "run.h"
+#include "runjson.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct plot_opts {
+	const char *out;
+};
+
+#define O(f) offsetof(struct plot_opts, f)
+static const struct opt plot_tab[] = {
+	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL, "directory for the figures (default: RUN_DIR)" },
+	{ NULL, .help = "plot median and P99 latency vs achieved throughput from RUN_DIR/run.json" },
+};
+#undef O
+
+static int cmp_offered(const void *a, const void *b)
+{
+	double x = json_number_value(json_object_get(*(json_t *const *)a, "offered_ops"));
+	double y = json_number_value(json_object_get(*(json_t *const *)b, "offered_ops"));
+	if (x == y) {
+		x = json_number_value(json_object_get(*(json_t *const *)a, "outstanding"));
+		y = json_number_value(json_object_get(*(json_t *const *)b, "outstanding"));
+	}
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Writes the data file.  Returns the number of systems with data (their
+ * names, space-separated, in names), or -1 with err.
+ */
+static int write_lt_data(const json_t *run, const char *path, char *names, size_t nlen,
+			 char *err, size_t errlen)
+{
+	const json_t *points = json_object_get(run, "points");
+	const char *seen[64];
+	size_t nseen = 0, i, j;
+	json_t *p;
+	FILE *f;
+	int blocks = 0;
+
+	/* Systems in order of first appearance (the config's order). */
+	json_array_foreach(points, i, p) {
+		const char *s = json_string_value(json_object_get(p, "system"));
+		if (!s)
+			continue;
+		for (j = 0; j < nseen && strcmp(seen[j], s) != 0; j++)
+			;
+		if (j == nseen && nseen < 64)
+			seen[nseen++] = s;
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# oqb plot: latency vs throughput; one block per system (%s)\n",
+		json_string_value(json_object_get(run, "name")));
+	fprintf(f, "# achieved_ops p50_ns p99_ns offered_ops\n");
+	names[0] = '\0';
+	for (j = 0; j < nseen; j++) {
+		json_t *rows[1024];
+		size_t n = 0;
+		json_array_foreach(points, i, p) {
+			const json_t *all = json_object_get(json_object_get(p, "lat_ns"), "all");
+			if (strcmp(json_string_value(json_object_get(p, "system")), seen[j]) != 0 ||
+			    json_integer_value(json_object_get(all, "n")) <= 0 || n >= 1024)
+				continue;
+			rows[n++] = p;
+		}
+		if (!n)
+			continue;
+		qsort(rows, n, sizeof rows[0], cmp_offered);
+		if (blocks)
+			fprintf(f, "\n\n");
+		fprintf(f, "# system %s\n", seen[j]);
+		for (i = 0; i < n; i++) {
+			const json_t *all = json_object_get(json_object_get(rows[i], "lat_ns"), "all");
+			fprintf(f, "%.1f %.0f %.0f %.1f\n",
+				json_number_value(json_object_get(rows[i], "achieved_ops")),
+				json_number_value(json_object_get(all, "p50")),
+				json_number_value(json_object_get(all, "p99")),
+				json_number_value(json_object_get(rows[i], "offered_ops")));
+		}
+		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", blocks ? " " : "", seen[j]);
+		blocks++;
+	}
+	if (fclose(f) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return blocks;
+}
+
+static int gnuplot(const char *script, const char *data, const char *out, const char *names,
+		   const char *title, char *err, size_t errlen)
+{
+	char msg[512];
+	char *argv[] = { "gnuplot", "-c", (char *)script, (char *)data, (char *)out, (char *)names,
+			 (char *)title, NULL };
+
+	if (run_capture(argv, msg, sizeof msg) < 0) {
+		snprintf(err, errlen, "gnuplot -c %s %s %s failed (is gnuplot installed? make deps; "
+			 "run that command by hand to see its error)", script, data, out);
+		return -1;
+	}
+	return 0;
+}
+
+int plot_main(int argc, char **argv)
+{
+	struct plot_opts o;
+	char err[16384], path[PATH_MAX + 32], dir[PATH_MAX], outdir[PATH_MAX], plotdir[PATH_MAX + 32];
+	char data[PATH_MAX + 64], svg[PATH_MAX + 64], png[PATH_MAX + 64], script[PATH_MAX + 64];
+	char names[1024], title[512];
+	int npos = 0, r, rc = 1;
+	json_t *run;
+	struct stat st;
+	const char *env;
+
+	r = opts_parse(plot_tab, &o, argc, argv, &npos, err, sizeof err);
+	if (r == 1)
+		return 0;
+	if (r < 0 || npos != 1) {
+		fprintf(stderr, "oqb plot: %s\nusage: oqb plot RUN_DIR [--out DIR]\n",
+			r < 0 ? err : "expected one results directory (or its run.json)");
+		return 2;
+	}
+	snprintf(dir, sizeof dir, "%s", argv[1]);
+	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* Given run.json itself. */
+		snprintf(path, sizeof path, "%s", dir);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(dir, sizeof dir, ".");
+	} else {
+		snprintf(path, sizeof path, "%s/run.json", dir);
+	}
+	run = runjson_load(path, err, sizeof err);
+	if (!run) {
+		fprintf(stderr, "oqb plot: %s\n", err);
+		return 1;
+	}
+	snprintf(outdir, sizeof outdir, "%s", o.out ? o.out : dir);
+	if (o.out && mkdir(o.out, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "oqb plot: cannot create %s: %s\n", o.out, strerror(errno));
+		goto out;
+	}
+	env = getenv("OQB_PLOT_DIR");
+	if (env && *env)
+		snprintf(plotdir, sizeof plotdir, "%s", env);
+	else
+		snprintf(plotdir, sizeof plotdir, "%s/../plot", self_bin_dir());
+	snprintf(script, sizeof script, "%s/latency-throughput.gp", plotdir);
+	if (access(script, R_OK) != 0) {
+		fprintf(stderr, "oqb plot: %s: %s (set OQB_PLOT_DIR to the plot/ directory of oqbench)\n",
+			script, strerror(errno));
+		goto out;
+	}
+
+	snprintf(data, sizeof data, "%s/latency-throughput.dat", outdir);
+	int nsys = write_lt_data(run, data, names, sizeof names, err, sizeof err);
+	if (nsys < 0) {
+		fprintf(stderr, "oqb plot: %s\n", err);
+		goto out;
+	}
+	if (nsys == 0) {
+		fprintf(stderr, "oqb plot: %s has no points with latency samples; nothing to plot\n", path);
+		goto out;
+	}
+	snprintf(title, sizeof title, "%s (%s, %s)", json_string_value(json_object_get(run, "name")),
+		 json_string_value(json_object_get(json_object_get(run, "transport"), "name")),
+		 json_string_value(json_object_get(run, "created_utc")));
+	snprintf(svg, sizeof svg, "%s/latency-throughput.svg", outdir);
+	snprintf(png, sizeof png, "%s/latency-throughput.png", outdir);
+	if (gnuplot(script, data, svg, names, title, err, sizeof err) < 0 ||
+	    gnuplot(script, data, png, names, title, err, sizeof err) < 0) {
+		fprintf(stderr, "oqb plot: %s\n", err);
+		goto out;
+	}
+	printf("%s\n%s\n", svg, png);
+	rc = 0;
+out:
+	json_decref(run);
+	return rc;
+}

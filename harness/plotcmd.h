@@ -1,0 +1,15 @@
+/*
+ * plotcmd.h - `oqb plot RUN_DIR`: figures from a run.json.
+ *
+ * Extracts the data each gnuplot script in plot/ needs into a text file
+ * next to run.json and runs `gnuplot -c plot/SCRIPT.gp DATA OUT ...` for
+ * SVG and PNG.  The scripts never read run.json themselves, so they can be
+ * reused on data from elsewhere.
+ */
+#ifndef OQB_PLOTCMD_H
+#define OQB_PLOTCMD_H
+
+/* The `oqb plot` command; 0 on success, 1 on failure, 2 on usage errors. */
+int plot_main(int argc, char **argv);
+
+#endif

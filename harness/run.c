@@ -1,0 +1,1113 @@
+/*
+ * run.c - `oqb run`: plan, launch, rendezvous, collect, merge, run.json.
+ *
+ * One point at a time, each with a fresh server and a fresh control port
+ * (so nothing from a previous point can talk into this one).  The driver
+ * is one thread with one poll() loop over the listening socket, the
+ * accepted control connections, and (every tick) waitpid(WNOHANG) on the
+ * PIDs it started.  Everything that can go wrong turns into one message,
+ * "[host:role:rank] what happened (pid N)" plus the tail of that process's
+ * log, recorded in run.json; the first failure stops the run.
+ *
+ * Results directory:
+ *   run.json           the merged results (rewritten after every point)
+ *   processes.tsv      every process started: point, role, rank, host, pid
+ *                      (the local PID: the process itself, or its ssh/srun)
+ *   pNN-SYSTEM-LOAD/   per point: ROLE-RANK.log (stdout+stderr) and
+ *                      ROLE-RANK.json (the result it sent in DONE)
+ */
+#include "run.h"
+#include "ctl.h"
+#include "launch.h"
+#include "merge.h"
+#include "runconf.h"
+#include "runjson.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_POINTS (RUNCONF_MAX_SYSTEMS * RUNCONF_MAX_LOADS)
+#define MAX_PENDING 64
+#define TICK_MS 100
+#define TERM_WAIT_MS 2000
+
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+	g_signal = sig;
+}
+
+struct proc {
+	char role[8];
+	unsigned rank;
+	const char *host;
+	pid_t pid;
+	int started, exited, status;
+	int stopping;            /* we are ending it: its exit is expected */
+	int eof;                 /* its control connection closed */
+	struct ctl *ctl;
+	json_t *hello, *result;
+	char log[PATH_MAX + 256];
+	char json[PATH_MAX + 256];
+};
+
+struct run {
+	const struct run_opts *o;
+	struct runconf rc;
+	struct launcher l;
+	int launcher_open;
+	char dir[PATH_MAX];
+	char bin[PATH_MAX];
+	json_t *runj;
+	FILE *tsv;
+	struct point pts[MAX_POINTS];
+	size_t npts;
+};
+
+struct prun {
+	struct run *r;
+	const struct point *pt;
+	char pdir[PATH_MAX + 200];
+	int lfd;
+	char ctl_hp[300];
+	struct proc *procs;      /* [0] server, [1..] clients */
+	size_t nprocs;
+	struct ctl *pending[MAX_PENDING];
+	size_t npending;
+	int failed;
+	char err[16384];
+	const struct proc *culprit;
+	char warn[1024];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void fmt_ns(char *buf, size_t len, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0fns", ns);
+	else if (ns < 1e4)
+		snprintf(buf, len, "%.2fus", ns / 1e3);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2fs", ns / 1e9);
+}
+
+static void fmt_dur(char *buf, size_t len, double s)
+{
+	long t = lround(s);
+
+	if (t >= 3600)
+		snprintf(buf, len, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+	else if (t >= 60)
+		snprintf(buf, len, "%ldm%02lds", t / 60, t % 60);
+	else
+		snprintf(buf, len, "%lds", t);
+}
+
+const char *self_bin_dir(void)
+{
+	static char dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+	char *slash;
+
+	if (n <= 0)
+		return ".";
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return ".";
+	*slash = '\0';
+	return dir;
+}
+
+/* mkdir -p */
+static int mkdirs(const char *path, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof tmp) {
+		snprintf(err, errlen, "bad directory name \"%s\"", path);
+		return -1;
+	}
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+				snprintf(err, errlen, "cannot create directory %s: %s", tmp, strerror(errno));
+				return -1;
+			}
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	return 0;
+}
+
+static void load_label(char *buf, size_t len, const struct point *pt)
+{
+	if (pt->outstanding > 0)
+		snprintf(buf, len, "closed/%lld outstanding", pt->outstanding);
+	else
+		snprintf(buf, len, "%.0f ops/s", pt->offered_ops);
+}
+
+static void proc_label(char *buf, size_t len, const struct proc *p)
+{
+	snprintf(buf, len, "[%s:%s:%u]", p->host, p->role, p->rank);
+}
+
+/* The last nlines of a log file, each indented, for error messages. */
+static void log_tail(const char *path, char *out, size_t cap, int nlines)
+{
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+	long size;
+	size_t n, start;
+	int lines = 0;
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 : 0, SEEK_SET);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (n == 0)
+		return;
+	start = n;
+	while (start > 0) {
+		if (buf[start - 1] == '\n' && ++lines >= nlines)
+			break;
+		start--;
+	}
+	size_t len = 0;
+	const char *p = buf + start;
+	while (*p && len + 8 < cap) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		int w = snprintf(out + len, cap - len, "\n    | %.*s", (int)l, p);
+		if (w < 0 || (size_t)w >= cap - len)
+			break;
+		len += (size_t)w;
+		p += l + (e ? 1 : 0);
+	}
+}
+
+static void status_text(char *buf, size_t len, int st)
+{
+	if (WIFEXITED(st)) {
+		int c = WEXITSTATUS(st);
+		snprintf(buf, len, "exited with status %d%s", c,
+			 c == CTL_EXIT_LOST ? " (it lost its control connection)" :
+			 c == 127 ? " (command not found on that host?)" :
+			 c == 255 ? " (ssh: connection or authentication failed?)" : "");
+	} else if (WIFSIGNALED(st)) {
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+	} else {
+		snprintf(buf, len, "ended with wait status %d", st);
+	}
+}
+
+/* Records the first failure; later ones are consequences and are dropped. */
+static void fail(struct prun *pr, const struct proc *p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fail(struct prun *pr, const struct proc *p, const char *fmt, ...)
+{
+	char msg[2048], label[300], tail[8192] = "";
+	va_list ap;
+
+	if (pr->failed)
+		return;
+	pr->failed = 1;
+	pr->culprit = p;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (!p) {
+		snprintf(pr->err, sizeof pr->err, "%s", msg);
+		return;
+	}
+	proc_label(label, sizeof label, p);
+	if (p->started) {
+		/* Give a dying process's last words a moment to reach the file. */
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+		log_tail(p->log, tail, sizeof tail, 12);
+	}
+	snprintf(pr->err, sizeof pr->err, "%s %s%s%s%s%s", label, msg,
+		 p->started ? "; log: " : "", p->started ? p->log : "",
+		 tail[0] ? ", last lines:" : "", tail);
+}
+
+static struct proc *find_proc(struct prun *pr, const char *role, long long rank)
+{
+	for (size_t i = 0; i < pr->nprocs; i++)
+		if (strcmp(pr->procs[i].role, role) == 0 && pr->procs[i].rank == rank)
+			return &pr->procs[i];
+	return NULL;
+}
+
+/* Collects exit statuses; an exit we did not ask for is a failure. */
+static void reap(struct prun *pr)
+{
+	for (size_t i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		int st;
+
+		if (!p->started || p->exited)
+			continue;
+		if (waitpid(p->pid, &st, WNOHANG) != p->pid)
+			continue;
+		p->exited = 1;
+		p->status = st;
+		if (!p->stopping && !p->result) {
+			char s[160];
+			status_text(s, sizeof s, st);
+			fail(pr, p, "%s before %s (pid %d)", s, p->hello ? "sending DONE" : "sending HELLO",
+			     (int)p->pid);
+		}
+	}
+}
+
+/* Waits up to ms for p to exit, so a message can say how it ended. */
+static void await_exit(struct proc *p, int ms)
+{
+	for (int waited = 0; p->started && !p->exited && waited < ms; waited += 20) {
+		int st;
+		if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
+			p->exited = 1;
+			p->status = st;
+			break;
+		}
+		poll(NULL, 0, 20);
+	}
+}
+
+static void write_result_file(struct proc *p)
+{
+	if (json_dump_file(p->result, p->json, JSON_INDENT(1)) != 0)
+		fprintf(stderr, "oqb: warning: cannot write %s: %s\n", p->json, strerror(errno));
+}
+
+static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
+{
+	const char *type = json_string_value(json_object_get(m, "type"));
+
+	if (strcmp(type, "HELLO") == 0) {
+		if (!p->hello) {
+			p->hello = json_incref(m);
+			json_t *row = json_pack("{s:I, s:s, s:I, s:O?, s:O?, s:I}",
+						"point", (json_int_t)pr->pt->idx, "role", p->role,
+						"rank", (json_int_t)p->rank,
+						"host", json_object_get(m, "host"),
+						"pid", json_object_get(m, "pid"),
+						"local_pid", (json_int_t)p->pid);
+			json_array_append_new(json_object_get(json_object_get(pr->r->runj, "hosts"),
+							      "processes"), row);
+		}
+	} else if (strcmp(type, "DONE") == 0) {
+		if (!p->result) {
+			json_t *res = json_object_get(m, "result");
+			p->result = json_incref(res ? res : json_null());
+			write_result_file(p);
+			const char *e = json_string_value(json_object_get(res, "error"));
+			if (e && !p->stopping)
+				fail(pr, p, "finished with an error: %s", e);
+		}
+	} else if (strcmp(type, "ERROR") == 0) {
+		const char *msg = json_string_value(json_object_get(m, "message"));
+		if (!p->stopping)
+			fail(pr, p, "reported an error: %s", msg ? msg : "(no message)");
+	}
+	/* Anything else is a newer process talking; ignore it. */
+}
+
+/* A pending connection spoke: attach it to the process it names. */
+static void attach(struct prun *pr, size_t pi, json_t *m)
+{
+	struct ctl *k = pr->pending[pi];
+	const char *role = json_string_value(json_object_get(m, "role"));
+	json_t *rk = json_object_get(m, "rank");
+	struct proc *p = role && json_is_integer(rk) ? find_proc(pr, role, json_integer_value(rk)) : NULL;
+
+	pr->pending[pi] = pr->pending[--pr->npending];
+	if (!p || !p->started || p->ctl) {
+		fprintf(stderr, "oqb: warning: control connection from %s (role %s, rank %lld) matches no "
+			"process of this point; closed\n", ctl_peer(k), role ? role : "?",
+			json_is_integer(rk) ? (long long)json_integer_value(rk) : -1LL);
+		ctl_close(k);
+		return;
+	}
+	p->ctl = k;
+	handle_msg(pr, p, m);
+}
+
+/*
+ * One turn of the event loop: accept, read, dispatch, reap.  Waits at most
+ * ms for something to happen.
+ */
+static void step(struct prun *pr, int ms)
+{
+	struct pollfd fds[1 + MAX_PENDING + 1100];
+	struct proc *who[1 + MAX_PENDING + 1100];
+	size_t nf = 0, i;
+	char err[1024];
+
+	if (pr->lfd >= 0) {
+		fds[nf] = (struct pollfd){ .fd = pr->lfd, .events = POLLIN };
+		who[nf++] = NULL;
+	}
+	for (i = 0; i < pr->npending; i++) {
+		fds[nf] = (struct pollfd){ .fd = ctl_fd(pr->pending[i]), .events = POLLIN };
+		who[nf++] = NULL;
+	}
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (p->ctl && !p->eof) {
+			fds[nf] = (struct pollfd){ .fd = ctl_fd(p->ctl), .events = POLLIN };
+			who[nf++] = p;
+		}
+	}
+	if (ms > TICK_MS)
+		ms = TICK_MS;   /* waitpid needs a look now and then */
+	int n = poll(fds, nf, ms);
+	if (n < 0 && errno != EINTR)
+		fail(pr, NULL, "poll: %s", strerror(errno));
+
+	if (n > 0) {
+		size_t f = 0;
+		if (pr->lfd >= 0) {
+			if (fds[f].revents & POLLIN) {
+				struct ctl *k = ctl_accept(pr->lfd, err, sizeof err);
+				if (k && pr->npending < MAX_PENDING)
+					pr->pending[pr->npending++] = k;
+				else if (k)
+					ctl_close(k);
+			}
+			f++;
+		}
+		/* Pending connections: the first message says who it is.  Walk
+		 * a snapshot, since attach() reorders the array. */
+		struct ctl *snap[MAX_PENDING];
+		short rev[MAX_PENDING];
+		size_t np = pr->npending < MAX_PENDING ? pr->npending : MAX_PENDING;
+		size_t fpend = f;
+		for (i = 0; i < np && fpend + i < nf && who[fpend + i] == NULL; i++) {
+			snap[i] = pr->pending[i];
+			rev[i] = fds[fpend + i].revents;
+		}
+		np = i;
+		f += np;
+		for (i = 0; i < np; i++) {
+			if (!rev[i])
+				continue;
+			size_t pi;
+			for (pi = 0; pi < pr->npending && pr->pending[pi] != snap[i]; pi++)
+				;
+			if (pi == pr->npending)
+				continue;
+			int r = ctl_pump(snap[i], err, sizeof err);
+			json_t *m = ctl_pop(snap[i]);
+			if (m) {
+				attach(pr, pi, m);
+				json_decref(m);
+				/* Anything queued behind the first message. */
+				struct proc *p = NULL;
+				for (size_t q = 0; q < pr->nprocs; q++)
+					if (pr->procs[q].ctl == snap[i])
+						p = &pr->procs[q];
+				while (p && (m = ctl_pop(snap[i])) != NULL) {
+					handle_msg(pr, p, m);
+					json_decref(m);
+				}
+				if (p && r == 0)
+					p->eof = 1;
+			} else if (r <= 0) {
+				if (r < 0)
+					fprintf(stderr, "oqb: warning: %s\n", err);
+				pr->pending[pi] = pr->pending[--pr->npending];
+				ctl_close(snap[i]);
+			}
+		}
+		for (; f < nf; f++) {
+			struct proc *p = who[f];
+			if (!p || !fds[f].revents)
+				continue;
+			int r = ctl_pump(p->ctl, err, sizeof err);
+			json_t *m;
+			while ((m = ctl_pop(p->ctl)) != NULL) {
+				handle_msg(pr, p, m);
+				json_decref(m);
+			}
+			if (r < 0 && !p->stopping) {
+				fail(pr, p, "%s", err);
+				p->eof = 1;
+			} else if (r <= 0) {
+				p->eof = 1;
+			}
+		}
+	}
+	reap(pr);
+	/* A control connection closed before DONE: say how the process ended. */
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (p->eof && !p->result && !p->stopping && !pr->failed) {
+			char s[160] = "is still running";
+			await_exit(p, 1000);
+			if (p->exited)
+				status_text(s, sizeof s, p->status);
+			fail(pr, p, "closed its control connection before sending DONE and %s (pid %d)", s,
+			     (int)p->pid);
+		}
+	}
+	if (g_signal && !pr->failed)
+		fail(pr, NULL, "interrupted by %s", strsignal(g_signal));
+}
+
+typedef int (*pred_fn)(const struct prun *pr, const char *role, int what);
+enum { WANT_HELLO, WANT_DONE, WANT_EXIT };
+
+static int all_have(const struct prun *pr, const char *role, int what)
+{
+	for (size_t i = 0; i < pr->nprocs; i++) {
+		const struct proc *p = &pr->procs[i];
+		if (role && strcmp(p->role, role) != 0)
+			continue;
+		if (!p->started)
+			continue;
+		if (what == WANT_HELLO && !p->hello)
+			return 0;
+		if (what == WANT_DONE && !p->result)
+			return 0;
+		if (what == WANT_EXIT && !p->exited)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Runs the loop until every process of role has reached `what`, a failure
+ * happens, or deadline_ms passes (then fails naming the first laggard and
+ * `why`, the config knob that set the deadline).
+ */
+static int wait_all(struct prun *pr, const char *role, int what, uint64_t deadline_ms,
+		    const char *why)
+{
+	while (!pr->failed && !all_have(pr, role, what)) {
+		uint64_t now = now_ms();
+		if (now >= deadline_ms) {
+			for (size_t i = 0; i < pr->nprocs; i++) {
+				struct proc *p = &pr->procs[i];
+				if (strcmp(p->role, role) != 0 || !p->started)
+					continue;
+				if (what == WANT_HELLO && !p->hello) {
+					fail(pr, p, "did not report ready (no HELLO) within %s; it is still running "
+					     "(pid %d)%s", why, (int)p->pid,
+					     pr->r->l.ops->direct ? "" :
+					     "; if the host does not answer, check that it is up and "
+					     "reachable and that the launcher can log in");
+					break;
+				}
+				if (what == WANT_DONE && !p->result) {
+					fail(pr, p, "did not finish (no DONE) within %s (pid %d)", why, (int)p->pid);
+					break;
+				}
+			}
+			break;
+		}
+		step(pr, (int)(deadline_ms - now));
+	}
+	return pr->failed ? -1 : 0;
+}
+
+static void tsv_add(struct run *r, const struct prun *pr, const struct proc *p)
+{
+	if (!r->tsv)
+		return;
+	fprintf(r->tsv, "%u\t%s\t%s\t%u\t%s\t%d\t%s\n", pr->pt->idx + 1, pr->pt->system, p->role,
+		p->rank, p->host, (int)p->pid, p->log);
+	fflush(r->tsv);
+}
+
+static int push_extra(char ***argv, const json_t *extra)
+{
+	size_t i;
+	json_t *v;
+	int rc = 0;
+
+	json_array_foreach(extra, i, v)
+		rc |= argv_push(argv, json_string_value(v));
+	return rc;
+}
+
+static int push_kv(char ***argv, const char *k, const char *v)
+{
+	return argv_push(argv, k) | argv_push(argv, v);
+}
+
+static int push_num(char ***argv, const char *k, double v)
+{
+	char b[64];
+	snprintf(b, sizeof b, "%.10g", v);
+	return push_kv(argv, k, b);
+}
+
+static char **server_argv(const struct run *r, const struct point *pt, const char *ctl_hp)
+{
+	const struct runconf *rc = &r->rc;
+	char **a = argv_new();
+	char path[PATH_MAX + 32];
+	int e = 0;
+
+	snprintf(path, sizeof path, "%s/oqb-server", r->bin);
+	e |= argv_push(&a, path);
+	e |= push_kv(&a, "--system", pt->system);
+	e |= push_kv(&a, "--transport", rc->transport);
+	e |= push_num(&a, "--workers", (double)rc->workers);
+	e |= push_kv(&a, "--backend", rc->backend);
+	if (rc->service_ns >= 0)
+		e |= push_num(&a, "--service-ns", (double)rc->service_ns);
+	if (rc->service_dist)
+		e |= push_kv(&a, "--service-dist", rc->service_dist);
+	if (rc->memory_mb >= 0)
+		e |= push_num(&a, "--memory-mb", (double)rc->memory_mb);
+	if (rc->pool_mb >= 0)
+		e |= push_num(&a, "--pool-mb", (double)rc->pool_mb);
+	if (rc->pmem_path)
+		e |= push_kv(&a, "--pmem-path", rc->pmem_path);
+	if (rc->ring_slots >= 0)
+		e |= push_num(&a, "--ring-slots", (double)rc->ring_slots);
+	if (rc->scratch_dir)
+		e |= push_kv(&a, "--run-dir", rc->scratch_dir);
+	e |= push_num(&a, "--seed", (double)rc->seed);
+	e |= push_kv(&a, "--ctl", ctl_hp);
+	e |= push_kv(&a, "--rank", "0");
+	e |= push_extra(&a, rc->server_extra);
+	if (e) {
+		launch_argv_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+static char **client_argv(const struct run *r, const struct point *pt, const char *ctl_hp,
+			  const char *endpoint, unsigned rank, const char *out)
+{
+	const struct runconf *rc = &r->rc;
+	char **a = argv_new();
+	char path[PATH_MAX + 32];
+	char *wl = json_dumps(rc->workload, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	int e = !wl;
+
+	snprintf(path, sizeof path, "%s/oqb-client", r->bin);
+	e |= argv_push(&a, path);
+	e |= push_kv(&a, "--system", pt->system);
+	e |= push_kv(&a, "--transport", rc->transport);
+	e |= push_kv(&a, "--server", endpoint);
+	e |= push_num(&a, "--threads", (double)rc->threads);
+	e |= push_kv(&a, "--workload", wl ? wl : "{}");
+	if (pt->outstanding > 0) {
+		e |= push_kv(&a, "--arrival", "closed");
+		e |= push_num(&a, "--outstanding", (double)pt->outstanding);
+	} else {
+		/* The point's load is split evenly over the processes; each
+		 * process splits its share over its threads. */
+		e |= push_kv(&a, "--arrival", "poisson");
+		e |= push_num(&a, "--rate", pt->offered_ops / (double)rc->processes);
+	}
+	e |= push_num(&a, "--duration-s", rc->duration_s);
+	e |= push_num(&a, "--warmup-s", rc->warmup_s);
+	e |= push_num(&a, "--seed", (double)rc->seed);
+	e |= push_num(&a, "--processes", (double)rc->processes);
+	e |= push_kv(&a, "--ctl", ctl_hp);
+	e |= push_num(&a, "--rank", rank);
+	if (out)
+		e |= push_kv(&a, "--out", out);
+	e |= push_extra(&a, rc->client_extra);
+	free(wl);
+	if (e) {
+		launch_argv_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+static int start_proc(struct prun *pr, struct proc *p, char **argv)
+{
+	char err[1024];
+
+	if (!argv) {
+		fail(pr, p, "out of memory building its command line");
+		return -1;
+	}
+	if (launch_start(&pr->r->l, p->host, NULL, argv, p->log, &p->pid, err, sizeof err) < 0) {
+		launch_argv_free(argv);
+		fail(pr, p, "could not be started: %s", err);
+		return -1;
+	}
+	launch_argv_free(argv);
+	p->started = 1;
+	tsv_add(pr->r, pr, p);
+	return 0;
+}
+
+/*
+ * Ends every process of the point: BYE to clients, STOP to the server (and
+ * a wait for its DONE), close all control connections (processes exit by
+ * themselves), wait, and only then signal what is still there, by PID.
+ */
+static void stop_all(struct prun *pr)
+{
+	const struct runconf *rc = &pr->r->rc;
+	char err[256];
+	size_t i;
+	int stop_sent = 0;
+
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (strcmp(p->role, "client") == 0 && p->ctl && !p->eof)
+			ctl_send(p->ctl, json_pack("{s:s}", "type", "BYE"), err, sizeof err);
+		if (strcmp(p->role, "client") == 0)
+			p->stopping = 1;
+	}
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (strcmp(p->role, "server") != 0)
+			continue;
+		if (p->ctl && !p->eof && !p->exited) {
+			ctl_send(p->ctl, json_pack("{s:s}", "type", "STOP"), err, sizeof err);
+			stop_sent = 1;
+		}
+		p->stopping = 1;
+	}
+	if (stop_sent) {
+		uint64_t deadline = now_ms() + (uint64_t)(rc->stop_s * 1000);
+		int was_failed = pr->failed;
+		/* The server's DONE; a server that dies now is a failure of
+		 * this point only if nothing failed before. */
+		while (now_ms() < deadline) {
+			int pending = 0;
+			for (i = 0; i < pr->nprocs; i++) {
+				struct proc *p = &pr->procs[i];
+				if (strcmp(p->role, "server") == 0 && p->started && !p->result &&
+				    !p->exited && !p->eof)
+					pending = 1;
+			}
+			if (!pending)
+				break;
+			step(pr, (int)(deadline - now_ms()));
+		}
+		for (i = 0; i < pr->nprocs && !was_failed; i++) {
+			struct proc *p = &pr->procs[i];
+			if (strcmp(p->role, "server") == 0 && p->started && !p->result) {
+				char s[160] = "is still running";
+				if (p->exited)
+					status_text(s, sizeof s, p->status);
+				fail(pr, p, "sent no DONE within %g s of STOP (timeouts.stop_s) and %s (pid %d)",
+				     rc->stop_s, s, (int)p->pid);
+			}
+		}
+	}
+
+	/* Closing the control sockets ends every process (ctl.h). */
+	for (i = 0; i < pr->nprocs; i++) {
+		if (pr->procs[i].ctl) {
+			ctl_close(pr->procs[i].ctl);
+			pr->procs[i].ctl = NULL;
+		}
+	}
+	for (i = 0; i < pr->npending; i++)
+		ctl_close(pr->pending[i]);
+	pr->npending = 0;
+	if (pr->lfd >= 0) {
+		close(pr->lfd);
+		pr->lfd = -1;
+	}
+
+	uint64_t deadline = now_ms() + (uint64_t)(rc->exit_s * 1000);
+	while (!all_have(pr, NULL, WANT_EXIT) && now_ms() < deadline) {
+		reap(pr);
+		if (!all_have(pr, NULL, WANT_EXIT))
+			poll(NULL, 0, 20);
+	}
+	for (int sig = SIGTERM; ; sig = SIGKILL) {
+		int left = 0;
+		for (i = 0; i < pr->nprocs; i++) {
+			struct proc *p = &pr->procs[i];
+			if (!p->started || p->exited)
+				continue;
+			left = 1;
+			/* Each child leads its own process group (launch_start). */
+			if (kill(-p->pid, sig) != 0)
+				kill(p->pid, sig);
+			if (!pr->warn[0])
+				snprintf(pr->warn, sizeof pr->warn, "[%s:%s:%u] did not exit within %g s "
+					 "(timeouts.exit_s) after its control connection closed; sent %s to pid %d",
+					 p->host, p->role, p->rank, rc->exit_s, sig == SIGTERM ? "SIGTERM" : "SIGKILL",
+					 (int)p->pid);
+		}
+		if (!left)
+			break;
+		uint64_t until = now_ms() + TERM_WAIT_MS;
+		while (!all_have(pr, NULL, WANT_EXIT) && now_ms() < until) {
+			reap(pr);
+			if (!all_have(pr, NULL, WANT_EXIT))
+				poll(NULL, 0, 20);
+		}
+		if (sig == SIGKILL) {
+			/* SIGKILL cannot be refused: collect them. */
+			for (i = 0; i < pr->nprocs; i++) {
+				struct proc *p = &pr->procs[i];
+				if (p->started && !p->exited && waitpid(p->pid, &p->status, 0) == p->pid)
+					p->exited = 1;
+			}
+			break;
+		}
+	}
+}
+
+static void prun_free(struct prun *pr)
+{
+	for (size_t i = 0; i < pr->nprocs; i++) {
+		json_decref(pr->procs[i].hello);
+		json_decref(pr->procs[i].result);
+	}
+	free(pr->procs);
+}
+
+/*
+ * Runs one point.  Returns the merged point object, or NULL with the
+ * failure in pr->err (the caller records it).
+ */
+static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
+{
+	const struct runconf *rc = &r->rc;
+	char err[2048], name[160];
+	unsigned port = (unsigned)rc->ctl_port;
+	json_t *pj = NULL;
+	size_t i;
+
+	memset(pr, 0, sizeof *pr);
+	pr->r = r;
+	pr->pt = pt;
+	pr->lfd = -1;
+	pr->nprocs = 1 + (size_t)rc->processes;
+	pr->procs = calloc(pr->nprocs, sizeof *pr->procs);
+	if (!pr->procs) {
+		fail(pr, NULL, "out of memory");
+		return NULL;
+	}
+	if (pt->outstanding > 0)
+		snprintf(name, sizeof name, "p%02u-%s-c%lld", pt->idx + 1, pt->system, pt->outstanding);
+	else
+		snprintf(name, sizeof name, "p%02u-%s-%.0f", pt->idx + 1, pt->system, pt->offered_ops);
+	snprintf(pr->pdir, sizeof pr->pdir, "%s/%s", r->dir, name);
+	if (mkdirs(pr->pdir, err, sizeof err) < 0) {
+		fail(pr, NULL, "%s", err);
+		return NULL;
+	}
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		snprintf(p->role, sizeof p->role, "%s", i == 0 ? "server" : "client");
+		p->rank = i == 0 ? 0 : (unsigned)(i - 1);
+		p->host = i == 0 ? rc->server_host : runconf_client_host(rc, p->rank);
+		snprintf(p->log, sizeof p->log, "%s/%s-%u.log", pr->pdir, p->role, p->rank);
+		snprintf(p->json, sizeof p->json, "%s/%s-%u.json", pr->pdir, p->role, p->rank);
+	}
+
+	pr->lfd = ctl_listen(rc->ctl_bind, &port, err, sizeof err);
+	if (pr->lfd < 0) {
+		fail(pr, NULL, "%s (hosts.ctl_port)", err);
+		return NULL;
+	}
+	snprintf(pr->ctl_hp, sizeof pr->ctl_hp, "%s%s%s:%u", strchr(rc->ctl_addr, ':') ? "[" : "",
+		 rc->ctl_addr, strchr(rc->ctl_addr, ':') ? "]" : "", port);
+
+	/* Server first: clients need its endpoint. */
+	if (start_proc(pr, &pr->procs[0], server_argv(r, pt, pr->ctl_hp)) < 0)
+		goto stop;
+	snprintf(err, sizeof err, "%g s (timeouts.hello_s)", rc->hello_s);
+	if (wait_all(pr, "server", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
+		goto stop;
+	const char *endpoint = json_string_value(json_object_get(pr->procs[0].hello, "endpoint"));
+	if (!endpoint || !*endpoint) {
+		fail(pr, &pr->procs[0], "sent a HELLO without an \"endpoint\"; the clients cannot "
+		     "connect (oqb-server and oqb from different builds? run make)");
+		goto stop;
+	}
+
+	for (i = 1; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		/* --out only where the file lands in our results directory. */
+		const char *out = r->l.ops->direct ? p->json : NULL;
+		if (start_proc(pr, p, client_argv(r, pt, pr->ctl_hp, endpoint, p->rank, out)) < 0)
+			goto stop;
+	}
+	if (wait_all(pr, "client", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
+		goto stop;
+
+	/* One start time for all: clients start start_delay after GO. */
+	for (i = 1; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (ctl_send(p->ctl, json_pack("{s:s, s:I}", "type", "GO", "start_in_ns",
+					       (json_int_t)(rc->start_delay_ms * 1e6)), err, sizeof err) < 0) {
+			fail(pr, p, "GO could not be sent: %s", err);
+			goto stop;
+		}
+	}
+	double limit_s = rc->start_delay_ms / 1000 + rc->warmup_s + rc->duration_s + rc->grace_s;
+	snprintf(err, sizeof err, "%g s (start delay + warmup_s + duration_s + timeouts.grace_s)", limit_s);
+	wait_all(pr, "client", WANT_DONE, now_ms() + (uint64_t)(limit_s * 1000), err);
+
+stop:
+	stop_all(pr);
+	if (!pr->failed) {
+		json_t *cres[1024];
+		size_t nc = 0;
+		for (i = 1; i < pr->nprocs && nc < 1024; i++)
+			cres[nc++] = pr->procs[i].result;
+		pj = merge_point(pt, cres, nc, pr->procs[0].result, err, sizeof err);
+		if (!pj)
+			fail(pr, NULL, "%s", err);
+		else
+			json_object_set_new(pj, "dir", json_string(name));
+	}
+	return pj;
+}
+
+static void progress(const struct run *r, const struct point *pt, const json_t *pj,
+		     double elapsed_s, size_t done)
+{
+	char load[64], p50[32], p99[32], eta[32];
+	const json_t *all = json_object_get(json_object_get(pj, "lat_ns"), "all");
+	double left = r->npts - done;
+
+	if (r->o->quiet)
+		return;
+	load_label(load, sizeof load, pt);
+	fmt_ns(p50, sizeof p50, json_number_value(json_object_get(all, "p50")));
+	fmt_ns(p99, sizeof p99, json_number_value(json_object_get(all, "p99")));
+	fmt_dur(eta, sizeof eta, done ? elapsed_s / (double)done * left : 0);
+	fprintf(stderr, "[%zu/%zu] system=%s load=%s  p50=%s p99=%s  achieved=%.0f ops/s%s  ETA %s\n",
+		done, r->npts, pt->system, load, p50, p99,
+		json_number_value(json_object_get(pj, "achieved_ops")),
+		json_is_true(json_object_get(pj, "saturated")) ? " (saturated)" : "", eta);
+}
+
+static int dry_run(struct run *r)
+{
+	char **a;
+	char *d;
+
+	printf("config %s: %zu points (%zu systems x %zu loads), launcher %s, %lld client "
+	       "process(es) x %lld thread(s), about %.0f s of measurement\n",
+	       r->rc.path, r->npts, r->rc.nsystems, r->rc.nloads, r->rc.launcher, r->rc.processes,
+	       r->rc.threads, (double)r->npts * (r->rc.warmup_s + r->rc.duration_s));
+	for (size_t i = 0; i < r->npts; i++) {
+		char load[64];
+		load_label(load, sizeof load, &r->pts[i]);
+		printf("[%zu/%zu] system=%s load=%s\n", i + 1, r->npts, r->pts[i].system, load);
+		if (i > 0)
+			continue;
+		a = server_argv(r, &r->pts[i], "CTLHOST:PORT");
+		d = a ? launch_describe(&r->l, r->rc.server_host, NULL, a) : NULL;
+		printf("  server 0 on %s: %s\n", r->rc.server_host, d ? d : "?");
+		free(d);
+		launch_argv_free(a);
+		for (unsigned c = 0; c < (unsigned)r->rc.processes; c++) {
+			a = client_argv(r, &r->pts[i], "CTLHOST:PORT", "ENDPOINT", c, NULL);
+			d = a ? launch_describe(&r->l, runconf_client_host(&r->rc, c), NULL, a) : NULL;
+			printf("  client %u on %s: %s\n", c, runconf_client_host(&r->rc, c), d ? d : "?");
+			free(d);
+			launch_argv_free(a);
+		}
+	}
+	return 0;
+}
+
+static void record_error(struct run *r, const struct prun *pr, const char *status)
+{
+	json_t *e = json_object();
+	const struct proc *p = pr->culprit;
+
+	json_object_set_new(e, "message", json_string(pr->err));
+	json_object_set_new(e, "point", json_integer(pr->pt->idx));
+	json_object_set_new(e, "system", json_string(pr->pt->system));
+	if (pr->pt->outstanding > 0)
+		json_object_set_new(e, "outstanding", json_integer(pr->pt->outstanding));
+	else
+		json_object_set_new(e, "offered_ops", json_real(pr->pt->offered_ops));
+	json_object_set_new(e, "host", p ? json_string(p->host) : json_null());
+	json_object_set_new(e, "role", p ? json_string(p->role) : json_null());
+	json_object_set_new(e, "rank", p ? json_integer(p->rank) : json_null());
+	json_object_set_new(r->runj, "error", e);
+	json_object_set_new(r->runj, "status", json_string(status));
+}
+
+int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
+		   char *err, size_t errlen)
+{
+	struct run *r = calloc(1, sizeof *r);
+	struct sigaction sa, old_int, old_term, old_hup;
+	char stamp[32], run_id[PATH_MAX], path[PATH_MAX + 32], src[PATH_MAX + 8];
+	time_t now = time(NULL);
+	struct tm tm;
+	int rc = 2;
+	uint64_t t0;
+
+	if (run_dir_len)
+		run_dir[0] = '\0';
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return 2;
+	}
+	r->o = o;
+	if (runconf_load(o->config, &r->rc, err, errlen) < 0) {
+		free(r);
+		return 2;
+	}
+	r->npts = runconf_plan(&r->rc, r->pts, MAX_POINTS);
+	snprintf(r->bin, sizeof r->bin, "%s", r->rc.bin_dir ? r->rc.bin_dir : self_bin_dir());
+	if (strcmp(r->rc.launcher, "local") == 0) {
+		const char *progs[] = { "oqb-server", "oqb-client" };
+		for (int i = 0; i < 2; i++) {
+			snprintf(path, sizeof path, "%s/%s", r->bin, progs[i]);
+			if (access(path, X_OK) != 0) {
+				snprintf(err, errlen, "%s: %s (build it with make, or set hosts.bin_dir)", path,
+					 strerror(errno));
+				goto out;
+			}
+		}
+	}
+	if (launch_open(&r->l, r->rc.launcher, r->rc.ssh, err, errlen) < 0)
+		goto out;
+	r->launcher_open = 1;
+	if (o->dry_run) {
+		rc = dry_run(r);
+		goto out;
+	}
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+	if (o->out) {
+		snprintf(r->dir, sizeof r->dir, "%s", o->out);
+	} else {
+		snprintf(r->dir, sizeof r->dir, "results/%s-%s", r->rc.name, stamp);
+	}
+	snprintf(path, sizeof path, "%s/run.json", r->dir);
+	if (access(path, F_OK) == 0) {
+		snprintf(err, errlen, "%s already exists: the output directory holds an earlier run; "
+			 "choose another --out or remove it", path);
+		goto out;
+	}
+	if (mkdirs(r->dir, err, errlen) < 0)
+		goto out;
+	if (run_dir_len)
+		snprintf(run_dir, run_dir_len, "%s", r->dir);
+	{
+		const char *slash = strrchr(r->dir, '/');
+		snprintf(run_id, sizeof run_id, "%s", slash && slash[1] ? slash + 1 : r->dir);
+	}
+	/* The checkout this oqb was built from: bin/.. */
+	snprintf(src, sizeof src, "%s/..", self_bin_dir());
+	r->runj = runjson_new(&r->rc, run_id, src);
+	snprintf(path, sizeof path, "%s/processes.tsv", r->dir);
+	r->tsv = fopen(path, "w");
+	if (!r->tsv) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		goto out;
+	}
+	fprintf(r->tsv, "point\tsystem\trole\trank\thost\tpid\tlog\n");
+	fflush(r->tsv);
+	if (runjson_write(r->runj, r->dir, err, errlen) < 0)
+		goto out;
+
+	/* Ctrl-C and friends stop the run in order instead of killing it. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = 0;
+	t0 = now_ms();
+	for (size_t i = 0; i < r->npts; i++) {
+		struct prun pr;
+		json_t *pj = run_point(r, &pr, &r->pts[i]);
+
+		if (pr.warn[0])
+			fprintf(stderr, "oqb: warning: %s\n", pr.warn);
+		if (!pj) {
+			char load[64];
+			load_label(load, sizeof load, &r->pts[i]);
+			record_error(r, &pr, g_signal ? "interrupted" : "failed");
+			snprintf(err, errlen, "point %zu/%zu (system=%s load=%s): %s", i + 1, r->npts,
+				 r->pts[i].system, load, pr.err);
+			prun_free(&pr);
+			rc = 1;
+			break;
+		}
+		json_array_append_new(json_object_get(r->runj, "points"), pj);
+		prun_free(&pr);
+		if (runjson_write(r->runj, r->dir, err, errlen) < 0) {
+			rc = 1;
+			break;
+		}
+		progress(r, &r->pts[i], pj, (double)(now_ms() - t0) / 1000, i + 1);
+	}
+	if (rc == 0)
+		json_object_set_new(r->runj, "status", json_string("ok"));
+	{
+		char e2[512];
+		if (runjson_write(r->runj, r->dir, e2, sizeof e2) < 0 && rc == 0) {
+			snprintf(err, errlen, "%s", e2);
+			rc = 1;
+		}
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+out:
+	if (r->tsv)
+		fclose(r->tsv);
+	if (r->launcher_open)
+		launch_close(&r->l);
+	json_decref(r->runj);
+	runconf_free(&r->rc);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,541 @@
+/*
+ * runconf.c - the experiment config: one schema for the whole file, the
+ * rules that span fields, and the sweep plan.
+ *
+ * Every check happens here, before the driver starts anything, so a typo
+ * costs a second rather than a half-finished sweep.  The schema rows are
+ * also the reference for docs/config.md.
+ */
+#include "runconf.h"
+#include "conf.h"
+#include "gen.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const k_transports[] = { "shm", "verbs", NULL };
+static const char *const k_systems[] = { "oq", "rawrpc", "deferred", NULL };
+static const char *const k_backends[] = { "null", "cache", "pmkv", NULL };
+static const char *const k_dists[] = { "fixed", "exp", NULL };
+static const char *const k_arrivals[] = { "poisson", "closed", NULL };
+static const char *const k_launchers[] = { "local", "ssh", "slurm", NULL };
+
+static const struct conf_key backend_keys[] = {
+	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache or pmkv" },
+	{ "service_ns", CONF_INT, 0, 0, 1e9, NULL, NULL, "null: service time per request (ns)" },
+	{ "service_dist", CONF_STR, 0, 0, 0, k_dists, NULL, "null: fixed or exp service times" },
+	{ "memory_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "cache: memory limit per worker (MiB, server default 64)" },
+	{ "pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "pmkv: path prefix of the pool files (on the server host)" },
+	{ "pool_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "pmkv: pool size per worker (MiB, server default 64)" },
+	{ NULL }
+};
+
+static const struct conf_key server_keys[] = {
+	{ "workers", CONF_INT, 0, 1, 1024, NULL, NULL, "server worker threads (default 1)" },
+	{ "backend", CONF_OBJ, 1, 0, 0, NULL, backend_keys, "the KV backend" },
+	{ "ring_slots", CONF_INT, 0, 1, 1 << 24, NULL, NULL, "receive slots per worker (server default if absent)" },
+	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--device\", \"rxe0\"]" },
+	{ NULL }
+};
+
+static const struct conf_key clients_keys[] = {
+	{ "processes", CONF_INT, 0, 1, 1024, NULL, NULL, "client processes (default 1)" },
+	{ "threads", CONF_INT, 0, 1, 1024, NULL, NULL, "threads per client process (default 1)" },
+	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-client flags" },
+	{ NULL }
+};
+
+static const struct conf_key arrival_keys[] = {
+	{ "kind", CONF_STR, 1, 0, 0, k_arrivals, NULL, "poisson (open loop) or closed" },
+	{ "loads_ops", CONF_NUM_OR_ARR, 0, 1, 1e10, NULL, NULL, "poisson: total offered loads to sweep (ops/s)" },
+	{ "outstanding", CONF_NUM_OR_ARR, 0, 1, 1e6, NULL, NULL, "closed: requests in flight per client thread (sweepable)" },
+	{ NULL }
+};
+
+static const struct conf_key ssh_keys[] = {
+	{ "user", CONF_STR, 0, 0, 0, NULL, NULL, "remote user (default: ssh's)" },
+	{ "port", CONF_INT, 0, 1, 65535, NULL, NULL, "sshd port (default: ssh's)" },
+	{ "identity", CONF_STR, 0, 0, 0, NULL, NULL, "private key file" },
+	{ "known_hosts", CONF_STR, 0, 0, 0, NULL, NULL, "known_hosts file (default: the user's)" },
+	{ "options", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more ssh -o options, \"Key=Value\"" },
+	{ NULL }
+};
+
+static const struct conf_key hosts_keys[] = {
+	{ "server", CONF_STR, 0, 0, 0, NULL, NULL, "server host (default 127.0.0.1)" },
+	{ "clients", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "client hosts, used round-robin (default [server])" },
+	{ "launcher", CONF_STR, 0, 0, 0, k_launchers, NULL, "local, ssh or slurm (default local)" },
+	{ "ssh", CONF_OBJ, 0, 0, 0, NULL, ssh_keys, "ssh settings" },
+	{ "bin_dir", CONF_STR, 0, 0, 0, NULL, NULL, "directory of oqb-server/oqb-client on the hosts (default: next to oqb)" },
+	{ "ctl_addr", CONF_STR, 0, 0, 0, NULL, NULL, "address the hosts use to reach the driver (default: 127.0.0.1 or this host's name)" },
+	{ "ctl_port", CONF_INT, 0, 0, 65535, NULL, NULL, "control port (default 0: any free port)" },
+	{ "scratch_dir", CONF_STR, 0, 0, 0, NULL, NULL, "parent directory for the server's private run directory (default: the server's, /dev/shm)" },
+	{ NULL }
+};
+
+static const struct conf_key timeouts_keys[] = {
+	{ "hello_s", CONF_NUM, 0, 0.1, 3600, NULL, NULL, "wait for each process to report ready (default 30)" },
+	{ "start_delay_ms", CONF_NUM, 0, 0, 60000, NULL, NULL, "GO tells clients to start this much later (default 300)" },
+	{ "grace_s", CONF_NUM, 0, 0, 3600, NULL, NULL, "slack after warmup+duration before a point times out (default 15)" },
+	{ "stop_s", CONF_NUM, 0, 0.1, 3600, NULL, NULL, "wait for the server's DONE after STOP (default 15)" },
+	{ "exit_s", CONF_NUM, 0, 0.1, 600, NULL, NULL, "wait for processes to exit before signals (default 5)" },
+	{ NULL }
+};
+
+static const struct conf_key top_keys[] = {
+	{ "name", CONF_STR, 1, 0, 0, NULL, NULL, "experiment name (letters, digits, . _ -)" },
+	{ "description", CONF_STR, 0, 0, 0, NULL, NULL, "free text" },
+	{ "transport", CONF_STR, 1, 0, 0, k_transports, NULL, "shm or verbs" },
+	{ "systems", CONF_ARR_STR, 1, 0, 0, k_systems, NULL, "systems to compare: oq, rawrpc, deferred" },
+	{ "server", CONF_OBJ, 1, 0, 0, NULL, server_keys, "server shape" },
+	{ "clients", CONF_OBJ, 0, 0, 0, NULL, clients_keys, "client shape" },
+	{ "workload", CONF_OBJ, 1, 0, 0, NULL, NULL, "operation generator, passed to the clients (kind: kv, ycsb, twitter, trace)" },
+	{ "arrival", CONF_OBJ, 1, 0, 0, NULL, arrival_keys, "arrival process and the loads to sweep" },
+	{ "duration_s", CONF_NUM, 0, 0.01, 86400, NULL, NULL, "measured seconds per point (default 5)" },
+	{ "warmup_s", CONF_NUM, 0, 0, 86400, NULL, NULL, "unmeasured seconds before (default 1)" },
+	{ "seed", CONF_INT, 0, 0, 9007199254740991.0, NULL, NULL, "random seed (default 1)" },
+	{ "hosts", CONF_OBJ, 0, 0, 0, NULL, hosts_keys, "where processes run and how they are started" },
+	{ "timeouts", CONF_OBJ, 0, 0, 0, NULL, timeouts_keys, "rendezvous timeouts" },
+	{ NULL }
+};
+
+const struct conf_key *runconf_schema(void)
+{
+	return top_keys;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int host_is_local(const char *s)
+{
+	char me[256];
+	struct in_addr a4;
+
+	if (!s || !*s || strcmp(s, "localhost") == 0 || strcmp(s, "::1") == 0)
+		return 1;
+	if (inet_pton(AF_INET, s, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (gethostname(me, sizeof me) == 0) {
+		me[sizeof me - 1] = '\0';
+		if (strcmp(s, me) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Two host names that mean the same machine, as far as we can tell offline. */
+static int same_host(const char *a, const char *b)
+{
+	if (host_is_local(a) && host_is_local(b))
+		return 1;
+	return strcmp(a, b) == 0;
+}
+
+/* Finds an executable named prog in PATH. */
+static int in_path(const char *prog)
+{
+	const char *p = getenv("PATH");
+	char buf[4096];
+
+	if (!p)
+		p = "/usr/bin:/bin";
+	while (*p) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n > 0 && n + strlen(prog) + 2 < sizeof buf) {
+			memcpy(buf, p, n);
+			buf[n] = '/';
+			strcpy(buf + n + 1, prog);
+			if (access(buf, X_OK) == 0)
+				return 1;
+		}
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return 0;
+}
+
+/* A key of obj that must not be there for this kind. */
+static int forbid(const json_t *obj, const char *key, const char *where, const char *what,
+		  char *err, size_t errlen)
+{
+	if (json_object_get(obj, key)) {
+		set_err(err, errlen, "%s.%s: not used %s; remove it", where, key, what);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t errlen)
+{
+	char where[1100];
+
+	snprintf(where, sizeof where, "%s: server.backend", rc->path);
+	rc->backend = conf_str(b, "kind", "null");
+	rc->service_ns = conf_int(b, "service_ns", -1);
+	rc->service_dist = conf_str(b, "service_dist", NULL);
+	rc->memory_mb = conf_int(b, "memory_mb", -1);
+	rc->pmem_path = conf_str(b, "pmem_path", NULL);
+	rc->pool_mb = conf_int(b, "pool_mb", -1);
+	if (strcmp(rc->backend, "null") == 0) {
+		if (forbid(b, "memory_mb", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
+		    forbid(b, "pmem_path", where, "by kind \"null\"", err, errlen) ||
+		    forbid(b, "pool_mb", where, "by kind \"null\"", err, errlen))
+			return -1;
+	} else if (strcmp(rc->backend, "cache") == 0) {
+		if (forbid(b, "service_ns", where, "by kind \"cache\" (only \"null\" simulates service time)", err, errlen) ||
+		    forbid(b, "service_dist", where, "by kind \"cache\"", err, errlen) ||
+		    forbid(b, "pmem_path", where, "by kind \"cache\" (use kind \"pmkv\" for persistence)", err, errlen) ||
+		    forbid(b, "pool_mb", where, "by kind \"cache\" (its size is memory_mb)", err, errlen))
+			return -1;
+	} else if (strcmp(rc->backend, "pmkv") == 0) {
+		if (forbid(b, "service_ns", where, "by kind \"pmkv\"", err, errlen) ||
+		    forbid(b, "service_dist", where, "by kind \"pmkv\"", err, errlen) ||
+		    forbid(b, "memory_mb", where, "by kind \"pmkv\" (its size is pool_mb)", err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+static int check_arrival(struct runconf *rc, const json_t *a, char *err, size_t errlen)
+{
+	const char *kind = conf_str(a, "kind", "poisson");
+	size_t n;
+	char where[1100];
+
+	snprintf(where, sizeof where, "%s: arrival", rc->path);
+	if (strcmp(kind, "poisson") == 0) {
+		rc->arrival = ARRIVAL_POISSON;
+		if (forbid(a, "outstanding", where, "by kind \"poisson\" (that is for \"closed\")", err, errlen))
+			return -1;
+		n = conf_nums(a, "loads_ops", rc->loads, RUNCONF_MAX_LOADS);
+		if (n == 0) {
+			set_err(err, errlen, "%s.loads_ops: missing; kind \"poisson\" needs the offered "
+				"loads to sweep, e.g. \"loads_ops\": [100000, 200000]", where);
+			return -1;
+		}
+	} else {
+		rc->arrival = ARRIVAL_CLOSED;
+		if (forbid(a, "loads_ops", where, "by kind \"closed\" (the load is set by \"outstanding\")", err, errlen))
+			return -1;
+		n = conf_nums(a, "outstanding", rc->loads, RUNCONF_MAX_LOADS);
+		if (n == 0) {
+			set_err(err, errlen, "%s.outstanding: missing; kind \"closed\" needs the requests "
+				"in flight per client thread, e.g. \"outstanding\": 8", where);
+			return -1;
+		}
+		for (size_t i = 0; i < n && i < RUNCONF_MAX_LOADS; i++) {
+			if (rc->loads[i] != floor(rc->loads[i])) {
+				set_err(err, errlen, "%s.outstanding: %g is not a whole number", where, rc->loads[i]);
+				return -1;
+			}
+		}
+	}
+	if (n > RUNCONF_MAX_LOADS) {
+		set_err(err, errlen, "%s: %zu loads; at most %d per config (split the sweep)", where, n,
+			RUNCONF_MAX_LOADS);
+		return -1;
+	}
+	rc->nloads = n;
+	return 0;
+}
+
+static int check_ssh(struct runconf *rc, char *err, size_t errlen)
+{
+	const json_t *opts = json_object_get(rc->ssh, "options");
+	const char *files[] = { "identity", "known_hosts" };
+	size_t i;
+	json_t *o;
+
+	if (!in_path("ssh")) {
+		set_err(err, errlen, "%s: hosts.launcher is \"ssh\" but no ssh program is in PATH; "
+			"install OpenSSH's client (Debian: openssh-client)", rc->path);
+		return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		const char *f = conf_str(rc->ssh, files[i], NULL);
+		if (f && access(f, R_OK) != 0) {
+			set_err(err, errlen, "%s: hosts.ssh.%s: cannot read \"%s\": %s", rc->path, files[i],
+				f, strerror(errno));
+			return -1;
+		}
+	}
+	json_array_foreach(opts, i, o) {
+		const char *s = json_string_value(o);
+		if (!strchr(s, '=') || s[0] == '-') {
+			set_err(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is not Key=Value "
+				"(e.g. \"ServerAliveInterval=5\")", rc->path, i, s);
+			return -1;
+		}
+		/* Host keys are always checked: refuse the options that turn it off. */
+		if (strncasecmp(s, "StrictHostKeyChecking", 21) == 0 ||
+		    strncasecmp(s, "UserKnownHostsFile", 18) == 0 ||
+		    strncasecmp(s, "GlobalKnownHostsFile", 20) == 0) {
+			set_err(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is not allowed: oqb always "
+				"verifies host keys; put the hosts' keys in a known_hosts file and name it "
+				"in hosts.ssh.known_hosts", rc->path, i, s);
+			return -1;
+		}
+		if (strncasecmp(s, "BatchMode", 9) == 0 || strncasecmp(s, "Control", 7) == 0) {
+			set_err(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is set by oqb itself; remove it",
+				rc->path, i, s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int check_hosts(struct runconf *rc, char *err, size_t errlen)
+{
+	const json_t *h = json_object_get(rc->root, "hosts");
+	const json_t *cl = json_object_get(h, "clients");
+	int all_local;
+	size_t i;
+	json_t *v;
+
+	rc->launcher = conf_str(h, "launcher", "local");
+	rc->server_host = conf_str(h, "server", "127.0.0.1");
+	rc->nclient_hosts = 0;
+	json_array_foreach(cl, i, v) {
+		if (i >= RUNCONF_MAX_HOSTS) {
+			set_err(err, errlen, "%s: hosts.clients: at most %d hosts", rc->path, RUNCONF_MAX_HOSTS);
+			return -1;
+		}
+		rc->client_hosts[rc->nclient_hosts++] = json_string_value(v);
+	}
+	if (cl && rc->nclient_hosts == 0) {
+		set_err(err, errlen, "%s: hosts.clients: empty; list at least one host or leave the "
+			"key out to run clients on the server host", rc->path);
+		return -1;
+	}
+	if (rc->nclient_hosts == 0)
+		rc->client_hosts[rc->nclient_hosts++] = rc->server_host;
+	for (i = 0; i < rc->nclient_hosts; i++) {
+		if (!*rc->client_hosts[i]) {
+			set_err(err, errlen, "%s: hosts.clients[%zu]: empty host name", rc->path, i);
+			return -1;
+		}
+	}
+	if (!*rc->server_host) {
+		set_err(err, errlen, "%s: hosts.server: empty host name", rc->path);
+		return -1;
+	}
+	rc->bin_dir = conf_str(h, "bin_dir", NULL);
+	rc->scratch_dir = conf_str(h, "scratch_dir", NULL);
+	rc->ctl_port = conf_int(h, "ctl_port", 0);
+	rc->ssh = json_object_get(h, "ssh");
+
+	all_local = host_is_local(rc->server_host);
+	for (i = 0; i < rc->nclient_hosts; i++)
+		all_local &= host_is_local(rc->client_hosts[i]);
+
+	if (strcmp(rc->transport, "shm") == 0) {
+		for (i = 0; i < rc->nclient_hosts; i++) {
+			if (!same_host(rc->client_hosts[i], rc->server_host)) {
+				set_err(err, errlen, "%s: hosts.clients[%zu] is \"%s\" but hosts.server is \"%s\": "
+					"transport \"shm\" runs on one machine; use the same host or "
+					"transport \"verbs\"", rc->path, i, rc->client_hosts[i], rc->server_host);
+				return -1;
+			}
+		}
+	}
+	if (strcmp(rc->launcher, "local") == 0 && !all_local) {
+		const char *bad = host_is_local(rc->server_host) ? NULL : rc->server_host;
+		for (i = 0; !bad && i < rc->nclient_hosts; i++)
+			if (!host_is_local(rc->client_hosts[i]))
+				bad = rc->client_hosts[i];
+		set_err(err, errlen, "%s: host \"%s\" is not this machine, and hosts.launcher \"local\" "
+			"only starts processes here; set hosts.launcher to \"ssh\" or \"slurm\"", rc->path, bad);
+		return -1;
+	}
+	if (strcmp(rc->launcher, "slurm") == 0 && !getenv("SLURM_JOB_ID")) {
+		set_err(err, errlen, "%s: hosts.launcher is \"slurm\" but SLURM_JOB_ID is not set: run oqb "
+			"inside an allocation (salloc or sbatch), or use launcher \"ssh\" or \"local\"", rc->path);
+		return -1;
+	}
+	if (strcmp(rc->launcher, "slurm") == 0 && !in_path("srun")) {
+		set_err(err, errlen, "%s: hosts.launcher is \"slurm\" but srun is not in PATH", rc->path);
+		return -1;
+	}
+	if (strcmp(rc->launcher, "ssh") == 0 && check_ssh(rc, err, errlen) < 0)
+		return -1;
+	if (rc->ssh && strcmp(rc->launcher, "ssh") != 0) {
+		set_err(err, errlen, "%s: hosts.ssh is set but hosts.launcher is \"%s\"; set the launcher "
+			"to \"ssh\" or remove hosts.ssh", rc->path, rc->launcher);
+		return -1;
+	}
+
+	rc->ctl_addr = conf_str(h, "ctl_addr", NULL);
+	if (!rc->ctl_addr) {
+		static char me[256];
+		if (all_local) {
+			rc->ctl_addr = "127.0.0.1";
+		} else {
+			if (gethostname(me, sizeof me) != 0)
+				snprintf(me, sizeof me, "localhost");
+			me[sizeof me - 1] = '\0';
+			rc->ctl_addr = me;
+		}
+	}
+	/* Listen on loopback only when nobody else needs to reach us. */
+	rc->ctl_bind = host_is_local(rc->ctl_addr) && all_local ? "127.0.0.1" : "0.0.0.0";
+	return 0;
+}
+
+static int check_workload(struct runconf *rc, char *err, size_t errlen)
+{
+	char where[1100], dir[1024], *slash;
+	const struct gen_ops *g;
+
+	snprintf(where, sizeof where, "%s: workload", rc->path);
+	g = gen_lookup(rc->workload, where, err, errlen);
+	if (!g)
+		return -1;
+	/* Open one instance to let the generator check its own keys.  Only
+	 * when the clients run here: a trace path may exist on them alone. */
+	if (strcmp(rc->launcher, "local") == 0 && g->open) {
+		struct gen_ctx c = { .seed = (uint64_t)rc->seed, .process = 0,
+				     .nprocesses = (unsigned)rc->processes, .thread = 0,
+				     .nthreads = (unsigned)rc->threads, .where = where };
+		snprintf(dir, sizeof dir, "%s", rc->path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(dir, sizeof dir, ".");
+		c.config_dir = dir;
+		struct gen *inst = g->open(rc->workload, &c, err, errlen);
+		if (!inst)
+			return -1;
+		if (g->close)
+			g->close(inst);
+	}
+	return 0;
+}
+
+int runconf_load(const char *path, struct runconf *rc, char *err, size_t errlen)
+{
+	const json_t *v, *srv, *cli, *to;
+	size_t i, j;
+
+	memset(rc, 0, sizeof *rc);
+	snprintf(rc->path, sizeof rc->path, "%s", path);
+	if (conf_load_checked(path, top_keys, &rc->root, err, errlen) < 0)
+		return -1;
+
+	rc->name = conf_str(rc->root, "name", "");
+	if (!*rc->name || strspn(rc->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "0123456789._-") != strlen(rc->name) || rc->name[0] == '.') {
+		set_err(err, errlen, "%s: name: \"%s\" must be letters, digits, '.', '_' or '-' "
+			"(it names the results directory)", path, rc->name);
+		goto fail;
+	}
+	rc->transport = conf_str(rc->root, "transport", "shm");
+
+	v = json_object_get(rc->root, "systems");
+	if (json_array_size(v) == 0) {
+		set_err(err, errlen, "%s: systems: empty; list at least one of oq, rawrpc, deferred", path);
+		goto fail;
+	}
+	if (json_array_size(v) > RUNCONF_MAX_SYSTEMS) {
+		set_err(err, errlen, "%s: systems: at most %d", path, RUNCONF_MAX_SYSTEMS);
+		goto fail;
+	}
+	for (i = 0; i < json_array_size(v); i++) {
+		rc->systems[i] = json_string_value(json_array_get(v, i));
+		for (j = 0; j < i; j++) {
+			if (strcmp(rc->systems[i], rc->systems[j]) == 0) {
+				set_err(err, errlen, "%s: systems[%zu]: \"%s\" is listed twice", path, i,
+					rc->systems[i]);
+				goto fail;
+			}
+		}
+	}
+	rc->nsystems = i;
+
+	srv = json_object_get(rc->root, "server");
+	rc->workers = conf_int(srv, "workers", 1);
+	rc->ring_slots = conf_int(srv, "ring_slots", -1);
+	rc->server_extra = json_object_get(srv, "extra_args");
+	if (check_backend(rc, json_object_get(srv, "backend"), err, errlen) < 0)
+		goto fail;
+
+	cli = json_object_get(rc->root, "clients");
+	rc->processes = conf_int(cli, "processes", 1);
+	rc->threads = conf_int(cli, "threads", 1);
+	rc->client_extra = json_object_get(cli, "extra_args");
+	rc->workload = json_object_get(rc->root, "workload");
+
+	if (check_arrival(rc, json_object_get(rc->root, "arrival"), err, errlen) < 0)
+		goto fail;
+	rc->duration_s = conf_num(rc->root, "duration_s", 5);
+	rc->warmup_s = conf_num(rc->root, "warmup_s", 1);
+	rc->seed = conf_int(rc->root, "seed", 1);
+
+	to = json_object_get(rc->root, "timeouts");
+	rc->hello_s = conf_num(to, "hello_s", 30);
+	rc->start_delay_ms = conf_num(to, "start_delay_ms", 300);
+	rc->grace_s = conf_num(to, "grace_s", 15);
+	rc->stop_s = conf_num(to, "stop_s", 15);
+	rc->exit_s = conf_num(to, "exit_s", 5);
+
+	if (check_hosts(rc, err, errlen) < 0)
+		goto fail;
+	if (check_workload(rc, err, errlen) < 0)
+		goto fail;
+	return 0;
+fail:
+	runconf_free(rc);
+	return -1;
+}
+
+void runconf_free(struct runconf *rc)
+{
+	json_decref(rc->root);
+	rc->root = NULL;
+}
+
+size_t runconf_plan(const struct runconf *rc, struct point *pts, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t s = 0; s < rc->nsystems; s++) {
+		for (size_t l = 0; l < rc->nloads; l++, n++) {
+			if (n >= cap)
+				continue;
+			pts[n].idx = (unsigned)n;
+			pts[n].system = rc->systems[s];
+			if (rc->arrival == ARRIVAL_POISSON) {
+				pts[n].offered_ops = rc->loads[l];
+				pts[n].outstanding = 0;
+			} else {
+				pts[n].offered_ops = 0;
+				pts[n].outstanding = (long long)rc->loads[l];
+			}
+		}
+	}
+	return n;
+}
+
+const char *runconf_client_host(const struct runconf *rc, unsigned rank)
+{
+	return rc->client_hosts[rank % rc->nclient_hosts];
+}

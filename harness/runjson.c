@@ -1,0 +1,239 @@
+/*
+ * runjson.c - run.json metadata and atomic writes.
+ *
+ * Versions come from the libraries themselves where they expose one
+ * (jansson, libzstd, libpmem's header) and from dpkg-query otherwise
+ * (libibverbs has no version call); a missing tool yields "unknown", never
+ * an error: metadata must not stop a run.
+ */
+#include "runjson.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+#ifdef OQB_HAVE_VERBS
+#include <infiniband/verbs.h>
+#endif
+
+int run_capture(char *const *argv, char *out, size_t cap)
+{
+	int pfd[2], st;
+	pid_t p;
+	size_t len = 0;
+	ssize_t r;
+
+	if (cap)
+		out[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	p = fork();
+	if (p < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (p == 0) {
+		int nul = open("/dev/null", O_RDWR);
+		dup2(pfd[1], 1);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		char buf[512];
+		r = read(pfd[0], buf, sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r; i++)
+			if (len + 1 < cap)
+				out[len++] = buf[i];
+	}
+	close(pfd[0]);
+	if (cap) {
+		out[len < cap ? len : cap - 1] = '\0';
+		char *nl = strchr(out, '\n');
+		if (nl)
+			*nl = '\0';
+	}
+	while (waitpid(p, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static json_t *dpkg_version(const char *pkg)
+{
+	char out[128];
+	char *argv[] = { "dpkg-query", "-W", "-f=${Version}", (char *)pkg, NULL };
+
+	if (run_capture(argv, out, sizeof out) == 0 && out[0])
+		return json_string(out);
+	return json_string("unknown");
+}
+
+json_t *runjson_versions(void)
+{
+	json_t *v = json_object();
+	struct utsname u;
+	char buf[64];
+
+#if defined(__clang__)
+	json_object_set_new(v, "compiler", json_string("clang " __VERSION__));
+#elif defined(__GNUC__)
+	json_object_set_new(v, "compiler", json_string("gcc " __VERSION__));
+#else
+	json_object_set_new(v, "compiler", json_string(__VERSION__));
+#endif
+	json_object_set_new(v, "kernel", json_string(uname(&u) == 0 ? u.release : "unknown"));
+	json_object_set_new(v, "jansson", json_string(JANSSON_VERSION));
+	json_object_set_new(v, "libzstd", json_string(ZSTD_versionString()));
+	snprintf(buf, sizeof buf, "%d.%d (API)", PMEM_MAJOR_VERSION, PMEM_MINOR_VERSION);
+	json_object_set_new(v, "libpmem_api", json_string(buf));
+	json_object_set_new(v, "libpmem", dpkg_version("libpmem1"));
+	json_object_set_new(v, "libibverbs", dpkg_version("libibverbs1"));
+	json_object_set_new(v, "librdmacm", dpkg_version("librdmacm1"));
+	return v;
+}
+
+/* The transport block; for verbs, the devices this host sees (a hook for
+ * richer device details: firmware, link layer, ...). */
+static json_t *transport_info(const struct runconf *rc)
+{
+	json_t *t = json_object();
+
+	json_object_set_new(t, "name", json_string(rc->transport));
+#ifdef OQB_HAVE_VERBS
+	if (strcmp(rc->transport, "verbs") == 0) {
+		int n = 0;
+		struct ibv_device **list = ibv_get_device_list(&n);
+		json_t *devs = json_array();
+		for (int i = 0; list && i < n; i++) {
+			char guid[32];
+			snprintf(guid, sizeof guid, "%016llx",
+				 (unsigned long long)be64toh(ibv_get_device_guid(list[i])));
+			json_array_append_new(devs, json_pack("{s:s, s:s}", "name",
+							      ibv_get_device_name(list[i]), "guid", guid));
+		}
+		if (list)
+			ibv_free_device_list(list);
+		json_object_set_new(t, "driver_host_devices", devs);
+	}
+#endif
+	return t;
+}
+
+static json_t *hosts_info(const struct runconf *rc)
+{
+	json_t *h = json_object(), *cl = json_array();
+	char me[256];
+
+	if (gethostname(me, sizeof me) != 0)
+		snprintf(me, sizeof me, "unknown");
+	me[sizeof me - 1] = '\0';
+	for (size_t i = 0; i < rc->nclient_hosts; i++)
+		json_array_append_new(cl, json_string(rc->client_hosts[i]));
+	json_object_set_new(h, "driver", json_string(me));
+	json_object_set_new(h, "launcher", json_string(rc->launcher));
+	json_object_set_new(h, "server", json_string(rc->server_host));
+	json_object_set_new(h, "clients", cl);
+	json_object_set_new(h, "ctl_addr", json_string(rc->ctl_addr));
+	json_object_set_new(h, "processes", json_array());   /* filled from HELLOs */
+	return h;
+}
+
+json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *src_dir)
+{
+	json_t *r = json_object();
+	char buf[128], stamp[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	int dirty = 0;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(r, "schema", json_string(RUNJSON_SCHEMA));
+	json_object_set_new(r, "name", json_string(rc->name));
+	json_object_set_new(r, "run_id", json_string(run_id));
+	json_object_set_new(r, "created_utc", json_string(stamp));
+	json_object_set_new(r, "status", json_string("running"));
+	json_object_set_new(r, "error", json_null());
+	json_object_set_new(r, "config_path", json_string(rc->path));
+	json_object_set(r, "config", rc->root);
+	json_object_set_new(r, "hosts", hosts_info(rc));
+
+	snprintf(buf, sizeof buf, "unknown");
+	if (src_dir) {
+		char *rev[] = { "git", "-C", (char *)src_dir, "rev-parse", "HEAD", NULL };
+		char *st[] = { "git", "-C", (char *)src_dir, "status", "--porcelain",
+			       "--untracked-files=no", NULL };
+		char out[256];
+		if (run_capture(rev, buf, sizeof buf) < 0 || !buf[0])
+			snprintf(buf, sizeof buf, "unknown");
+		else if (run_capture(st, out, sizeof out) == 0 && out[0])
+			dirty = 1;
+	}
+	json_object_set_new(r, "git_commit", json_string(buf));
+	json_object_set_new(r, "git_dirty", json_boolean(dirty));
+	json_object_set_new(r, "versions", runjson_versions());
+	json_object_set_new(r, "transport", transport_info(rc));
+	json_object_set_new(r, "points", json_array());
+	return r;
+}
+
+int runjson_write(const json_t *run, const char *dir, char *err, size_t errlen)
+{
+	char tmp[4096], path[4096];
+
+	snprintf(path, sizeof path, "%s/run.json", dir);
+	snprintf(tmp, sizeof tmp, "%s/.run.json.tmp", dir);
+	if (json_dump_file(run, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+json_t *runjson_load(const char *path, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *r = json_load_file(path, 0, &je);
+	const char *schema;
+
+	if (!r) {
+		if (je.line < 0)
+			snprintf(err, errlen, "%s: cannot read: %s", path, je.text);
+		else
+			snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+		return NULL;
+	}
+	schema = json_string_value(json_object_get(r, "schema"));
+	if (!schema || strcmp(schema, RUNJSON_SCHEMA) != 0) {
+		snprintf(err, errlen, "%s: schema is \"%s\", expected \"%s\" (is this an oqb run.json?)",
+			 path, schema ? schema : "(none)", RUNJSON_SCHEMA);
+		json_decref(r);
+		return NULL;
+	}
+	if (!json_is_array(json_object_get(r, "points"))) {
+		snprintf(err, errlen, "%s: no \"points\" array", path);
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
