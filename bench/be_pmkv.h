@@ -62,7 +62,8 @@ void pmkv_close(struct pmkv *pk);
 
 /*
  * Stores key -> val.  When it returns WIRE_OK the pair is durable (see
- * be_pmkv.c for what that means on PM and on a regular file).  Returns
+ * be_pmkv.c for what that means on PM and on a regular file; an msync that
+ * fails with an I/O error is counted in persist_errors).  Returns
  * WIRE_ERR_NOSPACE if the heap or the index is full (nothing changes),
  * WIRE_ERR_BAD if a length is out of range.
  */
