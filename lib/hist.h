@@ -51,7 +51,9 @@ void hist_reset(struct hist *h);
  * Index of the counter that holds v (v <= HIST_MAX): v itself below 2048;
  * above, the bucket number shift >= 1 (v >> shift is in [1024, 2048))
  * places v at (shift + 1) * 1024 + (v >> shift) - 1024, so buckets follow
- * each other with no gap and HIST_MAX lands on HIST_NCOUNTS - 1.
+ * each other with no gap and HIST_MAX lands on HIST_NCOUNTS - 1.  (The
+ * branch-free form clz(v | 2047) measured about 20 % slower here on
+ * oqb-microbench's value mix; for real latencies the branch is predictable.)
  */
 static inline unsigned hist_index(uint64_t v)
 {
