@@ -9,8 +9,8 @@
  * statistics, twitter/cache-trace stat/2020Mar.md): set ratio, mean key
  * size, mean value size and Zipf alpha.  Sizes are fixed at the means
  * because no distribution is published.  Key popularity is Zipf(alpha)
- * over `keys` keys (default 1,000,000); alpha 0 is uniform; alpha 1 uses an
- * exact table.  The rank -> key mapping is a bijection (rank * m mod keys,
+ * over `keys` keys (default 1,000,000), drawn from an exact CDF table shared
+ * by the process's threads (see twitter.h); alpha 0 is uniform.  The rank -> key mapping is a bijection (rank * m mod keys,
  * m coprime with keys), so `keys` is exactly the number of distinct keys,
  * unlike YCSB's hash-modulo scrambling, and it is the same in every thread,
  * so all threads agree on which keys are hot.
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <pthread.h>
 
 #include "twitter.h"
 #include "conf.h"
@@ -73,8 +74,66 @@ static uint64_t tw_gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
-/* Zipf tables up to this many keys are exact (8 bytes per key). */
-#define TW_EXACT_MAX 65536
+/*
+ * Process-wide cache of Zipf generators by (keys, alpha): the exact tables
+ * are large (8 MB for a million keys) and read-only once built, so client
+ * threads share one.  Reference-counted; the last release frees it.
+ */
+struct tw_zentry {
+	struct tw_zentry *next;
+	uint64_t n;
+	double theta;
+	unsigned refs;
+	struct zipf z;
+};
+static struct tw_zentry *tw_zcache;
+static pthread_mutex_t tw_zlock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct zipf *tw_zipf_get(uint64_t n, double theta, char *err, size_t errlen)
+{
+	struct tw_zentry *e;
+
+	pthread_mutex_lock(&tw_zlock);
+	for (e = tw_zcache; e; e = e->next)
+		if (e->n == n && e->theta == theta)
+			break;
+	if (!e) {
+		e = calloc(1, sizeof *e);
+		if (!e) {
+			snprintf(err, errlen, "out of memory");
+		} else if (zipf_init(&e->z, n, theta, TWITTER_EXACT_MAX, err, errlen) < 0) {
+			free(e);
+			e = NULL;
+		} else {
+			e->n = n;
+			e->theta = theta;
+			e->next = tw_zcache;
+			tw_zcache = e;
+		}
+	}
+	if (e)
+		e->refs++;
+	pthread_mutex_unlock(&tw_zlock);
+	return e ? &e->z : NULL;
+}
+
+static void tw_zipf_put(const struct zipf *z)
+{
+	struct tw_zentry **pp, *e;
+
+	pthread_mutex_lock(&tw_zlock);
+	for (pp = &tw_zcache; (e = *pp); pp = &e->next) {
+		if (&e->z != z)
+			continue;
+		if (--e->refs == 0) {
+			*pp = e->next;
+			zipf_free(&e->z);
+			free(e);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&tw_zlock);
+}
 
 int twitter_sampler_init(struct twitter_sampler *s, const struct twitter_model *m,
 			 char *err, size_t errlen)
@@ -115,9 +174,9 @@ int twitter_sampler_init(struct twitter_sampler *s, const struct twitter_model *
 	}
 	s->cum[TW_NKIND - 1] = 1.0;
 	if (m->alpha > 0) {
-		if (zipf_init(&s->z, m->keys, m->alpha, TW_EXACT_MAX, err, errlen) < 0)
+		s->z = tw_zipf_get(m->keys, m->alpha, err, errlen);
+		if (!s->z)
 			return -1;
-		s->have_z = 1;
 	}
 	/* A fixed odd-looking multiplier, nudged until it is coprime with keys. */
 	s->mul = m->keys > 1 ? 0x9E3779B97F4A7C15ull % m->keys : 0;
@@ -138,15 +197,15 @@ void twitter_sampler_next(const struct twitter_sampler *s, struct rng *r,
 	while (k < TW_NKIND - 1 && u >= s->cum[k])
 		k++;
 	*kind = (enum twitter_kind)k;
-	rank = s->have_z ? zipf_next(&s->z, r) : rng_below(r, s->m.keys);
+	rank = s->z ? zipf_next(s->z, r) : rng_below(r, s->m.keys);
 	*keynum = (uint64_t)(((unsigned __int128)rank * s->mul) % s->m.keys);
 }
 
 void twitter_sampler_free(struct twitter_sampler *s)
 {
-	if (s->have_z)
-		zipf_free(&s->z);
-	s->have_z = 0;
+	if (s->z)
+		tw_zipf_put(s->z);
+	s->z = NULL;
 }
 
 /* ------------------------------------------------------------ generator */
