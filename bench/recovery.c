@@ -26,6 +26,13 @@ int recovery_scan_ring(const uint8_t *data, unsigned slots, unsigned slot_size,
 		       uint64_t from, uint64_t to, recovery_exec_fn fn, void *arg,
 		       struct recovery_report *r)
 {
+	return recovery_scan_ring_checked(data, slots, slot_size, from, to, NULL, NULL, fn, arg, r);
+}
+
+int recovery_scan_ring_checked(const uint8_t *data, unsigned slots, unsigned slot_size,
+			       uint64_t from, uint64_t to, recovery_slot_ok_fn ok, void *ok_arg,
+			       recovery_exec_fn fn, void *arg, struct recovery_report *r)
+{
 	uint64_t t0 = clock_ns();
 	if (to < from || to - from > slots)
 		return -1;
@@ -34,7 +41,7 @@ int recovery_scan_ring(const uint8_t *data, unsigned slots, unsigned slot_size,
 		struct wire_req h;
 		const char *why;
 		r->scanned++;
-		if (wire_check(p, slot_size, &h, &why) != 0) {
+		if ((ok && !ok(ok_arg, t)) || wire_check(p, slot_size, &h, &why) != 0) {
 			r->skipped_invalid++;
 			continue;   /* next slot: one request per slot here */
 		}

@@ -51,6 +51,16 @@ int recovery_scan_ring(const uint8_t *data, unsigned slots, unsigned slot_size,
 		       struct recovery_report *r);
 
 /*
+ * The same, but ticket t is considered only if ok(ok_arg, t) says its slot
+ * still belongs to t (e.g. the shm ring's persisted slot state is
+ * PUBLISHED for t); otherwise it counts as invalid.
+ */
+typedef int (*recovery_slot_ok_fn)(void *arg, uint64_t ticket);
+int recovery_scan_ring_checked(const uint8_t *data, unsigned slots, unsigned slot_size,
+			       uint64_t from, uint64_t to, recovery_slot_ok_fn ok, void *ok_arg,
+			       recovery_exec_fn fn, void *arg, struct recovery_report *r);
+
+/*
  * Region scan: requests packed at WIRE_ALIGN-aligned offsets in
  * [buf, buf + len) (a multi-packet receive buffer).  Adds to *r.
  */

@@ -33,7 +33,7 @@ struct worker {
 	/* counters */
 	uint64_t executed, rejected, voided, misrouted, acks, resps, reply_errors;
 	uint64_t ops[WIRE_OP_MAX_];
-	uint64_t nilext, non_nilext;
+	uint64_t nilext, non_nilext, recovered;
 	const char *last_reject;
 };
 
@@ -72,6 +72,8 @@ static void run_slot(struct worker *w, uint64_t slot)
 	const char *why = NULL;
 
 	if (!req || wire_check(req, avail, &h, &why) != 0) {
+		if (tp->srv_executed)
+			tp->srv_executed(s->tp, w->idx, slot);
 		/* Never executed, never answered: the client counts it as
 		 * unanswered.  A corrupt header cannot be trusted for a reply. */
 		w->rejected++;
@@ -84,6 +86,8 @@ static void run_slot(struct worker *w, uint64_t slot)
 	}
 	if (h.worker != w->idx) {
 		w->misrouted++;
+		if (tp->srv_executed)
+			tp->srv_executed(s->tp, w->idx, slot);
 		reply(w, &h, WIRE_RESP, WIRE_ERR_BAD, NULL, 0);
 		return;
 	}
@@ -105,6 +109,9 @@ static void run_slot(struct worker *w, uint64_t slot)
 		w->nilext++;
 	else
 		w->non_nilext++;
+	/* §5.3 order: execute, persist ReqToExecute, then respond. */
+	if (tp->srv_executed)
+		tp->srv_executed(s->tp, w->idx, slot);
 	if (rule == COMMIT_RESPONSE)
 		reply(w, &h, WIRE_RESP, out.status, out.val, out.val_len);
 }
@@ -133,10 +140,13 @@ static void *worker_main(void *arg)
 		uint64_t slot;
 		while ((slot = exec_next(&w->x)) != EXEC_NONE) {
 			did = 1;
-			if (w->isvoid[slot & mask])
+			if (w->isvoid[slot & mask]) {
 				w->voided++;
-			else
+				if (tp->srv_executed)
+					tp->srv_executed(s->tp, w->idx, slot);
+			} else {
 				run_slot(w, slot);
+			}
 			tp->srv_release(s->tp, w->idx, slot);
 		}
 		if (did) {
@@ -149,6 +159,20 @@ static void *worker_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/* Recovery: re-executes one request of a crashed server's ring. */
+static void recover_exec(void *arg, unsigned wi, const void *req, const struct wire_req *h)
+{
+	struct server *s = arg;
+	struct worker *w = &s->w[wi];
+	struct backend_req br = {
+		.op = h->op, .key = wire_key(req), .key_len = h->key_len,
+		.val = wire_val(req, h->key_len), .val_len = h->val_len, .aux = h->aux,
+	};
+	struct backend_out out = { .status = WIRE_OK, .val = w->valbuf, .val_cap = WIRE_MAX_VALUE };
+	s->c.be->exec(w->be, &br, &out);
+	w->recovered++;
 }
 
 struct server *server_start(const struct server_conf *c, char *err, size_t errlen)
@@ -165,9 +189,6 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 		free(s);
 		return NULL;
 	}
-	s->tp = c->tp->srv_open(&c->tpc, err, errlen);
-	if (!s->tp)
-		goto fail;
 	for (unsigned i = 0; i < c->tpc.workers; i++) {
 		struct worker *w = &s->w[i];
 		w->s = s;
@@ -187,6 +208,14 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 			goto fail;
 		}
 	}
+	/* Backends first: a durable transport replays a crashed server's
+	 * ring into them before anyone can connect. */
+	struct tp_srv_conf tpc = c->tpc;
+	tpc.recover_exec = recover_exec;
+	tpc.recover_arg = s;
+	s->tp = c->tp->srv_open(&tpc, err, errlen);
+	if (!s->tp)
+		goto fail;
 	for (unsigned i = 0; i < c->tpc.workers; i++) {
 		int e = pthread_create(&s->w[i].th, NULL, worker_main, &s->w[i]);
 		if (e) {
@@ -234,6 +263,7 @@ json_t *server_stats(struct server *s)
 			"reply_errors", (json_int_t)w->reply_errors,
 			"nilext", (json_int_t)w->nilext, "non_nilext", (json_int_t)w->non_nilext,
 			"out_of_order_arrivals", (json_int_t)w->x.out_of_order, "ops", ops);
+		json_object_set_new(wj, "recovered", json_integer((json_int_t)w->recovered));
 		if (w->last_reject)
 			json_object_set_new(wj, "last_reject_reason", json_string(w->last_reject));
 		if (w->be && s->c.be->stats_json) {

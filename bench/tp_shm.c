@@ -36,6 +36,21 @@
  * retries with a new ticket.  A voided request was never committed: no
  * DELIVERED event was given for it.
  *
+ * Durable mode (--durable, paper §5.3): the ring files live in --pmem-path
+ * and are mapped with libpmem; flushes use pmem_persist where the mapping is
+ * real persistent memory and pmem_msync elsewhere (reported as "persist").
+ * A client persists its request bytes, publishes, and persists the state
+ * word before the publish counts as its commit: the analogue of RDMA
+ * READ-after-SEND.  The worker persists ReqToExecute after executing a
+ * request and before any response, and when it releases a slot it first
+ * invalidates the request header, then persists SRQTail (= the end of the
+ * tickets that may now be claimed).  A restarted server finds the rings,
+ * scans tickets [ReqToExecute, SRQTail) (recovery.h) and re-executes every
+ * published, well-formed, idempotent nilext request in ticket order before
+ * it lets clients in.  Each restart bumps the ring's generation; client ids
+ * carry it, so a request or reply from before a restart is never mixed with
+ * one after it.
+ *
  * Rule 2 is not here: srv_poll reports published slots as arrivals, in the
  * order it finds them (a slot published late is reported after later
  * tickets), and the worker's executor (exec.h) runs them in ticket order.
@@ -53,7 +68,11 @@
 #include <unistd.h>
 #include <sched.h>
 
+#include <libpmem.h>
+
 #include "clock.h"
+#include "log.h"
+#include "recovery.h"
 #include "transport.h"
 #include "tp_shm.h"
 
@@ -61,6 +80,8 @@
 #define SHM_VERSION      1
 #define SHM_MAX_WORKERS  64
 #define SHM_MAX_CLIENTS  65536
+#define ID_BITS          20                      /* client id = gen << 20 | n */
+#define ID_MASK          ((1u << ID_BITS) - 1)
 #define MBOX_CAP         (1u << 22)              /* bytes per (client, worker) */
 #define MBOX_WRAP        0xffffffffu
 #define CL               64
@@ -74,7 +95,8 @@
 struct shm_hdr {
 	uint64_t magic;
 	uint32_t version, workers, ring_slots, slot_size;
-	uint32_t server_pid, pad0;
+	uint32_t server_pid, durable;
+	uint64_t generation;
 	char system[16];
 	_Atomic uint32_t next_client_id;
 	_Atomic uint32_t stopping;
@@ -84,7 +106,9 @@ struct ring_hdr {
 	uint64_t magic;
 	uint32_t ring_slots, slot_size;
 	uint64_t state_off, data_off;     /* offsets from the ring base */
-	uint8_t pad0[CL - 32];
+	uint64_t generation;               /* bumped by every (re)start */
+	uint32_t durable, pad;
+	uint8_t pad0[CL - 48];
 	_Atomic uint64_t tail;             /* next ticket (own cache line) */
 	uint8_t pad1[CL - 8];
 	uint64_t req_to_execute;           /* durable mode (§5.3) */
@@ -152,6 +176,43 @@ static void *map_file(const char *path, size_t size, int create, char *err, size
 	return p;
 }
 
+/* Makes [p, p+len) persistent: pmem_persist on real PM, msync elsewhere. */
+static void persist(const void *p, size_t len, int is_pmem)
+{
+	if (is_pmem)
+		pmem_persist(p, len);
+	else
+		pmem_msync(p, len);
+}
+
+/* Maps a ring file with libpmem (durable mode).  *existed says whether the
+ * file was already there (a previous server's ring, to recover). */
+static void *pmap_file(const char *path, size_t size, int *existed, int *is_pmem,
+		       char *err, size_t errlen)
+{
+	size_t mapped = 0;
+	struct stat st;
+	*existed = stat(path, &st) == 0;
+	if (*existed && (size_t)st.st_size != size) {
+		snprintf(err, errlen, "%s: ring file is %lld bytes, but this server's --ring-slots/--slot-size "
+			 "need %zu; start with the geometry it was written with, or remove the file to "
+			 "discard the requests it holds", path, (long long)st.st_size, size);
+		return NULL;
+	}
+	void *p = pmem_map_file(path, *existed ? 0 : size, *existed ? 0 : PMEM_FILE_CREATE, 0600,
+				&mapped, is_pmem);
+	if (!p) {
+		snprintf(err, errlen, "%s: pmem_map_file: %s", path, pmem_errormsg());
+		return NULL;
+	}
+	if (mapped < size) {
+		pmem_unmap(p, mapped);
+		snprintf(err, errlen, "%s: mapped %zu bytes, need %zu", path, mapped, size);
+		return NULL;
+	}
+	return p;
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -174,13 +235,17 @@ struct srv_worker {
 	unsigned npend;
 	struct mbox_hdr **mbox;        /* client id -> mapping (lazy) */
 	unsigned mbox_max;             /* highest id + 1 mapped so far */
+	int is_pmem;                   /* durable: mapping is real PM */
+	struct recovery_report rec;    /* durable: what the restart recovered */
+	int recovered;                 /* 1 if a previous ring was scanned */
 	/* counters */
 	uint64_t arrivals, voided, quarantined, replies, reply_drops, reply_full_waits;
-	uint64_t unknown_client;
+	uint64_t unknown_client, stale_generation;
 };
 
 struct tp_server {
 	struct tp_srv_conf c;
+	uint64_t generation;
 	char dir[512];
 	struct shm_hdr *hdr;
 	size_t ring_size;
@@ -192,14 +257,16 @@ static void srv_cleanup_files(struct tp_server *s)
 	char p[600];
 	snprintf(p, sizeof p, "%s/server.map", s->dir);
 	unlink(p);
+	for (unsigned id = 1; id < SHM_MAX_CLIENTS; id++) {
+		snprintf(p, sizeof p, "%s/mbox-%u", s->dir, id);
+		if (unlink(p) != 0 && (!s->hdr || id >= atomic_load(&s->hdr->next_client_id)))
+			break;
+	}
+	if (s->c.durable)
+		return;   /* the rings are the persistent state: keep them */
 	for (unsigned i = 0; i < s->c.workers; i++) {
 		snprintf(p, sizeof p, "%s/ring-%u", s->dir, i);
 		unlink(p);
-	}
-	for (unsigned id = 0; id < SHM_MAX_CLIENTS; id++) {
-		snprintf(p, sizeof p, "%s/mbox-%u", s->dir, id);
-		if (unlink(p) != 0 && s->hdr && id >= atomic_load(&s->hdr->next_client_id))
-			break;
 	}
 	rmdir(s->dir);
 }
@@ -216,6 +283,50 @@ static const char *default_run_base(void)
 }
 
 static void shm_srv_close(struct tp_server *s);
+
+struct rec_arg {
+	struct tp_server *s;
+	unsigned w;
+};
+
+/* A ticket's request counts only if its slot's state says it was
+ * published for that very ticket (not voided, retired, or reused). */
+static int rec_slot_ok(void *arg, uint64_t t)
+{
+	struct rec_arg *ra = arg;
+	struct srv_worker *w = &ra->s->w[ra->w];
+	uint64_t v = atomic_load(&w->state[(t & (ra->s->c.ring_slots - 1)) * ST_STRIDE]);
+	return v == ST(t, ST_PUB);
+}
+
+static void rec_exec(void *arg, const void *req, const struct wire_req *h)
+{
+	struct rec_arg *ra = arg;
+	if (ra->s->c.recover_exec)
+		ra->s->c.recover_exec(ra->s->c.recover_arg, ra->w, req, h);
+}
+
+/* Replays what a crashed server left in worker wi's ring (§5.3). */
+static int recover_ring(struct tp_server *s, unsigned wi, char *err, size_t errlen)
+{
+	struct srv_worker *w = &s->w[wi];
+	struct rec_arg ra = { s, wi };
+	uint64_t from = w->ring->req_to_execute, to = w->ring->srq_tail;
+	w->recovered = 1;
+	if (recovery_scan_ring_checked(w->data, s->c.ring_slots, s->c.slot_size, from, to,
+				       rec_slot_ok, &ra, rec_exec, &ra, &w->rec) != 0) {
+		snprintf(err, errlen, "%s/ring-%u: ReqToExecute %llu and SRQTail %llu are inconsistent "
+			 "(more than %u slots apart); the ring is corrupt", s->dir, wi,
+			 (unsigned long long)from, (unsigned long long)to, s->c.ring_slots);
+		return -1;
+	}
+	log_msg(LOG_INFO, "recovery: ring %u: scanned %llu, valid %llu, re-executed %llu, skipped %llu, %.3f ms",
+		wi, (unsigned long long)w->rec.scanned, (unsigned long long)w->rec.valid,
+		(unsigned long long)w->rec.reexecuted,
+		(unsigned long long)(w->rec.skipped_invalid + w->rec.skipped_non_nilext +
+				     w->rec.skipped_nonidempotent), w->rec.ns / 1e6);
+	return 0;
+}
 
 static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, size_t errlen)
 {
@@ -237,15 +348,99 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 		return NULL;
 	}
 	s->c = *c;
-	const char *base = c->run_dir && *c->run_dir ? c->run_dir : default_run_base();
-	snprintf(s->dir, sizeof s->dir, "%s/oqb-%d-XXXXXX", base, (int)getpid());
-	if (!mkdtemp(s->dir)) {
-		snprintf(err, errlen, "shm: cannot create a run directory under %s: %s "
-			 "(set --run-dir or OQB_RUN_DIR to a writable directory)", base, strerror(errno));
-		free(s);
-		return NULL;
-	}
 	char p[600];
+	if (c->durable) {
+		/* A fixed directory: a restarted server must find its rings. */
+		if (!c->pmem_path || !*c->pmem_path) {
+			snprintf(err, errlen, "shm: durable mode needs --pmem-path DIR (server.recv_pmem_path), "
+				 "a directory on persistent memory or a file system");
+			free(s);
+			return NULL;
+		}
+		snprintf(s->dir, sizeof s->dir, "%s", c->pmem_path);
+		if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
+			snprintf(err, errlen, "shm: cannot create %s: %s", s->dir, strerror(errno));
+			free(s);
+			return NULL;
+		}
+		/* Leftovers of a crashed server: its map and the clients' mailboxes. */
+		snprintf(p, sizeof p, "%s/server.map", s->dir);
+		unlink(p);
+		for (unsigned id = 1; id < SHM_MAX_CLIENTS; id++) {
+			snprintf(p, sizeof p, "%s/mbox-%u", s->dir, id);
+			if (unlink(p) != 0 && id > 64)
+				break;
+		}
+	} else {
+		const char *base = c->run_dir && *c->run_dir ? c->run_dir : default_run_base();
+		snprintf(s->dir, sizeof s->dir, "%s/oqb-%d-XXXXXX", base, (int)getpid());
+		if (!mkdtemp(s->dir)) {
+			snprintf(err, errlen, "shm: cannot create a run directory under %s: %s "
+				 "(set --run-dir or OQB_RUN_DIR to a writable directory)", base, strerror(errno));
+			free(s);
+			return NULL;
+		}
+	}
+	s->ring_size = ring_map_size(c->ring_slots, c->slot_size);
+	s->generation = 1;
+	for (unsigned i = 0; i < c->workers; i++) {
+		struct srv_worker *w = &s->w[i];
+		int existed = 0;
+		void *base_p;
+		snprintf(p, sizeof p, "%s/ring-%u", s->dir, i);
+		if (c->durable)
+			base_p = pmap_file(p, s->ring_size, &existed, &w->is_pmem, err, errlen);
+		else
+			base_p = map_file(p, s->ring_size, 1, err, errlen);
+		if (!base_p)
+			goto fail;
+		w->ring = base_p;
+		if (existed && (w->ring->magic != SHM_MAGIC || w->ring->ring_slots != c->ring_slots ||
+				w->ring->slot_size != c->slot_size)) {
+			snprintf(err, errlen, "%s: not a ring of %u slots of %u B written by this version; start "
+				 "with the geometry it was written with, or remove it to discard its requests",
+				 p, c->ring_slots, c->slot_size);
+			goto fail;
+		}
+		w->ring->ring_slots = c->ring_slots;
+		w->ring->slot_size = c->slot_size;
+		w->ring->state_off = sizeof(struct ring_hdr);
+		w->ring->data_off = sizeof(struct ring_hdr) + (size_t)c->ring_slots * CL;
+		w->state = (_Atomic uint64_t *)((uint8_t *)base_p + w->ring->state_off);
+		w->data = (uint8_t *)base_p + w->ring->data_off;
+		if (existed) {
+			if (recover_ring(s, i, err, errlen) != 0)
+				goto fail;
+			if (w->ring->generation + 1 > s->generation)
+				s->generation = w->ring->generation + 1;
+		}
+		w->pend = calloc(c->ring_slots, sizeof *w->pend);
+		w->pend_since = calloc(c->ring_slots, sizeof *w->pend_since);
+		w->mbox = calloc(SHM_MAX_CLIENTS, sizeof *w->mbox);
+		if (!w->pend || !w->pend_since || !w->mbox) {
+			snprintf(err, errlen, "shm: out of memory");
+			goto fail;
+		}
+	}
+	if (s->generation > (1u << (32 - ID_BITS)) - 1)
+		s->generation = 1;   /* wrap: ids only need to differ from the last run's */
+	/* Fresh rings (after recovery, or new): everything free, nothing to
+	 * execute, tickets from 0, a new generation. */
+	for (unsigned i = 0; i < c->workers; i++) {
+		struct srv_worker *w = &s->w[i];
+		for (uint64_t t = 0; t < c->ring_slots; t++) {
+			atomic_store_explicit(&w->state[t * ST_STRIDE], ST(t, ST_FREE), memory_order_relaxed);
+			memset(w->data + t * (size_t)c->slot_size, 0, 16);
+		}
+		atomic_store(&w->ring->tail, 0);
+		w->ring->req_to_execute = 0;
+		w->ring->srq_tail = c->ring_slots;
+		w->ring->generation = s->generation;
+		w->ring->durable = (uint32_t)c->durable;
+		w->ring->magic = SHM_MAGIC;
+		if (c->durable)
+			persist(w->ring, s->ring_size, w->is_pmem);
+	}
 	snprintf(p, sizeof p, "%s/server.map", s->dir);
 	s->hdr = map_file(p, sizeof(struct shm_hdr), 1, err, errlen);
 	if (!s->hdr)
@@ -255,34 +450,10 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 	s->hdr->ring_slots = c->ring_slots;
 	s->hdr->slot_size = c->slot_size;
 	s->hdr->server_pid = (uint32_t)getpid();
+	s->hdr->durable = (uint32_t)c->durable;
+	s->hdr->generation = s->generation;
 	snprintf(s->hdr->system, sizeof s->hdr->system, "%s", c->system ? c->system : "");
 	atomic_store(&s->hdr->next_client_id, 1);
-	s->ring_size = ring_map_size(c->ring_slots, c->slot_size);
-	for (unsigned i = 0; i < c->workers; i++) {
-		struct srv_worker *w = &s->w[i];
-		snprintf(p, sizeof p, "%s/ring-%u", s->dir, i);
-		void *base_p = map_file(p, s->ring_size, 1, err, errlen);
-		if (!base_p)
-			goto fail;
-		w->ring = base_p;
-		w->ring->ring_slots = c->ring_slots;
-		w->ring->slot_size = c->slot_size;
-		w->ring->state_off = sizeof(struct ring_hdr);
-		w->ring->data_off = sizeof(struct ring_hdr) + (size_t)c->ring_slots * CL;
-		w->state = (_Atomic uint64_t *)((uint8_t *)base_p + w->ring->state_off);
-		w->data = (uint8_t *)base_p + w->ring->data_off;
-		for (uint64_t t = 0; t < c->ring_slots; t++)
-			atomic_store_explicit(&w->state[t * ST_STRIDE], ST(t, ST_FREE), memory_order_relaxed);
-		atomic_store(&w->ring->tail, 0);
-		w->ring->magic = SHM_MAGIC;
-		w->pend = calloc(c->ring_slots, sizeof *w->pend);
-		w->pend_since = calloc(c->ring_slots, sizeof *w->pend_since);
-		w->mbox = calloc(SHM_MAX_CLIENTS, sizeof *w->mbox);
-		if (!w->pend || !w->pend_since || !w->mbox) {
-			snprintf(err, errlen, "shm: out of memory");
-			goto fail;
-		}
-	}
 	atomic_thread_fence(memory_order_release);
 	s->hdr->magic = SHM_MAGIC;   /* last: clients check it */
 	return s;
@@ -388,6 +559,16 @@ static const void *shm_srv_req(struct tp_server *s, unsigned wi, uint64_t slot, 
 	return w->data + (slot & (s->c.ring_slots - 1)) * (size_t)s->c.slot_size;
 }
 
+static void shm_srv_executed(struct tp_server *s, unsigned wi, uint64_t slot)
+{
+	struct srv_worker *w = &s->w[wi];
+	if (!s->c.durable)
+		return;
+	/* §5.3 ①②③: executed, now ReqToExecute moves past it, then respond. */
+	w->ring->req_to_execute = slot + 1;
+	persist(&w->ring->req_to_execute, 8, w->is_pmem);
+}
+
 static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 {
 	struct srv_worker *w = &s->w[wi];
@@ -395,12 +576,30 @@ static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 	_Atomic uint64_t *st = &w->state[(slot & (n - 1)) * ST_STRIDE];
 	/* Only a slot we executed is handed to the next lap here; a voided
 	 * slot was already recycled (or retired) by the void CAS. */
-	if (atomic_load_explicit(st, memory_order_relaxed) == ST(slot, ST_PUB))
-		atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
+	if (atomic_load_explicit(st, memory_order_relaxed) != ST(slot, ST_PUB))
+		return;
+	if (s->c.durable) {
+		/* "Repost the buffer": invalidate the old request first, so a
+		 * later recovery can never take it for a new one, then extend
+		 * SRQTail over the ticket that may now land here. */
+		uint8_t *d = w->data + (slot & (n - 1)) * (size_t)s->c.slot_size;
+		memset(d, 0, 16);
+		persist(d, 16, w->is_pmem);
+		w->ring->srq_tail = slot + 1 + n;
+		persist(&w->ring->srq_tail, 8, w->is_pmem);
+	}
+	atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
+	if (s->c.durable)
+		persist(st, 8, w->is_pmem);
 }
 
-static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint32_t id)
+static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint32_t full_id)
 {
+	uint32_t id = full_id & ID_MASK;
+	if ((full_id >> ID_BITS) != (uint32_t)s->generation) {
+		w->stale_generation++;   /* a client of the server before a restart */
+		return NULL;
+	}
 	if (id == 0 || id >= SHM_MAX_CLIENTS)
 		return NULL;
 	if (w->mbox[id])
@@ -410,7 +609,7 @@ static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint
 	struct mbox_hdr *m = map_file(p, mbox_map_size(s->c.workers), 0, err, sizeof err);
 	if (!m)
 		return NULL;
-	if (m->magic != SHM_MAGIC || m->workers != s->c.workers || m->client_id != id) {
+	if (m->magic != SHM_MAGIC || m->workers != s->c.workers || m->client_id != full_id) {
 		munmap(m, mbox_map_size(s->c.workers));
 		return NULL;
 	}
@@ -480,10 +679,10 @@ static void shm_srv_flush(struct tp_server *s, unsigned w)
 static json_t *shm_srv_stats(struct tp_server *s)
 {
 	json_t *arr = json_array();
-	uint64_t full_waits_total = 0;
 	for (unsigned i = 0; i < s->c.workers; i++) {
 		struct srv_worker *w = &s->w[i];
-		json_array_append_new(arr, json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		json_array_append_new(arr, json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+			"stale_generation", (json_int_t)w->stale_generation,
 			"tickets", (json_int_t)atomic_load(&w->ring->tail),
 			"arrivals", (json_int_t)w->arrivals,
 			"voided", (json_int_t)w->voided,
@@ -492,11 +691,20 @@ static json_t *shm_srv_stats(struct tp_server *s)
 			"reply_drops", (json_int_t)w->reply_drops,
 			"reply_full_waits", (json_int_t)w->reply_full_waits,
 			"unknown_client", (json_int_t)w->unknown_client));
-		full_waits_total += w->reply_full_waits;
 	}
-	return json_pack("{s:s,s:s,s:I,s:I,s:o}", "transport", "shm", "run_dir", s->dir,
-			 "ring_slots", (json_int_t)s->c.ring_slots,
-			 "slot_size", (json_int_t)s->c.slot_size, "workers", arr);
+	json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:b,s:I,s:o}", "transport", "shm", "run_dir", s->dir,
+			      "ring_slots", (json_int_t)s->c.ring_slots,
+			      "slot_size", (json_int_t)s->c.slot_size, "durable", s->c.durable,
+			      "generation", (json_int_t)s->generation, "workers", arr);
+	if (s->c.durable) {
+		json_object_set_new(j, "persist", json_string(s->w[0].is_pmem ? "pmem_persist" : "pmem_msync"));
+		json_t *rec = json_array();
+		for (unsigned i = 0; i < s->c.workers; i++)
+			json_array_append_new(rec, s->w[i].recovered ? recovery_report_json(&s->w[i].rec)
+								      : json_null());
+		json_object_set_new(j, "recovery", rec);
+	}
+	return j;
 }
 
 static void shm_srv_close(struct tp_server *s)
@@ -512,8 +720,12 @@ static void shm_srv_close(struct tp_server *s)
 			for (unsigned id = 0; id < w->mbox_max; id++)
 				if (w->mbox[id])
 					munmap(w->mbox[id], mbox_map_size(s->c.workers));
-		if (w->ring)
-			munmap(w->ring, s->ring_size);
+		if (w->ring) {
+			if (s->c.durable)
+				pmem_unmap(w->ring, s->ring_size);
+			else
+				munmap(w->ring, s->ring_size);
+		}
 		free(w->mbox);
 		free(w->pend);
 		free(w->pend_since);
@@ -537,7 +749,9 @@ struct tp_client {
 	_Atomic uint64_t *state[SHM_MAX_WORKERS];
 	uint8_t *data[SHM_MAX_WORKERS];
 	struct mbox_hdr *mbox;
-	uint32_t id;
+	uint32_t id;                       /* generation << ID_BITS | number */
+	uint64_t gen;
+	int durable, is_pmem;
 	char dir[512];
 	/* DELIVERED events produced by post, handed out by poll */
 	struct tp_event evq[CLI_EVQ];
@@ -585,22 +799,42 @@ static struct tp_client *shm_cli_open(const struct tp_cli_conf *cc, char *err, s
 	c->slots = c->hdr->ring_slots;
 	c->slot_size = c->hdr->slot_size;
 	c->ring_size = ring_map_size(c->slots, c->slot_size);
+	c->gen = c->hdr->generation;
+	c->durable = (int)c->hdr->durable;
+	if (cc->durable && !c->durable) {
+		snprintf(err, errlen, "the client asked for durable commits but the server at %s is not "
+			 "durable; start it with --durable --pmem-path DIR", c->dir);
+		goto fail;
+	}
 	for (unsigned i = 0; i < c->workers; i++) {
 		snprintf(p, sizeof p, "%s/ring-%u", c->dir, i);
-		void *b = map_file(p, c->ring_size, 0, err, errlen);
+		void *b;
+		if (c->durable) {
+			size_t mapped = 0;
+			b = pmem_map_file(p, 0, 0, 0600, &mapped, &c->is_pmem);
+			if (b && mapped < c->ring_size) {
+				pmem_unmap(b, mapped);
+				b = NULL;
+			}
+			if (!b)
+				snprintf(err, errlen, "%s: cannot map the durable ring: %s", p, pmem_errormsg());
+		} else {
+			b = map_file(p, c->ring_size, 0, err, errlen);
+		}
 		if (!b)
 			goto fail;
 		c->ring[i] = b;
 		c->state[i] = (_Atomic uint64_t *)((uint8_t *)b + c->ring[i]->state_off);
 		c->data[i] = (uint8_t *)b + c->ring[i]->data_off;
 	}
-	c->id = atomic_fetch_add(&c->hdr->next_client_id, 1);
-	if (c->id >= SHM_MAX_CLIENTS) {
+	uint32_t num = atomic_fetch_add(&c->hdr->next_client_id, 1);
+	if (num >= SHM_MAX_CLIENTS) {
 		snprintf(err, errlen, "shm: more than %d clients connected to %s over the server's life; "
 			 "restart the server", SHM_MAX_CLIENTS - 1, c->dir);
 		goto fail;
 	}
-	snprintf(p, sizeof p, "%s/mbox-%u", c->dir, c->id);
+	c->id = ((uint32_t)c->gen << ID_BITS) | num;
+	snprintf(p, sizeof p, "%s/mbox-%u", c->dir, num);
 	c->mbox = map_file(p, mbox_map_size(c->workers), 1, err, errlen);
 	if (!c->mbox)
 		goto fail;
@@ -689,13 +923,18 @@ int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *re
 {
 	const uint64_t mask = c->slots - 1;
 	_Atomic uint64_t *st = &c->state[wi][(t & mask) * ST_STRIDE];
-	memcpy(c->data[wi] + (t & mask) * (size_t)c->slot_size, req, len);
+	uint8_t *d = c->data[wi] + (t & mask) * (size_t)c->slot_size;
+	memcpy(d, req, len);
+	if (c->durable)
+		persist(d, len, c->is_pmem);       /* the request is in PM ... */
 	uint64_t expect = ST(t, ST_WRITE);
 	if (!atomic_compare_exchange_strong_explicit(st, &expect, ST(t, ST_PUB),
 			memory_order_release, memory_order_relaxed)) {
 		c->retries_voided++;
 		return 0;
 	}
+	if (c->durable)
+		persist(st, 8, c->is_pmem);        /* ... and so is its place in the queue */
 	return 1;
 }
 
@@ -713,6 +952,12 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 	if (len > c->slot_size) {
 		snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the server "
 			 "with a larger --slot-size", len, c->slot_size);
+		return -1;
+	}
+	if (c->ring[wi]->generation != c->gen) {
+		snprintf(err, errlen, "server at %s restarted (generation %llu, this client joined %llu); "
+			 "reconnect", c->dir, (unsigned long long)c->ring[wi]->generation,
+			 (unsigned long long)c->gen);
 		return -1;
 	}
 	for (;;) {
@@ -795,14 +1040,18 @@ static void shm_cli_close(struct tp_client *c)
 		return;
 	if (c->mbox) {
 		char p[600];
-		snprintf(p, sizeof p, "%s/mbox-%u", c->dir, c->id);
+		snprintf(p, sizeof p, "%s/mbox-%u", c->dir, c->id & ID_MASK);
 		/* the server may still hold a mapping; unlinking is still safe */
 		unlink(p);
 		munmap(c->mbox, mbox_map_size(c->workers));
 	}
 	for (unsigned i = 0; i < c->workers; i++)
-		if (c->ring[i])
-			munmap(c->ring[i], c->ring_size);
+		if (c->ring[i]) {
+			if (c->durable)
+				pmem_unmap(c->ring[i], c->ring_size);
+			else
+				munmap(c->ring[i], c->ring_size);
+		}
 	if (c->hdr)
 		munmap(c->hdr, sizeof(struct shm_hdr));
 	free(c);
@@ -815,6 +1064,7 @@ const struct transport_ops tp_shm_ops = {
 	.srv_endpoint = shm_srv_endpoint,
 	.srv_poll = shm_srv_poll,
 	.srv_req = shm_srv_req,
+	.srv_executed = shm_srv_executed,
 	.srv_release = shm_srv_release,
 	.srv_reply = shm_srv_reply,
 	.srv_flush = shm_srv_flush,

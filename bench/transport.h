@@ -40,6 +40,11 @@ struct tp_srv_conf {
 	uint64_t void_timeout_ns;/* shm: claimed-but-unpublished slot timeout */
 	int durable;             /* receive rings on a persistent mapping */
 	const char *pmem_path;   /* durable: directory for the ring files */
+	/* durable: called by srv_open for each request the recovery scan of a
+	 * ring left by a crashed server re-executes, in ring order, before any
+	 * client can connect (recovery.h). */
+	void (*recover_exec)(void *arg, unsigned worker, const void *req, const struct wire_req *h);
+	void *recover_arg;
 	/* verbs */
 	const char *addr, *device;
 	unsigned port, ib_port;
@@ -84,6 +89,10 @@ struct transport_ops {
 	const char *(*srv_endpoint)(struct tp_server *s);
 	int (*srv_poll)(struct tp_server *s, unsigned w, struct tp_arrival *a, int max);
 	const void *(*srv_req)(struct tp_server *s, unsigned w, uint64_t slot, size_t *avail);
+	/* The request in slot has been executed (or skipped): durable
+	 * transports persist ReqToExecute past it here, before any response
+	 * (§5.3: execute, update ReqToExecute, respond).  May be NULL. */
+	void (*srv_executed)(struct tp_server *s, unsigned w, uint64_t slot);
 	void (*srv_release)(struct tp_server *s, unsigned w, uint64_t slot);
 	int (*srv_reply)(struct tp_server *s, unsigned w, uint32_t client_id,
 			 const struct wire_resp *r, const void *val);
