@@ -484,12 +484,15 @@ static void step(struct prun *pr, int ms)
 	for (i = 0; i < pr->nprocs; i++) {
 		struct proc *p = &pr->procs[i];
 		if (p->eof && !p->result && !p->stopping && !pr->failed) {
-			char s[160] = "is still running";
+			char s[160];
 			await_exit(p, 1000);
-			if (p->exited)
+			if (p->exited) {
 				status_text(s, sizeof s, p->status);
-			fail(pr, p, "closed its control connection before sending DONE and %s (pid %d)", s,
-			     (int)p->pid);
+				fail(pr, p, "%s before sending DONE (pid %d)", s, (int)p->pid);
+			} else {
+				fail(pr, p, "closed its control connection before sending DONE, and is still "
+				     "running (pid %d)", (int)p->pid);
+			}
 		}
 	}
 	if (g_signal && !pr->failed)

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# driver-e2e.sh - `oqb run` end to end on configs/tiny.json with the real
+# oqb-server and oqb-client, then `oqb plot` and `oqb compare` on the
+# result.  Asserts on run.json with jq: schema, points, samples, merged
+# histograms equal to the sum of the clients', percentiles in order, no
+# process left behind.
+. "$(dirname "$0")/../lib.sh"
+ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+CFG=$ROOT/configs/tiny.json
+OUT=$T/run
+
+if ! "$OQB_BIN/oqb" run "$CFG" --out "$OUT" >"$T/stdout" 2>"$T/stderr"; then
+	notok driver_run "oqb run failed: $(tail -5 "$T/stderr")"
+	finish
+fi
+ok driver_run
+R=$OUT/run.json
+check driver_prints_run_json grep -qx "$OUT/run.json" "$T/stdout"
+
+npoints=$(jq '(.config.systems | length) * (.config.arrival.loads_ops | length)' "$R")
+jcheck run_json_schema "$R" '.schema == "oqbench.run/1" and .status == "ok" and .error == null'
+jcheck run_json_points_count "$R" ".points | length == $npoints"
+jcheck run_json_metadata "$R" '(.git_commit | type == "string") and (.git_dirty | type == "boolean")
+	and (.versions.compiler | length > 0) and (.versions.kernel | length > 0)
+	and .transport.name == "shm" and .config.name == "tiny" and .hosts.launcher == "local"'
+jcheck points_have_samples "$R" 'all(.points[]; .lat_ns.all.n > 0 and .achieved_ops > 0)'
+jcheck percentiles_ordered "$R" 'all(.points[]; .lat_ns.all | .min <= .p50 and .p50 <= .p99 and .p99 <= .p999 and .p999 <= .max)'
+jcheck p99_ci_brackets "$R" 'all(.points[]; .lat_ns.all | .p99_ci[0] <= .p99 and .p99 <= .p99_ci[1])'
+# Merging: the point's n is the sum of the clients' n, per op class, and
+# the bins hold exactly n samples.
+jcheck merged_n_is_sum "$R" 'all(.points[]; . as $p | all(["all","nilext","non_nilext"][];
+	. as $c | ($p.lat_ns[$c].n == ([$p.clients[].n[$c]] | add))))'
+jcheck bins_sum_to_n "$R" 'all(.points[]; all(.lat_ns[]; .n == ([.bins[][1]] | add // 0)))'
+jcheck classes_add_up "$R" 'all(.points[]; .lat_ns.all.n == .lat_ns.nilext.n + .lat_ns.non_nilext.n)'
+jcheck achieved_is_sum "$R" 'all(.points[]; (.achieved_ops - ([.clients[].achieved_ops] | add) | fabs) < 1)'
+jcheck client_count "$R" '. as $r | all(.points[]; (.clients | length) == $r.config.clients.processes)'
+jcheck server_stats "$R" 'all(.points[]; .server | type == "object")'
+
+# Per-process files and logs are in the run directory.
+first=$(jq -r '.points[0].dir' "$R")
+check per_process_files test -s "$OUT/$first/server-0.json" -a -s "$OUT/$first/client-0.json" \
+	-a -f "$OUT/$first/client-0.log" -a -f "$OUT/$first/server-0.log"
+jcheck client_json_schema "$OUT/$first/client-0.json" '.schema == "oqbench.client/1"'
+
+# Every process the driver started has exited.
+alive=""
+while IFS=$'\t' read -r _ _ _ _ _ pid _; do
+	[ "$pid" = pid ] && continue
+	kill -0 "$pid" 2>/dev/null && alive="$alive $pid"
+done <"$OUT/processes.tsv"
+if [ -z "$alive" ]; then ok no_stray_processes; else notok no_stray_processes "still running:$alive"; fi
+
+# One progress line per point.
+n=$(grep -c '^\[[0-9]*/[0-9]*\] system=' "$T/stderr")
+if [ "$n" -eq "$npoints" ]; then ok progress_lines; else notok progress_lines "$n lines for $npoints points"; fi
+
+# Plots.
+if command -v gnuplot >/dev/null; then
+	if "$OQB_BIN/oqb" plot "$OUT" >"$T/plot.out" 2>&1 && [ -s "$OUT/latency-throughput.svg" ] &&
+		[ -s "$OUT/latency-throughput.png" ] && grep -q '<svg' "$OUT/latency-throughput.svg"; then
+		ok plot_svg_png
+	else
+		notok plot_svg_png "$(cat "$T/plot.out")"
+	fi
+else
+	skip plot_svg_png "gnuplot not installed"
+fi
+
+# compare: a run against itself passes; a worse p99 (beyond tolerance and
+# CI) is flagged; a better one is reported as an improvement.
+"$OQB_BIN/oqb" compare "$R" "$R" >"$T/same.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && tail -1 "$T/same.out" | grep -q "^compare: $npoints points, 0 regressions, 0 improvements, tolerance 5%"; then
+	ok compare_identical_passes
+else
+	notok compare_identical_passes "rc=$rc: $(tail -3 "$T/same.out")"
+fi
+jq '.points[0].lat_ns.all |= (.p99 *= 3 | .p99_ci = [.p99_ci[0] * 3, .p99_ci[1] * 3])' "$R" >"$T/worse.json"
+"$OQB_BIN/oqb" compare "$R" "$T/worse.json" >"$T/worse.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && tail -1 "$T/worse.out" | grep -q "^compare: $npoints points, 1 regressions, 0 improvements" &&
+	grep -q 'REGRESSION: p99 worse' "$T/worse.out"; then
+	ok compare_flags_regression
+else
+	notok compare_flags_regression "rc=$rc: $(cat "$T/worse.out")"
+fi
+"$OQB_BIN/oqb" compare "$T/worse.json" "$R" >"$T/better.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && tail -1 "$T/better.out" | grep -q ", 0 regressions, 1 improvements"; then
+	ok compare_reports_improvement
+else
+	notok compare_reports_improvement "rc=$rc: $(cat "$T/better.out")"
+fi
+# Worse by more than the tolerance but inside the CI is not a regression.
+jq '.points[0].lat_ns.all |= (.p99 *= 1.2)' "$R" >"$T/noisy.json"
+"$OQB_BIN/oqb" compare "$R" "$T/noisy.json" --tolerance 5 >"$T/noisy.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then ok compare_respects_ci; else notok compare_respects_ci "$(cat "$T/noisy.out")"; fi
+# Throughput drop beyond the tolerance.
+jq '.points[0].achieved_ops *= 0.5' "$R" >"$T/slow.json"
+"$OQB_BIN/oqb" compare "$R" "$T/slow.json" >"$T/slow.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'achieved_ops worse' "$T/slow.out"; then
+	ok compare_flags_throughput
+else
+	notok compare_flags_throughput "rc=$rc: $(cat "$T/slow.out")"
+fi
+"$OQB_BIN/oqb" compare "$R" "$T/worse.json" --json >"$T/cmp.json" 2>/dev/null
+jcheck compare_json "$T/cmp.json" '.summary.regressions == 1 and (.points | length) == '"$npoints"
+
+finish
