@@ -438,6 +438,11 @@ int runconf_load(const char *path, struct runconf *rc, char *err, size_t errlen)
 
 	memset(rc, 0, sizeof *rc);
 	snprintf(rc->path, sizeof rc->path, "%s", path);
+	if (access(path, R_OK) != 0) {
+		set_err(err, errlen, "%s: cannot read the config: %s (configs/ has examples, e.g. "
+			"configs/quickstart.json)", path, strerror(errno));
+		return -1;
+	}
 	if (conf_load_checked(path, top_keys, &rc->root, err, errlen) < 0)
 		return -1;
 
