@@ -8,7 +8,9 @@
  *            sends HELLO with the endpoint, serves until STOP, answers DONE
  *            with its counters, and exits by itself if the driver goes away.
  */
+#include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,7 +51,8 @@ static const struct opt srv_tab[] = {
 	{ "service-ns", OPT_U64, O(service_ns), "0", 0, 1e10, NULL, "null backend: service time per request (ns)" },
 	{ "service-dist", OPT_ENUM, O(service_dist), "fixed", 0, -1, dists, "null backend: service time distribution" },
 	{ "memory-mb", OPT_U64, O(memory_mb), "64", 1, 1048576, NULL, "cache backend: memory limit per worker (MiB)" },
-	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL, "pmkv / durable: path prefix of the pool files" },
+	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL,
+	  "pmkv / durable: directory for the persistent rings and pools" },
 	{ "pool-mb", OPT_U64, O(pool_mb), "64", 1, 1048576, NULL, "pmkv: pool size per worker (MiB)" },
 	{ "ring-slots", OPT_INT, O(ring_slots), "1024", 2, 1 << 20, NULL, "receive slots per worker (power of two)" },
 	{ "slot-size", OPT_INT, O(slot_size), "2048", 64, 1 << 21, NULL, "bytes per receive slot (multiple of 64)" },
@@ -152,7 +155,21 @@ int main(int argc, char **argv)
 	sc.bc.service_ns = o.service_ns;
 	sc.bc.service_exp = o.service_dist == 1;
 	sc.bc.memory_mb = o.memory_mb;
-	sc.bc.path = o.pmem_path;
+	/* --pmem-path is a directory: receive rings (durable) and pmkv pools
+	 * live in it side by side. */
+	char pool_prefix[1024];
+	if (o.pmem_path) {
+		if (mkdir(o.pmem_path, 0700) != 0 && errno != EEXIST) {
+			log_msg(LOG_ERR, "--pmem-path %s: cannot create: %s", o.pmem_path, strerror(errno));
+			return 1;
+		}
+		snprintf(pool_prefix, sizeof pool_prefix, "%s/pmkv", o.pmem_path);
+		sc.bc.path = pool_prefix;
+	} else if (!strcmp(sc.be->name, "pmkv") || o.durable) {
+		log_msg(LOG_ERR, "%s needs --pmem-path DIR: a directory for the persistent %s",
+			o.durable ? "--durable" : "--backend pmkv", o.durable ? "receive rings" : "pools");
+		return 2;
+	}
 	sc.bc.pool_mb = o.pool_mb;
 	sc.bc.seed = o.seed;
 

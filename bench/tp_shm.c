@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -238,6 +239,7 @@ struct srv_worker {
 	int is_pmem;                   /* durable: mapping is real PM */
 	struct recovery_report rec;    /* durable: what the restart recovered */
 	int recovered;                 /* 1 if a previous ring was scanned */
+	int existed;                   /* durable: the ring file was there */
 	/* counters */
 	uint64_t arrivals, voided, quarantined, replies, reply_drops, reply_full_waits;
 	uint64_t unknown_client, stale_generation;
@@ -246,6 +248,7 @@ struct srv_worker {
 struct tp_server {
 	struct tp_srv_conf c;
 	uint64_t generation;
+	int lock_fd;                   /* durable: flock on server.lock */
 	char dir[512];
 	struct shm_hdr *hdr;
 	size_t ring_size;
@@ -306,6 +309,24 @@ static void rec_exec(void *arg, const void *req, const struct wire_req *h)
 		ra->s->c.recover_exec(ra->s->c.recover_arg, ra->w, req, h);
 }
 
+/*
+ * Makes every slot that is not PUBLISHED unclaimable and unpublishable:
+ * FREE(t) and WRITING(t) become QUARANTINED(t), so a client of the dead
+ * server still holding a ticket fails its claim or publish CAS and learns
+ * that its request was not committed.  PUBLISHED slots stay as they are.
+ */
+static void seal_ring(struct tp_server *s, struct srv_worker *w)
+{
+	for (uint64_t i = 0; i < s->c.ring_slots; i++) {
+		_Atomic uint64_t *st = &w->state[i * ST_STRIDE];
+		uint64_t v = atomic_load(st);
+		while ((v & 3) != ST_PUB && (v & 3) != ST_QUAR &&
+		       !atomic_compare_exchange_weak(st, &v, ST(v >> 2, ST_QUAR)))
+			;
+	}
+	persist(w->state, (size_t)s->c.ring_slots * CL, w->is_pmem);
+}
+
 /* Replays what a crashed server left in worker wi's ring (§5.3). */
 static int recover_ring(struct tp_server *s, unsigned wi, char *err, size_t errlen)
 {
@@ -363,6 +384,18 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 			free(s);
 			return NULL;
 		}
+		/* One server per directory: a lock held for the server's life
+		 * (released by the kernel when it dies). */
+		snprintf(p, sizeof p, "%s/server.lock", s->dir);
+		s->lock_fd = open(p, O_RDWR | O_CREAT, 0600);
+		if (s->lock_fd < 0 || flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+			snprintf(err, errlen, "shm: %s is in use by another oqb-server (or cannot be locked: %s); "
+				 "stop it first or use another --pmem-path", s->dir, strerror(errno));
+			if (s->lock_fd >= 0)
+				close(s->lock_fd);
+			free(s);
+			return NULL;
+		}
 		/* Leftovers of a crashed server: its map and the clients' mailboxes. */
 		snprintf(p, sizeof p, "%s/server.map", s->dir);
 		unlink(p);
@@ -408,12 +441,9 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 		w->ring->data_off = sizeof(struct ring_hdr) + (size_t)c->ring_slots * CL;
 		w->state = (_Atomic uint64_t *)((uint8_t *)base_p + w->ring->state_off);
 		w->data = (uint8_t *)base_p + w->ring->data_off;
-		if (existed) {
-			if (recover_ring(s, i, err, errlen) != 0)
-				goto fail;
-			if (w->ring->generation + 1 > s->generation)
-				s->generation = w->ring->generation + 1;
-		}
+		w->existed = existed;
+		if (existed && w->ring->generation + 1 > s->generation)
+			s->generation = w->ring->generation + 1;
 		w->pend = calloc(c->ring_slots, sizeof *w->pend);
 		w->pend_since = calloc(c->ring_slots, sizeof *w->pend_since);
 		w->mbox = calloc(SHM_MAX_CLIENTS, sizeof *w->mbox);
@@ -424,6 +454,20 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 	}
 	if (s->generation > (1u << (32 - ID_BITS)) - 1)
 		s->generation = 1;   /* wrap: ids only need to differ from the last run's */
+	/* Recovery of rings a previous server left: first tell its clients it
+	 * is over (new generation) and seal every slot, so that no late client
+	 * can claim or publish into the ring while it is scanned and reset;
+	 * then replay. */
+	for (unsigned i = 0; i < c->workers; i++) {
+		struct srv_worker *w = &s->w[i];
+		if (!w->existed)
+			continue;
+		w->ring->generation = s->generation;
+		persist(&w->ring->generation, 8, w->is_pmem);
+		seal_ring(s, w);
+		if (recover_ring(s, i, err, errlen) != 0)
+			goto fail;
+	}
 	/* Fresh rings (after recovery, or new): everything free, nothing to
 	 * execute, tickets from 0, a new generation. */
 	for (unsigned i = 0; i < c->workers; i++) {
@@ -732,6 +776,8 @@ static void shm_srv_close(struct tp_server *s)
 	}
 	if (s->hdr)
 		munmap(s->hdr, sizeof(struct shm_hdr));
+	if (s->c.durable && s->lock_fd > 0)
+		close(s->lock_fd);
 	free(s);
 }
 
@@ -870,6 +916,10 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err,
 	const uint64_t n = c->slots, mask = n - 1;
 	_Atomic uint64_t *state = c->state[wi];
 	for (;;) {
+		if (c->ring[wi]->generation != c->gen) {
+			snprintf(err, errlen, "server at %s restarted; reconnect", c->dir);
+			return -1;
+		}
 		/* Rule 1: the ticket is the request's place in the queue. */
 		uint64_t t = atomic_fetch_add_explicit(&c->ring[wi]->tail, 1, memory_order_relaxed);
 		_Atomic uint64_t *st = &state[(t & mask) * ST_STRIDE];
@@ -893,9 +943,9 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err,
 				}
 				cpu_relax();
 				if ((++spins & 0xfff) == 0) {
-					if (server_gone(c)) {
-						snprintf(err, errlen, "server at %s is gone (pid %u)", c->dir,
-							 c->hdr->server_pid);
+					if (server_gone(c) || c->ring[wi]->generation != c->gen) {
+						snprintf(err, errlen, "server at %s is gone or restarted (pid %u); "
+							 "reconnect", c->dir, c->hdr->server_pid);
 						return -1;
 					}
 					sched_yield();

@@ -38,7 +38,7 @@ sleep 1.0
 kill -KILL "$SRV_PID"
 wait "$SRV_PID" 2>/dev/null
 wait "$CLI_PID" 2>/dev/null
-[ -f "$T/pool.w0" ] && [ -f "$T/pool.w1" ] && ok "pmkv: one pool file per worker" \
+[ -f "$T/pool/pmkv.w0" ] && [ -f "$T/pool/pmkv.w1" ] && ok "pmkv: one pool file per worker" \
 	|| notok "pmkv: pool files missing" "$(ls "$T")"
 
 # 2. a new server reopens the pools as they are
@@ -50,7 +50,7 @@ ok "pmkv: restart after kill -9"
 if "$OQB_BIN/oqb-server" "${SRV[@]}" >"$T/third.out" 2>"$T/third.err"; then
 	notok "pmkv: second server on a pool in use was not refused"
 else
-	grep -q "pool.w0.*in use" "$T/third.err" && ok "pmkv: pool in use is refused" \
+	grep -q "pmkv.w0.*in use" "$T/third.err" && ok "pmkv: pool in use is refused" \
 		|| notok "pmkv: refusal message" "$(cat "$T/third.err")"
 fi
 "$OQB_BIN/oqb-client" --system rawrpc --server "$EP" --threads 1 --arrival closed --duration-s 0.3 \
@@ -67,7 +67,7 @@ jcheck "pmkv: recovery found unclean, intact pools" <(sed -n '/^{/,$p' "$T/secon
 
 # 3. offline check after the orderly stop
 for w in 0 1; do
-	if "$OQB_BIN/oqb-pmkv" check "$T/pool.w$w" >"$T/check$w.json" 2>"$T/check$w.err"; then
+	if "$OQB_BIN/oqb-pmkv" check "$T/pool/pmkv.w$w" >"$T/check$w.json" 2>"$T/check$w.err"; then
 		jcheck "pmkv: offline check of worker $w" "$T/check$w.json" \
 			'.was_clean == true and .dropped_at_open == 0 and .keys > 0 and .opens == 3'
 	else
