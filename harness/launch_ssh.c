@@ -32,7 +32,7 @@ static int ssh_init(struct launcher *l, char *err, size_t errlen)
 	const char *tmp = getenv("TMPDIR");
 
 	/* Unix socket paths are limited to ~107 bytes: keep the dir short. */
-	if (!tmp || strlen(tmp) > 60)
+	if (!tmp || !*tmp || strlen(tmp) > 60)
 		tmp = "/tmp";
 	snprintf(l->ctl_dir, sizeof l->ctl_dir, "%s/oqb-ssh-XXXXXX", tmp);
 	if (!mkdtemp(l->ctl_dir)) {
