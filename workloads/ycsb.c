@@ -146,6 +146,7 @@ static int ycsb_grow_latest(struct gen_ycsb *g, uint64_t n)
 			zetan += pow((double)i, -g->theta);
 		g->zl.zetan = zetan;
 		g->zl.n = n;
+		g->zl.items = n;
 		g->zl.eta = (1 - pow(2.0 / (double)n, 1 - g->theta)) /
 			    (1 - g->zl.zeta2theta / zetan);
 	}
