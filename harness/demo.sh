@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# demo.sh - `make demo`: run configs/quickstart.json (oq, rawrpc and
+# deferred on a Memcached-like cache over shm, Twitter cluster 12's
+# write-heavy shape), plot it, and print where everything went plus the
+# median latency of each system at each load.  `make demo` builds first.
+#
+# Usage: harness/demo.sh [CONFIG] (default configs/quickstart.json)
+set -eu
+cd "$(dirname "$0")/.."
+cfg=${1:-configs/quickstart.json}
+oqb=bin/oqb
+
+if [ ! -x "$oqb" ] || [ ! -x bin/oqb-server ] || [ ! -x bin/oqb-client ]; then
+	echo "demo: bin/oqb, bin/oqb-server or bin/oqb-client is missing; run make first" >&2
+	exit 1
+fi
+
+name=$(jq -r .name "$cfg")
+out=results/$name-$(date -u +%Y%m%dT%H%M%SZ)
+echo "demo: running $cfg into $out (about $(jq '(.systems|length) * (.arrival.loads_ops|length) * (.warmup_s + .duration_s + 1.5) | floor' "$cfg") s)"
+start=$SECONDS
+"$oqb" run "$cfg" --out "$out" >/dev/null
+"$oqb" plot "$out" >/dev/null
+
+echo
+echo "median latency (us) by offered load (ops/s); * = saturated"
+jq -r '
+	(.points | map(.offered_ops) | unique) as $loads |
+	(["system"] + ($loads | map(tostring))) , (
+	  .points | group_by(.system) | sort_by(.[0].index)[] |
+	  [.[0].system] + [ .[] | ((.lat_ns.all.p50 / 1000 * 10 | round) / 10 | tostring)
+	                         + (if .saturated then "*" else "" end) ])
+	| @tsv' "$out/run.json" | column -t
+echo
+echo "lowest median per load: $(jq -r '[.points | group_by(.offered_ops)[] |
+	"\(.[0].offered_ops): \(min_by(.lat_ns.all.p50).system)"] | join(", ")' "$out/run.json")"
+echo "took $((SECONDS - start)) s"
+echo
+echo "run.json: $out/run.json"
+echo "plots:    $out/latency-throughput.svg"
+echo "          $out/latency-throughput.png"
