@@ -351,7 +351,7 @@ static int trace_fill(struct trace_reader *t, char *err, size_t errlen)
 }
 
 /*
- * Next non-empty line.  Returns 1 with *s/*n set (valid until the next
+ * Next non-empty line.  Returns 1 with *s and *n set (valid until the next
  * call), 2 for a line longer than TRACE_LINE_MAX (skipped), 0 at the end,
  * -1 on error.
  */
