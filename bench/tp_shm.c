@@ -334,6 +334,13 @@ static int recover_ring(struct tp_server *s, unsigned wi, char *err, size_t errl
 	struct rec_arg ra = { s, wi };
 	uint64_t from = w->ring->req_to_execute, to = w->ring->srq_tail;
 	w->recovered = 1;
+	/* Fault injection for the crash test's negative control only: proves
+	 * that the test detects lost commits when recovery is skipped. */
+	const char *fault = getenv("OQB_FAULT");
+	if (fault && !strcmp(fault, "skip-recovery")) {
+		log_msg(LOG_WARN, "OQB_FAULT=skip-recovery: NOT replaying ring %u (test-only fault)", wi);
+		return 0;
+	}
 	if (recovery_scan_ring_checked(w->data, s->c.ring_slots, s->c.slot_size, from, to,
 				       rec_slot_ok, &ra, rec_exec, &ra, &w->rec) != 0) {
 		snprintf(err, errlen, "%s/ring-%u: ReqToExecute %llu and SRQTail %llu are inconsistent "

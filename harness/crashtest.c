@@ -1,0 +1,540 @@
+/*
+ * crashtest.c - crash injection for the durable OQ path (paper §5.3).
+ *
+ * It runs bin/oqb-server --system oq --durable --backend pmkv on shm, and
+ * client threads in this process that write per-key increasing sequence
+ * numbers (each thread owns its keys, so "increasing" is well defined) and
+ * log every put that committed: for oq, a put commits when its publish
+ * succeeds after the request was persisted (the READ-after-SEND analogue).
+ * A killer sends SIGKILL to the server at random instants; the server is
+ * restarted, recovers its rings, and the clients reconnect and go on.  At
+ * the end every key is read back through the server: the sequence number
+ * read must be at least the last committed one.  Anything less is a lost
+ * commit.
+ *
+ * Config (JSON; unknown keys are errors):
+ *   {"name":"crash","crashes":50,"workers":2,"threads":2,"keys_per_thread":64,
+ *    "value_size":32,"kill_after_ms":[5,80],"ring_slots":256,"pool_mb":16,
+ *    "seed":1,"dir":"/dev/shm/..."(optional),"restart_timeout_s":30}
+ * Output: a JSON report on stdout (or --out FILE), progress on stderr.
+ * Exit status: 0 when every crash was survived and nothing was lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "conf.h"
+#include "crashtest.h"
+#include "rng.h"
+#include "tp_shm.h"
+#include "wire.h"
+
+struct ct_conf {
+	const char *name;
+	int crashes, workers, threads, keys, value_size, ring_slots, pool_mb;
+	double kill_min_ms, kill_max_ms, restart_timeout_s;
+	uint64_t seed;
+	const char *dir;
+};
+
+struct ct_thread {
+	struct ct_run *run;
+	unsigned idx;
+	pthread_t th;
+	uint64_t *sent, *committed;   /* per key: last sent / last committed seq */
+	uint64_t commits, failures, reconnects;
+	struct rng rng;
+};
+
+struct ct_run {
+	struct ct_conf c;
+	char server_bin[PATH_MAX];
+	char dir[PATH_MAX];
+	char log[PATH_MAX];
+	pid_t pid;
+	char endpoint[PATH_MAX];
+	_Atomic int stop;
+	_Atomic int pause;            /* writers hold still while keys are checked */
+	_Atomic int paused;
+	struct ct_thread *t;
+};
+
+static const struct conf_key ct_schema[] = {
+	{ "name", CONF_STR, 0, 0, 0, NULL, NULL, "name of this crash test" },
+	{ "crashes", CONF_INT, 0, 1, 1e7, NULL, NULL, "how many times to kill the server" },
+	{ "workers", CONF_INT, 0, 1, 64, NULL, NULL, "server workers" },
+	{ "threads", CONF_INT, 0, 1, 64, NULL, NULL, "client threads" },
+	{ "keys_per_thread", CONF_INT, 0, 1, 1e6, NULL, NULL, "keys each thread writes" },
+	{ "value_size", CONF_INT, 0, 24, 4096, NULL, NULL, "bytes per value (>= 24)" },
+	{ "kill_after_ms", CONF_ARR_NUM, 0, 0.1, 1e6, NULL, NULL, "[min, max] ms between restart and kill" },
+	{ "ring_slots", CONF_INT, 0, 2, 1 << 20, NULL, NULL, "receive slots per worker" },
+	{ "pool_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "pmkv pool per worker (MiB)" },
+	{ "seed", CONF_INT, 0, 0, 9e18, NULL, NULL, "random seed" },
+	{ "dir", CONF_STR, 0, 0, 0, NULL, NULL, "directory for rings and pools (default: a new one)" },
+	{ "restart_timeout_s", CONF_NUM, 0, 1, 3600, NULL, NULL, "how long a restart may take" },
+	{ NULL },
+};
+
+static unsigned route(const char *key, unsigned len, unsigned workers)
+{
+	uint64_t h = 0xcbf29ce484222325ull;   /* same partition function as bench/client.c */
+	for (unsigned i = 0; i < len; i++) {
+		h ^= (uint8_t)key[i];
+		h *= 0x100000001b3ull;
+	}
+	return (unsigned)(h % workers);
+}
+
+/* Starts the server and waits for its "ready" line; 0 or -1 + err. */
+static int start_server(struct ct_run *r, char *err, size_t errlen)
+{
+	int pfd[2];
+	char slots[16], workers[16], pool[16];
+	if (pipe(pfd) != 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(slots, sizeof slots, "%d", r->c.ring_slots);
+	snprintf(workers, sizeof workers, "%d", r->c.workers);
+	snprintf(pool, sizeof pool, "%d", r->c.pool_mb);
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int lfd = open(r->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		dup2(pfd[1], 1);
+		if (lfd >= 0)
+			dup2(lfd, 2);
+		close(pfd[0]);
+		execl(r->server_bin, r->server_bin, "--system", "oq", "--transport", "shm", "--durable",
+		      "--backend", "pmkv", "--pmem-path", r->dir, "--workers", workers,
+		      "--ring-slots", slots, "--pool-mb", pool, (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", r->server_bin, strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	r->pid = pid;
+	char buf[PATH_MAX + 64];
+	size_t n = 0;
+	uint64_t deadline = clock_ns() + (uint64_t)(r->c.restart_timeout_s * 1e9);
+	int rc = -1;
+	for (;;) {
+		int ms = (int)((deadline - clock_ns()) / 1000000);
+		if ((int64_t)(deadline - clock_ns()) <= 0) {
+			snprintf(err, errlen, "server did not become ready within %.0f s (log: %.700s)",
+				 r->c.restart_timeout_s, r->log);
+			break;
+		}
+		struct pollfd p = { pfd[0], POLLIN, 0 };
+		if (poll(&p, 1, ms) <= 0)
+			continue;
+		ssize_t k = read(pfd[0], buf + n, sizeof buf - 1 - n);
+		if (k <= 0) {
+			snprintf(err, errlen, "server exited during start-up (log: %.700s)", r->log);
+			break;
+		}
+		n += (size_t)k;
+		buf[n] = 0;
+		char *nl = strchr(buf, '\n');
+		if (nl) {
+			*nl = 0;
+			if (sscanf(buf, "ready: endpoint %4095s", r->endpoint) == 1)
+				rc = 0;
+			else
+				snprintf(err, errlen, "unexpected server output: %.700s", buf);
+			break;
+		}
+	}
+	close(pfd[0]);
+	if (rc != 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		r->pid = 0;
+	}
+	return rc;
+}
+
+static struct tp_client *connect_client(struct ct_run *r)
+{
+	char err[512];
+	struct tp_cli_conf cc = { .endpoint = r->endpoint, .system = "oq", .max_outstanding = 64,
+				  .durable = 1 };
+	return tp_shm_ops.cli_open(&cc, err, sizeof err);
+}
+
+static void key_name(char *k, size_t cap, unsigned thread, unsigned i)
+{
+	snprintf(k, cap, "ct%u-key%05u", thread, i);
+}
+
+static void *writer(void *arg)
+{
+	struct ct_thread *t = arg;
+	struct ct_run *r = t->run;
+	struct tp_client *c = NULL;
+	uint8_t buf[8192];
+	char key[64], val[4200], err[512];
+	struct tp_event ev[64];
+
+	while (!atomic_load(&r->stop)) {
+		if (atomic_load(&r->pause)) {
+			if (c) {
+				tp_shm_ops.cli_close(c);
+				c = NULL;
+			}
+			atomic_fetch_add(&r->paused, 1);
+			while (atomic_load(&r->pause) && !atomic_load(&r->stop))
+				usleep(200);
+			atomic_fetch_sub(&r->paused, 1);
+			continue;
+		}
+		if (!c) {
+			c = connect_client(r);
+			if (!c) {
+				usleep(1000);   /* server restarting */
+				continue;
+			}
+			t->reconnects++;
+		}
+		unsigned i = (unsigned)rng_below(&t->rng, (uint64_t)r->c.keys);
+		uint64_t seq = t->sent[i] + 1;
+		t->sent[i] = seq;
+		key_name(key, sizeof key, t->idx, i);
+		memset(val, 'v', (size_t)r->c.value_size);
+		snprintf(val, sizeof val, "%020llu", (unsigned long long)seq);
+		val[20] = '-';
+		val[r->c.value_size] = 0;
+		unsigned w = route(key, (unsigned)strlen(key), (unsigned)r->c.workers);
+		struct wire_req h = {
+			.op = WIRE_OP_SET, .flags = WIRE_F_NILEXT | WIRE_F_DURABLE,
+			.key_len = (uint16_t)strlen(key), .val_len = (uint32_t)r->c.value_size,
+			.client_id = tp_shm_ops.cli_id(c), .worker = w, .seq = seq,
+		};
+		uint32_t len = wire_encode_req(buf, sizeof buf, &h, key, val);
+		if (tp_shm_ops.cli_post(c, w, buf, len, seq, err, sizeof err) == 0) {
+			t->committed[i] = seq;   /* the commit log */
+			t->commits++;
+		} else {
+			t->failures++;
+			tp_shm_ops.cli_close(c);
+			c = NULL;
+		}
+		if (c)
+			while (tp_shm_ops.cli_poll(c, ev, 64) > 0)
+				;   /* DELIVERED events: nothing more to learn */
+	}
+	if (c)
+		tp_shm_ops.cli_close(c);
+	return NULL;
+}
+
+/* Reads every key back; returns the number of lost commits. */
+static uint64_t verify(struct ct_run *r, uint64_t *checked, uint64_t *lost_keys, json_t *examples,
+		       char *err, size_t errlen)
+{
+	struct tp_client *c = NULL;
+	for (int tries = 0; !c && tries < 2000; tries++)
+		if (!(c = connect_client(r)))
+			usleep(5000);
+	if (!c) {
+		snprintf(err, errlen, "cannot connect to the server for the final check");
+		return UINT64_MAX;
+	}
+	uint8_t buf[8192];
+	char key[64], e[256];
+	uint64_t lost = 0, seq = 1000000000ull;
+	for (int th = 0; th < r->c.threads; th++) {
+		struct ct_thread *t = &r->t[th];
+		for (int i = 0; i < r->c.keys; i++) {
+			if (!t->committed[i])
+				continue;
+			key_name(key, sizeof key, (unsigned)th, (unsigned)i);
+			unsigned w = route(key, (unsigned)strlen(key), (unsigned)r->c.workers);
+			struct wire_req h = { .op = WIRE_OP_GET, .key_len = (uint16_t)strlen(key),
+					      .client_id = tp_shm_ops.cli_id(c), .worker = w, .seq = ++seq };
+			uint32_t len = wire_encode_req(buf, sizeof buf, &h, key, NULL);
+			if (tp_shm_ops.cli_post(c, w, buf, len, seq, e, sizeof e) != 0) {
+				snprintf(err, errlen, "final check: %s", e);
+				tp_shm_ops.cli_close(c);
+				return UINT64_MAX;
+			}
+			uint64_t got = 0, deadline = clock_ns() + 10000000000ull;
+			int answered = 0;
+			uint32_t status = 0;
+			while (!answered && clock_ns() < deadline) {
+				struct tp_event ev[16];
+				int n = tp_shm_ops.cli_poll(c, ev, 16);
+				for (int k = 0; k < n; k++)
+					if (ev[k].kind == TP_EV_RESP && ev[k].seq == seq) {
+						answered = 1;
+						status = ev[k].status;
+						char num[24] = "";
+						if (ev[k].val_len >= 20)
+							memcpy(num, ev[k].val, 20);
+						got = strtoull(num, NULL, 10);
+					}
+			}
+			if (!answered) {
+				snprintf(err, errlen, "final check: no answer for %s within 10 s", key);
+				tp_shm_ops.cli_close(c);
+				return UINT64_MAX;
+			}
+			(*checked)++;
+			if (status != WIRE_OK || got < t->committed[i]) {
+				lost += t->committed[i] - (status == WIRE_OK ? got : 0);
+				(*lost_keys)++;
+				if (json_array_size(examples) < 10)
+					json_array_append_new(examples, json_pack("{s:s,s:I,s:I,s:s}", "key", key,
+						"committed", (json_int_t)t->committed[i], "read", (json_int_t)got,
+						"status", wire_status_name(status)));
+			}
+		}
+	}
+	tp_shm_ops.cli_close(c);
+	return lost;
+}
+
+static uint64_t commit_count(struct ct_run *r)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < r->c.threads; i++)
+		n += r->t[i].commits;   /* racy read, for progress only */
+	return n;
+}
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: oqb crashtest CONFIG.json [--out FILE] [--crashes N]\n"
+		"  kills a durable oq server (shm, pmkv) CONFIG.crashes times under a write-heavy\n"
+		"  load and checks that every committed put survived; see docs/durability.md\n");
+	return f == stdout ? 0 : 2;
+}
+
+static int find_server(char *out, size_t cap)
+{
+	const char *e = getenv("OQB_BIN");
+	char self[PATH_MAX];
+	if (e && *e) {
+		snprintf(out, cap, "%s/oqb-server", e);
+		return access(out, X_OK);
+	}
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	snprintf(out, cap, "%s/oqb-server", dirname(self));
+	return access(out, X_OK);
+}
+
+int crashtest_main(int argc, char **argv)
+{
+	const char *cfg = NULL, *out = NULL;
+	int crashes_override = 0;
+	char err[1024];
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return usage(stdout);
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--crashes") && i + 1 < argc)
+			crashes_override = atoi(argv[++i]);
+		else if (argv[i][0] == '-') {
+			fprintf(stderr, "oqb crashtest: unknown option %s\n", argv[i]);
+			return usage(stderr);
+		} else if (!cfg)
+			cfg = argv[i];
+		else
+			return usage(stderr);
+	}
+	if (!cfg)
+		return usage(stderr);
+	json_t *j = NULL;
+	if (conf_load_file(cfg, &j, err, sizeof err) != 0 || conf_check(j, ct_schema, cfg, err, sizeof err) != 0) {
+		fprintf(stderr, "oqb crashtest: %s\n", err);
+		json_decref(j);
+		return 2;
+	}
+	struct ct_run *r = calloc(1, sizeof *r);
+	r->c.name = conf_str(j, "name", "crashtest");
+	r->c.crashes = crashes_override > 0 ? crashes_override : (int)conf_int(j, "crashes", 50);
+	r->c.workers = (int)conf_int(j, "workers", 2);
+	r->c.threads = (int)conf_int(j, "threads", 2);
+	r->c.keys = (int)conf_int(j, "keys_per_thread", 64);
+	r->c.value_size = (int)conf_int(j, "value_size", 32);
+	r->c.ring_slots = (int)conf_int(j, "ring_slots", 256);
+	r->c.pool_mb = (int)conf_int(j, "pool_mb", 16);
+	r->c.seed = (uint64_t)conf_int(j, "seed", 1);
+	r->c.restart_timeout_s = conf_num(j, "restart_timeout_s", 30);
+	r->c.dir = conf_str(j, "dir", NULL);
+	const json_t *ka = json_object_get(j, "kill_after_ms");
+	r->c.kill_min_ms = ka ? json_number_value(json_array_get(ka, 0)) : 5;
+	r->c.kill_max_ms = ka && json_array_size(ka) > 1 ? json_number_value(json_array_get(ka, 1)) : 80;
+	int rc = 2;
+	if (r->c.ring_slots & (r->c.ring_slots - 1)) {
+		fprintf(stderr, "oqb crashtest: %s: ring_slots %d is not a power of two\n", cfg, r->c.ring_slots);
+		goto out;
+	}
+	if (r->c.kill_max_ms < r->c.kill_min_ms) {
+		fprintf(stderr, "oqb crashtest: %s: kill_after_ms must be [min, max] with min <= max\n", cfg);
+		goto out;
+	}
+	if (find_server(r->server_bin, sizeof r->server_bin) != 0) {
+		fprintf(stderr, "oqb crashtest: cannot find oqb-server next to this binary or in $OQB_BIN; "
+			"run `make` first\n");
+		goto out;
+	}
+	int own_dir = 0;
+	if (r->c.dir) {
+		snprintf(r->dir, sizeof r->dir, "%s", r->c.dir);
+	} else {
+		const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+		snprintf(r->dir, sizeof r->dir, "%s/oqb-crash-XXXXXX", base);
+		if (!mkdtemp(r->dir)) {
+			fprintf(stderr, "oqb crashtest: cannot create a directory under %s: %s\n", base, strerror(errno));
+			goto out;
+		}
+		own_dir = 1;
+	}
+	if (strlen(r->dir) + 12 >= sizeof r->log) {
+		fprintf(stderr, "oqb crashtest: directory name too long: %s\n", r->dir);
+		goto out;
+	}
+	memcpy(r->log, r->dir, strlen(r->dir));
+	strcpy(r->log + strlen(r->dir), ".server.log");
+	unlink(r->log);
+
+	uint64_t t0 = clock_ns();
+	if (start_server(r, err, sizeof err) != 0) {
+		fprintf(stderr, "oqb crashtest: %s\n", err);
+		goto out;
+	}
+	r->t = calloc((size_t)r->c.threads, sizeof *r->t);
+	for (int i = 0; i < r->c.threads; i++) {
+		struct ct_thread *t = &r->t[i];
+		t->run = r;
+		t->idx = (unsigned)i;
+		t->sent = calloc((size_t)r->c.keys, sizeof *t->sent);
+		t->committed = calloc((size_t)r->c.keys, sizeof *t->committed);
+		rng_seed_multi(&t->rng, r->c.seed, 0xc4a5, (uint64_t)i);
+		pthread_create(&t->th, NULL, writer, t);
+	}
+	struct rng krng;
+	rng_seed_multi(&krng, r->c.seed, 0x6b11, 0);
+	int survived = 0, stalled = 0;
+	uint64_t checked = 0, lost_keys = 0, lost = 0;
+	json_t *examples = json_array();
+	for (int k = 0; k < r->c.crashes && lost != UINT64_MAX; k++) {
+		double ms = r->c.kill_min_ms + rng_double(&krng) * (r->c.kill_max_ms - r->c.kill_min_ms);
+		usleep((useconds_t)(ms * 1000));
+		/* Half of the crashes come after a stall of the server, so the
+		 * ring holds committed, unexecuted requests when it dies. */
+		if (rng_below(&krng, 2)) {
+			kill(r->pid, SIGSTOP);
+			usleep((useconds_t)(1000 + rng_below(&krng, 9000)));
+			stalled++;
+		}
+		atomic_store(&r->pause, 1);
+		kill(r->pid, SIGKILL);
+		int st;
+		waitpid(r->pid, &st, 0);
+		r->pid = 0;
+		for (int w = 0; w < 20000 && atomic_load(&r->paused) < r->c.threads; w++)
+			usleep(500);
+		if (start_server(r, err, sizeof err) != 0) {
+			fprintf(stderr, "oqb crashtest: restart after crash %d: %s\n", k + 1, err);
+			break;
+		}
+		survived++;
+		/* Every committed put must have survived this crash. */
+		uint64_t l = verify(r, &checked, &lost_keys, examples, err, sizeof err);
+		if (l == UINT64_MAX) {
+			fprintf(stderr, "oqb crashtest: after crash %d: %s\n", k + 1, err);
+			lost = UINT64_MAX;
+		} else {
+			lost += l;
+		}
+		atomic_store(&r->pause, 0);
+		if ((k + 1) % 10 == 0 || k + 1 == r->c.crashes)
+			fprintf(stderr, "[crashtest] %d/%d crashes survived, %llu commits, %llu lost, %.1f s\n",
+				k + 1, r->c.crashes, (unsigned long long)commit_count(r),
+				(unsigned long long)(lost == UINT64_MAX ? 0 : lost), (clock_ns() - t0) / 1e9);
+	}
+	usleep(20000);
+	atomic_store(&r->stop, 1);
+	uint64_t commits = 0, reconnects = 0, failures = 0;
+	for (int i = 0; i < r->c.threads; i++) {
+		pthread_join(r->t[i].th, NULL);
+		commits += r->t[i].commits;
+		reconnects += r->t[i].reconnects;
+		failures += r->t[i].failures;
+	}
+	if (r->pid && lost != UINT64_MAX) {
+		uint64_t l = verify(r, &checked, &lost_keys, examples, err, sizeof err);
+		lost = l == UINT64_MAX ? l : lost + l;
+	}
+	if (lost == UINT64_MAX)
+		fprintf(stderr, "oqb crashtest: %s\n", r->pid ? err : "no server to verify against");
+	json_t *rep = json_pack("{s:s,s:s,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:s}",
+		"schema", "oqbench.crashtest/1", "name", r->c.name,
+		"crashes_requested", r->c.crashes, "crashes_survived", survived, "crashes_after_stall", stalled,
+		"commits", (json_int_t)commits, "keys_checked", (json_int_t)checked,
+		"commits_lost", (json_int_t)(lost == UINT64_MAX ? -1 : (json_int_t)lost),
+		"keys_with_loss", (json_int_t)lost_keys, "reconnects", (json_int_t)reconnects,
+		"failed_sends", (json_int_t)failures, "seconds", (clock_ns() - t0) / 1e9,
+		"loss_examples", examples, "server_log", r->log);
+	if (out)
+		json_dump_file(rep, out, JSON_INDENT(2));
+	json_dumpf(rep, stdout, JSON_INDENT(2));
+	putchar('\n');
+	fprintf(stderr, "crashtest: %d crashes survived, %llu commits, %llu key checks, %lld lost\n",
+		survived, (unsigned long long)commits, (unsigned long long)checked,
+		lost == UINT64_MAX ? -1LL : (long long)lost);
+	json_decref(rep);
+	rc = (survived == r->c.crashes && lost == 0) ? 0 : 1;
+	if (r->pid) {
+		kill(r->pid, SIGTERM);
+		waitpid(r->pid, NULL, 0);
+	}
+	if (own_dir && rc == 0) {
+		char cmd[PATH_MAX + 16];
+		/* our own directory: rings, pools, lock */
+		snprintf(cmd, sizeof cmd, "%s", r->dir);
+		const char *names[] = { "ring-", "pmkv.w" };
+		for (int w = 0; w < r->c.workers; w++)
+			for (int n = 0; n < 2; n++) {
+				char p[PATH_MAX + 32];
+				snprintf(p, sizeof p, "%s/%s%d", r->dir, names[n], w);
+				unlink(p);
+			}
+		char p[PATH_MAX + 32];
+		snprintf(p, sizeof p, "%s/server.lock", r->dir);
+		unlink(p);
+		rmdir(cmd);
+		unlink(r->log);
+	}
+out:
+	if (r->t)
+		for (int i = 0; i < r->c.threads; i++) {
+			free(r->t[i].sent);
+			free(r->t[i].committed);
+		}
+	free(r->t);
+	free(r);
+	json_decref(j);
+	return rc;
+}

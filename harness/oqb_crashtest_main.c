@@ -1,0 +1,7 @@
+/* oqb-crashtest: the same as `oqb crashtest` (harness/crashtest.c). */
+#include "crashtest.h"
+
+int main(int argc, char **argv)
+{
+	return crashtest_main(argc, argv);
+}
