@@ -1,0 +1,231 @@
+/*
+ * test_harness.c - the driver's pure parts: shell quoting of remote
+ * commands (checked by running them through /bin/sh), the ssh command line
+ * (host keys always checked), and merging client results (percentiles
+ * from summed bins, never averaged).
+ */
+#include "unit.h"
+#include "launch.h"
+#include "merge.h"
+#include "runconf.h"
+#include "rng.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs `sh -c script` and returns its stdout (static buffer). */
+static const char *sh_out(const char *script)
+{
+	static char buf[4096];
+	int pfd[2];
+	size_t len = 0;
+	ssize_t r;
+
+	buf[0] = '\0';
+	if (pipe(pfd) < 0)
+		return buf;
+	pid_t p = fork();
+	if (p == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while ((r = read(pfd[0], buf + len, sizeof buf - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(pfd[0]);
+	waitpid(p, NULL, 0);
+	return buf;
+}
+
+TEST(script_quotes_every_word)
+{
+	char *argv[] = { "printf", "%s|", "a b", "it's", "{\"kind\":\"kv\",\"x\":[1,2]}", "$HOME",
+			 "`id`", "back\\slash", "", "semi;colon", NULL };
+	char *s = launch_script(NULL, argv);
+	REQUIRE(s);
+	CHECK(strncmp(s, "exec ", 5) == 0, "%s", s);
+	const char *out = sh_out(s);
+	CHECK(strcmp(out, "a b|it's|{\"kind\":\"kv\",\"x\":[1,2]}|$HOME|`id`|back\\slash||semi;colon|") == 0,
+	      "got \"%s\" from %s", out, s);
+	free(s);
+
+	/* Quoting twice (ssh's "sh -c SCRIPT") still arrives intact. */
+	char *argv2[] = { "printf", "%s", "it's \"x\"", NULL };
+	s = launch_script("/", argv2);
+	REQUIRE(s);
+	char outer[1024];
+	size_t len = 6;
+	memcpy(outer, "sh -c ", 7);
+	REQUIRE(shell_quote(outer, sizeof outer, &len, s) == 0);
+	CHECK(strcmp(sh_out(outer), "it's \"x\"") == 0, "got %s from %s", sh_out(outer), outer);
+	free(s);
+}
+
+TEST(shell_quote_keeps_plain_words)
+{
+	char b[64];
+	size_t len = 0;
+	REQUIRE(shell_quote(b, sizeof b, &len, "--rate") == 0);
+	CHECK(strcmp(b, "--rate") == 0, "%s", b);
+	len = 0;
+	REQUIRE(shell_quote(b, sizeof b, &len, "a'b") == 0);
+	CHECK(strcmp(b, "'a'\\''b'") == 0, "%s", b);
+	len = 0;
+	CHECK(shell_quote(b, 8, &len, "far too long for eight bytes") == -1);
+}
+
+TEST(ssh_command_checks_host_keys)
+{
+	struct launcher l;
+	char err[256];
+	json_t *ssh = json_pack("{s:s, s:i, s:s, s:s, s:[s]}", "user", "bench", "port", 2222,
+				"identity", "/k/id", "known_hosts", "/k/kh", "options", "ServerAliveInterval=5");
+	REQUIRE(launch_open(&l, "ssh", ssh, err, sizeof err) == 0, "%s", err);
+	char *argv[] = { "/opt/oqb/bin/oqb-client", "--workload", "{\"a\": 1}", NULL };
+	char *d = launch_describe(&l, "node7", NULL, argv);
+	REQUIRE(d);
+	CHECK(strstr(d, "BatchMode=yes") != NULL, "%s", d);
+	CHECK(strstr(d, "StrictHostKeyChecking=yes") != NULL, "%s", d);
+	CHECK(strstr(d, "StrictHostKeyChecking=no") == NULL, "%s", d);
+	CHECK(strstr(d, "UserKnownHostsFile=/k/kh") != NULL, "%s", d);
+	CHECK(strstr(d, "ControlMaster=auto") != NULL, "%s", d);
+	CHECK(strstr(d, "ControlPath=") != NULL && strstr(d, "oqb-ssh-") != NULL, "%s", d);
+	CHECK(strstr(d, "-p 2222") != NULL && strstr(d, "-l bench") != NULL, "%s", d);
+	CHECK(strstr(d, "-i /k/id") != NULL, "%s", d);
+	CHECK(strstr(d, "-- node7 ") != NULL, "%s", d);
+	free(d);
+	/* The private control directory exists while the launcher is open. */
+	CHECK(access(l.ctl_dir, F_OK) == 0, "%s", l.ctl_dir);
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s", l.ctl_dir);
+	launch_close(&l);
+	CHECK(access(dir, F_OK) != 0, "%s not removed", dir);
+	json_decref(ssh);
+}
+
+TEST(local_start_reports_exec_failure)
+{
+	struct launcher l;
+	char err[512], log[64];
+	pid_t pid = 0;
+	snprintf(log, sizeof log, "/tmp/oqb-test-harness-%d.log", (int)getpid());
+	REQUIRE(launch_open(&l, "local", NULL, err, sizeof err) == 0, "%s", err);
+	char *bad[] = { "/nonexistent/oqb-server", NULL };
+	CHECK(launch_start(&l, "127.0.0.1", NULL, bad, log, &pid, err, sizeof err) == -1);
+	CHECK(strstr(err, "/nonexistent/oqb-server") && strstr(err, "No such file"), "%s", err);
+	char *good[] = { "sh", "-c", "echo hello; sleep 0.2; exit 3", NULL };
+	REQUIRE(launch_start(&l, "127.0.0.1", NULL, good, log, &pid, err, sizeof err) == 0, "%s", err);
+	/* Its own process group: a terminal's Ctrl-C reaches only the driver. */
+	CHECK(getpgid(pid) == pid, "pgid %d, pid %d", (int)getpgid(pid), (int)pid);
+	int st;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d", st);
+	FILE *f = fopen(log, "r");
+	char line[64] = "";
+	REQUIRE(f);
+	CHECK(fgets(line, sizeof line, f) && strcmp(line, "hello\n") == 0, "log has \"%s\"", line);
+	fclose(f);
+	unlink(log);
+	launch_close(&l);
+}
+
+/* A client result with n values drawn from [lo, hi). */
+static json_t *fake_client(unsigned rank, uint64_t n, uint64_t lo, uint64_t hi, struct hist *keep)
+{
+	struct hist *all = hist_new(), *nil = hist_new(), *non = hist_new();
+	struct rng r;
+	rng_seed(&r, 42 + rank);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v = lo + rng_below(&r, hi - lo);
+		hist_record(all, v);
+		hist_record(i % 5 ? nil : non, v);
+		if (keep)
+			hist_record(keep, v);
+	}
+	json_t *j = json_pack("{s:s, s:I, s:s, s:i, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:o, s:o, s:o}}",
+			      "schema", "oqbench.client/1", "rank", (json_int_t)rank, "host", "h",
+			      "threads", 1, "offered_ops", 1000.0, "achieved_ops", 990.0 + rank,
+			      "measured_ns", (json_int_t)1000000000, "sent", (json_int_t)n,
+			      "committed", (json_int_t)n, "unanswered", (json_int_t)rank,
+			      "ring_full_waits", (json_int_t)0, "errors", (json_int_t)0,
+			      "lat_ns", "all", hist_to_json(all), "nilext", hist_to_json(nil),
+			      "non_nilext", hist_to_json(non));
+	hist_free(all);
+	hist_free(nil);
+	hist_free(non);
+	return j;
+}
+
+TEST(merge_sums_bins_never_averages)
+{
+	/* A fast client with many samples and a slow one with few: the merged
+	 * median is the fast one's, while the mean of the two medians is not. */
+	struct hist *ref = hist_new();
+	json_t *c[2] = { fake_client(0, 9000, 1000, 2000, ref), fake_client(1, 1000, 100000, 200000, ref) };
+	struct point pt = { .idx = 3, .system = "oq", .offered_ops = 2000 };
+	char err[256];
+	json_t *srv = json_pack("{s:s}", "schema", "oqbench.server/1");
+	json_t *p = merge_point(&pt, c, 2, srv, err, sizeof err);
+	REQUIRE(p, "%s", err);
+	const json_t *all = json_object_get(json_object_get(p, "lat_ns"), "all");
+	CHECK_EQ_U64(json_integer_value(json_object_get(all, "n")), 10000);
+	CHECK_EQ_U64(json_integer_value(json_object_get(all, "p50")), hist_percentile(ref, 50));
+	CHECK_EQ_U64(json_integer_value(json_object_get(all, "p99")), hist_percentile(ref, 99));
+	CHECK(json_integer_value(json_object_get(all, "p50")) < 2000, "median should be a fast value");
+	CHECK(json_integer_value(json_object_get(all, "p99")) > 100000, "p99 should be a slow value");
+	const json_t *ci = json_object_get(all, "p99_ci");
+	CHECK(json_integer_value(json_array_get(ci, 0)) <= json_integer_value(json_object_get(all, "p99")) &&
+	      json_integer_value(json_object_get(all, "p99")) <= json_integer_value(json_array_get(ci, 1)));
+	const json_t *lat = json_object_get(p, "lat_ns");
+	CHECK_EQ_U64(json_integer_value(json_object_get(json_object_get(lat, "nilext"), "n")) +
+		     json_integer_value(json_object_get(json_object_get(lat, "non_nilext"), "n")), 10000);
+	CHECK_NEAR(json_number_value(json_object_get(p, "achieved_ops")), 1981, 1e-9);
+	CHECK_EQ_U64(json_integer_value(json_object_get(p, "unanswered")), 1);
+	CHECK(json_is_false(json_object_get(p, "saturated")));
+	CHECK(json_array_size(json_object_get(p, "clients")) == 2);
+	/* The bins read back into the same histogram. */
+	struct hist *back = hist_new();
+	CHECK(merge_hist_from(back, all, "all", err, sizeof err) == 0, "%s", err);
+	CHECK_EQ_U64(back->n, ref->n);
+	CHECK(memcmp(back->counts, ref->counts, sizeof ref->counts) == 0);
+	hist_free(back);
+	json_decref(p);
+
+	/* Saturation: achieved below 95 % of offered. */
+	pt.offered_ops = 3000;
+	p = merge_point(&pt, c, 2, srv, err, sizeof err);
+	REQUIRE(p, "%s", err);
+	CHECK(json_is_true(json_object_get(p, "saturated")));
+	json_decref(p);
+
+	/* A result from another build is refused with a clear message. */
+	json_object_set_new(c[1], "schema", json_string("oqbench.client/0"));
+	p = merge_point(&pt, c, 2, srv, err, sizeof err);
+	CHECK(!p && strstr(err, "oqbench.client/0"), "%s", err);
+	json_object_set_new(c[1], "schema", json_string("oqbench.client/1"));
+	json_object_set_new(json_object_get(c[1], "lat_ns"), "all", json_string("nope"));
+	p = merge_point(&pt, c, 2, srv, err, sizeof err);
+	CHECK(!p && strstr(err, "client 1") && strstr(err, "lat_ns.all"), "%s", err);
+
+	json_decref(c[0]);
+	json_decref(c[1]);
+	json_decref(srv);
+	hist_free(ref);
+}
+
+TEST(host_is_local_cases)
+{
+	CHECK(host_is_local("127.0.0.1"));
+	CHECK(host_is_local("127.1.2.3"));
+	CHECK(host_is_local("localhost"));
+	CHECK(host_is_local("::1"));
+	CHECK(!host_is_local("10.0.0.1"));
+	CHECK(!host_is_local("node-that-is-not-here.example"));
+}
+
+UNIT_MAIN(script_quotes_every_word, shell_quote_keeps_plain_words, ssh_command_checks_host_keys,
+	  local_start_reports_exec_failure, merge_sums_bins_never_averages, host_is_local_cases)
