@@ -33,7 +33,7 @@ static int ssh_init(struct launcher *l, char *err, size_t errlen)
 
 	/* Unix socket paths are limited to ~107 bytes: keep the dir short. */
 	if (!tmp || !*tmp || strlen(tmp) > 60)
-		tmp = "/tmp";
+		tmp = P_tmpdir;
 	snprintf(l->ctl_dir, sizeof l->ctl_dir, "%s/oqb-ssh-XXXXXX", tmp);
 	if (!mkdtemp(l->ctl_dir)) {
 		snprintf(err, errlen, "cannot create a private directory for ssh control sockets "

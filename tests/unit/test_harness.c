@@ -110,9 +110,9 @@ TEST(ssh_command_checks_host_keys)
 TEST(local_start_reports_exec_failure)
 {
 	struct launcher l;
-	char err[512], log[64];
+	char err[512], log[128];
 	pid_t pid = 0;
-	snprintf(log, sizeof log, "/tmp/oqb-test-harness-%d.log", (int)getpid());
+	snprintf(log, sizeof log, "%s/oqb-test-harness-%d.log", P_tmpdir, (int)getpid());
 	REQUIRE(launch_open(&l, "local", NULL, err, sizeof err) == 0, "%s", err);
 	char *bad[] = { "/nonexistent/oqb-server", NULL };
 	CHECK(launch_start(&l, "127.0.0.1", NULL, bad, log, &pid, err, sizeof err) == -1);
