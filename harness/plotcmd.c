@@ -111,6 +111,35 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 	return blocks;
 }
 
+/*
+ * The plot/ directory: $OQB_PLOT_DIR, else the first plot/ found going up
+ * from the binary's directory (bin/../plot for `make`, deeper for builds
+ * in build/<variant>/bin).  Returns 0 or -1.
+ */
+static int find_plot_dir(char *out, size_t cap)
+{
+	const char *env = getenv("OQB_PLOT_DIR");
+	char base[PATH_MAX], probe[PATH_MAX + 64];
+
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+		return 0;
+	}
+	snprintf(base, sizeof base, "%s", self_bin_dir());
+	for (int up = 0; up < 5; up++) {
+		snprintf(probe, sizeof probe, "%s/plot/latency-throughput.gp", base);
+		if (access(probe, R_OK) == 0) {
+			snprintf(out, cap, "%s/plot", base);
+			return 0;
+		}
+		char *slash = strrchr(base, '/');
+		if (!slash || slash == base)
+			break;
+		*slash = '\0';
+	}
+	return -1;
+}
+
 static int gnuplot(const char *script, const char *data, const char *out, const char *names,
 		   const char *title, char *err, size_t errlen)
 {
@@ -135,7 +164,6 @@ int plot_main(int argc, char **argv)
 	int npos = 0, r, rc = 1;
 	json_t *run;
 	struct stat st;
-	const char *env;
 
 	r = opts_parse(plot_tab, &o, argc, argv, &npos, err, sizeof err);
 	if (r == 1)
@@ -167,17 +195,12 @@ int plot_main(int argc, char **argv)
 		fprintf(stderr, "oqb plot: cannot create %s: %s\n", o.out, strerror(errno));
 		goto out;
 	}
-	env = getenv("OQB_PLOT_DIR");
-	if (env && *env)
-		snprintf(plotdir, sizeof plotdir, "%s", env);
-	else
-		snprintf(plotdir, sizeof plotdir, "%s/../plot", self_bin_dir());
-	snprintf(script, sizeof script, "%s/latency-throughput.gp", plotdir);
-	if (access(script, R_OK) != 0) {
-		fprintf(stderr, "oqb plot: %s: %s (set OQB_PLOT_DIR to the plot/ directory of oqbench)\n",
-			script, strerror(errno));
+	if (find_plot_dir(plotdir, sizeof plotdir) < 0) {
+		fprintf(stderr, "oqb plot: cannot find plot/latency-throughput.gp next to %s or above it; "
+			"set OQB_PLOT_DIR to the plot/ directory of oqbench\n", self_bin_dir());
 		goto out;
 	}
+	snprintf(script, sizeof script, "%s/latency-throughput.gp", plotdir);
 
 	snprintf(data, sizeof data, "%s/latency-throughput.dat", outdir);
 	int nsys = write_lt_data(run, data, names, sizeof names, err, sizeof err);
