@@ -496,7 +496,8 @@ static void step(struct prun *pr, int ms)
 		}
 	}
 	if (g_signal && !pr->failed)
-		fail(pr, NULL, "interrupted by %s", strsignal(g_signal));
+		fail(pr, NULL, "interrupted by SIG%s; every process of the point was stopped",
+		     sigabbrev_np(g_signal) ? sigabbrev_np(g_signal) : "?");
 }
 
 typedef int (*pred_fn)(const struct prun *pr, const char *role, int what);
