@@ -389,7 +389,11 @@ static void step(struct prun *pr, int ms)
 		fds[nf] = (struct pollfd){ .fd = pr->lfd, .events = POLLIN };
 		who[nf++] = NULL;
 	}
-	for (i = 0; i < pr->npending; i++) {
+	/* Pending connections (no message yet) take fds[fpend .. fpend+np). */
+	struct ctl *snap[MAX_PENDING];
+	size_t fpend = nf, np = pr->npending;
+	for (i = 0; i < np; i++) {
+		snap[i] = pr->pending[i];
 		fds[nf] = (struct pollfd){ .fd = ctl_fd(pr->pending[i]), .events = POLLIN };
 		who[nf++] = NULL;
 	}
@@ -419,19 +423,10 @@ static void step(struct prun *pr, int ms)
 			f++;
 		}
 		/* Pending connections: the first message says who it is.  Walk
-		 * a snapshot, since attach() reorders the array. */
-		struct ctl *snap[MAX_PENDING];
-		short rev[MAX_PENDING];
-		size_t np = pr->npending < MAX_PENDING ? pr->npending : MAX_PENDING;
-		size_t fpend = f;
-		for (i = 0; i < np && fpend + i < nf && who[fpend + i] == NULL; i++) {
-			snap[i] = pr->pending[i];
-			rev[i] = fds[fpend + i].revents;
-		}
-		np = i;
-		f += np;
+		 * the snapshot, since attach() and accept reorder the array. */
+		f = fpend + np;
 		for (i = 0; i < np; i++) {
-			if (!rev[i])
+			if (!fds[fpend + i].revents)
 				continue;
 			size_t pi;
 			for (pi = 0; pi < pr->npending && pr->pending[pi] != snap[i]; pi++)
