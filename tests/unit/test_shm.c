@@ -92,6 +92,21 @@ static json_int_t worker_stat(struct server *s, unsigned w, const char *key)
 	return v;
 }
 
+/* Waits (up to 5 s) until worker 0's transport has reported n arrivals. */
+static int wait_arrivals(struct server *s, json_int_t n)
+{
+	for (int i = 0; i < 5000; i++) {
+		json_t *j = server_stats(s);
+		json_int_t a = json_integer_value(json_object_get(json_array_get(
+			json_object_get(json_object_get(j, "transport"), "workers"), 0), "arrivals"));
+		json_decref(j);
+		if (a >= n)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
 /* Publish tickets 2,1,0 in reverse: the server must execute 0,1,2.  With
  * sets then a get per key, a wrong order would return the wrong value. */
 TEST(out_of_order_publish_executes_in_ticket_order)
@@ -110,11 +125,12 @@ TEST(out_of_order_publish_executes_in_ticket_order)
 	for (int i = 0; i < 3; i++)
 		REQUIRE(shm_cli_claim(c, 0, &t[i], err, sizeof err) == 0, "%s", err);
 	CHECK(t[0] + 1 == t[1] && t[1] + 1 == t[2]);
-	/* get first, then the second set, then the first set */
+	/* get first, then the second set, then the first set; each time wait
+	 * until the worker has seen the arrival, so the order is certain */
 	CHECK(shm_cli_publish(c, 0, t[2], b[2], l[2]) == 1);
-	usleep(20000);   /* the worker sees ticket 2 before 0 and 1 */
+	CHECK(wait_arrivals(s, 1), "worker never saw ticket 2");
 	CHECK(shm_cli_publish(c, 0, t[1], b[1], l[1]) == 1);
-	usleep(20000);
+	CHECK(wait_arrivals(s, 2), "worker never saw ticket 1");
 	CHECK(shm_cli_publish(c, 0, t[0], b[0], l[0]) == 1);
 	char val[64];
 	uint32_t st = 99;
@@ -305,9 +321,13 @@ TEST(commit_rules_per_system)
 		len = enc(buf, c, WIRE_OP_GET, 0, 2, "k", NULL);
 		REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 2, err, sizeof err) == 0);
 		int acks = 0, resps = 0, deliv = 0, get_resp = 0;
-		uint64_t end = clock_ns() + 300000000ull;
+		/* until the get is answered (it executes after the set), then a
+		 * little longer to catch anything extra */
+		uint64_t end = clock_ns() + 5000000000ull;
 		struct tp_event ev[16];
 		while (clock_ns() < end) {
+			if (get_resp && end > clock_ns() + 50000000ull)
+				end = clock_ns() + 50000000ull;
 			int n = tp_shm_ops.cli_poll(c, ev, 16);
 			for (int k = 0; k < n; k++) {
 				if (ev[k].kind == TP_EV_DELIVERED) deliv++;
