@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Soft-RoCE smoke test across two VMs (tests/vm/rxe-vm -P DIR:1 / DIR:2),
+# joined by a virtio-net link over a unix datagram socket pair.
+#
+# VM 1 serves, VM 2 connects: a TCP transfer (1.3 MB, checked by md5; the
+# future ssh between the VMs needs TCP), rping over rdma_cm, and ib_send_lat
+# over rdma_cm (-R).  The two boot in parallel, so every client retries until
+# its server answers, within a time limit.  Without a usable VM: "skip" here,
+# "not ok" under CI=true.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+. tests/vm/vm-test-lib.sh
+
+vm_preflight two-vm-smoke rping:rdmacm-utils ib_send_lat:perftest \
+	busybox:busybox-static timeout:coreutils || finish
+
+# Shared by both guests: helpers, then the role picked by $RXE_PAIR_N.
+guest=$(cat <<'EOF'
+set -u
+me=two-vm/vm$RXE_PAIR_N
+result() { if [ "$2" = 0 ]; then echo "ok $me/$1"; else echo "not ok $me/$1"; fi; }
+show() { local f; for f; do echo "--- vm$RXE_PAIR_N $f" >&2; tail -n 15 "$f" >&2; done; }
+# retry SECS CMD...: run CMD until it succeeds, for at most SECS seconds (the
+# peer VM may still be booting).
+retry() {
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 1
+	done
+}
+payload() { seq 1 200000; }
+tcp_send() { timeout 10 bash -c 'seq 1 200000 >"/dev/tcp/$RXE_PEER_IP/5001"' 2>/dev/null; }
+rping_cli() { timeout 60 rping -c -a "$RXE_PEER_IP" -C 10 -v >/tmp/rping-cli 2>&1; }
+lat_cli() { timeout 60 ib_send_lat -R -d "$RXE_DEV" -n 200 "$RXE_PEER_IP" >/tmp/lat-cli 2>&1; }
+
+[ -n "${RXE_PEER_IP:-}" ] && [ "$RXE_IP" = "198.18.2.$RXE_PAIR_N" ]
+result environment $?
+
+if [ "$RXE_PAIR_N" = 1 ]; then
+	# Servers: all listening at once, each bounded in time.  No readiness
+	# probe: nc stops listening once VM 2 has connected, which can be at once.
+	timeout 300 busybox nc -l -p 5001 >/tmp/tcp-in 2>/tmp/tcp-err &
+	nc_pid=$!
+	timeout 300 rping -s -a "$RXE_IP" -C 10 -v >/tmp/rping-srv 2>&1 &
+	rping_pid=$!
+	timeout 300 ib_send_lat -R -d "$RXE_DEV" -n 200 >/tmp/lat-srv 2>&1 &
+	lat_pid=$!
+
+	wait $nc_pid; r=$?
+	[ $r = 0 ] && [ "$(md5sum </tmp/tcp-in)" = "$(payload | md5sum)" ]
+	r=$?; [ $r = 0 ] || show /tmp/tcp-err
+	result tcp-receive-md5 $r
+	wait $rping_pid; r=$?; [ $r = 0 ] || show /tmp/rping-srv
+	result rping-server $r
+	wait $lat_pid; r=$?; [ $r = 0 ] || show /tmp/lat-srv
+	result ib_send_lat-server $r
+else
+	retry 240 tcp_send
+	result tcp-send $?
+	retry 120 rping_cli && [ "$(grep -c 'ping data: rdma-ping-' /tmp/rping-cli)" = 10 ]
+	r=$?; [ $r = 0 ] || show /tmp/rping-cli
+	result rping-client $r
+	retry 120 lat_cli && grep -Eq '^ *2 +200 +[0-9.]+' /tmp/lat-cli
+	r=$?; [ $r = 0 ] || show /tmp/lat-cli
+	result ib_send_lat-rdma_cm $r
+fi
+EOF
+)
+
+pair=$T/pair
+mkdir -p "$pair" "$T/share"
+vm_pids=()
+stop_vms() {
+	local p
+	for p in "${vm_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${vm_pids[@]}"; do wait "$p" 2>/dev/null; done
+	cleanup_
+}
+trap stop_vms EXIT
+
+t0=$SECONDS
+for n in 1 2; do
+	"$VM_RUNNER" -P "$pair:$n" -C "$T/share" -t 900 -- bash -c "$guest" \
+		>"$T/out$n" 2>"$T/err$n" &
+	vm_pids+=($!)
+done
+rcs=()
+for n in 1 2; do wait "${vm_pids[n - 1]}"; rcs+=($?); done
+vm_pids=()
+echo "# two-VM smoke (both boots and tests): $((SECONDS - t0)) s" >&2
+
+if [ "${rcs[0]}" = 125 ] || [ "${rcs[1]}" = 125 ]; then
+	cat "$T/err1" "$T/err2" >&2
+	vm_unavailable two-vm-smoke "a VM did not start (rxe-vm exit ${rcs[*]}; console tail above)"
+	finish
+fi
+for n in 1 2; do
+	vm_relay "$T/out$n" || notok two-vm-smoke/vm$n "the guest printed no result (rxe-vm exit ${rcs[n - 1]})"
+	if grep -q '^not ok' "$T/out$n"; then cat "$T/err$n" >&2; fi
+done
+[ "${rcs[*]}" = "0 0" ] && ok two-vm-smoke/exit-status || notok two-vm-smoke/exit-status "rxe-vm exit statuses ${rcs[*]}"
+finish
