@@ -44,7 +44,7 @@ set style line 6 lc rgb "#e377c2" lw 2 pt 3 ps 1.2
 set style line 7 lc rgb "#7f7f7f" lw 2 pt 1 ps 1.2
 set style line 8 lc rgb "#bcbd22" lw 2 pt 2 ps 1.2
 set grid lc rgb "#dddddd"
-set key top left box opaque
+set key outside below center horizontal
 set xrange [0:*]
 set xlabel sprintf("Achieved throughput (%s)", xunit)
 
@@ -52,12 +52,12 @@ set multiplot layout 1,2 title title font ",14"
 
 set title "Median latency"
 set ylabel "Median latency (µs)"
-if (P50_min > 0 && P50_max > 10 * P50_min) { set logscale y 10; set format y "%g" } else { unset logscale y; set yrange [0:*] }
+if (P50_min > 0 && P50_max > 10 * P50_min) { set logscale y 10; set format y "10^{%L}"; set yrange [*:*] } else { unset logscale y; set format y "%g"; set yrange [0:*] }
 plot for [i=1:nsys] data index (i-1) using ($1/xs):($2/1000.0) with linespoints ls i title word(systems, i)
 
 set title "P99 latency"
 set ylabel "P99 latency (µs)"
-if (P99_min > 0 && P99_max > 10 * P99_min) { set logscale y 10; set format y "%g"; set yrange [*:*] } else { unset logscale y; set yrange [0:*] }
+if (P99_min > 0 && P99_max > 10 * P99_min) { set logscale y 10; set format y "10^{%L}"; set yrange [*:*] } else { unset logscale y; set format y "%g"; set yrange [0:*] }
 plot for [i=1:nsys] data index (i-1) using ($1/xs):($3/1000.0) with linespoints ls i title word(systems, i)
 
 unset multiplot
