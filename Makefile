@@ -29,7 +29,7 @@ LDLIBS_ALL := -ljansson -lpmem -lzstd -lm -lpthread
 HAVE_VERBS := $(if $(wildcard /usr/include/infiniband/verbs.h),$(if $(wildcard /usr/include/rdma/rdma_cma.h),1,0),0)
 HAVE_VERBS_EXP := $(if $(wildcard /usr/include/infiniband/verbs_exp.h),1,0)
 ifeq ($(HAVE_VERBS),1)
-CFLAGS_ALL += -DOQB_HAVE_VERBS=1
+CFLAGS_ALL += -DOQB_HAVE_VERBS=1 -DOQB_HAVE_VERBS_TRANSPORT=1
 LDLIBS_ALL += -lrdmacm -libverbs
 endif
 ifeq ($(HAVE_VERBS_EXP),1)

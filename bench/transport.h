@@ -51,6 +51,7 @@ struct tp_srv_conf {
 	int gid_index;
 	const char *recv_mode;
 	unsigned min_rnr_timer;
+	int xrc;                 /* verbs: XRC QPs (refused where the device lacks XRC) */
 };
 
 struct tp_cli_conf {
@@ -59,6 +60,9 @@ struct tp_cli_conf {
 	unsigned thread;         /* index of this thread in its process */
 	unsigned max_outstanding;/* bound on requests in flight (sizes mailboxes) */
 	int durable;
+	/* verbs */
+	int delegation;          /* one QP per process per worker, shared by threads */
+	unsigned connect_timeout_ms; /* bound on connection set-up; 0 = default */
 };
 
 struct tp_arrival {
