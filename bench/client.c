@@ -342,6 +342,7 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		struct tp_cli_conf tc = {
 			.endpoint = c->endpoint, .system = c->sys->name, .thread = i,
 			.max_outstanding = pcap, .durable = c->durable,
+			.delegation = c->delegation, .connect_timeout_ms = c->connect_timeout_ms,
 		};
 		t->tp = c->tp->cli_open(&tc, err, errlen);
 		if (!t->tp)

@@ -30,6 +30,8 @@ struct client_conf {
 	uint64_t seed;
 	unsigned rank, nprocesses;
 	int durable;
+	int delegation;              /* verbs: threads share QPs */
+	unsigned connect_timeout_ms; /* verbs: 0 = transport default */
 };
 
 struct client;

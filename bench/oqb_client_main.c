@@ -30,6 +30,8 @@ struct cli_opts {
 	double rate, duration_s, warmup_s, drain_s;
 	uint64_t seed;
 	int durable;
+	int delegation;
+	double connect_timeout_s;
 };
 
 static const char *const arrivals[] = { "poisson", "closed", NULL };
@@ -52,6 +54,10 @@ static const struct opt cli_tab[] = {
 	{ "drain-s", OPT_DBL, O(drain_s), "1", 0, 600, NULL, "how long to wait for answers after the end (s)" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed" },
 	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable commits (the server must be durable too)" },
+	{ "delegation", OPT_BOOL, O(delegation), NULL, 0, -1, NULL,
+	  "verbs: threads share one QP per server worker (paper 5.2.2)" },
+	{ "connect-timeout-s", OPT_DBL, O(connect_timeout_s), "15", 0.1, 600, NULL,
+	  "verbs: give up connecting after this long" },
 	{ "out", OPT_STR, O(out), NULL, 0, -1, NULL, "write the result JSON here (default: stdout when run by hand)" },
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this client process" },
@@ -153,6 +159,8 @@ int main(int argc, char **argv)
 	cc.rank = (unsigned)o.rank;
 	cc.nprocesses = (unsigned)o.nprocesses;
 	cc.durable = o.durable;
+	cc.delegation = o.delegation;
+	cc.connect_timeout_ms = (unsigned)(o.connect_timeout_s * 1000);
 
 	if (o.ctl) {
 		ctl = ctl_connect(o.ctl, "client", (unsigned)o.rank, 10000, err, sizeof err);

@@ -26,6 +26,9 @@
 #include "server.h"
 #include "system.h"
 #include "transport.h"
+#if OQB_HAVE_VERBS_TRANSPORT
+#include "tp_verbs.h"
+#endif
 
 struct srv_opts {
 	int system, transport, service_dist;
@@ -38,6 +41,7 @@ struct srv_opts {
 	int durable;
 	const char *addr, *device, *recv_mode;
 	int port, ib_port, gid_index, min_rnr_timer;
+	int xrc, list_devices;
 };
 
 static const char *const dists[] = { "fixed", "exp", NULL };
@@ -68,6 +72,9 @@ static const struct opt srv_tab[] = {
 	{ "gid-index", OPT_INT, O(gid_index), "-1", -1, 1024, NULL, "verbs: GID index (-1: auto)" },
 	{ "recv-mode", OPT_STR, O(recv_mode), "srq", 0, -1, NULL, "verbs: srq, slot_ring or mp" },
 	{ "min-rnr-timer", OPT_INT, O(min_rnr_timer), "12", 0, 31, NULL, "verbs: IBTA min RNR NAK timer code" },
+	{ "xrc", OPT_BOOL, O(xrc), NULL, 0, -1, NULL, "verbs: XRC QPs (needs a device with XRC)" },
+	{ "list-devices", OPT_BOOL, O(list_devices), NULL, 0, -1, NULL,
+	  "verbs: list RDMA devices, ports, GIDs and capabilities, then exit" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed (service times)" },
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this server (set by the driver)" },
@@ -104,6 +111,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, "server", o.rank);
+	if (o.list_devices) {
+#if OQB_HAVE_VERBS_TRANSPORT
+		int n = tp_verbs_list_devices(stdout, err, sizeof err);
+		if (n < 0)
+			fprintf(stderr, "oqb-server: %s\n", err);
+		return n < 0 ? 1 : 0;
+#else
+		fprintf(stderr, "oqb-server: --list-devices needs the verbs transport, which this build does not have; "
+			"install libibverbs-dev and librdmacm-dev and rebuild\n");
+		return 2;
+#endif
+	}
 	if (o.log) {
 		int lv = log_level_from_name(o.log);
 		if (lv < 0) {
@@ -151,6 +170,7 @@ int main(int argc, char **argv)
 	sc.tpc.gid_index = o.gid_index;
 	sc.tpc.recv_mode = o.recv_mode;
 	sc.tpc.min_rnr_timer = (unsigned)o.min_rnr_timer;
+	sc.tpc.xrc = o.xrc;
 	sc.bc.kind = sc.be->name;
 	sc.bc.service_ns = o.service_ns;
 	sc.bc.service_exp = o.service_dist == 1;
