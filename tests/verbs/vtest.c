@@ -1,0 +1,506 @@
+/*
+ * vtest.c - verbs transport checks that need a real RDMA device (run inside
+ * the Soft-RoCE VM by tests/verbs/guest-suite.sh; built on the host by
+ * tests/verbs/run-verbs.sh against build/default/liboqb.a).
+ *
+ *   vtest hwack ADDR PORT MODE
+ *       Hardware-ACK semantics (paper §4 Rule 1, §5.1): with a ring of two
+ *       receive slots, two SENDs complete (DELIVERED) before the server CPU
+ *       does anything; a third SEND finds no receive WQE and must not
+ *       complete (RNR, retried forever) until the server releases a slot;
+ *       it then lands in ticket 2, the reposted WQE.
+ *   vtest order ADDR PORT MODE THREADS OPS [deleg]
+ *       Many client threads (one QP each to a single worker, or shared QPs
+ *       with "deleg") issue oq nilext SETs and GETs.  The server loop here
+ *       executes in slot order with the project's executor and logs every
+ *       request.  Checks: slots run 0..n-1 without gaps; each client's
+ *       requests execute in its sending order; read-your-writes; every SET
+ *       that committed (DELIVERED) before a GET was sent executed before
+ *       that GET (the linearizability argument of §4, Case 3); and replaying
+ *       the log single-threaded reproduces every GET's returned value.
+ *
+ * Prints "ok NAME" / "not ok NAME: why" lines; exits 0 only if all passed.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "exec.h"
+#include "tp_verbs.h"
+#include "wire.h"
+
+static int failed;
+
+static void ok(const char *name) { printf("ok %s\n", name); fflush(stdout); }
+static void notok(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notok(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	printf("not ok %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	failed = 1;
+}
+
+static const struct transport_ops *tp = &tp_verbs_ops;
+
+static uint32_t encode(uint8_t *buf, unsigned op, unsigned flags, uint32_t client, uint64_t seq,
+		       const char *key, const void *val, uint32_t val_len)
+{
+	struct wire_req h = {
+		.op = (uint8_t)op, .flags = (uint16_t)flags, .key_len = (uint16_t)strlen(key),
+		.val_len = val_len, .client_id = client, .worker = 0, .seq = seq,
+	};
+	return wire_encode_req(buf, 4096, &h, key, val);
+}
+
+/* Events seen while waiting for another one, per thread (a poll returns
+ * a batch, and the one waited for need not come first). */
+struct stash { uint64_t seq[256]; uint64_t val[256]; uint8_t kind[256]; unsigned n; };
+static __thread struct stash st;
+
+/* Polls c until an event of kind for seq arrives or ms pass; 1 if seen. */
+static int wait_event(struct tp_client *c, unsigned kind, uint64_t seq, unsigned ms, uint64_t *val)
+{
+	/* callers wait for their newest request: older leftovers (e.g. the
+	 * DELIVERED of a GET, which commits on its response) are stale */
+	for (unsigned i = 0; i < st.n; )
+		if (st.seq[i] + 4 < seq) {
+			st.n--;
+			st.seq[i] = st.seq[st.n], st.kind[i] = st.kind[st.n], st.val[i] = st.val[st.n];
+		} else {
+			i++;
+		}
+	for (unsigned i = 0; i < st.n; i++)
+		if (st.kind[i] == kind && st.seq[i] == seq) {
+			if (val)
+				*val = st.val[i];
+			st.n--;
+			st.seq[i] = st.seq[st.n], st.kind[i] = st.kind[st.n], st.val[i] = st.val[st.n];
+			return 1;
+		}
+	uint64_t end = clock_ns() + (uint64_t)ms * 1000000;
+	struct tp_event ev[16];
+	int found = 0;
+	while (!found && clock_ns() < end) {
+		int n = tp->cli_poll(c, ev, 16);
+		for (int i = 0; i < n; i++) {
+			uint64_t v = 0;
+			if (ev[i].val_len == 8)
+				memcpy(&v, ev[i].val, 8);
+			if (!found && ev[i].kind == kind && ev[i].seq == seq) {
+				if (val)
+					*val = v;
+				found = 1;
+			} else if (st.n < 256) {
+				st.seq[st.n] = ev[i].seq, st.kind[st.n] = ev[i].kind, st.val[st.n] = v;
+				st.n++;
+			}
+		}
+		if (!n)
+			sched_yield();
+	}
+	return found;
+}
+
+static struct tp_server *open_server(const char *addr, unsigned port, const char *mode, unsigned slots,
+				     char *err, size_t errlen)
+{
+	struct tp_srv_conf sc = {
+		.workers = 1, .ring_slots = slots, .slot_size = 256, .system = "oq",
+		.addr = addr, .port = port, .gid_index = -1, .recv_mode = mode, .min_rnr_timer = 1,
+	};
+	return tp->srv_open(&sc, err, errlen);
+}
+
+static struct tp_client *open_client(const char *addr, unsigned port, unsigned thread, int deleg,
+				     char *err, size_t errlen)
+{
+	char ep[128];
+	snprintf(ep, sizeof ep, "verbs:%s:%u", addr, port);
+	struct tp_cli_conf cc = {
+		.endpoint = ep, .system = "oq", .thread = thread, .max_outstanding = 64,
+		.delegation = deleg, .connect_timeout_ms = 20000,
+	};
+	return tp->cli_open(&cc, err, errlen);
+}
+
+static int cmd_hwack(const char *addr, unsigned port, const char *mode)
+{
+	char err[512], name[128];
+	uint8_t buf[4096];
+	struct tp_server *s = open_server(addr, port, mode, 2, err, sizeof err);
+	if (!s) {
+		notok("hwack: server", "%s", err);
+		return 1;
+	}
+	struct tp_client *c = open_client(addr, port, 0, 0, err, sizeof err);
+	if (!c) {
+		notok("hwack: client", "%s", err);
+		tp->srv_close(s);
+		return 1;
+	}
+	uint32_t id = tp->cli_id(c);
+	uint64_t v = 0x1111;
+	for (uint64_t seq = 1; seq <= 3; seq++) {
+		uint32_t len = encode(buf, WIRE_OP_SET, WIRE_F_NILEXT, id, seq, "k", &v, 8);
+		if (tp->cli_post(c, 0, buf, len, seq, err, sizeof err) != 0) {
+			notok("hwack: post", "%s", err);
+			goto out;
+		}
+		if (seq == 2) {
+			/* Both slots are taken by the NIC alone: the server CPU
+			 * has not polled anything yet. */
+			int d1 = wait_event(c, TP_EV_DELIVERED, 1, 10000, NULL);
+			int d2 = wait_event(c, TP_EV_DELIVERED, 2, 10000, NULL);
+			snprintf(name, sizeof name, "hwack %s: two SENDs complete with no server CPU involved", mode);
+			if (d1 && d2) ok(name); else notok(name, "DELIVERED seq1=%d seq2=%d within 10 s", d1, d2);
+		}
+	}
+	/* No receive WQE left: the third SEND is RNR-NAKed and must not
+	 * complete; 300 ms is hundreds of RNR retries at min_rnr_timer 1. */
+	snprintf(name, sizeof name, "hwack %s: no DELIVERED while no receive buffer is posted (300 ms)", mode);
+	if (!wait_event(c, TP_EV_DELIVERED, 3, 300, NULL))
+		ok(name);
+	else
+		notok(name, "the SEND completed although the SRQ was empty (Rule 1 violated)");
+	struct tp_arrival a[8];
+	int got = 0;
+	uint64_t slots[8];
+	for (uint64_t end = clock_ns() + 5000000000ull; got < 2 && clock_ns() < end; ) {
+		int n = tp->srv_poll(s, 0, a, 8);
+		for (int i = 0; i < n; i++)
+			slots[got++] = a[i].slot;
+	}
+	snprintf(name, sizeof name, "hwack %s: arrivals are tickets 0 and 1", mode);
+	if (got == 2 && ((slots[0] == 0 && slots[1] == 1) || (slots[0] == 1 && slots[1] == 0)))
+		ok(name);
+	else
+		notok(name, "got %d arrivals (first slots %" PRIu64 ", %" PRIu64 ")", got, got > 0 ? slots[0] : 0,
+		      got > 1 ? slots[1] : 0);
+	size_t avail;
+	const void *req = tp->srv_req(s, 0, 0, &avail);
+	struct wire_req h;
+	const char *why = NULL;
+	snprintf(name, sizeof name, "hwack %s: slot 0 holds seq 1, intact", mode);
+	if (req && wire_check(req, avail, &h, &why) == 0 && h.seq == 1 && h.client_id == id)
+		ok(name);
+	else
+		notok(name, "%s", why ? why : "no request / wrong seq");
+	/* Release slot 0: ticket 2 is posted; the retried SEND lands there. */
+	uint64_t t0 = clock_ns();
+	tp->srv_release(s, 0, 0);
+	tp->srv_flush(s, 0);
+	int d3 = wait_event(c, TP_EV_DELIVERED, 3, 10000, NULL);
+	snprintf(name, sizeof name, "hwack %s: the SEND completes once a buffer is posted", mode);
+	if (d3) {
+		ok(name);
+		printf("  (completed %.2f ms after the repost)\n", (double)(clock_ns() - t0) / 1e6);
+	} else {
+		notok(name, "no DELIVERED within 10 s after the repost");
+	}
+	got = 0;
+	for (uint64_t end = clock_ns() + 5000000000ull; !got && clock_ns() < end; )
+		got = tp->srv_poll(s, 0, a, 8);
+	req = got ? tp->srv_req(s, 0, a[0].slot, &avail) : NULL;
+	snprintf(name, sizeof name, "hwack %s: the third request took ticket 2", mode);
+	if (got == 1 && a[0].slot == 2 && req && wire_check(req, avail, &h, NULL) == 0 && h.seq == 3)
+		ok(name);
+	else
+		notok(name, "got %d arrival(s), slot %" PRIu64, got, got ? a[0].slot : 0);
+	json_t *cs = tp->cli_stats(c);
+	snprintf(name, sizeof name, "hwack %s: client QP has rnr_retry 7 (infinite)", mode);
+	if (json_integer_value(json_object_get(cs, "rnr_retry")) == 7)
+		ok(name);
+	else
+		notok(name, "rnr_retry = %" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(cs, "rnr_retry")));
+	json_decref(cs);
+out:
+	tp->cli_close(c);
+	tp->srv_close(s);
+	return failed;
+}
+
+/* ---------------------------------------------------------------- order */
+
+#define MAXT 64
+struct logent { uint64_t slot, seq, val; uint32_t client; uint8_t op, key; };
+struct getrec { uint64_t seq, val, snap[MAXT]; uint32_t client; int found; };
+
+static struct {
+	const char *addr;
+	unsigned port, threads, ops;
+	int deleg;
+	struct tp_server *s;
+	_Atomic int stop;
+	struct logent *log;
+	size_t nlog, caplog;
+	uint64_t out_of_order;
+	_Atomic uint64_t committed[MAXT];   /* largest i of SET(shared, (t,i)) committed by t */
+	struct getrec *gets[MAXT];
+	size_t ngets[MAXT];
+	uint32_t ids[MAXT];
+	char err[MAXT][640];
+	int bad[MAXT];
+	_Atomic unsigned ready;
+} O;
+
+static int key_index(const uint8_t *k, unsigned len)
+{
+	if (len == 6 && !memcmp(k, "shared", 6))
+		return MAXT;
+	if (len == 4 && k[0] == 'k')
+		return (k[1] - '0') * 100 + (k[2] - '0') * 10 + (k[3] - '0');
+	return -1;
+}
+
+static void *server_loop(void *arg)
+{
+	(void)arg;
+	struct exec x;
+	uint64_t map[MAXT + 1];
+	uint8_t has[MAXT + 1];
+	memset(has, 0, sizeof has);
+	exec_init(&x, 0, 64);
+	struct tp_arrival a[64];
+	uint64_t maxseen = 0;
+	while (!atomic_load(&O.stop)) {
+		int n = tp->srv_poll(O.s, 0, a, 64);
+		for (int i = 0; i < n; i++) {
+			/* CQ order vs slot order: an arrival below one already
+			 * seen came out of order (Rule 2's reason to exist) */
+			if (a[i].slot < maxseen)
+				O.out_of_order++;
+			else
+				maxseen = a[i].slot;
+			exec_arrive(&x, a[i].slot);
+		}
+		uint64_t slot;
+		while ((slot = exec_next(&x)) != EXEC_NONE) {
+			size_t avail;
+			const void *req = tp->srv_req(O.s, 0, slot, &avail);
+			struct wire_req h;
+			if (req && wire_check(req, avail, &h, NULL) == 0) {
+				int k = key_index(wire_key(req), h.key_len);
+				struct logent e = { .slot = slot, .seq = h.seq, .client = h.client_id, .op = h.op,
+						    .key = (uint8_t)(k < 0 ? 255 : k) };
+				if (k >= 0 && h.op == WIRE_OP_SET && h.val_len == 8) {
+					memcpy(&map[k], wire_val(req, h.key_len), 8);
+					has[k] = 1;
+					e.val = map[k];
+				} else if (k >= 0 && h.op == WIRE_OP_GET) {
+					struct wire_resp r = { .seq = h.seq, .kind = WIRE_RESP, .op = h.op,
+							       .client_id = h.client_id,
+							       .status = has[k] ? WIRE_OK : WIRE_NOT_FOUND,
+							       .val_len = has[k] ? 8 : 0 };
+					e.val = has[k] ? map[k] : 0;
+					tp->srv_reply(O.s, 0, h.client_id, &r, &map[k]);
+				}
+				if (O.nlog == O.caplog) {
+					O.caplog = O.caplog ? 2 * O.caplog : 4096;
+					O.log = realloc(O.log, O.caplog * sizeof *O.log);
+				}
+				O.log[O.nlog++] = e;
+			}
+			tp->srv_release(O.s, 0, slot);
+		}
+		tp->srv_flush(O.s, 0);
+	}
+	exec_free(&x);
+	return NULL;
+}
+
+static void *client_thread(void *arg)
+{
+	unsigned t = (unsigned)(uintptr_t)arg;
+	char err[512] = "no commit within 20 s", key[8];
+	uint8_t buf[4096];
+	struct tp_client *c = open_client(O.addr, O.port, t, O.deleg, err, sizeof err);
+	atomic_fetch_add(&O.ready, 1);
+	if (!c) {
+		snprintf(O.err[t], sizeof O.err[t], "open: %.500s", err);
+		O.bad[t] = 1;
+		return NULL;
+	}
+	uint32_t id = tp->cli_id(c);
+	O.ids[t] = id;
+	O.gets[t] = calloc(O.ops, sizeof *O.gets[t]);
+	while (atomic_load(&O.ready) < O.threads)
+		usleep(1000);
+	snprintf(key, sizeof key, "k%03u", t);
+	uint64_t seq = 0;
+	for (uint64_t i = 1; i <= O.ops && !O.bad[t]; i++) {
+		/* own key: SET then (every other round) GET must read it back */
+		uint64_t v = (uint64_t)t << 32 | i;
+		uint32_t len = encode(buf, WIRE_OP_SET, WIRE_F_NILEXT, id, ++seq, key, &v, 8);
+		if (tp->cli_post(c, 0, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_DELIVERED, seq, 20000, NULL)) {
+			snprintf(O.err[t], sizeof O.err[t], "SET own seq %" PRIu64 ": %.500s", seq, err);
+			O.bad[t] = 1;
+			break;
+		}
+		len = encode(buf, WIRE_OP_SET, WIRE_F_NILEXT, id, ++seq, "shared", &v, 8);
+		if (tp->cli_post(c, 0, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_DELIVERED, seq, 20000, NULL)) {
+			snprintf(O.err[t], sizeof O.err[t], "SET shared seq %" PRIu64 ": no commit", seq);
+			O.bad[t] = 1;
+			break;
+		}
+		atomic_store(&O.committed[t], i);   /* committed on the hardware ACK */
+		if (i % 2)
+			continue;
+		struct getrec *g = &O.gets[t][O.ngets[t]];
+		g->client = id;
+		len = encode(buf, WIRE_OP_GET, 0, id, ++seq, key, NULL, 0);
+		uint64_t got = 0;
+		if (tp->cli_post(c, 0, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_RESP, seq, 20000, &got)) {
+			snprintf(O.err[t], sizeof O.err[t], "GET own seq %" PRIu64 ": no response", seq);
+			O.bad[t] = 1;
+			break;
+		}
+		if (got != v) {
+			snprintf(O.err[t], sizeof O.err[t], "read-your-writes: GET %s after committed SET %" PRIu64
+				 " returned %" PRIu64, key, v, got);
+			O.bad[t] = 1;
+			break;
+		}
+		/* shared key: remember what had committed before sending */
+		for (unsigned u = 0; u < O.threads; u++)
+			g->snap[u] = atomic_load(&O.committed[u]);
+		len = encode(buf, WIRE_OP_GET, 0, id, ++seq, "shared", NULL, 0);
+		g->seq = seq;
+		if (tp->cli_post(c, 0, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_RESP, seq, 20000, &g->val)) {
+			snprintf(O.err[t], sizeof O.err[t], "GET shared seq %" PRIu64 ": no response", seq);
+			O.bad[t] = 1;
+			break;
+		}
+		O.ngets[t]++;
+	}
+	/* let late DELIVERED events drain before closing */
+	struct tp_event ev[16];
+	for (int k = 0; k < 10; k++)
+		tp->cli_poll(c, ev, 16);
+	tp->cli_close(c);
+	return NULL;
+}
+
+static int cmd_order(const char *addr, unsigned port, const char *mode, unsigned threads, unsigned ops, int deleg)
+{
+	char err[512], name[160];
+	const char *tag = deleg ? " (delegation)" : "";
+	if (threads < 1 || threads > MAXT)
+		threads = 8;
+	O.addr = addr;
+	O.port = port;
+	O.threads = threads;
+	O.ops = ops;
+	O.deleg = deleg;
+	O.s = open_server(addr, port, mode, 64, err, sizeof err);
+	if (!O.s) {
+		notok("order: server", "%s", err);
+		return 1;
+	}
+	pthread_t srv_th, ct[MAXT];
+	pthread_create(&srv_th, NULL, server_loop, NULL);
+	for (unsigned t = 0; t < threads; t++)
+		pthread_create(&ct[t], NULL, client_thread, (void *)(uintptr_t)t);
+	for (unsigned t = 0; t < threads; t++)
+		pthread_join(ct[t], NULL);
+	json_t *ss = tp->srv_stats(O.s);
+	atomic_store(&O.stop, 1);
+	pthread_join(srv_th, NULL);
+	int peak = (int)json_integer_value(json_object_get(ss, "qps_peak"));
+	json_decref(ss);
+	tp->srv_close(O.s);
+
+	int cerr = 0;
+	for (unsigned t = 0; t < threads; t++)
+		if (O.bad[t]) {
+			snprintf(name, sizeof name, "order %s%s: client thread %u", mode, tag, t);
+			notok(name, "%s", O.err[t]);
+			cerr = 1;
+		}
+	snprintf(name, sizeof name, "order %s%s: %u threads x %u rounds, read-your-writes", mode, tag, threads, ops);
+	if (!cerr)
+		ok(name);
+	/* slots 0..n-1 in order, per-client FIFO */
+	int gap = 0, fifo = 0;
+	uint64_t lastseq[MAXT] = { 0 };
+	for (size_t i = 0; i < O.nlog; i++) {
+		if (O.log[i].slot != i)
+			gap = 1;
+		for (unsigned t = 0; t < threads; t++)
+			if (O.ids[t] == O.log[i].client) {
+				if (O.log[i].seq <= lastseq[t])
+					fifo = 1;
+				lastseq[t] = O.log[i].seq;
+			}
+	}
+	snprintf(name, sizeof name, "order %s%s: %zu requests executed in slot order 0..n-1", mode, tag, O.nlog);
+	if (!gap && O.nlog > 0) ok(name); else notok(name, "gap or reorder in the executed slots");
+	snprintf(name, sizeof name, "order %s%s: each client's requests execute in its sending order", mode, tag);
+	if (!fifo) ok(name); else notok(name, "a client's seqs executed out of order");
+	/* Case 3: committed SETs precede the GET; replay reproduces values */
+	int lin = 0, rep = 0;
+	uint64_t shared = 0, nget = 0;
+	for (size_t i = 0; i < O.nlog; i++) {
+		const struct logent *e = &O.log[i];
+		if (e->key == MAXT && e->op == WIRE_OP_SET)
+			shared = e->val;
+		if (e->key != MAXT || e->op != WIRE_OP_GET)
+			continue;
+		for (unsigned t = 0; t < threads; t++) {
+			if (O.ids[t] != e->client)
+				continue;
+			for (size_t gi = 0; gi < O.ngets[t]; gi++) {
+				const struct getrec *g = &O.gets[t][gi];
+				if (g->seq != e->seq)
+					continue;
+				nget++;
+				if (g->val != shared)
+					rep = 1;
+				for (unsigned u = 0; u < threads; u++) {
+					if (!g->snap[u])
+						continue;
+					uint64_t want = (uint64_t)u << 32 | g->snap[u];
+					int before = 0;
+					for (size_t j = 0; j < i && !before; j++)
+						before = O.log[j].key == MAXT && O.log[j].op == WIRE_OP_SET &&
+							 O.log[j].val == want;
+					if (!before)
+						lin = 1;
+				}
+			}
+		}
+	}
+	snprintf(name, sizeof name, "order %s%s: SETs committed before a GET executed before it (%" PRIu64 " GETs)",
+		 mode, tag, nget);
+	if (!lin && nget) ok(name); else notok(name, "a committed SET executed after a later GET (linearizability)");
+	snprintf(name, sizeof name, "order %s%s: single-threaded replay of the log matches every GET", mode, tag);
+	if (!rep && nget) ok(name); else notok(name, "a GET returned a value the slot-order replay does not give");
+	printf("  (%" PRIu64 " arrivals came in CQ order below an earlier slot and were reordered by the executor; peak QPs %d)\n",
+	       O.out_of_order, peak);
+	snprintf(name, sizeof name, "order %s%s: server saw %s QPs", mode, tag, deleg ? "1 (shared)" : "one per thread");
+	if (peak == (deleg ? 1 : (int)threads)) ok(name); else notok(name, "peak QPs %d", peak);
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 5 && !strcmp(argv[1], "hwack"))
+		return cmd_hwack(argv[2], (unsigned)atoi(argv[3]), argv[4]);
+	if (argc >= 7 && !strcmp(argv[1], "order"))
+		return cmd_order(argv[2], (unsigned)atoi(argv[3]), argv[4], (unsigned)atoi(argv[5]),
+				 (unsigned)atoi(argv[6]), argc > 7 && !strcmp(argv[7], "deleg"));
+	fprintf(stderr, "usage: vtest hwack ADDR PORT MODE | vtest order ADDR PORT MODE THREADS OPS [deleg]\n");
+	return 2;
+}
