@@ -173,9 +173,9 @@ static int mkdirs(const char *path, char *err, size_t errlen)
 static void load_label(char *buf, size_t len, const struct point *pt)
 {
 	if (pt->outstanding > 0)
-		snprintf(buf, len, "closed/%lld outstanding", pt->outstanding);
+		snprintf(buf, len, "outstanding=%lld", pt->outstanding);
 	else
-		snprintf(buf, len, "%.0f ops/s", pt->offered_ops);
+		snprintf(buf, len, "load=%.0f ops/s", pt->offered_ops);
 }
 
 static void proc_label(char *buf, size_t len, const struct proc *p)
@@ -919,7 +919,7 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 	fmt_ns(p50, sizeof p50, json_number_value(json_object_get(all, "p50")));
 	fmt_ns(p99, sizeof p99, json_number_value(json_object_get(all, "p99")));
 	fmt_dur(eta, sizeof eta, done ? elapsed_s / (double)done * left : 0);
-	fprintf(stderr, "[%zu/%zu] system=%s load=%s  p50=%s p99=%s  achieved=%.0f ops/s%s  ETA %s\n",
+	fprintf(stderr, "[%zu/%zu] system=%s %s  p50=%s p99=%s  achieved=%.0f ops/s%s  ETA %s\n",
 		done, r->npts, pt->system, load, p50, p99,
 		json_number_value(json_object_get(pj, "achieved_ops")),
 		json_is_true(json_object_get(pj, "saturated")) ? " (saturated)" : "", eta);
@@ -937,7 +937,7 @@ static int dry_run(struct run *r)
 	for (size_t i = 0; i < r->npts; i++) {
 		char load[64];
 		load_label(load, sizeof load, &r->pts[i]);
-		printf("[%zu/%zu] system=%s load=%s\n", i + 1, r->npts, r->pts[i].system, load);
+		printf("[%zu/%zu] system=%s %s\n", i + 1, r->npts, r->pts[i].system, load);
 		if (i > 0)
 			continue;
 		a = server_argv(r, &r->pts[i], "CTLHOST:PORT");
@@ -1074,7 +1074,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 			char load[64];
 			load_label(load, sizeof load, &r->pts[i]);
 			record_error(r, &pr, g_signal ? "interrupted" : "failed");
-			snprintf(err, errlen, "point %zu/%zu (system=%s load=%s): %s", i + 1, r->npts,
+			snprintf(err, errlen, "point %zu/%zu (system=%s %s): %s", i + 1, r->npts,
 				 r->pts[i].system, load, pr.err);
 			prun_free(&pr);
 			rc = 1;
