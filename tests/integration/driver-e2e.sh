@@ -75,7 +75,8 @@ if [ $rc -eq 0 ] && tail -1 "$T/same.out" | grep -q "^compare: $npoints points, 
 else
 	notok compare_identical_passes "rc=$rc: $(tail -3 "$T/same.out")"
 fi
-jq '.points[0].lat_ns.all |= (.p99 *= 3 | .p99_ci = [.p99_ci[0] * 3, .p99_ci[1] * 3])' "$R" >"$T/worse.json"
+# The injected p99 and its CI lie well above the base CI, whatever its width.
+jq '.points[0].lat_ns.all |= (.p99_ci[1] as $hi | .p99 = $hi * 10 | .p99_ci = [$hi * 5, $hi * 20])' "$R" >"$T/worse.json"
 "$OQB_BIN/oqb" compare "$R" "$T/worse.json" >"$T/worse.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && tail -1 "$T/worse.out" | grep -q "^compare: $npoints points, 1 regressions, 0 improvements" &&
