@@ -522,8 +522,11 @@ size_t runconf_plan(const struct runconf *rc, struct point *pts, size_t cap)
 {
 	size_t n = 0;
 
-	for (size_t s = 0; s < rc->nsystems; s++) {
-		for (size_t l = 0; l < rc->nloads; l++, n++) {
+	/* Load-major: the systems take turns at each load, so slow drift of
+	 * a shared machine (other tenants, thermal) hits them alike instead
+	 * of favouring whichever system ran first. */
+	for (size_t l = 0; l < rc->nloads; l++) {
+		for (size_t s = 0; s < rc->nsystems; s++, n++) {
 			if (n >= cap)
 				continue;
 			pts[n].idx = (unsigned)n;

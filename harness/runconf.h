@@ -84,7 +84,8 @@ struct point {
 int runconf_load(const char *path, struct runconf *rc, char *err, size_t errlen);
 void runconf_free(struct runconf *rc);
 
-/* Points in run order (system-major).  Returns the count; fills at most cap. */
+/* Points in run order (load-major: every system at the first load, then
+ * the next load).  Returns the count; fills at most cap. */
 size_t runconf_plan(const struct runconf *rc, struct point *pts, size_t cap);
 
 /* Host of client process `rank` (round-robin over hosts.clients). */
