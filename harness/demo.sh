@@ -23,17 +23,18 @@ start=$SECONDS
 "$oqb" plot "$out" >/dev/null
 
 echo
-echo "median latency (us) by offered load (ops/s); * = saturated"
+echo "median latency (us) by offered load (ops/s); * = saturated, - = no samples"
 jq -r '
 	(.points | map(.offered_ops) | unique) as $loads |
 	(["system"] + ($loads | map(tostring))) , (
 	  .points | group_by(.system) | sort_by(.[0].index)[] |
-	  [.[0].system] + [ .[] | ((.lat_ns.all.p50 / 1000 * 10 | round) / 10 | tostring)
-	                         + (if .saturated then "*" else "" end) ])
+	  [.[0].system] + [ .[] | (if .lat_ns.all.n > 0 then (.lat_ns.all.p50 / 1000 * 10 | round) / 10 | tostring
+	                           else "-" end) + (if .saturated then "*" else "" end) ])
 	| @tsv' "$out/run.json" | column -t
 echo
-echo "lowest median per load: $(jq -r '[.points | group_by(.offered_ops)[] |
-	"\(.[0].offered_ops): \(min_by(.lat_ns.all.p50).system)"] | join(", ")' "$out/run.json")"
+echo "lowest median per load: $(jq -r '[.points | map(select(.lat_ns.all.n > 0)) |
+	group_by(.offered_ops)[] | "\(.[0].offered_ops): \(min_by(.lat_ns.all.p50).system)"] |
+	join(", ")' "$out/run.json")"
 echo "took $((SECONDS - start)) s"
 echo
 echo "run.json: $out/run.json"
