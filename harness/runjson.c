@@ -91,7 +91,7 @@ json_t *runjson_versions(void)
 	char buf[64];
 
 #if defined(__clang__)
-	json_object_set_new(v, "compiler", json_string("clang " __VERSION__));
+	json_object_set_new(v, "compiler", json_string(__VERSION__));   /* "Clang x.y ..." */
 #elif defined(__GNUC__)
 	json_object_set_new(v, "compiler", json_string("gcc " __VERSION__));
 #else
