@@ -48,6 +48,10 @@ struct cthread {
 	unsigned workers;
 	uint32_t client_id;
 	uint8_t *reqbuf;
+	int held;                 /* reqbuf holds a request the transport was too busy for */
+	unsigned held_w;
+	uint32_t held_len;
+	uint64_t busy_posts;
 	struct hist *h[NCLS];
 	uint64_t warm_end, end;
 	int gen_done;
@@ -132,6 +136,32 @@ static int poll_events(struct cthread *t, uint64_t now)
 	return n;
 }
 
+/* Posts the request in reqbuf (its pending entry is filled in): 1 sent,
+ * 0 the transport is busy (keep it and poll), -1 failed. */
+static int post_held(struct cthread *t, int loading)
+{
+	struct client *cl = t->cl;
+	struct pend *p = &t->pend[t->seq & t->pmask];
+	char err[512];
+	int r = cl->c.tp->cli_post(t->tp, t->held_w, t->reqbuf, t->held_len, t->seq, err, sizeof err);
+	if (r == 1) {
+		t->busy_posts++;
+		return 0;
+	}
+	t->held = 0;
+	if (r != 0) {
+		p->busy = 0;
+		thread_fail(t, "send: ", err);
+		return -1;
+	}
+	t->outstanding++;
+	if (!loading) {
+		t->sent++;
+		t->cls_sent[p->cls]++;
+	}
+	return 1;
+}
+
 /*
  * Sends the next operation with intended time t_int.  Returns 1 if sent,
  * 0 if it must wait (the pending table is full), -1 when the generator is
@@ -145,6 +175,8 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 	char err[512];
 	int r;
 
+	if (t->held)
+		return post_held(t, loading);
 	if (p->busy)
 		return 0;
 	memset(&op, 0, sizeof op);
@@ -181,17 +213,10 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 	p->cls = (op.flags & WIRE_F_NILEXT) ? CLS_NILEXT : CLS_NON;
 	p->rule = (uint8_t)system_commit_rule(cl->c.sys, h.flags);
 	p->busy = 1;
-	if (cl->c.tp->cli_post(t->tp, w, t->reqbuf, len, seq, err, sizeof err) != 0) {
-		p->busy = 0;
-		thread_fail(t, "send: ", err);
-		return -1;
-	}
-	t->outstanding++;
-	if (!loading) {
-		t->sent++;
-		t->cls_sent[p->cls]++;
-	}
-	return 1;
+	t->held = 1;
+	t->held_w = w;
+	t->held_len = len;
+	return post_held(t, loading);
 }
 
 static void drain(struct cthread *t, uint64_t deadline)
@@ -213,15 +238,24 @@ static void load_phase(struct cthread *t)
 	if (!c->gen->load)
 		return;
 	t->warm_end = t->end = UINT64_MAX;   /* nothing recorded */
+	uint64_t deadline = clock_ns() + 600ull * 1000000000ull, last_progress = clock_ns();
 	while (!t->gen_done && !t->failed) {
+		uint64_t now = clock_ns();
+		if (now > deadline || now - last_progress > 30ull * 1000000000ull) {
+			thread_fail(t, "load phase: ", now > deadline ? "did not finish within 600 s"
+				    : "no progress for 30 s (is the server alive?)");
+			break;
+		}
+		if (poll_events(t, 0))
+			last_progress = clock_ns();
 		while (t->outstanding < 64) {
 			int r = issue(t, clock_ns(), 1, i);
 			if (r <= 0)
 				break;
 			i++;
 			t->loaded++;
+			last_progress = clock_ns();
 		}
-		poll_events(t, 0);
 	}
 	t->gen_done = 0;
 	drain(t, clock_ns() + 10ull * 1000000000ull);
@@ -445,6 +479,10 @@ json_t *client_result(struct client *cl)
 		"not_found", (json_int_t)nf, "errors", (json_int_t)serr,
 		"stray_events", (json_int_t)stray, "loaded", (json_int_t)loaded,
 		"sent_nilext", (json_int_t)cls_sent[0], "sent_non_nilext", (json_int_t)cls_sent[1]);
+	uint64_t busy = 0;
+	for (unsigned i = 0; i < cl->c.threads; i++)
+		busy += cl->t[i].busy_posts;
+	json_object_set_new(j, "busy_posts", json_integer((json_int_t)busy));
 	uint64_t fw = 0;
 	size_t i;
 	json_t *v;

@@ -83,7 +83,7 @@
 #define SHM_MAX_CLIENTS  65536
 #define ID_BITS          20                      /* client id = gen << 20 | n */
 #define ID_MASK          ((1u << ID_BITS) - 1)
-#define MBOX_CAP         (1u << 22)              /* bytes per (client, worker) */
+#define MBOX_CAP         (1u << 24)              /* bytes per (client, worker); sparse */
 #define MBOX_WRAP        0xffffffffu
 #define CL               64
 
@@ -810,6 +810,8 @@ struct tp_client {
 	struct tp_event evq[CLI_EVQ];
 	uint64_t evq_head, evq_tail;
 	uint64_t mtail[SHM_MAX_WORKERS];   /* consumed, not yet released */
+	uint8_t busy[SHM_MAX_WORKERS];      /* last post found the ring full */
+	uint64_t busy_checks;
 	/* counters */
 	uint64_t posts, ring_full_waits, ring_full_ns, retries_voided, retries_quarantined;
 };
@@ -1016,6 +1018,26 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 			 "reconnect", c->dir, (unsigned long long)c->ring[wi]->generation,
 			 (unsigned long long)c->gen);
 		return -1;
+	}
+	/* Ring full?  Say "busy" before taking a ticket, so the caller can
+	 * keep draining its mailbox (the server may be waiting for that) and
+	 * come back.  A ticket, once taken, must be filled. */
+	{
+		uint64_t tail = atomic_load_explicit(&c->ring[wi]->tail, memory_order_relaxed);
+		uint64_t v = atomic_load_explicit(&c->state[wi][(tail & (c->slots - 1)) * ST_STRIDE],
+						  memory_order_relaxed);
+		if ((v >> 2) < tail && (v & 3) != ST_QUAR) {
+			if (!c->busy[wi]) {
+				c->busy[wi] = 1;
+				c->ring_full_waits++;
+			}
+			if ((++c->busy_checks & 1023) == 0 && server_gone(c)) {
+				snprintf(err, errlen, "server at %s is gone (pid %u)", c->dir, c->hdr->server_pid);
+				return -1;
+			}
+			return 1;
+		}
+		c->busy[wi] = 0;
 	}
 	for (;;) {
 		uint64_t t;

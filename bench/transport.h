@@ -107,7 +107,9 @@ struct transport_ops {
 	struct tp_client *(*cli_open)(const struct tp_cli_conf *c, char *err, size_t errlen);
 	uint32_t (*cli_id)(struct tp_client *c);
 	unsigned (*cli_workers)(struct tp_client *c);
-	/* 0, or -1 with err set (e.g. request larger than a slot). */
+	/* 0: sent.  1: busy (the receive ring is full; nothing was sent and
+	 * no place in the queue was taken): poll, then post it again.  -1:
+	 * error, with err set (e.g. request larger than a slot). */
 	int (*cli_post)(struct tp_client *c, unsigned w, const void *req, uint32_t len,
 			uint64_t seq, char *err, size_t errlen);
 	void (*cli_flush)(struct tp_client *c);

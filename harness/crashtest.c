@@ -226,7 +226,18 @@ static void *writer(void *arg)
 			.client_id = tp_shm_ops.cli_id(c), .worker = w, .seq = seq,
 		};
 		uint32_t len = wire_encode_req(buf, sizeof buf, &h, key, val);
-		if (tp_shm_ops.cli_post(c, w, buf, len, seq, err, sizeof err) == 0) {
+		int pr;
+		while ((pr = tp_shm_ops.cli_post(c, w, buf, len, seq, err, sizeof err)) == 1) {
+			while (tp_shm_ops.cli_poll(c, ev, 64) > 0)
+				;   /* ring full: drain, then try again */
+			if (atomic_load(&r->pause) || atomic_load(&r->stop))
+				break;
+		}
+		if (pr == 1) {
+			t->sent[i] = seq - 1;   /* never sent */
+			continue;
+		}
+		if (pr == 0) {
 			t->committed[i] = seq;   /* the commit log */
 			t->commits++;
 		} else {
@@ -268,7 +279,10 @@ static uint64_t verify(struct ct_run *r, uint64_t *checked, uint64_t *lost_keys,
 			struct wire_req h = { .op = WIRE_OP_GET, .key_len = (uint16_t)strlen(key),
 					      .client_id = tp_shm_ops.cli_id(c), .worker = w, .seq = ++seq };
 			uint32_t len = wire_encode_req(buf, sizeof buf, &h, key, NULL);
-			if (tp_shm_ops.cli_post(c, w, buf, len, seq, e, sizeof e) != 0) {
+			int pr;
+			while ((pr = tp_shm_ops.cli_post(c, w, buf, len, seq, e, sizeof e)) == 1)
+				usleep(100);
+			if (pr != 0) {
 				snprintf(err, errlen, "final check: %s", e);
 				tp_shm_ops.cli_close(c);
 				return UINT64_MAX;

@@ -4,8 +4,10 @@
 # crash.  A negative control runs the same test with recovery switched off
 # (a test-only fault) and must find lost commits, so this test can fail.
 source "$(dirname "$0")/../lib.sh"
-cfg=$OQB_ROOT/configs/crashtest-quick.json
 export OQB_BIN
+# the committed config, with its rings and pools under this test's directory
+cfg=$T/crash.cfg.json
+jq --arg d "$T/pm" '. + {dir: $d}' "$OQB_ROOT/configs/crashtest-quick.json" >"$cfg"
 
 if "$OQB_BIN/oqb-crashtest" "$cfg" --out "$T/crash.json" >"$T/out" 2>"$T/err"; then
 	ok "crashtest: exit 0"
@@ -18,7 +20,8 @@ jcheck "crashtest: 50 crashes survived, 0 commits lost" "$T/crash.json" \
 tail -1 "$T/err" | sed 's/^/  /'
 
 # negative control: the checker must see losses when recovery is skipped
-OQB_FAULT=skip-recovery "$OQB_BIN/oqb-crashtest" "$cfg" --crashes 8 --out "$T/neg.json" >/dev/null 2>"$T/neg.err"
+jq --arg d "$T/pm-neg" '. + {dir: $d}' "$cfg" >"$T/neg.cfg.json"
+OQB_FAULT=skip-recovery "$OQB_BIN/oqb-crashtest" "$T/neg.cfg.json" --crashes 8 --out "$T/neg.json" >/dev/null 2>"$T/neg.err"
 rc=$?
 if [ $rc -ne 0 ] && jq -e '.commits_lost > 0' "$T/neg.json" >/dev/null 2>&1; then
 	ok "crashtest: detects lost commits when recovery is skipped ($(jq .commits_lost "$T/neg.json") lost)"
