@@ -150,7 +150,7 @@
 #define VB_LANE_DEPTH     64           /* request slots per lane per worker */
 #define VB_CLI_SQ         256          /* client send queue per QP (WRs) */
 #define VB_CLI_SQ_DELEG   1024
-#define VB_POST_STALL_NS  (30ull * 1000000000)
+#define VB_POST_STALL_NS  (30ull * 1000000000)  /* no ACK for this long: the QP is stuck */
 #define VB_CONNECT_MS     15000
 #define VB_CM_CHECK_NS    (50ull * 1000000)
 #define VB_HELD_MAX       256
@@ -1069,7 +1069,10 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	put64(acc + 40, s->sys_hash);
 	memcpy(acc + 48, s->system, 16);
 	put32(acc + 64, (uint32_t)getpid());
-	unsigned rr = ev->param.conn.initiator_depth;
+	/* The CM reports the request from this side's point of view: the
+	 * client's initiator depth arrives as our responder_resources.  Zero
+	 * here would leave the client's durable READs queued forever. */
+	unsigned rr = ev->param.conn.responder_resources;
 	if (rr > (unsigned)s->da.max_qp_rd_atom)
 		rr = (unsigned)s->da.max_qp_rd_atom;
 	struct rdma_conn_param cp = {
@@ -1673,6 +1676,7 @@ struct vb_cqp {                /* the QP to one server worker */
 	uint64_t read_addr;
 	uint32_t read_rkey;
 	unsigned rr, rnr_retry, min_rnr;
+	uint64_t progress_ns;      /* last send completion, or when the SQ was empty */
 	/* counters, under mu */
 	uint64_t sends, inline_sends, reads, post_calls, send_completions, responses;
 	uint64_t stray, bad, overflow;
@@ -1963,6 +1967,19 @@ static int combine(struct vb_group *g, unsigned w)
 	int did = owner_poll(g, q);
 	if (!atomic_load_explicit(&g->broken, memory_order_relaxed))
 		did += owner_post(g, q);
+	if (!q->sq_used || did) {
+		q->progress_ns = 0;
+	} else {
+		/* Requests in flight and nothing completes: with rnr_retry 7
+		 * a server that stopped consuming would stall us forever. */
+		uint64_t now = clock_ns();
+		if (!q->progress_ns)
+			q->progress_ns = now;
+		else if (now - q->progress_ns > VB_POST_STALL_NS)
+			group_break(g, "worker %u of %s acknowledged none of %u requests in flight for %.0f s: the "
+				    "server is not consuming requests (hung or overloaded), or the connection is stuck",
+				    w, g->endpoint, q->sq_used, (double)(now - q->progress_ns) / 1e9);
+	}
 	pthread_mutex_unlock(&q->mu);
 	return did;
 }

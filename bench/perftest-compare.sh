@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# perftest-compare.sh - how close the verbs transport comes to the wire,
+# measured against perftest on the same device in the same run.
+#
+# Usage: bench/perftest-compare.sh [ADDR]
+#   ADDR         IP address of the RDMA device to use (default: $RXE_IP)
+#   env DEV      device name for perftest (default: $RXE_DEV, else the one
+#                oqb-server --list-devices shows with ADDR's GID)
+#   env ITERS    perftest iterations (default 2000)
+#   env DURATION_S  oqbench measured seconds per system (default 3)
+#   env OQB_BIN  directory of oqb-server and oqb-client (default: ./bin)
+#
+# Steps, all at 64 B and one request in flight:
+#   ib_send_lat -R and ib_write_lat -R (rdma_cm), t_typical = half an RTT;
+#   oqbench rawrpc (SEND, server executes on the null backend, SEND back):
+#     its p50 over 2 x ib_send_lat typical -- target <= 1.2;
+#   oqbench oq nilext (SEND, commit on the RC hardware ACK): its p50 over
+#     2 x ib_write_lat typical -- target <= 1.2 (the paper's claim: a nilext
+#     request costs what a one-sided WRITE costs).
+# A benchmark: it prints the numbers and ratios and never fails on them.
+# Under TCG (the Soft-RoCE VM) the absolute numbers mean little; the
+# ratios still compare like with like.
+set -u
+ADDR=${1:-${RXE_IP:-}}
+B=${OQB_BIN:-$PWD/bin}
+ITERS=${ITERS:-2000}
+DUR=${DURATION_S:-3}
+PORT=${PORT:-18600}
+if [ -z "$ADDR" ]; then
+	echo "perftest-compare: give the RDMA device's IP address (bench/perftest-compare.sh ADDR)" >&2
+	exit 2
+fi
+for t in ib_send_lat ib_write_lat jq; do
+	command -v "$t" >/dev/null || { echo "perftest-compare: $t not found; install perftest and jq (make deps)" >&2; exit 2; }
+done
+[ -x "$B/oqb-server" ] || { echo "perftest-compare: $B/oqb-server not found; run make, or set OQB_BIN" >&2; exit 2; }
+DEV=${DEV:-${RXE_DEV:-}}
+if [ -z "$DEV" ]; then
+	DEV=$("$B/oqb-server" --list-devices 2>/dev/null | awk -v ip="::ffff:$ADDR" '
+		/^[^ ]/ { d = $1 } $0 ~ ip { print d; exit }')
+	[ -n "$DEV" ] || { echo "perftest-compare: no RDMA device has address $ADDR; set DEV" >&2; exit 2; }
+fi
+T=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$T"; }
+trap cleanup EXIT
+
+# perftest_typical TOOL: t_typical (us) of TOOL -s 64 over rdma_cm.
+perftest_typical() {
+	local tool=$1 i out
+	PORT=$((PORT + 1))
+	"$tool" -d "$DEV" -s 64 -n "$ITERS" -R -F -p "$PORT" >"$T/$tool.srv" 2>&1 &
+	local sp=$!
+	pids+=("$sp")
+	# The server listens once it has set up; the client retries until then.
+	for i in $(seq 1 50); do
+		if timeout 120 "$tool" -d "$DEV" -s 64 -n "$ITERS" -R -F -p "$PORT" "$ADDR" >"$T/$tool.cli" 2>&1; then
+			break
+		fi
+		kill -0 "$sp" 2>/dev/null || break
+		sleep 0.2
+	done
+	wait "$sp" 2>/dev/null
+	awk '$1 == 64 && NF >= 5 { print $5; exit }' "$T/$tool.cli"
+}
+
+# oqb_p50 SYSTEM: nilext p50 (ns) of 64-byte SETs, closed loop, 1 in flight.
+oqb_p50() {
+	local sys=$1 ep= i
+	PORT=$((PORT + 1))
+	"$B/oqb-server" --transport verbs --addr "$ADDR" --port "$PORT" --system "$sys" --backend null \
+		--workers 1 --ring-slots 256 >"$T/$sys.srv" 2>"$T/$sys.srv.err" &
+	local sp=$!
+	pids+=("$sp")
+	for i in $(seq 1 600); do
+		ep=$(sed -n 's/^ready: endpoint //p' "$T/$sys.srv")
+		[ -n "$ep" ] && break
+		kill -0 "$sp" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ -z "$ep" ]; then
+		echo "perftest-compare: oqb-server ($sys) did not start: $(cat "$T/$sys.srv.err")" >&2
+		return 1
+	fi
+	timeout 300 "$B/oqb-client" --transport verbs --server "$ep" --system "$sys" --arrival closed \
+		--outstanding 1 --threads 1 --duration-s "$DUR" --warmup-s 0.5 \
+		--workload '{"kind":"kv","put_ratio":1.0,"key_size":16,"value_size":0,"keys":1000}' \
+		--out "$T/$sys.json" 2>"$T/$sys.cli.err"
+	kill -TERM "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	jq -r '.summary_ns.nilext.p50 // empty' "$T/$sys.json" 2>/dev/null
+}
+
+send=$(perftest_typical ib_send_lat)
+write=$(perftest_typical ib_write_lat)
+raw=$(oqb_p50 rawrpc)
+oq=$(oqb_p50 oq)
+echo "device $DEV, address $ADDR, 64 B, 1 outstanding"
+printf '  %-34s %s\n' "ib_send_lat t_typical (us)" "${send:-failed}" "ib_write_lat t_typical (us)" "${write:-failed}"
+printf '  %-34s %s\n' "oqbench rawrpc echo p50 (us)" "$( [ -n "$raw" ] && awk -v v="$raw" 'BEGIN{printf "%.2f", v/1000}' || echo failed)"
+printf '  %-34s %s\n' "oqbench oq nilext commit p50 (us)" "$( [ -n "$oq" ] && awk -v v="$oq" 'BEGIN{printf "%.2f", v/1000}' || echo failed)"
+ratio() {   # ratio NAME P50_NS TYPICAL_US
+	if [ -n "$2" ] && [ -n "$3" ]; then
+		awk -v n="$1" -v p="$2" -v t="$3" 'BEGIN { r = (p / 1000) / (2 * t);
+			printf "  %-44s %.2f  (target <= 1.2: %s)\n", n, r, r <= 1.2 ? "met" : "missed" }'
+	else
+		printf '  %-44s n/a (a measurement failed)\n' "$1"
+	fi
+}
+ratio "rawrpc p50 / (2 x ib_send_lat typical)" "$raw" "$send"
+ratio "oq p50 / (2 x ib_write_lat typical)" "$oq" "$write"
+exit 0

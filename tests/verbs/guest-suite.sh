@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# guest-suite.sh - the verbs transport's tests, run inside the Soft-RoCE VM
+# (tests/verbs/run-verbs.sh starts it through tests/vm/rxe-vm; it can also be
+# run by hand on any host with an RDMA device: RXE_IP=ADDR RXE_DEV=DEV
+# OQB_BIN=$PWD/bin bash tests/verbs/guest-suite.sh).
+#
+# Prints "ok NAME" / "not ok NAME" / "skip NAME: why" per case.  Latencies
+# under TCG are ~100x a real NIC's: runs are short, loads low, and nothing
+# here asserts a latency; the numbers at the end (perftest comparison) are
+# printed, never checked.
+source "$(dirname "$0")/../lib.sh"
+: "${RXE_IP:?set RXE_IP to the address of the RDMA device (run through tests/vm/rxe-vm)}"
+DEV=${RXE_DEV:-rxe0}
+VT=${OQB_VTEST:-}
+PORT=7480
+B=$OQB_BIN
+
+next_port() { PORT=$((PORT + 1)); }
+
+# start_server NAME ARGS...: starts oqb-server (verbs), waits for its endpoint.
+start_server() {
+	local name=$1; shift
+	next_port
+	"$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" "$@" \
+		>"$T/$name.srv.out" 2>"$T/$name.srv.err" &
+	SRV_PID=$!
+	track "$SRV_PID"
+	local i
+	for i in $(seq 1 600); do
+		EP=$(sed -n 's/^ready: endpoint //p' "$T/$name.srv.out")
+		[ -n "$EP" ] && return 0
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "server $name did not become ready:" >&2
+	cat "$T/$name.srv.err" >&2
+	return 1
+}
+
+# stop_server: SIGTERM, and the server prints its counters; bounded wait.
+stop_server() {
+	kill -TERM "$SRV_PID" 2>/dev/null
+	local i
+	for i in $(seq 1 300); do
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+}
+srv_json() { sed -n '/^{/,$p' "$T/$1.srv.out"; }
+
+# client NAME ARGS...: runs oqb-client against $EP, bounded.
+client() {
+	local name=$1; shift
+	timeout -k 5 180 "$B/oqb-client" --transport verbs --server "$EP" "$@" \
+		--out "$T/$name.json" 2>"$T/$name.cli.err"
+}
+
+WL='{"kind":"kv","put_ratio":0.5,"key_size":16,"value_size":100,"keys":200}'
+
+# ---- devices -----------------------------------------------------------
+"$B/oqb-server" --list-devices >"$T/devices.txt" 2>&1
+if grep -q "^$DEV " "$T/devices.txt" && grep -q "xrc no" "$T/devices.txt" &&
+   grep -q "::ffff:$RXE_IP" "$T/devices.txt" && grep -q "max_srq_wr" "$T/devices.txt"; then
+	ok "list-devices: $DEV with its GIDs and caps"
+else
+	notok "list-devices" "$(cat "$T/devices.txt")"
+fi
+
+# ---- connect / disconnect ---------------------------------------------
+if start_server conn --system oq --backend null --workers 2 --ring-slots 256; then
+	client conn1 --system oq --arrival closed --outstanding 1 --duration-s 0.3 --warmup-s 0.1 \
+		--workload "$WL"
+	r1=$?
+	client conn2 --system oq --arrival closed --outstanding 1 --duration-s 0.3 --warmup-s 0.1 \
+		--workload "$WL"
+	r2=$?
+	stop_server
+	if [ $r1 -eq 0 ] && [ $r2 -eq 0 ]; then
+		jcheck "connect: a client opens one QP per worker and completes requests" "$T/conn1.json" \
+			'.transport_stats[0].qps == 2 and .committed > 0 and .unanswered == 0 and .errors == 0 and
+			 .transport_stats[0].rnr_retry == 7 and .transport_stats[0].min_rnr_timer == 12'
+		jcheck "disconnect: the server tore both clients' QPs down" <(srv_json conn) \
+			'.transport.connections == 4 and .transport.disconnects >= 2 and .transport.connections_refused == 0'
+	else
+		notok "connect: clients exited $r1/$r2" "$(cat "$T/conn1.cli.err" "$T/conn2.cli.err")"
+	fi
+else
+	notok "connect: server start" "$(cat "$T/conn.srv.err")"
+fi
+
+# ---- the three systems end to end ---------------------------------------
+for sys in oq rawrpc deferred; do
+	name=sys-$sys
+	if ! start_server "$name" --system "$sys" --backend cache --memory-mb 16 --workers 2 --ring-slots 256; then
+		notok "$name: server start" "$(cat "$T/$name.srv.err")"; continue
+	fi
+	client "$name" --system "$sys" --threads 2 --rate 400 --duration-s 1 --warmup-s 0.3 --workload "$WL"
+	rc=$?
+	stop_server
+	if [ $rc -ne 0 ]; then notok "$name: client exit $rc" "$(cat "$T/$name.cli.err")"; continue; fi
+	jcheck "$name: every request committed, none lost" "$T/$name.json" '
+		.system == "'"$sys"'" and .transport == "verbs" and .unanswered == 0 and .errors == 0 and
+		.lat_ns.nilext.n > 50 and .lat_ns.non_nilext.n > 50 and
+		.committed == (.sent + .loaded)'
+	srv_json "$name" >"$T/$name.srv.json"
+	case $sys in
+	oq) rule='.acks_sent_total == 0 and .responses == $c.sent_non_nilext' ;;
+	rawrpc) rule='.acks_sent_total == 0 and .responses == ($c.sent + $c.loaded)' ;;
+	deferred) rule='.acks_sent_total == ($c.sent_nilext + $c.loaded) and .responses == $c.sent_non_nilext' ;;
+	esac
+	jcheck "$name: server executed all and answered by the $sys commit rule" <(jq -n \
+		--slurpfile s "$T/$name.srv.json" --slurpfile c "$T/$name.json" '
+		$s[0] as $s | $c[0] as $c |
+		{ executed: $s.executed, rejected: $s.rejected, voided: $s.voided,
+		  acks_sent_total: ([$s.per_worker[].acks_sent] | add),
+		  responses: ([$s.per_worker[].responses_sent] | add) } as $x |
+		$x | (.executed == ($c.sent + $c.loaded) and .rejected == 0 and .voided == 0) and ('"$rule"')') \
+		'. == true'
+done
+
+# ---- hardware-ACK semantics and in-order execution (C checks) ----------
+if [ -n "$VT" ] && [ -x "$VT" ]; then
+	for mode in srq slot_ring; do
+		next_port
+		timeout -k 5 120 "$VT" hwack "$RXE_IP" "$PORT" "$mode" 2>"$T/hwack-$mode.err" ||
+			notok "hwack $mode: exited with $?" "$(tail -5 "$T/hwack-$mode.err")"
+	done
+	next_port
+	timeout -k 5 240 "$VT" order "$RXE_IP" "$PORT" srq 8 100 2>"$T/order.err" ||
+		notok "order srq: exited with $?" "$(tail -5 "$T/order.err")"
+	next_port
+	timeout -k 5 240 "$VT" order "$RXE_IP" "$PORT" slot_ring 6 60 deleg 2>"$T/order-deleg.err" ||
+		notok "order slot_ring deleg: exited with $?" "$(tail -5 "$T/order-deleg.err")"
+else
+	notok "hwack/order: the test program was not built (OQB_VTEST=$VT)"
+fi
+
+# ---- delegation off / on ------------------------------------------------
+for d in off on; do
+	name=deleg-$d
+	flag=; [ $d = on ] && flag=--delegation
+	if ! start_server "$name" --system oq --backend cache --memory-mb 16 --workers 2 --ring-slots 256; then
+		notok "$name: server start" "$(cat "$T/$name.srv.err")"; continue
+	fi
+	client "$name" --system oq --threads 4 $flag --rate 400 --duration-s 1 --warmup-s 0.3 --workload "$WL"
+	rc=$?
+	stop_server
+	if [ $rc -ne 0 ]; then notok "$name: client exit $rc" "$(cat "$T/$name.cli.err")"; continue; fi
+	jcheck "$name: all committed" "$T/$name.json" '.unanswered == 0 and .errors == 0 and .committed == (.sent + .loaded)'
+	if [ $d = on ]; then want=2; share=4; else want=8; share=1; fi
+	jcheck "$name: server QPs = $want (C x $([ $d = on ] && echo St || echo "Ct x St"))" <(srv_json "$name") \
+		".transport.qps_peak == $want"
+	jcheck "$name: client reports the sharing" "$T/$name.json" \
+		"[.transport_stats[] | .threads_sharing_qps] | all(. == $share)"
+done
+
+# ---- slot_ring mode through the binaries --------------------------------
+if start_server ring --system deferred --backend cache --memory-mb 16 --recv-mode slot_ring --ring-slots 128; then
+	client ring --system deferred --threads 2 --rate 400 --duration-s 1 --warmup-s 0.3 --workload "$WL"
+	rc=$?
+	stop_server
+	if [ $rc -eq 0 ]; then
+		jcheck "slot_ring: all committed" "$T/ring.json" '.unanswered == 0 and .errors == 0'
+		jcheck "slot_ring: labelled as the MP SRQ emulation, reposts batched, ring wrapped" <(srv_json ring) '
+			.transport.recv_mode == "slot_ring (MP SRQ emulation: one WQE per slot)" and
+			.transport.workers[0].post_calls < .transport.workers[0].tickets_posted and
+			.transport.workers[0].tickets_posted > 3 * 128'
+	else
+		notok "slot_ring: client exit $rc" "$(cat "$T/ring.cli.err")"
+	fi
+else
+	notok "slot_ring: server start" "$(cat "$T/ring.srv.err")"
+fi
+
+# ---- durable: READ after SEND, rings on a libpmem mapping ----------------
+mkdir -p "$T/pm"
+for mode in slot_ring srq; do
+	name=durable-$mode
+	if ! start_server "$name" --system oq --backend cache --memory-mb 16 --durable --pmem-path "$T/pm/$mode" \
+		--recv-mode "$mode" --ring-slots 64; then
+		notok "$name: server start" "$(cat "$T/$name.srv.err")"; continue
+	fi
+	client "$name" --system oq --durable --threads 1 --rate 300 --duration-s 1 --warmup-s 0.2 --workload "$WL"
+	rc=$?
+	stop_server
+	if [ $rc -ne 0 ]; then notok "$name: client exit $rc" "$(cat "$T/$name.cli.err")"; continue; fi
+	jcheck "$name: every nilext SEND was followed by a durable READ" "$T/$name.json" '
+		.unanswered == 0 and .errors == 0 and
+		.transport_stats[0].qp_totals.durable_reads == (.sent_nilext + .loaded) and
+		.transport_stats[0].qp_totals.durable_reads > 0'
+	jcheck "$name: ring on the pmem file, ReqToExecute = executed" <(srv_json "$name") '
+		.transport.durable and .transport.pmem and
+		.transport.workers[0].req_to_execute == .executed'
+	# a cleanly closed ring file can be opened again
+	if [ -f "$T/pm/$mode.vring0" ] && start_server "$name-again" --system oq --durable --pmem-path "$T/pm/$mode" \
+		--recv-mode "$mode" --ring-slots 64; then
+		stop_server
+		ok "$name: a cleanly closed ring file is reused"
+	else
+		notok "$name: reopen the ring file" "$(cat "$T/$name-again.srv.err" 2>/dev/null)"
+	fi
+done
+
+# ---- clear errors ----------------------------------------------------------
+# expect_err NAME MAX_SECONDS PATTERN CMD...: CMD fails within the bound and
+# its stderr matches PATTERN (grep -E).
+expect_err() {
+	local name=$1 max=$2 pat=$3; shift 3
+	local t0=$SECONDS
+	timeout -k 5 $((max + 30)) "$@" >"$T/err.out" 2>"$T/err.txt" </dev/null
+	local rc=$? dt=$((SECONDS - t0))
+	if [ $rc -eq 0 ]; then
+		notok "$name: succeeded instead of failing"
+	elif [ $dt -gt "$max" ]; then
+		notok "$name: took $dt s (bound $max s)" "$(cat "$T/err.txt")"
+	elif grep -Eq -e "$pat" "$T/err.txt"; then
+		ok "$name"
+		echo "  ($(grep -E -e "$pat" "$T/err.txt" | head -1 | cut -c1-220))"
+	else
+		notok "$name: message does not match /$pat/" "$(cat "$T/err.txt")"
+	fi
+}
+next_port
+expect_err "error: wrong device names the available ones" 30 "device 'mlx9' not found; available: $DEV" \
+	"$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" --device mlx9
+expect_err "error: XRC on a device without it" 30 "device $DEV has no XRC support \(IBV_DEVICE_XRC\); run without verbs.xrc" \
+	"$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" --xrc
+expect_err "error: recv_mode mp without the OFED experimental verbs" 30 "recv_mode mp needs the MLNX_OFED 4.x experimental verbs.*use slot_ring" \
+	"$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" --recv-mode mp
+expect_err "error: a GID index that is not the address's" 30 "--gid-index 0: .* is GID index 1" \
+	"$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" --gid-index 0
+expect_err "error: no --addr" 30 "no address to listen on" \
+	"$B/oqb-server" --transport verbs --port "$PORT"
+expect_err "error: unreachable address" 40 "cannot connect to verbs:198\.18\.0\.9:7471: .*(ADDR_ERROR|UNREACHABLE|no answer within)" \
+	"$B/oqb-client" --transport verbs --server verbs:198.18.0.9:7471 --connect-timeout-s 10 --duration-s 0.1
+expect_err "error: server down (nothing listens on the port)" 30 "cannot connect to verbs:$RXE_IP:7999: RDMA_CM_EVENT_REJECTED.*is oqb-server running there" \
+	"$B/oqb-client" --transport verbs --server "verbs:$RXE_IP:7999" --connect-timeout-s 10 --duration-s 0.1
+if start_server mism --system oq --workers 1 --ring-slots 64; then
+	expect_err "error: system mismatch" 30 "runs system 'oq' but this client was started with --system rawrpc" \
+		"$B/oqb-client" --transport verbs --server "$EP" --system rawrpc --duration-s 0.1
+	expect_err "error: durable client, non-durable server" 30 "was not started with --durable" \
+		"$B/oqb-client" --transport verbs --server "$EP" --system oq --durable --duration-s 0.1
+	expect_err "error: port already taken" 30 "cannot listen on verbs:$RXE_IP:$PORT: .*(in use|another RDMA listener)" \
+		"$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT"
+	stop_server
+fi
+# The server dies under load: the client fails with a message, in bounded time.
+if start_server crash --system oq --backend null --ring-slots 64 --log debug; then
+	timeout -k 5 120 "$B/oqb-client" --transport verbs --server "$EP" --system oq --rate 200 --duration-s 8 \
+		--warmup-s 0 --workload "$WL" --out "$T/crash.json" 2>"$T/crash.err" &
+	cpid=$!
+	track "$cpid"
+	# kill once the client is connected and its load phase is running
+	for i in $(seq 1 600); do
+		grep -q "accepted" "$T/crash.srv.err" && break
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	sleep 1
+	t0=$SECONDS
+	{ kill -KILL "$SRV_PID"; wait "$SRV_PID"; } 2>/dev/null
+	wait "$cpid"
+	rc=$?
+	dt=$((SECONDS - t0))
+	# bounded by the run's own end: the client drains until then (client.c)
+	if [ $rc -ne 0 ] && [ $dt -le 30 ] && grep -Eq "verbs:$RXE_IP:$PORT.*(closed the connection|failed|acknowledged none)" "$T/crash.err"; then
+		ok "error: a server killed under load fails the client within $dt s"
+		echo "  ($(grep -E "closed the connection|failed|acknowledged none" "$T/crash.err" | head -1 | cut -c1-220))"
+	else
+		notok "error: killed server: client rc $rc after $dt s" "$(cat "$T/crash.err")"
+	fi
+fi
+
+# ---- the driver with transport "verbs" ---------------------------------
+if [ -x "$B/oqb" ]; then
+	next_port
+	cat >"$T/verbs-run.json" <<EOF
+{
+	"name": "verbs-tiny",
+	"transport": "verbs",
+	"systems": ["oq", "rawrpc"],
+	"server": { "workers": 1, "backend": { "kind": "cache", "memory_mb": 16 }, "ring_slots": 256,
+		    "extra_args": ["--addr", "$RXE_IP", "--port", "$PORT"] },
+	"clients": { "processes": 1, "threads": 1 },
+	"workload": { "kind": "kv", "put_ratio": 0.8, "key_size": 16, "value_size": 64, "keys": 200 },
+	"arrival": { "kind": "poisson", "loads_ops": [200] },
+	"warmup_s": 0.2,
+	"duration_s": 0.5,
+	"seed": 7
+}
+EOF
+	if timeout -k 5 240 "$B/oqb" run "$T/verbs-run.json" --out "$T/verbs-run" --quiet >"$T/oqbrun.out" 2>&1; then
+		jcheck "oqb run: a sweep over transport verbs" "$T/verbs-run/run.json" '.points | length == 2'
+	else
+		notok "oqb run with transport verbs" "$(tail -20 "$T/oqbrun.out")"
+	fi
+else
+	skip "oqb run with transport verbs" "bin/oqb is not built"
+fi
+
+# ---- perftest comparison (a benchmark: printed, never checked) -----------
+if [ -x bench/perftest-compare.sh ] && [ "${OQB_VERBS_BENCH:-1}" = 1 ]; then
+	echo "== perftest comparison (benchmark, not a test)"
+	timeout -k 5 300 bash bench/perftest-compare.sh 2>&1 | sed 's/^/  /'
+fi
+finish
