@@ -10,6 +10,13 @@
  * run has the same key length and the popularity of a key does not depend
  * on its number.  The load phase writes every key once, each thread its
  * share.
+ *
+ * echo: {"kind":"echo","value_size":64,"key_size":8,"keys":1024}
+ * Every request is an ECHO of value_size bytes, which the server sends
+ * back (the microbenchmark of the paper's Fig 6).  It returns data, so it
+ * is never nilext.  The key only routes it: uniform over `keys` keys, so
+ * requests spread over the server workers like the paper's "randomly
+ * chosen remote worker thread".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +33,7 @@ static const struct gen_ops *const gen_table[] = {
 	&gen_ycsb_ops,
 	&gen_twitter_ops,
 	&gen_trace_ops,
+	&gen_echo_ops,
 };
 #define GEN_TABLE_LEN (sizeof gen_table / sizeof gen_table[0])
 
@@ -41,7 +49,7 @@ const struct gen_ops *gen_find(const char *kind)
 
 const char *gen_names(void)
 {
-	return "kv, ycsb, twitter, trace";
+	return "kv, ycsb, twitter, trace, echo";
 }
 
 const char *gen_where(const struct gen_ctx *c)
@@ -311,5 +319,88 @@ const struct gen_ops gen_kv_ops = {
 	.load = kv_load,
 	.describe = kv_describe,
 	.close = kv_close,
+	.error = NULL,
+};
+
+/* -------------------------------------------------------------- echo */
+
+struct gen_echo {
+	unsigned key_size;
+	uint32_t value_size;
+	uint64_t keys;
+	struct rng r;
+	uint64_t n_echo;
+};
+
+static const struct conf_key echo_schema[] = {
+	{ "kind", CONF_STR, 1, 0, -1, NULL, NULL, "\"echo\"" },
+	{ "value_size", CONF_INT, 0, 0, WIRE_MAX_VALUE, NULL, NULL, "bytes carried each way (default 64)" },
+	{ "key_size", CONF_INT, 0, 1, WIRE_MAX_KEY, NULL, NULL, "key length in bytes (default 8)" },
+	{ "keys", CONF_INT, 0, 1, 1e15, NULL, NULL, "distinct keys, uniform; they spread requests over workers (default 1024)" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
+};
+
+static struct gen *echo_open(const json_t *spec, const struct gen_ctx *c, char *err, size_t errlen)
+{
+	struct gen_echo *g;
+	unsigned minks;
+
+	if (gen_check(spec, echo_schema, c, err, errlen) < 0)
+		return NULL;
+	g = calloc(1, sizeof *g);
+	if (!g) {
+		snprintf(err, errlen, "%s: out of memory", gen_where(c));
+		return NULL;
+	}
+	g->value_size = (uint32_t)conf_int(spec, "value_size", 64);
+	g->key_size = (unsigned)conf_int(spec, "key_size", 8);
+	g->keys = (uint64_t)conf_int(spec, "keys", 1024);
+	minks = gen_key_min_size(g->keys);
+	if (g->key_size < minks) {
+		snprintf(err, errlen, "%s.key_size: %u bytes cannot hold %" PRIu64
+			 " distinct keys; use key_size >= %u or fewer keys",
+			 gen_where(c), g->key_size, g->keys, minks);
+		free(g);
+		return NULL;
+	}
+	gen_seed(&g->r, c, 5);
+	return (struct gen *)g;
+}
+
+static int echo_next(struct gen *gg, struct gen_op *op)
+{
+	struct gen_echo *g = (struct gen_echo *)gg;
+
+	op->op = WIRE_OP_ECHO;
+	op->val_len = g->value_size;
+	op->aux = 0;
+	op->flags = gen_op_flags(op->op);
+	gen_key_fixed(op, rng_below(&g->r, g->keys), g->key_size);
+	g->n_echo++;
+	return 0;
+}
+
+static json_t *echo_describe(struct gen *gg)
+{
+	struct gen_echo *g = (struct gen_echo *)gg;
+
+	return json_pack("{s:s, s:i, s:i, s:I, s:{s:I}}", "kind", "echo",
+			 "value_size", (int)g->value_size, "key_size", (int)g->key_size,
+			 "keys", (json_int_t)g->keys, "ops", "echo", (json_int_t)g->n_echo);
+}
+
+static void echo_close(struct gen *gg)
+{
+	free(gg);
+}
+
+const struct gen_ops gen_echo_ops = {
+	.name = "echo",
+	.version = GEN_OPS_VERSION,
+	.open = echo_open,
+	.next = echo_next,
+	.load = NULL,
+	.describe = echo_describe,
+	.close = echo_close,
 	.error = NULL,
 };

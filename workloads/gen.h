@@ -63,7 +63,7 @@ struct gen_ops {
 
 /* The registered generator named kind, or NULL. */
 const struct gen_ops *gen_find(const char *kind);
-/* "kv, ycsb, twitter, trace": the valid kinds, for messages and docs. */
+/* "kv, ycsb, twitter, trace, echo": the valid kinds, for messages and docs. */
 const char *gen_names(void);
 
 /*
@@ -80,6 +80,7 @@ extern const struct gen_ops gen_kv_ops;
 extern const struct gen_ops gen_ycsb_ops;
 extern const struct gen_ops gen_twitter_ops;
 extern const struct gen_ops gen_trace_ops;
+extern const struct gen_ops gen_echo_ops;
 
 /*
  * Nil-externality of an op (paper §3): set and delete do not externalize

@@ -1,7 +1,7 @@
 /*
  * test_gen.c - the generator registry, nil-externality flags and the `kv`
  * generator: op mix, key format, key popularity against the Zipf pmf,
- * load-phase split, determinism and config errors.
+ * load-phase split, determinism and config errors; the `echo` generator.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,6 +46,7 @@ TEST(registry_finds_every_kind)
 	CHECK(gen_find("ycsb") == &gen_ycsb_ops);
 	CHECK(gen_find("twitter") == &gen_twitter_ops);
 	CHECK(gen_find("trace") == &gen_trace_ops);
+	CHECK(gen_find("echo") == &gen_echo_ops);
 	CHECK(gen_find("nope") == NULL);
 	CHECK(gen_find(NULL) == NULL);
 	CHECK(strstr(gen_names(), "ycsb") != NULL);
@@ -259,6 +260,46 @@ TEST(key_helpers)
 	CHECK(strcmp(op.key, "k7") == 0, "%s", op.key);
 }
 
+/* echo: every op an ECHO of value_size bytes, never nilext, keys spread
+ * evenly (they pick the worker), nothing to load, bad keys refused. */
+TEST(echo_ops_sizes_and_spread)
+{
+	const struct gen_ops *o;
+	char err[512];
+	struct gen_op op;
+	uint64_t hits[16] = { 0 }, N = 64000;
+	struct gen *g = open_spec("{\"kind\":\"echo\",\"value_size\":1024,\"keys\":16}", &ctx1, &o,
+				  err, sizeof err);
+	json_t *d;
+
+	REQUIRE(g, "%s", err);
+	CHECK(o->load == NULL);
+	for (uint64_t i = 0; i < N; i++) {
+		REQUIRE(o->next(g, &op) == 0);
+		CHECK(op.op == WIRE_OP_ECHO);
+		CHECK(op.val_len == 1024);
+		CHECK(op.flags == 0, "echo returns data: never nilext");
+		CHECK(op.key_len == 8 && strlen(op.key) == 8, "%s", op.key);
+		unsigned k = (unsigned)strtoul(op.key + 1, NULL, 10);
+		REQUIRE(k < 16, "%s", op.key);
+		hits[k]++;
+	}
+	/* Uniform: each key 1/16, 5 sigma of 4000 counts is about 310. */
+	for (int k = 0; k < 16; k++)
+		CHECK(hits[k] > 3690 && hits[k] < 4310, "key %d: %llu", k, (unsigned long long)hits[k]);
+	d = o->describe(g);
+	CHECK(json_integer_value(json_object_get(json_object_get(d, "ops"), "echo")) == (json_int_t)N);
+	CHECK(json_integer_value(json_object_get(d, "value_size")) == 1024);
+	json_decref(d);
+	o->close(g);
+
+	g = open_spec("{\"kind\":\"echo\",\"value_size\":64,\"put_ratio\":1}", &ctx1, &o, err, sizeof err);
+	CHECK(g == NULL && strstr(err, "put_ratio") != NULL, "%s", err);
+	g = open_spec("{\"kind\":\"echo\",\"key_size\":2,\"keys\":1000}", &ctx1, &o, err, sizeof err);
+	CHECK(g == NULL && strstr(err, "key_size >= 4") != NULL, "%s", err);
+}
+
 UNIT_MAIN(registry_finds_every_kind, nilext_flags, kv_op_mix_and_sizes, kv_defaults,
 	  kv_popularity_follows_pmf, kv_deterministic_per_seed_and_thread,
-	  kv_load_splits_keys_between_threads, kv_config_errors, key_helpers)
+	  kv_load_splits_keys_between_threads, kv_config_errors, key_helpers,
+	  echo_ops_sizes_and_spread)
