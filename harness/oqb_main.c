@@ -1,9 +1,10 @@
 /*
  * oqb_main.c - bin/oqb, the driver: one command per verb.
  *
- *   oqb run CONFIG.json [--out DIR] [--dry-run] [--quiet]
+ *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet]
  *   oqb plot RUN_DIR [--out DIR]
  *   oqb compare BASE.json NEW.json [--tolerance PCT] [--json]
+ *   oqb crashtest CONFIG    (crash injection, harness/crashtest.c)
  *   oqb tgap ...            (T_gap analysis of traces, workloads/tgap.c)
  *   oqb config-keys         (every config key with its type and help)
  *
@@ -11,6 +12,7 @@
  */
 #include "compare.h"
 #include "conf.h"
+#include "crashtest.h"
 #include "opts.h"
 #include "plotcmd.h"
 #include "run.h"
@@ -18,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__has_include)
@@ -29,6 +32,7 @@
 
 struct run_cli {
 	const char *out;
+	const char *set;   /* only for --help: cmd_run takes every --set out first */
 	int dry_run, quiet;
 };
 
@@ -36,6 +40,9 @@ struct run_cli {
 static const struct opt run_tab[] = {
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL,
 	  "results directory (default: results/NAME-UTCSTAMP)" },
+	{ "set", OPT_STR, O(set), NULL, 0, 0, NULL,
+	  "KEY=JSON: override a config key before the check, repeatable, e.g. --set duration_s=0.3 "
+	  "--set 'arrival.loads_ops=[2000]' (plain words need no quotes; null removes a key)" },
 	{ "dry-run", OPT_BOOL, O(dry_run), NULL, 0, 0, NULL,
 	  "check the config and print the plan and command lines; start nothing" },
 	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "no progress line per point" },
@@ -47,38 +54,76 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: oqb COMMAND [ARGS]\n"
-		"  run CONFIG.json [--out DIR] [--dry-run] [--quiet]\n"
+		"  run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet]\n"
 		"                       run a sweep; writes DIR/run.json (docs/driver.md)\n"
 		"  plot RUN_DIR [--out DIR]\n"
 		"                       latency vs throughput figures (SVG and PNG)\n"
 		"  compare BASE.json NEW.json [--tolerance PCT] [--json]\n"
 		"                       diff two runs; exit 1 on regressions\n"
+		"  crashtest CONFIG     kill a durable oq server under load, check every commit\n"
 		"  tgap ...             T_gap analysis of request traces (oqb tgap --help)\n"
 		"  config-keys          list every config key\n"
 		"Each command takes --help.\n");
 }
+
+#define RUN_USAGE "usage: oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet]\n"
 
 static int cmd_run(int argc, char **argv)
 {
 	struct run_cli c;
 	struct run_opts o;
 	char err[20000], dir[4096];
-	int npos = 0, r;
+	int npos = 0, r, n = 0;
+	/* --set repeats, which the option table cannot say: take every
+	 * --set out of argv first, in order, and parse the rest. */
+	char **rest = calloc((size_t)argc + 1, sizeof *rest);
+	const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+	size_t nsets = 0;
 
-	r = opts_parse(run_tab, &c, argc, argv, &npos, err, sizeof err);
-	if (r == 1)
-		return 0;
-	if (r < 0 || npos != 1) {
-		fprintf(stderr, "oqb run: %s\nusage: oqb run CONFIG.json [--out DIR] [--dry-run] [--quiet]\n",
-			r < 0 ? err : "expected one config file");
+	if (!rest || !sets) {
+		fprintf(stderr, "oqb run: out of memory\n");
+		free(rest);
+		free(sets);
 		return 2;
 	}
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && !strcmp(argv[i], "--")) {
+			while (i < argc)
+				rest[n++] = argv[i++];
+			break;
+		}
+		if (i > 0 && !strcmp(argv[i], "--set")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "oqb run: --set needs KEY=JSON, e.g. --set duration_s=0.3\n" RUN_USAGE);
+				free(rest);
+				free(sets);
+				return 2;
+			}
+			sets[nsets++] = argv[++i];
+		} else if (i > 0 && !strncmp(argv[i], "--set=", 6)) {
+			sets[nsets++] = argv[i] + 6;
+		} else {
+			rest[n++] = argv[i];
+		}
+	}
+	r = opts_parse(run_tab, &c, n, rest, &npos, err, sizeof err);
+	if (r == 1 || r < 0 || npos != 1) {
+		if (r != 1)
+			fprintf(stderr, "oqb run: %s\n" RUN_USAGE, r < 0 ? err : "expected one config file");
+		free(rest);
+		free(sets);
+		return r == 1 ? 0 : 2;
+	}
 	memset(&o, 0, sizeof o);
-	o.config = argv[1];
+	o.config = rest[1];
 	o.out = c.out;
 	o.dry_run = c.dry_run;
 	o.quiet = c.quiet;
+	o.sets = sets;
+	o.nsets = nsets;
 	r = run_experiment(&o, dir, sizeof dir, err, sizeof err);
+	free(rest);
+	free(sets);
 	if (r != 0) {
 		fprintf(stderr, "oqb run: %s\n", err);
 		if (dir[0])
@@ -115,6 +160,8 @@ int main(int argc, char **argv)
 		return plot_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "compare"))
 		return compare_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "crashtest"))
+		return crashtest_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "config-keys")) {
 		print_keys(runconf_schema(), "");
 		return 0;
@@ -127,7 +174,8 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	}
-	static const char *const cmds[] = { "run", "plot", "compare", "tgap", "config-keys", "help", NULL };
+	static const char *const cmds[] = { "run", "plot", "compare", "crashtest", "tgap", "config-keys",
+					    "help", NULL };
 	const char *near = conf_nearest(cmd, cmds, (size_t)-1);
 	fprintf(stderr, "oqb: unknown command \"%s\"%s%s%s (see oqb help)\n", cmd,
 		near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");

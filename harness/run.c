@@ -13,8 +13,14 @@
  *   run.json           the merged results (rewritten after every point)
  *   processes.tsv      every process started: point, role, rank, host, pid
  *                      (the local PID: the process itself, or its ssh/srun)
- *   pNN-SYSTEM-LOAD/   per point: ROLE-RANK.log (stdout+stderr) and
- *                      ROLE-RANK.json (the result it sent in DONE)
+ *   pNN-SYSTEM[-KEY-VALUE]-LOAD/   per point: ROLE-RANK.log (stdout+stderr)
+ *                      and ROLE-RANK.json (the result it sent in DONE)
+ *
+ * A point whose server needs --pmem-path (durable, or the pmkv backend)
+ * gets a fresh directory, PARENT/oqb-RUNID-pNN, removed after the point:
+ * a durable server would otherwise recover the previous point's rings,
+ * pmkv would start from its data, and a second server on one directory is
+ * refused (the server locks it).
  */
 #include "run.h"
 #include "ctl.h"
@@ -23,7 +29,9 @@
 #include "runconf.h"
 #include "runjson.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
@@ -38,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_POINTS (RUNCONF_MAX_SYSTEMS * RUNCONF_MAX_LOADS)
+#define MAX_POINTS RUNCONF_MAX_POINTS
 #define MAX_PENDING 64
 #define TICK_MS 100
 #define TERM_WAIT_MS 2000
@@ -60,8 +68,8 @@ struct proc {
 	int eof;                 /* its control connection closed */
 	struct ctl *ctl;
 	json_t *hello, *result;
-	char log[PATH_MAX + 256];
-	char json[PATH_MAX + 256];
+	char log[PATH_MAX + 400];
+	char json[PATH_MAX + 400];
 };
 
 struct run {
@@ -70,6 +78,7 @@ struct run {
 	struct launcher l;
 	int launcher_open;
 	char dir[PATH_MAX];
+	char run_id[PATH_MAX];
 	char bin[PATH_MAX];
 	json_t *runj;
 	FILE *tsv;
@@ -80,7 +89,9 @@ struct run {
 struct prun {
 	struct run *r;
 	const struct point *pt;
-	char pdir[PATH_MAX + 200];
+	const struct runconf *rc;      /* the point's config (its sweep variant) */
+	char pdir[PATH_MAX + 300];
+	char pmem[PATH_MAX + 64];      /* the server's --pmem-path, or "" */
 	int lfd;
 	char ctl_hp[300];
 	struct proc *procs;      /* [0] server, [1..] clients */
@@ -90,7 +101,7 @@ struct prun {
 	int failed;
 	char err[16384];
 	const struct proc *culprit;
-	char warn[1024];
+	char warn[PATH_MAX * 3];
 };
 
 static uint64_t now_ms(void)
@@ -170,12 +181,54 @@ static int mkdirs(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-static void load_label(char *buf, size_t len, const struct point *pt)
+/* The sweep value of a point as compact JSON (malloc'd), or NULL. */
+static char *sweep_value_text(const struct runconf *rc, const struct point *pt)
 {
+	if (pt->sweep < 0 || !rc->sweep_values)
+		return NULL;
+	return json_dumps(json_array_get(rc->sweep_values, (size_t)pt->sweep),
+			  JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* "workload.value_size=200 load=5000 ops/s", for progress and errors. */
+static void load_label(char *buf, size_t len, const struct runconf *rc, const struct point *pt)
+{
+	char *v = sweep_value_text(rc, pt);
+	char sw[256] = "";
+
+	if (v)
+		snprintf(sw, sizeof sw, "%s=%.120s ", rc->sweep_key, v);
+	free(v);
 	if (pt->outstanding > 0)
-		snprintf(buf, len, "outstanding=%lld", pt->outstanding);
+		snprintf(buf, len, "%soutstanding=%lld", sw, pt->outstanding);
 	else
-		snprintf(buf, len, "load=%.0f ops/s", pt->offered_ops);
+		snprintf(buf, len, "%sload=%.0f ops/s", sw, pt->offered_ops);
+}
+
+/*
+ * The directory name of a point: pNN-SYSTEM[-KEY-VALUE]-LOAD, KEY being
+ * the last part of the sweep key and VALUE its value with anything but
+ * [A-Za-z0-9._] turned into '_' (a path must not depend on JSON syntax).
+ */
+static void point_name(char *buf, size_t len, const struct runconf *rc, const struct point *pt)
+{
+	char *v = sweep_value_text(rc, pt);
+	char sw[128] = "";
+
+	if (v) {
+		const char *k = strrchr(rc->sweep_key, '.');
+		size_t n;
+		k = k ? k + 1 : rc->sweep_key;
+		snprintf(sw, sizeof sw, "-%.40s-%.40s", k, v);
+		for (n = 1; sw[n]; n++)
+			if (!isalnum((unsigned char)sw[n]) && sw[n] != '.' && sw[n] != '_' && sw[n] != '-')
+				sw[n] = '_';
+		free(v);
+	}
+	if (pt->outstanding > 0)
+		snprintf(buf, len, "p%02u-%s%s-c%lld", pt->idx + 1, pt->system, sw, pt->outstanding);
+	else
+		snprintf(buf, len, "p%02u-%s%s-%.0f", pt->idx + 1, pt->system, sw, pt->offered_ops);
 }
 
 static void proc_label(char *buf, size_t len, const struct proc *p)
@@ -583,9 +636,10 @@ static int push_num(char ***argv, const char *k, double v)
 	return push_kv(argv, k, b);
 }
 
-static char **server_argv(const struct run *r, const struct point *pt, const char *ctl_hp)
+static char **server_argv(const struct run *r, const struct point *pt, const char *ctl_hp,
+			  const char *pmem)
 {
-	const struct runconf *rc = &r->rc;
+	const struct runconf *rc = runconf_for(&r->rc, pt);
 	char **a = argv_new();
 	char path[PATH_MAX + 32];
 	int e = 0;
@@ -604,12 +658,31 @@ static char **server_argv(const struct run *r, const struct point *pt, const cha
 		e |= push_num(&a, "--memory-mb", (double)rc->memory_mb);
 	if (rc->pool_mb >= 0)
 		e |= push_num(&a, "--pool-mb", (double)rc->pool_mb);
-	if (rc->pmem_path)
-		e |= push_kv(&a, "--pmem-path", rc->pmem_path);
+	if (runconf_durable(rc, pt->system))
+		e |= argv_push(&a, "--durable");
+	if (pmem && *pmem)
+		e |= push_kv(&a, "--pmem-path", pmem);
 	if (rc->ring_slots >= 0)
 		e |= push_num(&a, "--ring-slots", (double)rc->ring_slots);
 	if (rc->scratch_dir)
 		e |= push_kv(&a, "--run-dir", rc->scratch_dir);
+	if (rc->verbs_addr) {
+		e |= push_kv(&a, "--addr", rc->verbs_addr);
+		if (rc->verbs_port >= 0)
+			e |= push_num(&a, "--port", (double)rc->verbs_port);
+		if (rc->device)
+			e |= push_kv(&a, "--device", rc->device);
+		if (rc->ib_port >= 0)
+			e |= push_num(&a, "--ib-port", (double)rc->ib_port);
+		if (rc->gid_index >= -1)
+			e |= push_num(&a, "--gid-index", (double)rc->gid_index);
+		if (rc->recv_mode)
+			e |= push_kv(&a, "--recv-mode", rc->recv_mode);
+		if (rc->min_rnr_timer >= 0)
+			e |= push_num(&a, "--min-rnr-timer", (double)rc->min_rnr_timer);
+		if (rc->xrc)
+			e |= argv_push(&a, "--xrc");
+	}
 	e |= push_num(&a, "--seed", (double)rc->seed);
 	e |= push_kv(&a, "--ctl", ctl_hp);
 	e |= push_kv(&a, "--rank", "0");
@@ -624,7 +697,7 @@ static char **server_argv(const struct run *r, const struct point *pt, const cha
 static char **client_argv(const struct run *r, const struct point *pt, const char *ctl_hp,
 			  const char *endpoint, unsigned rank, const char *out)
 {
-	const struct runconf *rc = &r->rc;
+	const struct runconf *rc = runconf_for(&r->rc, pt);
 	char **a = argv_new();
 	char path[PATH_MAX + 32];
 	char *wl = json_dumps(rc->workload, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
@@ -650,6 +723,10 @@ static char **client_argv(const struct run *r, const struct point *pt, const cha
 	e |= push_num(&a, "--warmup-s", rc->warmup_s);
 	e |= push_num(&a, "--seed", (double)rc->seed);
 	e |= push_num(&a, "--processes", (double)rc->processes);
+	if (runconf_durable(rc, pt->system))
+		e |= argv_push(&a, "--durable");
+	if (rc->delegation)
+		e |= argv_push(&a, "--delegation");
 	e |= push_kv(&a, "--ctl", ctl_hp);
 	e |= push_num(&a, "--rank", rank);
 	if (out)
@@ -797,6 +874,96 @@ static void stop_all(struct prun *pr)
 	}
 }
 
+/* The parent of private pmem directories: hosts.scratch_dir, else
+ * $OQB_RUN_DIR, else /dev/shm (tmpfs: pmkv's msync costs nothing there,
+ * while on a disk it costs milliseconds per put, docs/durability.md), else
+ * the results directory. */
+static void pmem_parent(const struct run *r, const struct runconf *rc, char *buf, size_t len)
+{
+	const char *env = getenv("OQB_RUN_DIR");
+	struct stat st;
+
+	if (rc->pmem_dir)
+		snprintf(buf, len, "%s", rc->pmem_dir);
+	else if (rc->scratch_dir)
+		snprintf(buf, len, "%s", rc->scratch_dir);
+	else if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0)
+		snprintf(buf, len, "/dev/shm");
+	else if (!realpath(r->dir, buf))
+		snprintf(buf, len, "%s", r->dir);
+}
+
+/* The server's --pmem-path for a point: a fresh directory named after the
+ * run and the point, or "" when the point needs none. */
+static void point_pmem(const struct run *r, const struct point *pt, char *buf, size_t len)
+{
+	const struct runconf *rc = runconf_for(&r->rc, pt);
+	char parent[PATH_MAX];
+	size_t n;
+
+	buf[0] = '\0';
+	if (!runconf_needs_pmem(rc, pt->system))
+		return;
+	pmem_parent(r, rc, parent, sizeof parent);
+	n = strlen(parent);
+	while (n > 1 && parent[n - 1] == '/')
+		parent[--n] = '\0';
+	snprintf(buf, len, "%s/oqb-%s-p%02u", parent, r->run_id[0] ? r->run_id : "RUNID", pt->idx + 1);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/*
+ * Removes the point's pmem directory: here directly, on another host
+ * through the launcher (`rm -rf -- DIR`, logged to pmem-cleanup.log).  A
+ * failure only warns: the measurements are already safe.
+ */
+static void pmem_remove(struct prun *pr)
+{
+	const char *host = pr->r->rc.server_host;
+	char err[1024], log[PATH_MAX + 400];
+	char *argv[] = { "rm", "-rf", "--", pr->pmem, NULL };
+	pid_t pid;
+	int st = 0, done = 0;
+
+	if (!pr->pmem[0])
+		return;
+	if (host_is_local(host)) {
+		if (nftw(pr->pmem, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT &&
+		    !pr->warn[0])
+			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s: %s", pr->pmem, strerror(errno));
+		return;
+	}
+	snprintf(log, sizeof log, "%s/pmem-cleanup.log", pr->pdir);
+	if (launch_start(&pr->r->l, host, NULL, argv, log, &pid, err, sizeof err) < 0) {
+		if (!pr->warn[0])
+			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s on %s: %s", pr->pmem, host, err);
+		return;
+	}
+	for (int waited = 0; waited < 30000 && !done; waited += 20) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			done = 1;
+		else
+			poll(NULL, 0, 20);
+	}
+	if (!done) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	if ((!done || !WIFEXITED(st) || WEXITSTATUS(st) != 0) && !pr->warn[0])
+		snprintf(pr->warn, sizeof pr->warn, "could not remove %s on %s (%s); remove it by hand; "
+			 "log: %s", pr->pmem, host, done ? "rm failed" : "rm did not finish in 30 s", log);
+}
+
 static void prun_free(struct prun *pr)
 {
 	for (size_t i = 0; i < pr->nprocs; i++) {
@@ -812,8 +979,8 @@ static void prun_free(struct prun *pr)
  */
 static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 {
-	const struct runconf *rc = &r->rc;
-	char err[2048], name[160];
+	const struct runconf *rc = runconf_for(&r->rc, pt);
+	char err[2048], name[256];
 	unsigned port = (unsigned)rc->ctl_port;
 	json_t *pj = NULL;
 	size_t i;
@@ -821,6 +988,7 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 	memset(pr, 0, sizeof *pr);
 	pr->r = r;
 	pr->pt = pt;
+	pr->rc = rc;
 	pr->lfd = -1;
 	pr->nprocs = 1 + (size_t)rc->processes;
 	pr->procs = calloc(pr->nprocs, sizeof *pr->procs);
@@ -828,10 +996,7 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 		fail(pr, NULL, "out of memory");
 		return NULL;
 	}
-	if (pt->outstanding > 0)
-		snprintf(name, sizeof name, "p%02u-%s-c%lld", pt->idx + 1, pt->system, pt->outstanding);
-	else
-		snprintf(name, sizeof name, "p%02u-%s-%.0f", pt->idx + 1, pt->system, pt->offered_ops);
+	point_name(name, sizeof name, &r->rc, pt);
 	snprintf(pr->pdir, sizeof pr->pdir, "%s/%s", r->dir, name);
 	if (mkdirs(pr->pdir, err, sizeof err) < 0) {
 		fail(pr, NULL, "%s", err);
@@ -854,8 +1019,23 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 	snprintf(pr->ctl_hp, sizeof pr->ctl_hp, "%s%s%s:%u", strchr(rc->ctl_addr, ':') ? "[" : "",
 		 rc->ctl_addr, strchr(rc->ctl_addr, ':') ? "]" : "", port);
 
+	/* A fresh --pmem-path: here we can make its parent and clear a
+	 * leftover; a remote server makes it (its parent must exist). */
+	point_pmem(r, pt, pr->pmem, sizeof pr->pmem);
+	if (pr->pmem[0] && host_is_local(rc->server_host)) {
+		char parent[PATH_MAX + 64];
+		snprintf(parent, sizeof parent, "%s", pr->pmem);
+		*strrchr(parent, '/') = '\0';
+		nftw(pr->pmem, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		if (parent[0] && mkdirs(parent, err, sizeof err) < 0) {
+			fail(pr, NULL, "%s (server.recv_pmem_path / hosts.scratch_dir)", err);
+			pr->pmem[0] = '\0';
+			goto stop;
+		}
+	}
+
 	/* Server first: clients need its endpoint. */
-	if (start_proc(pr, &pr->procs[0], server_argv(r, pt, pr->ctl_hp)) < 0)
+	if (start_proc(pr, &pr->procs[0], server_argv(r, pt, pr->ctl_hp, pr->pmem)) < 0)
 		goto stop;
 	snprintf(err, sizeof err, "%g s (timeouts.hello_s)", rc->hello_s);
 	if (wait_all(pr, "server", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
@@ -892,16 +1072,25 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 
 stop:
 	stop_all(pr);
+	/* Every process has exited: nothing holds the directory now. */
+	pmem_remove(pr);
 	if (!pr->failed) {
 		json_t *cres[1024];
 		size_t nc = 0;
 		for (i = 1; i < pr->nprocs && nc < 1024; i++)
 			cres[nc++] = pr->procs[i].result;
 		pj = merge_point(pt, cres, nc, pr->procs[0].result, err, sizeof err);
-		if (!pj)
+		if (!pj) {
 			fail(pr, NULL, "%s", err);
-		else
+		} else {
 			json_object_set_new(pj, "dir", json_string(name));
+			json_object_set_new(pj, "durable", json_boolean(runconf_durable(rc, pt->system)));
+			if (pt->sweep >= 0)
+				json_object_set_new(pj, "sweep", json_pack("{s:s, s:O, s:i}", "key",
+						    r->rc.sweep_key, "value",
+						    json_array_get(r->rc.sweep_values, (size_t)pt->sweep),
+						    "index", pt->sweep));
+		}
 	}
 	return pj;
 }
@@ -909,13 +1098,13 @@ stop:
 static void progress(const struct run *r, const struct point *pt, const json_t *pj,
 		     double elapsed_s, size_t done)
 {
-	char load[64], p50[32], p99[32], eta[32];
+	char load[400], p50[32], p99[32], eta[32];
 	const json_t *all = json_object_get(json_object_get(pj, "lat_ns"), "all");
 	double left = r->npts - done;
 
 	if (r->o->quiet)
 		return;
-	load_label(load, sizeof load, pt);
+	load_label(load, sizeof load, &r->rc, pt);
 	fmt_ns(p50, sizeof p50, json_number_value(json_object_get(all, "p50")));
 	fmt_ns(p99, sizeof p99, json_number_value(json_object_get(all, "p99")));
 	fmt_dur(eta, sizeof eta, done ? elapsed_s / (double)done * left : 0);
@@ -930,30 +1119,66 @@ static int dry_run(struct run *r)
 	char **a;
 	char *d;
 
-	printf("config %s: %zu points (%zu systems x %zu loads), launcher %s, %lld client "
+	char sweep[64] = "";
+
+	if (r->rc.nsweep)
+		snprintf(sweep, sizeof sweep, " x %zu sweep values", r->rc.nsweep);
+	printf("config %s: %zu points (%zu systems%s x %zu loads), launcher %s, %lld client "
 	       "process(es) x %lld thread(s), about %.0f s of measurement\n",
-	       r->rc.path, r->npts, r->rc.nsystems, r->rc.nloads, r->rc.launcher, r->rc.processes,
+	       r->rc.path, r->npts, r->rc.nsystems, sweep, r->rc.nloads, r->rc.launcher, r->rc.processes,
 	       r->rc.threads, (double)r->npts * (r->rc.warmup_s + r->rc.duration_s));
+	if (json_array_size(r->rc.overrides)) {
+		char *ov = json_dumps(r->rc.overrides, JSON_COMPACT);
+		printf("overrides: %s\n", ov ? ov : "?");
+		free(ov);
+	}
 	for (size_t i = 0; i < r->npts; i++) {
-		char load[64];
-		load_label(load, sizeof load, &r->pts[i]);
-		printf("[%zu/%zu] system=%s %s\n", i + 1, r->npts, r->pts[i].system, load);
-		if (i > 0)
+		const struct point *pt = &r->pts[i];
+		const struct runconf *rc = runconf_for(&r->rc, pt);
+		char load[400], pmem[PATH_MAX + 64];
+		load_label(load, sizeof load, &r->rc, pt);
+		printf("[%zu/%zu] system=%s %s%s\n", i + 1, r->npts, pt->system, load,
+		       runconf_durable(rc, pt->system) ? " durable" : "");
+		/* Command lines of the first load of each sweep value (every
+		 * system: they differ in --system and --durable). */
+		if (i % (r->rc.nsystems * r->rc.nloads) >= r->rc.nsystems)
 			continue;
-		a = server_argv(r, &r->pts[i], "CTLHOST:PORT");
-		d = a ? launch_describe(&r->l, r->rc.server_host, NULL, a) : NULL;
-		printf("  server 0 on %s: %s\n", r->rc.server_host, d ? d : "?");
+		point_pmem(r, pt, pmem, sizeof pmem);
+		a = server_argv(r, pt, "CTLHOST:PORT", pmem);
+		d = a ? launch_describe(&r->l, rc->server_host, NULL, a) : NULL;
+		printf("  server 0 on %s: %s\n", rc->server_host, d ? d : "?");
 		free(d);
 		launch_argv_free(a);
-		for (unsigned c = 0; c < (unsigned)r->rc.processes; c++) {
-			a = client_argv(r, &r->pts[i], "CTLHOST:PORT", "ENDPOINT", c, NULL);
-			d = a ? launch_describe(&r->l, runconf_client_host(&r->rc, c), NULL, a) : NULL;
-			printf("  client %u on %s: %s\n", c, runconf_client_host(&r->rc, c), d ? d : "?");
+		for (unsigned c = 0; c < (unsigned)rc->processes; c++) {
+			a = client_argv(r, pt, "CTLHOST:PORT", "ENDPOINT", c, NULL);
+			d = a ? launch_describe(&r->l, runconf_client_host(rc, c), NULL, a) : NULL;
+			printf("  client %u on %s: %s\n", c, runconf_client_host(rc, c), d ? d : "?");
 			free(d);
 			launch_argv_free(a);
 		}
 	}
 	return 0;
+}
+
+/*
+ * run.json's "overrides" (the --set arguments, [] without any), placed
+ * right after "config", which holds the config as they changed it.
+ * jansson appends keys, so the object is rebuilt in order.
+ */
+static void add_overrides(json_t *runj, json_t *overrides)
+{
+	json_t *copy = json_copy(runj), *v;
+	const char *k;
+
+	json_object_clear(runj);
+	json_object_foreach(copy, k, v) {
+		json_object_set(runj, k, v);
+		if (strcmp(k, "config") == 0)
+			json_object_set_new(runj, "overrides", overrides ? json_incref(overrides) : json_array());
+	}
+	if (!json_object_get(runj, "overrides"))
+		json_object_set_new(runj, "overrides", overrides ? json_incref(overrides) : json_array());
+	json_decref(copy);
 }
 
 static void record_error(struct run *r, const struct prun *pr, const char *status)
@@ -980,7 +1205,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 {
 	struct run *r = calloc(1, sizeof *r);
 	struct sigaction sa, old_int, old_term, old_hup;
-	char stamp[32], run_id[PATH_MAX], path[PATH_MAX + 32], src[PATH_MAX + 8];
+	char stamp[32], path[PATH_MAX + 32], src[PATH_MAX + 8];
 	time_t now = time(NULL);
 	struct tm tm;
 	int rc = 2;
@@ -993,7 +1218,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		return 2;
 	}
 	r->o = o;
-	if (runconf_load(o->config, &r->rc, err, errlen) < 0) {
+	if (runconf_load_sets(o->config, o->sets, o->nsets, &r->rc, err, errlen) < 0) {
 		free(r);
 		return 2;
 	}
@@ -1037,11 +1262,12 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		snprintf(run_dir, run_dir_len, "%s", r->dir);
 	{
 		const char *slash = strrchr(r->dir, '/');
-		snprintf(run_id, sizeof run_id, "%s", slash && slash[1] ? slash + 1 : r->dir);
+		snprintf(r->run_id, sizeof r->run_id, "%s", slash && slash[1] ? slash + 1 : r->dir);
 	}
 	/* The checkout this oqb was built from: bin/.. */
 	snprintf(src, sizeof src, "%s/..", self_bin_dir());
-	r->runj = runjson_new(&r->rc, run_id, src);
+	r->runj = runjson_new(&r->rc, r->run_id, src);
+	add_overrides(r->runj, r->rc.overrides);
 	snprintf(path, sizeof path, "%s/processes.tsv", r->dir);
 	r->tsv = fopen(path, "w");
 	if (!r->tsv) {
@@ -1071,8 +1297,8 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		if (pr.warn[0])
 			fprintf(stderr, "oqb: warning: %s\n", pr.warn);
 		if (!pj) {
-			char load[64];
-			load_label(load, sizeof load, &r->pts[i]);
+			char load[400];
+			load_label(load, sizeof load, &r->rc, &r->pts[i]);
 			record_error(r, &pr, g_signal ? "interrupted" : "failed");
 			snprintf(err, errlen, "point %zu/%zu (system=%s %s): %s", i + 1, r->npts,
 				 r->pts[i].system, load, pr.err);

@@ -21,6 +21,8 @@ struct run_opts {
 	const char *out;      /* results directory, or NULL for results/<name>-<UTC stamp> */
 	int dry_run;          /* check and print the plan; start nothing */
 	int quiet;            /* no progress lines */
+	const char *const *sets;   /* --set KEY=VALUE overrides, in order */
+	size_t nsets;
 };
 
 /*

@@ -4,7 +4,9 @@
  *
  * Every check happens here, before the driver starts anything, so a typo
  * costs a second rather than a half-finished sweep.  The schema rows are
- * also the reference for docs/config.md.
+ * also the reference for docs/config.md.  A `sweep` is checked by building
+ * one whole config per value (runconf.variants), so a value that breaks
+ * the config (a value_size the wire cannot carry) fails up front too.
  */
 #include "runconf.h"
 #include "conf.h"
@@ -26,13 +28,14 @@ static const char *const k_backends[] = { "null", "cache", "pmkv", NULL };
 static const char *const k_dists[] = { "fixed", "exp", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
 static const char *const k_launchers[] = { "local", "ssh", "slurm", NULL };
+static const char *const k_recv_modes[] = { "srq", "slot_ring", "mp", NULL };
 
 static const struct conf_key backend_keys[] = {
 	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache or pmkv" },
 	{ "service_ns", CONF_INT, 0, 0, 1e9, NULL, NULL, "null: service time per request (ns)" },
 	{ "service_dist", CONF_STR, 0, 0, 0, k_dists, NULL, "null: fixed or exp service times" },
 	{ "memory_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "cache: memory limit per worker (MiB, server default 64)" },
-	{ "pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "pmkv: path prefix of the pool files (on the server host)" },
+	{ "pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "pmkv: directory on the server host for the pools, the same as server.recv_pmem_path (default: a private one per point)" },
 	{ "pool_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "pmkv: pool size per worker (MiB, server default 64)" },
 	{ NULL }
 };
@@ -41,14 +44,34 @@ static const struct conf_key server_keys[] = {
 	{ "workers", CONF_INT, 0, 1, 1024, NULL, NULL, "server worker threads (default 1)" },
 	{ "backend", CONF_OBJ, 1, 0, 0, NULL, backend_keys, "the KV backend" },
 	{ "ring_slots", CONF_INT, 0, 1, 1 << 24, NULL, NULL, "receive slots per worker (server default if absent)" },
-	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--device\", \"rxe0\"]" },
+	{ "recv_pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "durable/pmkv: directory on the server host for the persistent receive rings and pools; each point gets a fresh subdirectory (default: a private one per point)" },
+	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--slot-size\", \"4096\"]" },
 	{ NULL }
 };
 
 static const struct conf_key clients_keys[] = {
 	{ "processes", CONF_INT, 0, 1, 1024, NULL, NULL, "client processes (default 1)" },
 	{ "threads", CONF_INT, 0, 1, 1024, NULL, NULL, "threads per client process (default 1)" },
+	{ "delegation", CONF_BOOL, 0, 0, 0, NULL, NULL, "verbs: threads of a process share one QP per server worker (paper 5.2.2; default false)" },
 	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-client flags" },
+	{ NULL }
+};
+
+static const struct conf_key verbs_keys[] = {
+	{ "addr", CONF_STR, 0, 0, 0, NULL, NULL, "server's address on the RDMA network (default: hosts.server)" },
+	{ "port", CONF_INT, 0, 1, 65535, NULL, NULL, "rdma_cm port (server default 7471)" },
+	{ "device", CONF_STR, 0, 0, 0, NULL, NULL, "RDMA device (default: the one owning addr)" },
+	{ "ib_port", CONF_INT, 0, 1, 255, NULL, NULL, "device port (server default 1)" },
+	{ "gid_index", CONF_INT, 0, -1, 1024, NULL, NULL, "GID index, -1 = auto (server default)" },
+	{ "recv_mode", CONF_STR, 0, 0, 0, k_recv_modes, NULL, "receive buffers: srq, slot_ring or mp (server default srq)" },
+	{ "xrc", CONF_BOOL, 0, 0, 0, NULL, NULL, "XRC QPs (needs a device with XRC; default false)" },
+	{ "min_rnr_timer", CONF_INT, 0, 0, 31, NULL, NULL, "IBTA min RNR NAK timer code (server default 12)" },
+	{ NULL }
+};
+
+static const struct conf_key sweep_keys[] = {
+	{ "key", CONF_STR, 1, 0, 0, NULL, NULL, "the config key to vary, a dotted path, e.g. workload.value_size" },
+	{ "values", CONF_ANY, 1, 0, 0, NULL, NULL, "the values it takes, an array; each one makes its own points" },
 	{ NULL }
 };
 
@@ -98,6 +121,9 @@ static const struct conf_key top_keys[] = {
 	{ "clients", CONF_OBJ, 0, 0, 0, NULL, clients_keys, "client shape" },
 	{ "workload", CONF_OBJ, 1, 0, 0, NULL, NULL, "operation generator, passed to the clients (kind: kv, ycsb, twitter, trace)" },
 	{ "arrival", CONF_OBJ, 1, 0, 0, NULL, arrival_keys, "arrival process and the loads to sweep" },
+	{ "durable", CONF_ANY, 0, 0, 0, NULL, NULL, "durable mode (persistent receive rings, paper 5.3): true, false, or the systems that run it, e.g. [\"oq\"] (default false)" },
+	{ "verbs", CONF_OBJ, 0, 0, 0, NULL, verbs_keys, "verbs transport settings (transport verbs only)" },
+	{ "sweep", CONF_OBJ, 0, 0, 0, NULL, sweep_keys, "one more axis: {\"key\": \"workload.value_size\", \"values\": [100, 200]}" },
 	{ "duration_s", CONF_NUM, 0, 0.01, 86400, NULL, NULL, "measured seconds per point (default 5)" },
 	{ "warmup_s", CONF_NUM, 0, 0, 86400, NULL, NULL, "unmeasured seconds before (default 1)" },
 	{ "seed", CONF_INT, 0, 0, 9007199254740991.0, NULL, NULL, "random seed (default 1)" },
@@ -193,8 +219,8 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 	rc->service_ns = conf_int(b, "service_ns", -1);
 	rc->service_dist = conf_str(b, "service_dist", NULL);
 	rc->memory_mb = conf_int(b, "memory_mb", -1);
-	rc->pmem_path = conf_str(b, "pmem_path", NULL);
 	rc->pool_mb = conf_int(b, "pool_mb", -1);
+	rc->pmkv = strcmp(rc->backend, "pmkv") == 0;
 	if (strcmp(rc->backend, "null") == 0) {
 		if (forbid(b, "memory_mb", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
 		    forbid(b, "pmem_path", where, "by kind \"null\"", err, errlen) ||
@@ -400,6 +426,145 @@ static int check_hosts(struct runconf *rc, char *err, size_t errlen)
 	return 0;
 }
 
+/* Two spellings of one directory ("/mnt/pm" and "/mnt/pm/"). */
+static int same_dir(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/*
+ * `durable`: true (every system), false, or the systems that run durable.
+ * The list form exists because the paper's baselines keep their receive
+ * buffers in DRAM while JuneBerry-D puts them in PM (section 6.4).
+ */
+static int check_durable(struct runconf *rc, char *err, size_t errlen)
+{
+	const json_t *d = json_object_get(rc->root, "durable");
+	size_t i, s;
+	json_t *v;
+
+	rc->durable_mask = 0;
+	if (!d || json_is_false(d))
+		return 0;
+	if (json_is_true(d)) {
+		rc->durable_mask = (1u << rc->nsystems) - 1;
+		return 0;
+	}
+	if (!json_is_array(d)) {
+		set_err(err, errlen, "%s: durable: expected true, false or an array of systems "
+			"(e.g. [\"oq\"]), got a %s", rc->path,
+			json_is_object(d) ? "object" : json_is_string(d) ? "string" : "number or null");
+		return -1;
+	}
+	json_array_foreach(d, i, v) {
+		const char *name = json_string_value(v);
+		if (!name) {
+			set_err(err, errlen, "%s: durable[%zu]: expected a system name (one of the "
+				"config's systems)", rc->path, i);
+			return -1;
+		}
+		for (s = 0; s < rc->nsystems && strcmp(rc->systems[s], name) != 0; s++)
+			;
+		if (s == rc->nsystems) {
+			const char *near = conf_nearest(name, rc->systems, rc->nsystems);
+			set_err(err, errlen, "%s: durable[%zu]: \"%s\" is not one of this config's systems%s%s%s",
+				rc->path, i, name, near ? "; did you mean \"" : "", near ? near : "",
+				near ? "\"?" : " (add it to systems, or remove it here)");
+			return -1;
+		}
+		rc->durable_mask |= 1u << s;
+	}
+	return 0;
+}
+
+int runconf_durable(const struct runconf *rc, const char *system)
+{
+	for (size_t s = 0; s < rc->nsystems; s++)
+		if (strcmp(rc->systems[s], system) == 0)
+			return (rc->durable_mask >> s) & 1u;
+	return 0;
+}
+
+int runconf_needs_pmem(const struct runconf *rc, const char *system)
+{
+	return rc->pmkv || runconf_durable(rc, system);
+}
+
+/*
+ * The server's --pmem-path is one directory for the receive rings and the
+ * pmkv pools, so the two keys that can name it must agree.  Without either
+ * the driver makes a private directory per point, which it can only do on
+ * this machine: on a remote server the place (a DAX mount, or tmpfs) is
+ * the user's choice, since it decides which crashes a commit survives.
+ */
+static int check_pmem(struct runconf *rc, const json_t *srv, char *err, size_t errlen)
+{
+	const char *recv = conf_str(srv, "recv_pmem_path", NULL);
+	const char *pool = conf_str(json_object_get(srv, "backend"), "pmem_path", NULL);
+
+	if (recv && pool && !same_dir(recv, pool)) {
+		set_err(err, errlen, "%s: server.recv_pmem_path \"%s\" and server.backend.pmem_path \"%s\" "
+			"differ: the server has one --pmem-path, a directory that holds both the receive "
+			"rings and the pmkv pools; give one of the two keys (or the same directory in both)",
+			rc->path, recv, pool);
+		return -1;
+	}
+	rc->pmem_dir = recv ? recv : pool;
+	if (rc->pmem_dir && (!*rc->pmem_dir || rc->pmem_dir[0] != '/')) {
+		set_err(err, errlen, "%s: server.%s: \"%s\" must be an absolute path (a directory on the "
+			"server host)", rc->path, recv ? "recv_pmem_path" : "backend.pmem_path", rc->pmem_dir);
+		return -1;
+	}
+	if (!rc->pmem_dir && (rc->durable_mask || rc->pmkv) && !host_is_local(rc->server_host)) {
+		set_err(err, errlen, "%s: %s needs a directory on the server host %s: set "
+			"server.recv_pmem_path (on a DAX-mounted persistent-memory file system for real "
+			"persistence; tmpfs such as /dev/shm survives process crashes only)", rc->path,
+			rc->durable_mask ? "durable" : "backend \"pmkv\"", rc->server_host);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_verbs(struct runconf *rc, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(rc->root, "verbs");
+	int is_verbs = strcmp(rc->transport, "verbs") == 0;
+
+	rc->delegation = conf_bool(json_object_get(rc->root, "clients"), "delegation", 0);
+	if (v && !is_verbs) {
+		set_err(err, errlen, "%s: verbs: only used with transport \"verbs\", and this config's "
+			"transport is \"%s\"; remove the verbs object or set \"transport\": \"verbs\"",
+			rc->path, rc->transport);
+		return -1;
+	}
+	if (rc->delegation && !is_verbs) {
+		set_err(err, errlen, "%s: clients.delegation: client-side delegation shares RDMA QPs "
+			"between threads, a verbs feature, and this config's transport is \"%s\"; remove it "
+			"or set \"transport\": \"verbs\"", rc->path, rc->transport);
+		return -1;
+	}
+	rc->verbs_addr = is_verbs ? conf_str(v, "addr", rc->server_host) : NULL;
+	rc->recv_mode = conf_str(v, "recv_mode", NULL);
+	rc->device = conf_str(v, "device", NULL);
+	rc->verbs_port = conf_int(v, "port", -1);
+	rc->ib_port = conf_int(v, "ib_port", -1);
+	rc->gid_index = json_object_get(v, "gid_index") ? conf_int(v, "gid_index", -1) : -2;
+	rc->min_rnr_timer = conf_int(v, "min_rnr_timer", -1);
+	rc->xrc = conf_bool(v, "xrc", 0);
+	if (rc->verbs_addr && !*rc->verbs_addr) {
+		set_err(err, errlen, "%s: verbs.addr: empty; give the server's IP address on the RDMA "
+			"network (or leave it out to use hosts.server)", rc->path);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_workload(struct runconf *rc, char *err, size_t errlen)
 {
 	char where[1100], dir[1024], *slash;
@@ -431,20 +596,247 @@ static int check_workload(struct runconf *rc, char *err, size_t errlen)
 	return 0;
 }
 
-int runconf_load(const char *path, struct runconf *rc, char *err, size_t errlen)
-{
-	const json_t *v, *srv, *cli, *to;
-	size_t i, j;
+/* ------------------------------------------------------------ overrides */
 
-	memset(rc, 0, sizeof *rc);
-	snprintf(rc->path, sizeof rc->path, "%s", path);
-	if (access(path, R_OK) != 0) {
-		set_err(err, errlen, "%s: cannot read the config: %s (configs/ has examples, e.g. "
-			"configs/quickstart.json)", path, strerror(errno));
+/*
+ * Checks a dotted key against the schema, part by part, so a typo is named
+ * with the nearest valid key before anything else happens.  Below an
+ * object without a schema (workload) any key goes: its owner checks it.
+ * `label` starts the message ("--set x=1", "sweep.key").  Returns 0 or -1.
+ */
+static int check_key_path(const char *key, const char *label, char *err, size_t errlen)
+{
+	const struct conf_key *schema = top_keys;
+	const char *p = key;
+	char part[128], done[512] = "";
+
+	if (!*key) {
+		set_err(err, errlen, "%s: empty key", label);
 		return -1;
 	}
-	if (conf_load_checked(path, top_keys, &rc->root, err, errlen) < 0)
+	if (strchr(key, '[')) {
+		set_err(err, errlen, "%s: \"%s\": keys are dotted paths of object keys; to change an array "
+			"give it whole, e.g. --set 'arrival.loads_ops=[2000, 4000]'", label, key);
 		return -1;
+	}
+	while (*p) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+		const struct conf_key *k;
+
+		if (n == 0 || n >= sizeof part || (dot && !dot[1])) {
+			set_err(err, errlen, "%s: \"%s\" is not a dotted key such as arrival.loads_ops", label, key);
+			return -1;
+		}
+		memcpy(part, p, n);
+		part[n] = '\0';
+		for (k = schema; k->name && strcmp(k->name, part) != 0; k++)
+			;
+		if (!k->name) {
+			const char *names[64];
+			size_t nn = 0;
+			for (k = schema; k->name && nn < 64; k++)
+				names[nn++] = k->name;
+			const char *near = conf_nearest(part, names, nn);
+			set_err(err, errlen, "%s: unknown key \"%s%s\"%s%s%s%s (oqb config-keys lists them)", label,
+				done, part, near ? "; did you mean \"" : "", near ? done : "", near ? near : "",
+				near ? "\"?" : "");
+			return -1;
+		}
+		snprintf(done + strlen(done), sizeof done - strlen(done), "%s.", part);
+		p += n + (dot ? 1 : 0);
+		if (!*p)
+			break;
+		if (k->type != CONF_OBJ) {
+			set_err(err, errlen, "%s: \"%.*s\" is not an object, so it has no key \"%s\"", label,
+				(int)strlen(done) - 1, done, p);
+			return -1;
+		}
+		if (!k->sub)
+			return 0;   /* free-form below: its owner checks */
+		schema = k->sub;
+	}
+	return 0;
+}
+
+/* Sets (value non-NULL, reference stolen) or removes (NULL) root[key],
+ * making the parent objects a dotted key needs. */
+static int put_path(json_t *root, const char *key, json_t *value, const char *label,
+		    char *err, size_t errlen)
+{
+	char buf[512], *part, *dot;
+	json_t *obj = root;
+
+	snprintf(buf, sizeof buf, "%s", key);
+	part = buf;
+	while ((dot = strchr(part, '.')) != NULL) {
+		*dot = '\0';
+		json_t *c = json_object_get(obj, part);
+		if (!c) {
+			if (!value)
+				return 0;   /* removing what is not there */
+			c = json_object();
+			json_object_set_new(obj, part, c);
+		} else if (!json_is_object(c)) {
+			set_err(err, errlen, "%s: \"%s\" is not an object in the config, so it has no key \"%s\"",
+				label, part, dot + 1);
+			json_decref(value);
+			return -1;
+		}
+		obj = c;
+		part = dot + 1;
+	}
+	if (value)
+		json_object_set_new(obj, part, value);
+	else
+		json_object_del(obj, part);
+	return 0;
+}
+
+int runconf_set(json_t *root, const char *spec, char *err, size_t errlen)
+{
+	const char *eq = strchr(spec, '=');
+	char key[256], label[300];
+	json_error_t je;
+	json_t *v;
+
+	snprintf(label, sizeof label, "--set %.280s", spec);
+	if (!eq || eq == spec) {
+		set_err(err, errlen, "%s: expected KEY=VALUE, e.g. --set duration_s=0.3 or "
+			"--set 'arrival.loads_ops=[2000, 4000]'", label);
+		return -1;
+	}
+	if ((size_t)(eq - spec) >= sizeof key) {
+		set_err(err, errlen, "%s: key too long", label);
+		return -1;
+	}
+	memcpy(key, spec, (size_t)(eq - spec));
+	key[eq - spec] = '\0';
+	if (check_key_path(key, label, err, errlen) < 0)
+		return -1;
+	v = json_loads(eq + 1, JSON_DECODE_ANY, &je);
+	if (!v) {
+		/* Plain words need no quotes; what looks like JSON must be JSON. */
+		const char *t = eq + 1;
+		while (isspace((unsigned char)*t))
+			t++;
+		if (*t == '[' || *t == '{' || *t == '"') {
+			set_err(err, errlen, "%s: the value is not valid JSON: %s (column %d); quote the whole "
+				"argument for the shell, e.g. --set 'arrival.loads_ops=[2000, 4000]'", label,
+				je.text, je.column);
+			return -1;
+		}
+		v = json_string(eq + 1);
+	}
+	if (json_is_null(v)) {
+		json_decref(v);
+		v = NULL;
+	}
+	return put_path(root, key, v, label, err, errlen);
+}
+
+/* ---------------------------------------------------------------- load */
+
+static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t errlen);
+
+/* Keys a sweep may not vary: they shape the plan itself or every point. */
+static const char *const k_unsweepable[] = {
+	"name", "description", "transport", "systems", "arrival", "sweep", "hosts", "timeouts", NULL
+};
+
+static int check_sweep(struct runconf *rc, char *err, size_t errlen)
+{
+	const json_t *sw = json_object_get(rc->root, "sweep");
+	char label[1100], inner[8192];
+	size_t i, j, plen = strlen(rc->path);
+
+	if (!sw)
+		return 0;
+	rc->sweep_key = conf_str(sw, "key", "");
+	rc->sweep_values = json_object_get(sw, "values");
+	snprintf(label, sizeof label, "%s: sweep.key", rc->path);
+	if (check_key_path(rc->sweep_key, label, err, errlen) < 0)
+		return -1;
+	for (i = 0; k_unsweepable[i]; i++) {
+		size_t n = strlen(k_unsweepable[i]);
+		if (strncmp(rc->sweep_key, k_unsweepable[i], n) == 0 &&
+		    (rc->sweep_key[n] == '\0' || rc->sweep_key[n] == '.')) {
+			set_err(err, errlen, "%s: \"%s\" cannot be swept (%s); sweep a workload, server, "
+				"clients, verbs or durable key, e.g. workload.value_size", label, rc->sweep_key,
+				!strcmp(k_unsweepable[i], "arrival") ? "the loads are already an axis: list them in "
+				"arrival" : !strcmp(k_unsweepable[i], "systems") ? "list the systems in systems" :
+				"it applies to the whole run");
+			return -1;
+		}
+	}
+	if (!json_is_array(rc->sweep_values) || json_array_size(rc->sweep_values) == 0) {
+		set_err(err, errlen, "%s: sweep.values: expected a non-empty array of the values %s "
+			"takes, e.g. [100, 200, 400]", rc->path, rc->sweep_key);
+		return -1;
+	}
+	rc->nsweep = json_array_size(rc->sweep_values);
+	if (rc->nsweep > RUNCONF_MAX_SWEEP) {
+		set_err(err, errlen, "%s: sweep.values: %zu values; at most %d (split the sweep)", rc->path,
+			rc->nsweep, RUNCONF_MAX_SWEEP);
+		return -1;
+	}
+	for (i = 0; i < rc->nsweep; i++)
+		for (j = 0; j < i; j++)
+			if (json_equal(json_array_get(rc->sweep_values, i), json_array_get(rc->sweep_values, j))) {
+				set_err(err, errlen, "%s: sweep.values[%zu] repeats sweep.values[%zu]", rc->path, i, j);
+				return -1;
+			}
+	rc->variants = calloc(rc->nsweep, sizeof *rc->variants);
+	if (!rc->variants) {
+		set_err(err, errlen, "out of memory");
+		return -1;
+	}
+	/* Each value makes a whole config, checked like the file itself. */
+	for (i = 0; i < rc->nsweep; i++) {
+		json_t *copy = json_deep_copy(rc->root);
+		json_t *val = json_deep_copy(json_array_get(rc->sweep_values, i));
+		char *vs = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		int bad;
+
+		json_object_del(copy, "sweep");
+		snprintf(rc->variants[i].path, sizeof rc->variants[i].path, "%s", rc->path);
+		bad = put_path(copy, rc->sweep_key, json_is_null(val) ? NULL : json_incref(val), label,
+			       inner, sizeof inner) < 0;
+		if (bad)
+			json_decref(copy);
+		else
+			bad = parse(&rc->variants[i], copy, 0, inner, sizeof inner) < 0;
+		if (bad) {
+			const char *msg = inner;
+			if (strncmp(msg, rc->path, plen) == 0 && msg[plen] == ':' && msg[plen + 1] == ' ')
+				msg += plen + 2;
+			set_err(err, errlen, "%s: sweep.values[%zu] (%s = %.60s): %s", rc->path, i,
+				rc->sweep_key, vs ? vs : "?", msg);
+			free(vs);
+			json_decref(val);
+			return -1;
+		}
+		free(vs);
+		json_decref(val);
+	}
+	return 0;
+}
+
+/*
+ * Checks root (reference stolen: rc owns it from here, also on failure)
+ * and fills rc.  `top` is 0 for a sweep variant, which has no sweep of its
+ * own.  rc->path must be set.  Returns 0, or -1 with rc freed.
+ */
+static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t errlen)
+{
+	const json_t *v, *srv, *cli, *to;
+	const char *path = rc->path;
+	size_t i, j;
+
+	rc->root = root;
+	if (conf_check(root, top_keys, path, err, errlen) < 0)
+		goto fail;
 
 	rc->name = conf_str(rc->root, "name", "");
 	if (!*rc->name || strspn(rc->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -504,43 +896,117 @@ int runconf_load(const char *path, struct runconf *rc, char *err, size_t errlen)
 
 	if (check_hosts(rc, err, errlen) < 0)
 		goto fail;
+	if (check_durable(rc, err, errlen) < 0)
+		goto fail;
+	if (check_pmem(rc, srv, err, errlen) < 0)
+		goto fail;
+	if (check_verbs(rc, err, errlen) < 0)
+		goto fail;
 	if (check_workload(rc, err, errlen) < 0)
 		goto fail;
+	if (top && check_sweep(rc, err, errlen) < 0)
+		goto fail;
+	if (rc->nsystems * (rc->nsweep ? rc->nsweep : 1) * rc->nloads > RUNCONF_MAX_POINTS) {
+		set_err(err, errlen, "%s: %zu systems x %zu sweep values x %zu loads is more than %d points; "
+			"split the experiment into several configs", path, rc->nsystems,
+			rc->nsweep ? rc->nsweep : 1, rc->nloads, RUNCONF_MAX_POINTS);
+		goto fail;
+	}
 	return 0;
 fail:
 	runconf_free(rc);
 	return -1;
 }
 
+int runconf_load_sets(const char *path, const char *const *sets, size_t nsets,
+		      struct runconf *rc, char *err, size_t errlen)
+{
+	json_t *root, *ov;
+	size_t i;
+
+	memset(rc, 0, sizeof *rc);
+	snprintf(rc->path, sizeof rc->path, "%s", path);
+	if (access(path, R_OK) != 0) {
+		set_err(err, errlen, "%s: cannot read the config: %s (configs/ has examples, e.g. "
+			"configs/quickstart.json)", path, strerror(errno));
+		return -1;
+	}
+	if (conf_load_file(path, &root, err, errlen) < 0)
+		return -1;
+	ov = json_array();
+	for (i = 0; i < nsets; i++) {
+		if (runconf_set(root, sets[i], err, errlen) < 0) {
+			json_decref(root);
+			json_decref(ov);
+			return -1;
+		}
+		json_array_append_new(ov, json_string(sets[i]));
+	}
+	if (parse(rc, root, 1, err, errlen) < 0) {
+		if (nsets) {
+			size_t n = strlen(err);
+			snprintf(err + n, errlen > n ? errlen - n : 0, " (the config as changed by %zu --set "
+				 "override%s)", nsets, nsets == 1 ? "" : "s");
+		}
+		json_decref(ov);
+		return -1;
+	}
+	rc->overrides = ov;
+	return 0;
+}
+
+int runconf_load(const char *path, struct runconf *rc, char *err, size_t errlen)
+{
+	return runconf_load_sets(path, NULL, 0, rc, err, errlen);
+}
+
 void runconf_free(struct runconf *rc)
 {
+	if (rc->variants) {
+		for (size_t i = 0; i < rc->nsweep; i++)
+			runconf_free(&rc->variants[i]);
+		free(rc->variants);
+		rc->variants = NULL;
+	}
 	json_decref(rc->root);
 	rc->root = NULL;
+	json_decref(rc->overrides);
+	rc->overrides = NULL;
 }
 
 size_t runconf_plan(const struct runconf *rc, struct point *pts, size_t cap)
 {
-	size_t n = 0;
+	size_t n = 0, nsw = rc->nsweep ? rc->nsweep : 1;
 
 	/* Load-major: the systems take turns at each load, so slow drift of
 	 * a shared machine (other tenants, thermal) hits them alike instead
 	 * of favouring whichever system ran first. */
-	for (size_t l = 0; l < rc->nloads; l++) {
-		for (size_t s = 0; s < rc->nsystems; s++, n++) {
-			if (n >= cap)
-				continue;
-			pts[n].idx = (unsigned)n;
-			pts[n].system = rc->systems[s];
-			if (rc->arrival == ARRIVAL_POISSON) {
-				pts[n].offered_ops = rc->loads[l];
-				pts[n].outstanding = 0;
-			} else {
-				pts[n].offered_ops = 0;
-				pts[n].outstanding = (long long)rc->loads[l];
+	for (size_t w = 0; w < nsw; w++) {
+		for (size_t l = 0; l < rc->nloads; l++) {
+			for (size_t s = 0; s < rc->nsystems; s++, n++) {
+				if (n >= cap)
+					continue;
+				pts[n].idx = (unsigned)n;
+				pts[n].system = rc->systems[s];
+				pts[n].sweep = rc->nsweep ? (int)w : -1;
+				if (rc->arrival == ARRIVAL_POISSON) {
+					pts[n].offered_ops = rc->loads[l];
+					pts[n].outstanding = 0;
+				} else {
+					pts[n].offered_ops = 0;
+					pts[n].outstanding = (long long)rc->loads[l];
+				}
 			}
 		}
 	}
 	return n;
+}
+
+const struct runconf *runconf_for(const struct runconf *rc, const struct point *pt)
+{
+	if (pt && pt->sweep >= 0 && rc->variants && (size_t)pt->sweep < rc->nsweep)
+		return &rc->variants[pt->sweep];
+	return rc;
 }
 
 const char *runconf_client_host(const struct runconf *rc, unsigned rank)

@@ -3,10 +3,13 @@
  *
  * A config file (docs/config.md) names the systems to compare, one
  * server/client shape, one workload and an arrival process whose loads
- * make the sweep.  runconf_load() checks the whole file against one schema
- * (unknown keys are errors with a suggestion, via lib/conf) plus the rules
- * that span fields (shm needs one host, slurm needs an allocation, ...), so
- * a bad config fails before any process starts.
+ * make the sweep, plus at most one more axis (`sweep`: any other key and
+ * the values it takes).  runconf_load() checks the whole file against one
+ * schema (unknown keys are errors with a suggestion, via lib/conf) plus
+ * the rules that span fields (shm needs one host, slurm needs an
+ * allocation, verbs keys need transport verbs, ...), so a bad config fails
+ * before any process starts.  `oqb run --set KEY=JSON` overrides are
+ * applied to the file's JSON before that check (runconf_set).
  */
 #ifndef OQB_RUNCONF_H
 #define OQB_RUNCONF_H
@@ -17,6 +20,8 @@
 #define RUNCONF_MAX_SYSTEMS 8
 #define RUNCONF_MAX_LOADS   256
 #define RUNCONF_MAX_HOSTS   256
+#define RUNCONF_MAX_SWEEP   64
+#define RUNCONF_MAX_POINTS  4096   /* systems x sweep values x loads */
 
 enum arrival_kind { ARRIVAL_POISSON, ARRIVAL_CLOSED };
 
@@ -34,10 +39,24 @@ struct runconf {
 	long long service_ns;          /* null: -1 when not given */
 	const char *service_dist;      /* null: NULL when not given */
 	long long memory_mb;           /* cache, pmkv: -1 when not given */
-	const char *pmem_path;         /* pmkv */
 	long long pool_mb;             /* pmkv: -1 when not given */
 	long long ring_slots;          /* -1: server default */
 	const json_t *server_extra;    /* array of extra flags, or NULL */
+
+	/* Durability.  The server's --pmem-path is a directory holding the
+	 * persistent receive rings (ring-W) and the pmkv pools (pmkv.wW);
+	 * the driver gives every point a fresh one under pmem_dir. */
+	unsigned durable_mask;         /* bit s: systems[s] runs --durable */
+	int pmkv;                      /* backend is pmkv (needs --pmem-path) */
+	const char *pmem_dir;          /* server.recv_pmem_path / backend.pmem_path;
+					  NULL: a private one per point (local runs) */
+
+	/* verbs (NULL / -1: the server's default) */
+	const char *verbs_addr;        /* --addr: verbs.addr, default hosts.server */
+	const char *recv_mode, *device;
+	long long verbs_port, ib_port, min_rnr_timer;
+	long long gid_index;           /* -2 when not given (-1 is "auto") */
+	int xrc, delegation;
 
 	/* clients */
 	long long processes, threads;
@@ -51,6 +70,15 @@ struct runconf {
 
 	double duration_s, warmup_s;
 	long long seed;
+
+	/* The extra axis: variants[i] is this config with sweep_key set to
+	 * sweep.values[i], checked like a config of its own. */
+	const char *sweep_key;         /* NULL: no sweep */
+	const json_t *sweep_values;    /* array */
+	size_t nsweep;                 /* 0 without a sweep */
+	struct runconf *variants;      /* nsweep of them, or NULL */
+
+	json_t *overrides;             /* the --set arguments as given (array) */
 
 	/* hosts */
 	const char *launcher;          /* local | ssh | slurm */
@@ -74,6 +102,7 @@ struct point {
 	const char *system;
 	double offered_ops;            /* poisson: total offered ops/s; closed: 0 */
 	long long outstanding;         /* closed: per client thread; poisson: 0 */
+	int sweep;                     /* index into sweep.values, -1 without a sweep */
 };
 
 /*
@@ -82,11 +111,46 @@ struct point {
  * fix.
  */
 int runconf_load(const char *path, struct runconf *rc, char *err, size_t errlen);
+
+/*
+ * runconf_load() with `oqb run --set` overrides (each "KEY=VALUE", see
+ * runconf_set) applied in order to the file's JSON before it is checked.
+ * The overrides are kept in rc->overrides.  Returns 0 or -1 with err; an
+ * override that is malformed or names an unknown key fails before the
+ * file is checked, with a message that starts "--set KEY=...".
+ */
+int runconf_load_sets(const char *path, const char *const *sets, size_t nsets,
+		      struct runconf *rc, char *err, size_t errlen);
+
+/*
+ * Applies one override "KEY=VALUE" to a config's JSON.  KEY is a dotted
+ * path of schema keys ("arrival.loads_ops", "server.backend.kind"; below
+ * `workload` any key, the generator checks them); a misspelt part is an
+ * error naming the nearest valid key.  VALUE is JSON ([2000], 0.3, true,
+ * {"kind":"ycsb"}, "text"); text that is not JSON is taken as a string,
+ * so plain words need no quotes.  null removes the key.  Missing parent
+ * objects are created.  Types and ranges are left to the config check.
+ * Returns 0, or -1 with err.
+ */
+int runconf_set(json_t *root, const char *spec, char *err, size_t errlen);
+
 void runconf_free(struct runconf *rc);
 
-/* Points in run order (load-major: every system at the first load, then
- * the next load).  Returns the count; fills at most cap. */
+/*
+ * Points in run order: for each sweep value, load-major (every system at
+ * the first load, then the next load).  Returns the count; fills at most
+ * cap (runconf_load refuses more than RUNCONF_MAX_POINTS).
+ */
 size_t runconf_plan(const struct runconf *rc, struct point *pts, size_t cap);
+
+/* The config a point runs with: its sweep variant, or rc itself. */
+const struct runconf *runconf_for(const struct runconf *rc, const struct point *pt);
+
+/* Whether `system` runs in durable mode in rc. */
+int runconf_durable(const struct runconf *rc, const char *system);
+
+/* Whether the server of `system` needs a --pmem-path (durable or pmkv). */
+int runconf_needs_pmem(const struct runconf *rc, const char *system);
 
 /* Host of client process `rank` (round-robin over hosts.clients). */
 const char *runconf_client_host(const struct runconf *rc, unsigned rank);

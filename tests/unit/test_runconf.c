@@ -1,0 +1,251 @@
+/*
+ * test_runconf.c - the config's newer parts: `oqb run --set` overrides
+ * (parsing, key checks with suggestions, parents made, null removes),
+ * the `sweep` axis (one checked config per value, plan order and size),
+ * `durable` (all systems or a list), the one --pmem-path directory rule,
+ * and verbs-only keys refused on shm.
+ */
+#include "unit.h"
+#include "conf.h"
+#include "runconf.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+/* A small valid config; tests change it with --set style overrides. */
+static const char *base_cfg =
+	"{\"name\":\"t\",\"transport\":\"shm\",\"systems\":[\"oq\",\"rawrpc\"],"
+	"\"server\":{\"backend\":{\"kind\":\"cache\",\"memory_mb\":16}},"
+	"\"workload\":{\"kind\":\"kv\",\"value_size\":64,\"keys\":100},"
+	"\"arrival\":{\"kind\":\"poisson\",\"loads_ops\":[1000,2000,4000]}}";
+
+static char g_path[512];
+
+static const char *cfg_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	FILE *f;
+	int fd;
+
+	if (g_path[0])
+		return g_path;
+	snprintf(g_path, sizeof g_path, "%s/oqb_runconf_XXXXXX", dir && *dir ? dir : P_tmpdir);
+	fd = mkstemp(g_path);
+	if (fd < 0) {
+		g_path[0] = '\0';
+		return g_path;
+	}
+	f = fdopen(fd, "w");
+	fputs(base_cfg, f);
+	fclose(f);
+	return g_path;
+}
+
+/* Loads the base config with the overrides; returns runconf_load_sets'. */
+static int load(struct runconf *rc, char *err, size_t errlen, size_t n, ...)
+{
+	const char *sets[16];
+	va_list ap;
+
+	va_start(ap, n);
+	for (size_t i = 0; i < n && i < 16; i++)
+		sets[i] = va_arg(ap, const char *);
+	va_end(ap);
+	return runconf_load_sets(cfg_file(), sets, n, rc, err, errlen);
+}
+
+TEST(set_parses_values)
+{
+	json_t *root = json_loads(base_cfg, 0, NULL);
+	char err[1024];
+
+	REQUIRE(root);
+	CHECK(runconf_set(root, "duration_s=0.3", err, sizeof err) == 0, "%s", err);
+	CHECK(json_real_value(json_object_get(root, "duration_s")) == 0.3);
+	CHECK(runconf_set(root, "arrival.loads_ops=[2000]", err, sizeof err) == 0, "%s", err);
+	CHECK(json_array_size(conf_path(root, "arrival.loads_ops")) == 1);
+	/* Plain words need no JSON quotes; quoted strings work too. */
+	CHECK(runconf_set(root, "transport=verbs", err, sizeof err) == 0, "%s", err);
+	CHECK(strcmp(json_string_value(json_object_get(root, "transport")), "verbs") == 0);
+	CHECK(runconf_set(root, "description=\"two words\"", err, sizeof err) == 0, "%s", err);
+	CHECK(strcmp(json_string_value(json_object_get(root, "description")), "two words") == 0);
+	CHECK(runconf_set(root, "description=", err, sizeof err) == 0, "%s", err);
+	CHECK(strcmp(json_string_value(json_object_get(root, "description")), "") == 0);
+	CHECK(runconf_set(root, "durable=true", err, sizeof err) == 0, "%s", err);
+	CHECK(json_is_true(json_object_get(root, "durable")));
+	/* Parents are made; below workload any key is taken (the generator
+	 * checks it later); null removes. */
+	CHECK(runconf_set(root, "verbs.recv_mode=slot_ring", err, sizeof err) == 0, "%s", err);
+	CHECK(strcmp(json_string_value(conf_path(root, "verbs.recv_mode")), "slot_ring") == 0);
+	CHECK(runconf_set(root, "workload.anything=1", err, sizeof err) == 0, "%s", err);
+	CHECK(runconf_set(root, "workload={\"kind\":\"echo\"}", err, sizeof err) == 0, "%s", err);
+	CHECK(json_object_size(json_object_get(root, "workload")) == 1);
+	CHECK(runconf_set(root, "verbs=null", err, sizeof err) == 0, "%s", err);
+	CHECK(json_object_get(root, "verbs") == NULL);
+	CHECK(runconf_set(root, "sweep.values=null", err, sizeof err) == 0, "%s", err);
+	CHECK(json_object_get(root, "sweep") == NULL, "removing under a missing parent makes nothing");
+	json_decref(root);
+}
+
+TEST(set_errors_name_the_fix)
+{
+	json_t *root = json_loads(base_cfg, 0, NULL);
+	char err[1024];
+
+	REQUIRE(root);
+	CHECK(runconf_set(root, "durabel=true", err, sizeof err) < 0);
+	CHECK(strstr(err, "--set durabel=true: unknown key \"durabel\"; did you mean \"durable\"?"), "%s", err);
+	CHECK(runconf_set(root, "server.backend.memory_m=1", err, sizeof err) < 0);
+	CHECK(strstr(err, "did you mean \"server.backend.memory_mb\"?"), "%s", err);
+	CHECK(runconf_set(root, "duration_s", err, sizeof err) < 0);
+	CHECK(strstr(err, "expected KEY=VALUE"), "%s", err);
+	CHECK(runconf_set(root, "=3", err, sizeof err) < 0);
+	CHECK(runconf_set(root, "arrival.loads_ops=[1,", err, sizeof err) < 0);
+	CHECK(strstr(err, "not valid JSON"), "%s", err);
+	CHECK(runconf_set(root, "systems[0]=oq", err, sizeof err) < 0);
+	CHECK(strstr(err, "give it whole"), "%s", err);
+	CHECK(runconf_set(root, "duration_s.x=1", err, sizeof err) < 0);
+	CHECK(strstr(err, "is not an object"), "%s", err);
+	CHECK(runconf_set(root, "arrival.=1", err, sizeof err) < 0);
+	/* A key the schema knows whose value in the file is not an object. */
+	json_object_set_new(root, "verbs", json_integer(1));
+	CHECK(runconf_set(root, "verbs.xrc=true", err, sizeof err) < 0);
+	CHECK(strstr(err, "not an object in the config"), "%s", err);
+	json_decref(root);
+}
+
+TEST(load_applies_and_records_overrides)
+{
+	struct runconf rc;
+	char err[4096];
+
+	REQUIRE(load(&rc, err, sizeof err, 2, "duration_s=0.3", "arrival.loads_ops=[2000]") == 0, "%s", err);
+	CHECK(rc.duration_s == 0.3);
+	CHECK(rc.nloads == 1 && rc.loads[0] == 2000);
+	CHECK(json_array_size(rc.overrides) == 2);
+	CHECK(strcmp(json_string_value(json_array_get(rc.overrides, 1)), "arrival.loads_ops=[2000]") == 0);
+	/* The config rc echoes is the changed one. */
+	CHECK(json_real_value(json_object_get(rc.root, "duration_s")) == 0.3);
+	runconf_free(&rc);
+
+	/* A value the check refuses: the file's message, plus a word on --set. */
+	CHECK(load(&rc, err, sizeof err, 1, "duration_s=-1") < 0);
+	CHECK(strstr(err, "duration_s: -1 is out of range") && strstr(err, "--set"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "duration_s=3s") < 0);
+	CHECK(strstr(err, "expected a number"), "%s", err);
+}
+
+TEST(sweep_makes_checked_variants)
+{
+	struct runconf rc;
+	struct point pts[64];
+	char err[4096];
+	size_t n;
+
+	REQUIRE(load(&rc, err, sizeof err, 1,
+		     "sweep={\"key\":\"workload.value_size\",\"values\":[100,200,400]}") == 0, "%s", err);
+	CHECK(rc.nsweep == 3);
+	n = runconf_plan(&rc, pts, 64);
+	CHECK(n == 2 * 3 * 3, "systems x sweep values x loads, got %zu", n);
+	/* Sweep value outermost, then load, then system. */
+	CHECK(pts[0].sweep == 0 && pts[0].offered_ops == 1000 && !strcmp(pts[0].system, "oq"));
+	CHECK(pts[1].sweep == 0 && pts[1].offered_ops == 1000 && !strcmp(pts[1].system, "rawrpc"));
+	CHECK(pts[2].sweep == 0 && pts[2].offered_ops == 2000);
+	CHECK(pts[6].sweep == 1 && pts[6].offered_ops == 1000);
+	CHECK(pts[17].sweep == 2 && pts[17].offered_ops == 4000 && pts[17].idx == 17);
+	CHECK(conf_int(runconf_for(&rc, &pts[6])->workload, "value_size", 0) == 200);
+	CHECK(conf_int(runconf_for(&rc, &pts[17])->workload, "value_size", 0) == 400);
+	CHECK(conf_int(rc.workload, "value_size", 0) == 64, "the base config is unchanged");
+	runconf_free(&rc);
+
+	/* Any schema key outside the plan's own: here the client count. */
+	REQUIRE(load(&rc, err, sizeof err, 1,
+		     "sweep={\"key\":\"clients.processes\",\"values\":[1,2]}") == 0, "%s", err);
+	pts[0] = (struct point){ .sweep = 1 };
+	CHECK(runconf_for(&rc, &pts[0])->processes == 2);
+	runconf_free(&rc);
+
+	CHECK(load(&rc, err, sizeof err, 1, "sweep={\"key\":\"workload.value_size\",\"values\":[100,99999999]}") < 0);
+	CHECK(strstr(err, "sweep.values[1] (workload.value_size = 99999999)"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "sweep={\"key\":\"arrival.loads_ops\",\"values\":[1,2]}") < 0);
+	CHECK(strstr(err, "cannot be swept"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "sweep={\"key\":\"server.wokers\",\"values\":[1,2]}") < 0);
+	CHECK(strstr(err, "did you mean \"server.workers\"?"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "sweep={\"key\":\"server.workers\",\"values\":[]}") < 0);
+	CHECK(strstr(err, "non-empty array"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "sweep={\"key\":\"server.workers\",\"values\":[1,1]}") < 0);
+	CHECK(strstr(err, "repeats"), "%s", err);
+}
+
+TEST(durable_and_pmem_dir)
+{
+	struct runconf rc;
+	char err[4096];
+
+	REQUIRE(load(&rc, err, sizeof err, 1, "durable=true") == 0, "%s", err);
+	CHECK(runconf_durable(&rc, "oq") && runconf_durable(&rc, "rawrpc"));
+	CHECK(runconf_needs_pmem(&rc, "rawrpc"));
+	CHECK(rc.pmem_dir == NULL, "a local run makes its own directories");
+	runconf_free(&rc);
+
+	REQUIRE(load(&rc, err, sizeof err, 1, "durable=[\"oq\"]") == 0, "%s", err);
+	CHECK(runconf_durable(&rc, "oq") && !runconf_durable(&rc, "rawrpc"));
+	CHECK(!runconf_needs_pmem(&rc, "rawrpc"), "cache backend, not durable");
+	runconf_free(&rc);
+
+	CHECK(load(&rc, err, sizeof err, 1, "durable=[\"oqq\"]") < 0);
+	CHECK(strstr(err, "did you mean \"oq\"?"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "durable=[\"deferred\"]") < 0);
+	CHECK(strstr(err, "not one of this config's systems"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "durable=yes") < 0);
+	CHECK(strstr(err, "expected true, false or an array"), "%s", err);
+
+	/* pmkv: one directory for rings and pools. */
+	REQUIRE(load(&rc, err, sizeof err, 3, "server.backend={\"kind\":\"pmkv\"}", "durable=true",
+		     "server.recv_pmem_path=/mnt/pm/") == 0, "%s", err);
+	CHECK(runconf_needs_pmem(&rc, "oq") && strcmp(rc.pmem_dir, "/mnt/pm/") == 0);
+	runconf_free(&rc);
+	REQUIRE(load(&rc, err, sizeof err, 2, "server.backend={\"kind\":\"pmkv\",\"pmem_path\":\"/mnt/pm\"}",
+		     "server.recv_pmem_path=/mnt/pm/") == 0, "%s", err);
+	CHECK(rc.pmkv && runconf_needs_pmem(&rc, "rawrpc"));
+	runconf_free(&rc);
+	CHECK(load(&rc, err, sizeof err, 2, "server.backend={\"kind\":\"pmkv\",\"pmem_path\":\"/a\"}",
+		   "server.recv_pmem_path=/b") < 0);
+	CHECK(strstr(err, "differ") && strstr(err, "one --pmem-path"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 2, "durable=true", "server.recv_pmem_path=pm") < 0);
+	CHECK(strstr(err, "absolute path"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "server.backend={\"kind\":\"cache\",\"pmem_path\":\"/a\"}") < 0);
+}
+
+TEST(verbs_keys_need_verbs)
+{
+	struct runconf rc;
+	char err[4096];
+
+	CHECK(load(&rc, err, sizeof err, 1, "verbs.recv_mode=slot_ring") < 0);
+	CHECK(strstr(err, "verbs: only used with transport \"verbs\""), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "clients.delegation=true") < 0);
+	CHECK(strstr(err, "clients.delegation") && strstr(err, "verbs"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 2, "transport=verbs", "verbs.recv_mode=mpp") < 0);
+	CHECK(strstr(err, "did you mean \"mp\"?"), "%s", err);
+
+	REQUIRE(load(&rc, err, sizeof err, 4, "transport=verbs", "verbs.recv_mode=slot_ring",
+		     "verbs.gid_index=-1", "clients.delegation=true") == 0, "%s", err);
+	CHECK(strcmp(rc.verbs_addr, "127.0.0.1") == 0, "addr defaults to hosts.server");
+	CHECK(strcmp(rc.recv_mode, "slot_ring") == 0 && rc.gid_index == -1 && rc.delegation);
+	CHECK(rc.verbs_port == -1 && rc.ib_port == -1 && !rc.xrc);
+	runconf_free(&rc);
+	REQUIRE(load(&rc, err, sizeof err, 1, "transport=verbs") == 0, "%s", err);
+	CHECK(rc.gid_index == -2, "not given: the server picks");
+	runconf_free(&rc);
+}
+
+TEST(cleanup)
+{
+	if (g_path[0])
+		unlink(g_path);
+}
+
+UNIT_MAIN(set_parses_values, set_errors_name_the_fix, load_applies_and_records_overrides,
+	  sweep_makes_checked_variants, durable_and_pmem_dir, verbs_keys_need_verbs, cleanup)
