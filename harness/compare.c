@@ -42,6 +42,13 @@ struct metric {
 	enum verdict v;
 };
 
+/* A point's sweep key or value (run.json "sweep"), JSON null without one. */
+static json_t *sweep_of(const json_t *p, const char *field)
+{
+	json_t *v = json_object_get(json_object_get(p, "sweep"), field);
+	return v ? v : json_null();
+}
+
 static const json_t *find_point(const json_t *points, const json_t *bp)
 {
 	const char *sys = json_string_value(json_object_get(bp, "system"));
@@ -53,6 +60,10 @@ static const json_t *find_point(const json_t *points, const json_t *bp)
 	json_array_foreach(points, i, p) {
 		const char *s = json_string_value(json_object_get(p, "system"));
 		if (!s || !sys || strcmp(s, sys) != 0)
+			continue;
+		/* Runs with a sweep: the swept key and value must match too. */
+		if (!json_equal(sweep_of(bp, "key"), sweep_of(p, "key")) ||
+		    !json_equal(sweep_of(bp, "value"), sweep_of(p, "value")))
 			continue;
 		if (json_is_number(bo)) {
 			const json_t *o = json_object_get(p, "offered_ops");
@@ -193,6 +204,12 @@ int compare_main(int argc, char **argv)
 			snprintf(load, sizeof load, "%.0f", getn(bp, "offered_ops"));
 		else
 			snprintf(load, sizeof load, "closed/%.0f", getn(bp, "outstanding"));
+		if (json_object_get(bp, "sweep")) {
+			char *v = json_dumps(sweep_of(bp, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
+			size_t l = strlen(load);
+			snprintf(load + l, sizeof load - l, "@%.20s", v ? v : "?");
+			free(v);
+		}
 		if (!np) {
 			nreg++;
 			if (o.json)

@@ -6,11 +6,22 @@
  * `index`), rows sorted by offered load:
  *   achieved_ops  p50_ns  p99_ns  offered_ops
  * Points without samples are left out.  The script gets the system names
- * in block order as its third argument.
+ * in block order as its third argument.  A run with a `sweep` has one
+ * block per (system, swept value), named "SYSTEM/VALUE".
+ *
+ * Throughput vs the swept parameter (Fig 11 when the key is
+ * workload.value_size), only for runs with a sweep: one block per system,
+ * rows sorted by the swept value:
+ *   x  peak_achieved_ops  label
+ * x is the value when every value is a number, else its index; label is
+ * the value as text (the tick label).  Peak = the highest achieved
+ * throughput over the point's loads, so with one saturating load or a
+ * closed loop it is the system's throughput at that value.
  */
 #include "plotcmd.h"
 #include "opts.h"
 #include "run.h"
+#include "runconf.h"
 #include "runjson.h"
 
 #include <errno.h>
@@ -29,9 +40,30 @@ struct plot_opts {
 #define O(f) offsetof(struct plot_opts, f)
 static const struct opt plot_tab[] = {
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL, "directory for the figures (default: RUN_DIR)" },
-	{ NULL, .help = "plot median and P99 latency vs achieved throughput from RUN_DIR/run.json" },
+	{ NULL, .help = "plot median and P99 latency vs achieved throughput from RUN_DIR/run.json, and "
+	  "for a run with a sweep the peak throughput vs the swept value" },
 };
 #undef O
+
+/* The sweep index of a point, -1 without one. */
+static long long sweep_index(const json_t *p)
+{
+	const json_t *i = json_object_get(json_object_get(p, "sweep"), "index");
+	return json_is_integer(i) ? (long long)json_integer_value(i) : -1;
+}
+
+/* A swept value as one word (no blanks) for names and tick labels. */
+static void value_word(const json_t *v, char *buf, size_t len)
+{
+	char *t = json_is_string(v) ? strdup(json_string_value(v)) :
+		  json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	snprintf(buf, len, "%s", t ? t : "?");
+	for (char *c = buf; *c; c++)
+		if (*c == ' ' || *c == '\t' || *c == '"')
+			*c = '_';
+	free(t);
+}
 
 static int cmp_offered(const void *a, const void *b)
 {
@@ -52,21 +84,28 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 			 char *err, size_t errlen)
 {
 	const json_t *points = json_object_get(run, "points");
-	const char *seen[64];
+	const char *seen[512];
+	long long seen_sw[512];
+	const json_t *seen_val[512];
 	size_t nseen = 0, i, j;
 	json_t *p;
 	FILE *f;
 	int blocks = 0;
 
-	/* Systems in order of first appearance (the config's order). */
+	/* (system, sweep value) in order of first appearance: the config's
+	 * order of systems within each sweep value. */
 	json_array_foreach(points, i, p) {
 		const char *s = json_string_value(json_object_get(p, "system"));
+		long long w = sweep_index(p);
 		if (!s)
 			continue;
-		for (j = 0; j < nseen && strcmp(seen[j], s) != 0; j++)
+		for (j = 0; j < nseen && (strcmp(seen[j], s) != 0 || seen_sw[j] != w); j++)
 			;
-		if (j == nseen && nseen < 64)
+		if (j == nseen && nseen < 512) {
+			seen_val[nseen] = json_object_get(json_object_get(p, "sweep"), "value");
+			seen_sw[nseen] = w;
 			seen[nseen++] = s;
+		}
 	}
 	f = fopen(path, "w");
 	if (!f) {
@@ -83,6 +122,7 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 		json_array_foreach(points, i, p) {
 			const json_t *all = json_object_get(json_object_get(p, "lat_ns"), "all");
 			if (strcmp(json_string_value(json_object_get(p, "system")), seen[j]) != 0 ||
+			    sweep_index(p) != seen_sw[j] ||
 			    json_integer_value(json_object_get(all, "n")) <= 0 || n >= 1024)
 				continue;
 			rows[n++] = p;
@@ -90,9 +130,16 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 		if (!n)
 			continue;
 		qsort(rows, n, sizeof rows[0], cmp_offered);
+		char name[200], vw[120];
+		if (seen_sw[j] >= 0) {
+			value_word(seen_val[j], vw, sizeof vw);
+			snprintf(name, sizeof name, "%s/%s", seen[j], vw);
+		} else {
+			snprintf(name, sizeof name, "%s", seen[j]);
+		}
 		if (blocks)
 			fprintf(f, "\n\n");
-		fprintf(f, "# system %s\n", seen[j]);
+		fprintf(f, "# system %s\n", name);
 		for (i = 0; i < n; i++) {
 			const json_t *all = json_object_get(json_object_get(rows[i], "lat_ns"), "all");
 			fprintf(f, "%.1f %.0f %.0f %.1f\n",
@@ -101,6 +148,101 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 				json_number_value(json_object_get(all, "p99")),
 				json_number_value(json_object_get(rows[i], "offered_ops")));
 		}
+		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", blocks ? " " : "", name);
+		blocks++;
+	}
+	if (fclose(f) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return blocks;
+}
+
+struct tp_row {
+	double x, y;
+	char label[120];
+};
+
+static int cmp_x(const void *a, const void *b)
+{
+	double x = ((const struct tp_row *)a)->x, y = ((const struct tp_row *)b)->x;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Writes the throughput-vs-parameter data file.  Returns the number of
+ * systems (names in names), 0 when the run has no sweep, or -1 with err.
+ * *numeric says whether x holds the values themselves.
+ */
+static int write_tp_data(const json_t *run, const char *path, char *names, size_t nlen,
+			 int *numeric, char *err, size_t errlen)
+{
+	const json_t *points = json_object_get(run, "points");
+	const json_t *values = json_object_get(json_object_get(json_object_get(run, "config"), "sweep"),
+					       "values");
+	const char *seen[64];
+	size_t nseen = 0, i, j, nv = json_array_size(values);
+	json_t *p, *v;
+	FILE *f;
+	int blocks = 0;
+
+	if (nv == 0)
+		return 0;
+	*numeric = 1;
+	json_array_foreach(values, i, v)
+		if (!json_is_number(v))
+			*numeric = 0;
+	json_array_foreach(points, i, p) {
+		const char *s = json_string_value(json_object_get(p, "system"));
+		if (!s || sweep_index(p) < 0)
+			continue;
+		for (j = 0; j < nseen && strcmp(seen[j], s) != 0; j++)
+			;
+		if (j == nseen && nseen < 64)
+			seen[nseen++] = s;
+	}
+	if (nseen == 0)
+		return 0;
+	f = fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# oqb plot: peak achieved throughput vs %s; one block per system (%s)\n",
+		json_string_value(json_object_get(json_object_get(json_object_get(run, "config"), "sweep"),
+						  "key")),
+		json_string_value(json_object_get(run, "name")));
+	fprintf(f, "# x peak_achieved_ops label\n");
+	names[0] = '\0';
+	for (j = 0; j < nseen; j++) {
+		struct tp_row rows[RUNCONF_MAX_SWEEP];
+		size_t n = 0;
+		for (size_t w = 0; w < nv && w < RUNCONF_MAX_SWEEP; w++) {
+			double best = -1;
+			json_array_foreach(points, i, p) {
+				const json_t *all = json_object_get(json_object_get(p, "lat_ns"), "all");
+				if (strcmp(json_string_value(json_object_get(p, "system")), seen[j]) != 0 ||
+				    sweep_index(p) != (long long)w || json_integer_value(json_object_get(all, "n")) <= 0)
+					continue;
+				double a = json_number_value(json_object_get(p, "achieved_ops"));
+				if (a > best)
+					best = a;
+			}
+			if (best < 0)
+				continue;
+			rows[n].x = *numeric ? json_number_value(json_array_get(values, w)) : (double)w;
+			rows[n].y = best;
+			value_word(json_array_get(values, w), rows[n].label, sizeof rows[n].label);
+			n++;
+		}
+		if (!n)
+			continue;
+		qsort(rows, n, sizeof rows[0], cmp_x);
+		if (blocks)
+			fprintf(f, "\n\n");
+		fprintf(f, "# system %s\n", seen[j]);
+		for (i = 0; i < n; i++)
+			fprintf(f, "%.10g %.1f %s\n", rows[i].x, rows[i].y, rows[i].label);
 		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", blocks ? " " : "", seen[j]);
 		blocks++;
 	}
@@ -141,11 +283,11 @@ static int find_plot_dir(char *out, size_t cap)
 }
 
 static int gnuplot(const char *script, const char *data, const char *out, const char *names,
-		   const char *title, char *err, size_t errlen)
+		   const char *title, const char *arg5, const char *arg6, char *err, size_t errlen)
 {
 	char msg[512];
 	char *argv[] = { "gnuplot", "-c", (char *)script, (char *)data, (char *)out, (char *)names,
-			 (char *)title, NULL };
+			 (char *)title, (char *)arg5, (char *)arg6, NULL };
 
 	if (run_capture(argv, msg, sizeof msg) < 0) {
 		snprintf(err, errlen, "gnuplot -c %s %s %s failed (is gnuplot installed? make deps; "
@@ -160,7 +302,7 @@ int plot_main(int argc, char **argv)
 	struct plot_opts o;
 	char err[16384], path[PATH_MAX + 32], dir[PATH_MAX], outdir[PATH_MAX], plotdir[PATH_MAX + 32];
 	char data[PATH_MAX + 64], svg[PATH_MAX + 64], png[PATH_MAX + 64], script[PATH_MAX + 64];
-	char names[1024], title[512];
+	char names[8192], title[512];
 	int npos = 0, r, rc = 1;
 	json_t *run;
 	struct stat st;
@@ -217,12 +359,36 @@ int plot_main(int argc, char **argv)
 		 json_string_value(json_object_get(run, "created_utc")));
 	snprintf(svg, sizeof svg, "%s/latency-throughput.svg", outdir);
 	snprintf(png, sizeof png, "%s/latency-throughput.png", outdir);
-	if (gnuplot(script, data, svg, names, title, err, sizeof err) < 0 ||
-	    gnuplot(script, data, png, names, title, err, sizeof err) < 0) {
+	if (gnuplot(script, data, svg, names, title, NULL, NULL, err, sizeof err) < 0 ||
+	    gnuplot(script, data, png, names, title, NULL, NULL, err, sizeof err) < 0) {
 		fprintf(stderr, "oqb plot: %s\n", err);
 		goto out;
 	}
 	printf("%s\n%s\n", svg, png);
+
+	/* A sweep adds throughput against the swept value. */
+	int numeric = 0;
+	snprintf(data, sizeof data, "%s/throughput-vs-param.dat", outdir);
+	nsys = write_tp_data(run, data, names, sizeof names, &numeric, err, sizeof err);
+	if (nsys < 0) {
+		fprintf(stderr, "oqb plot: %s\n", err);
+		goto out;
+	}
+	if (nsys > 0) {
+		const char *key = json_string_value(json_object_get(json_object_get(json_object_get(run,
+							"config"), "sweep"), "key"));
+		snprintf(script, sizeof script, "%s/throughput-vs-param.gp", plotdir);
+		snprintf(svg, sizeof svg, "%s/throughput-vs-param.svg", outdir);
+		snprintf(png, sizeof png, "%s/throughput-vs-param.png", outdir);
+		if (gnuplot(script, data, svg, names, title, key ? key : "value", numeric ? "1" : "0",
+			    err, sizeof err) < 0 ||
+		    gnuplot(script, data, png, names, title, key ? key : "value", numeric ? "1" : "0",
+			    err, sizeof err) < 0) {
+			fprintf(stderr, "oqb plot: %s\n", err);
+			goto out;
+		}
+		printf("%s\n%s\n", svg, png);
+	}
 	rc = 0;
 out:
 	json_decref(run);

@@ -53,12 +53,12 @@ set multiplot layout 1,2 title title font ",14"
 set title "Median latency"
 set ylabel "Median latency (µs)"
 if (P50_min > 0 && P50_max > 10 * P50_min) { set logscale y 10; set format y "10^{%L}"; set yrange [*:*] } else { unset logscale y; set format y "%g"; set yrange [0:*] }
-plot for [i=1:nsys] data index (i-1) using ($1/xs):($2/1000.0) with linespoints ls i title word(systems, i)
+plot for [i=1:nsys] data index (i-1) using ($1/xs):($2/1000.0) with linespoints ls i title word(systems, i) noenhanced
 
 set title "P99 latency"
 set ylabel "P99 latency (µs)"
 if (P99_min > 0 && P99_max > 10 * P99_min) { set logscale y 10; set format y "10^{%L}"; set yrange [*:*] } else { unset logscale y; set format y "%g"; set yrange [0:*] }
-plot for [i=1:nsys] data index (i-1) using ($1/xs):($3/1000.0) with linespoints ls i title word(systems, i)
+plot for [i=1:nsys] data index (i-1) using ($1/xs):($3/1000.0) with linespoints ls i title word(systems, i) noenhanced
 
 unset multiplot
 set output
