@@ -664,6 +664,8 @@ static char **server_argv(const struct run *r, const struct point *pt, const cha
 		e |= push_kv(&a, "--pmem-path", pmem);
 	if (rc->ring_slots >= 0)
 		e |= push_num(&a, "--ring-slots", (double)rc->ring_slots);
+	if (rc->slot_size >= 0)
+		e |= push_num(&a, "--slot-size", (double)rc->slot_size);
 	if (rc->scratch_dir)
 		e |= push_kv(&a, "--run-dir", rc->scratch_dir);
 	if (rc->verbs_addr) {

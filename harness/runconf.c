@@ -44,6 +44,7 @@ static const struct conf_key server_keys[] = {
 	{ "workers", CONF_INT, 0, 1, 1024, NULL, NULL, "server worker threads (default 1)" },
 	{ "backend", CONF_OBJ, 1, 0, 0, NULL, backend_keys, "the KV backend" },
 	{ "ring_slots", CONF_INT, 0, 1, 1 << 24, NULL, NULL, "receive slots per worker (server default if absent)" },
+	{ "slot_size", CONF_INT, 0, 64, 1 << 21, NULL, NULL, "bytes per receive slot, a multiple of 64; a request must fit one (server default 2048)" },
 	{ "recv_pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "durable/pmkv: directory on the server host for the persistent receive rings and pools; each point gets a fresh subdirectory (default: a private one per point)" },
 	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--slot-size\", \"4096\"]" },
 	{ NULL }
@@ -871,6 +872,12 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	srv = json_object_get(rc->root, "server");
 	rc->workers = conf_int(srv, "workers", 1);
 	rc->ring_slots = conf_int(srv, "ring_slots", -1);
+	rc->slot_size = conf_int(srv, "slot_size", -1);
+	if (rc->slot_size > 0 && rc->slot_size % 64) {
+		set_err(err, errlen, "%s: server.slot_size: %lld is not a multiple of 64 (e.g. %lld)", path,
+			rc->slot_size, (rc->slot_size / 64 + 1) * 64);
+		goto fail;
+	}
 	rc->server_extra = json_object_get(srv, "extra_args");
 	if (check_backend(rc, json_object_get(srv, "backend"), err, errlen) < 0)
 		goto fail;

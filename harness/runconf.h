@@ -41,6 +41,7 @@ struct runconf {
 	long long memory_mb;           /* cache, pmkv: -1 when not given */
 	long long pool_mb;             /* pmkv: -1 when not given */
 	long long ring_slots;          /* -1: server default */
+	long long slot_size;           /* -1: server default */
 	const json_t *server_extra;    /* array of extra flags, or NULL */
 
 	/* Durability.  The server's --pmem-path is a directory holding the
