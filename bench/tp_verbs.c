@@ -113,6 +113,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "recovery.h"
 #include "transport.h"
 #include "tp_verbs.h"
 #include "wire.h"
@@ -496,7 +497,8 @@ struct vb_worker {
 	/* receive ring */
 	uint8_t *map;
 	size_t map_len;
-	int pmem_file, is_pmem;
+	int pmem_file, is_pmem, existed, recovered;
+	struct recovery_report rec;    /* what the restart replayed from this ring */
 	struct vb_ring_hdr *hdr;
 	uint8_t *slots;                /* file- or ring-backed slots, contiguous */
 	uint8_t **bufs;                /* srq mode in DRAM: one buffer per slot */
@@ -592,6 +594,10 @@ static int post_recv(struct tp_server *s, struct vb_worker *w, uint64_t first, u
 			"; this is a transport bug", w->idx, first, w->next_post);
 		return -1;
 	}
+	/* SRQTail first: a request can land in a WQE as soon as it is
+	 * posted, and recovery scans only up to SRQTail. */
+	w->hdr->srq_tail = first + n;
+	w_persist(w, &w->hdr->srq_tail, sizeof w->hdr->srq_tail);
 	while (n) {
 		unsigned k = n < VB_REPOST_BATCH ? n : VB_REPOST_BATCH;
 		for (unsigned i = 0; i < k; i++) {
@@ -617,8 +623,6 @@ static int post_recv(struct tp_server *s, struct vb_worker *w, uint64_t first, u
 		n -= k;
 		w->next_post = first;
 	}
-	w->hdr->srq_tail = w->next_post;
-	w_persist(w, &w->hdr->srq_tail, sizeof w->hdr->srq_tail);
 	return 0;
 }
 
@@ -698,13 +702,7 @@ static int map_ring_file(struct tp_server *s, struct vb_worker *w, size_t bytes,
 				 path, s->c.ring_slots, s->c.slot_size);
 			return -1;
 		}
-		if (!h->clean) {
-			pmem_unmap(p, mapped);
-			snprintf(err, errlen, "durable ring file %s holds the receive ring of a server that did not "
-				 "shut down cleanly; recovering its requests is not implemented yet: keep the file "
-				 "for inspection, or remove it to start fresh", path);
-			return -1;
-		}
+		w->existed = 1;
 	} else if (!p) {
 		snprintf(err, errlen, "cannot create the durable ring file %s: %s (--pmem-path is a path prefix in "
 			 "a writable directory, e.g. /mnt/pmem0/oqb)", path, pmem_errormsg());
@@ -714,6 +712,46 @@ static int map_ring_file(struct tp_server *s, struct vb_worker *w, size_t bytes,
 	w->map_len = mapped;
 	w->pmem_file = 1;
 	w->is_pmem = is_pmem;
+	return 0;
+}
+
+struct rec_arg { struct tp_server *s; unsigned w; };
+
+static void rec_exec(void *arg, const void *req, const struct wire_req *h)
+{
+	struct rec_arg *ra = arg;
+	if (ra->s->c.recover_exec)
+		ra->s->c.recover_exec(ra->s->c.recover_arg, ra->w, req, h);
+}
+
+/*
+ * Replays the ring file a previous server left (§5.3): the requests between
+ * ReqToExecute and SRQTail that are whole, nilext and idempotent may have
+ * been committed by their ACK, so they are executed again, in ticket order,
+ * before any client can connect.  Released slots were invalidated before
+ * their WQE was reposted, and SRQTail was persisted before the post, so the
+ * range holds every committed request and nothing stale.  Then the ring is
+ * reset (all slots invalid, tickets from 0).  0, or -1 with err set.
+ */
+static int recover_ring(struct tp_server *s, struct vb_worker *w, char *err, size_t errlen)
+{
+	const struct vb_ring_hdr *h = w->hdr;
+	struct rec_arg ra = { s, w->idx };
+	uint64_t from = h->req_to_execute, to = h->srq_tail;
+	w->recovered = 1;
+	if (recovery_scan_ring(w->slots, s->c.ring_slots, s->c.slot_size, from, to, rec_exec, &ra, &w->rec) != 0) {
+		snprintf(err, errlen, "durable ring file %s.vring%u: ReqToExecute %llu and SRQTail %llu are more than "
+			 "%u slots apart; the ring is corrupt (remove it to discard its requests)", s->c.pmem_path,
+			 w->idx, (unsigned long long)from, (unsigned long long)to, s->c.ring_slots);
+		return -1;
+	}
+	log_msg(LOG_INFO, "recovery: verbs ring %u (%s): tickets %llu..%llu scanned %llu, valid %llu, "
+		"re-executed %llu, %.3f ms", w->idx, h->clean ? "clean shutdown" : "crashed",
+		(unsigned long long)from, (unsigned long long)to, (unsigned long long)w->rec.scanned,
+		(unsigned long long)w->rec.valid, (unsigned long long)w->rec.reexecuted, w->rec.ns / 1e6);
+	for (size_t k = 0; k < s->c.ring_slots; k++)
+		memset(w->slots + k * s->c.slot_size, 0, 16);
+	w_persist(w, w->slots, (size_t)s->c.ring_slots * s->c.slot_size);
 	return 0;
 }
 
@@ -756,6 +794,10 @@ static int worker_init(struct tp_server *s, unsigned i, char *err, size_t errlen
 		w->map_len = bytes;
 	}
 	w->hdr = (struct vb_ring_hdr *)w->map;
+	if (contiguous)
+		w->slots = w->map + VB_HDR_BYTES;
+	if (w->existed && recover_ring(s, w, err, errlen) != 0)
+		return -1;
 	memset(w->hdr, 0, sizeof *w->hdr);
 	w->hdr->version = VB_VERSION;
 	w->hdr->worker = i;
@@ -769,8 +811,6 @@ static int worker_init(struct tp_server *s, unsigned i, char *err, size_t errlen
 				   "the ring header", i, err, errlen);
 	if (!w->hdr_mr)
 		return -1;
-	if (contiguous)
-		w->slots = w->map + VB_HDR_BYTES;
 	if (s->mode == RM_SLOT_RING) {
 		w->ring_mr = reg_or_explain(s, w->slots, n * ss, IBV_ACCESS_LOCAL_WRITE, "the receive ring", i,
 					    err, errlen);
@@ -1457,6 +1497,13 @@ static void vb_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 	w->hdr->req_to_execute = slot + 1;
 	w_persist(w, &w->hdr->req_to_execute, sizeof w->hdr->req_to_execute);
 	w->tick[slot & s->mask] = UINT64_MAX;
+	if (w->pmem_file) {
+		/* Invalidate before the repost: after a crash the scan must
+		 * not find this executed request in a slot posted again. */
+		uint8_t *b = slot_buf(s, w, slot & s->mask);
+		memset(b, 0, 16);
+		w_persist(w, b, 16);
+	}
 	uint64_t t = slot + s->c.ring_slots;
 	if (s->mode == RM_SRQ) {
 		post_recv(s, w, t, 1);
@@ -1587,6 +1634,8 @@ static json_t *vb_srv_stats(struct tp_server *s)
 			"req_to_execute", (json_int_t)(w->hdr ? w->hdr->req_to_execute : 0));
 		if (w->last_recv_error)
 			json_object_set_new(o, "last_recv_error", json_string(w->last_recv_error));
+		if (w->recovered)
+			json_object_set_new(o, "recovery", recovery_report_json(&w->rec));
 		json_array_append_new(arr, o);
 	}
 	json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s,s:I,s:I,s:b,s:b,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:o}",

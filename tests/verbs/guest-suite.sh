@@ -133,8 +133,13 @@ if [ -n "$VT" ] && [ -x "$VT" ]; then
 	next_port
 	timeout -k 5 240 "$VT" order "$RXE_IP" "$PORT" slot_ring 6 60 deleg 2>"$T/order-deleg.err" ||
 		notok "order slot_ring deleg: exited with $?" "$(tail -5 "$T/order-deleg.err")"
+	mkdir -p "$T/pm"
+	next_port
+	timeout -k 5 180 "$VT" crash "$RXE_IP" "$PORT" "$T/pm/crash" 2>"$T/crash-rec.err" ||
+		notok "crash: exited with $?" "$(tail -5 "$T/crash-rec.err")"
+	PORT=$((PORT + 2))   # the restarts listen on the next two ports
 else
-	notok "hwack/order: the test program was not built (OQB_VTEST=$VT)"
+	notok "hwack/order/crash: the test program was not built (OQB_VTEST=$VT)"
 fi
 
 # ---- delegation off / on ------------------------------------------------
@@ -193,11 +198,12 @@ for mode in slot_ring srq; do
 	jcheck "$name: ring on the pmem file, ReqToExecute = executed" <(srv_json "$name") '
 		.transport.durable and .transport.pmem and
 		.transport.workers[0].req_to_execute == .executed'
-	# a cleanly closed ring file can be opened again
+	# a ring file is opened again, and scanned for requests to replay
 	if [ -f "$T/pm/$mode.vring0" ] && start_server "$name-again" --system oq --durable --pmem-path "$T/pm/$mode" \
 		--recv-mode "$mode" --ring-slots 64; then
 		stop_server
-		ok "$name: a cleanly closed ring file is reused"
+		jcheck "$name: a ring file is reopened and scanned" <(srv_json "$name-again") \
+			'.transport.workers[0].recovery.scanned >= 0 and .transport.workers[0].recovery.skipped_invalid >= 0'
 	else
 		notok "$name: reopen the ring file" "$(cat "$T/$name-again.srv.err" 2>/dev/null)"
 	fi

@@ -18,17 +18,28 @@
  *       that committed (DELIVERED) before a GET was sent executed before
  *       that GET (the linearizability argument of §4, Case 3); and replaying
  *       the log single-threaded reproduces every GET's returned value.
+ *   vtest crash ADDR PORT PMEM_PATH
+ *       Durable recovery (§5.3): a forked server with its ring in a pmem
+ *       file executes only the first 15 of 40 durable requests (one a GET)
+ *       and is killed with SIGKILL after all of them committed (their READs
+ *       completed).  A new server on the same file must replay exactly the
+ *       committed, unexecuted nilext requests, in ticket order, before it
+ *       accepts clients; a third open finds nothing left to replay.
  *
  * Prints "ok NAME" / "not ok NAME: why" lines; exits 0 only if all passed.
  */
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -517,6 +528,184 @@ static int cmd_order(const char *addr, unsigned port, const char *mode, unsigned
 	return failed;
 }
 
+/* ---------------------------------------------------------------- crash */
+
+#define CR_SLOTS 64
+#define CR_SENT 40
+#define CR_EXEC 15
+#define CR_GET 20
+
+static uint64_t rec_seq[CR_SLOTS];
+static unsigned nrec;
+
+static void rec_cb(void *arg, unsigned w, const void *req, const struct wire_req *h)
+{
+	(void)arg; (void)w; (void)req;
+	if (nrec < CR_SLOTS)
+		rec_seq[nrec] = h->seq;
+	nrec++;
+}
+
+static int read_line(int fd, char *buf, size_t len, int ms)
+{
+	size_t o = 0;
+	while (o + 1 < len) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, ms) <= 0)
+			break;
+		if (read(fd, buf + o, 1) != 1)
+			break;
+		if (buf[o++] == '\n')
+			break;
+	}
+	buf[o] = 0;
+	return (int)o;
+}
+
+static struct tp_server *open_durable(const char *addr, unsigned port, const char *path, int with_cb,
+				      char *err, size_t errlen)
+{
+	struct tp_srv_conf sc = {
+		.workers = 1, .ring_slots = CR_SLOTS, .slot_size = 256, .system = "oq", .durable = 1,
+		.pmem_path = path, .addr = addr, .port = port, .gid_index = -1, .recv_mode = "slot_ring",
+		.min_rnr_timer = 1, .recover_exec = with_cb ? rec_cb : NULL,
+	};
+	return tp->srv_open(&sc, err, errlen);
+}
+
+/* The server that dies: executes the first CR_EXEC requests, then idles. */
+static void crash_child(const char *addr, unsigned port, const char *path, int fd)
+{
+	char err[512], line[600];
+	struct tp_server *s = open_durable(addr, port, path, 0, err, sizeof err);
+	if (!s) {
+		snprintf(line, sizeof line, "fail %.500s\n", err);
+		(void)!write(fd, line, strlen(line));
+		_exit(1);
+	}
+	(void)!write(fd, "ready\n", 6);
+	struct exec x;
+	exec_init(&x, 0, CR_SLOTS);
+	struct tp_arrival a[64];
+	unsigned done = 0;
+	for (;;) {
+		int n = tp->srv_poll(s, 0, a, 64);
+		for (int i = 0; i < n; i++)
+			exec_arrive(&x, a[i].slot);
+		uint64_t slot;
+		while (done < CR_EXEC && (slot = exec_next(&x)) != EXEC_NONE) {
+			tp->srv_release(s, 0, slot);
+			if (++done == CR_EXEC) {
+				tp->srv_flush(s, 0);
+				(void)!write(fd, "done\n", 5);
+			}
+		}
+		tp->srv_flush(s, 0);
+		sched_yield();
+	}
+}
+
+static int cmd_crash(const char *addr, unsigned port, const char *path)
+{
+	char err[512], line[600], ep[128];
+	uint8_t buf[4096];
+	int pfd[2];
+	if (pipe(pfd) != 0) {
+		notok("crash: pipe", "%s", strerror(errno));
+		return 1;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		crash_child(addr, port, path, pfd[1]);
+	}
+	close(pfd[1]);
+	read_line(pfd[0], line, sizeof line, 30000);
+	if (strncmp(line, "ready", 5) != 0) {
+		notok("crash: durable server start", "%s", line[0] ? line : "no answer within 30 s");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return 1;
+	}
+	snprintf(ep, sizeof ep, "verbs:%s:%u", addr, port);
+	struct tp_cli_conf cc = { .endpoint = ep, .system = "oq", .max_outstanding = 64, .durable = 1,
+				  .connect_timeout_ms = 20000 };
+	struct tp_client *c = tp->cli_open(&cc, err, sizeof err);
+	if (!c) {
+		notok("crash: client", "%s", err);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return 1;
+	}
+	uint32_t id = tp->cli_id(c);
+	int seen[CR_SENT + 1] = { 0 }, nseen = 0;
+	for (uint64_t seq = 1; seq <= CR_SENT; seq++) {
+		uint64_t v = seq;
+		uint32_t len = seq == CR_GET ? encode(buf, WIRE_OP_GET, 0, id, seq, "k", NULL, 0)
+			: encode(buf, WIRE_OP_SET, WIRE_F_NILEXT | WIRE_F_DURABLE, id, seq, "k", &v, 8);
+		if (post(c, buf, len, seq, err, sizeof err) != 0) {
+			notok("crash: post", "%s", err);
+			break;
+		}
+	}
+	struct tp_event ev[16];
+	for (uint64_t end = clock_ns() + 20000000000ull; nseen < CR_SENT && clock_ns() < end; ) {
+		int n = tp->cli_poll(c, ev, 16);
+		for (int i = 0; i < n; i++)
+			if (ev[i].kind == TP_EV_DELIVERED && ev[i].seq >= 1 && ev[i].seq <= CR_SENT && !seen[ev[i].seq]) {
+				seen[ev[i].seq] = 1;
+				nseen++;
+			}
+	}
+	json_t *cs = tp->cli_stats(c);
+	int reads = (int)json_integer_value(json_object_get(json_object_get(cs, "qp_totals"), "durable_reads"));
+	json_decref(cs);
+	if (nseen == CR_SENT && reads == CR_SENT - 1)
+		ok("crash: 40 requests committed, 39 of them by a durable READ, before the crash");
+	else
+		notok("crash: commits before the crash", "%d of %d DELIVERED, %d durable READs", nseen, CR_SENT, reads);
+	read_line(pfd[0], line, sizeof line, 20000);
+	if (strncmp(line, "done", 4) != 0)
+		notok("crash: the dying server executed its share", "%s", line[0] ? line : "no answer within 20 s");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pfd[0]);
+	tp->cli_close(c);
+
+	nrec = 0;
+	struct tp_server *s = open_durable(addr, port + 1, path, 1, err, sizeof err);
+	if (!s) {
+		notok("crash: restart on the ring file", "%s", err);
+		return 1;
+	}
+	int order_ok = nrec == CR_SENT - CR_EXEC - 1;
+	for (unsigned i = 0, want = CR_EXEC + 1; order_ok && i < nrec; i++, want++) {
+		if (want == CR_GET)
+			want++;
+		order_ok = rec_seq[i] == want;
+	}
+	json_t *ss = tp->srv_stats(s);
+	json_t *rec = json_object_get(json_array_get(json_object_get(ss, "workers"), 0), "recovery");
+	int skipped_get = (int)json_integer_value(json_object_get(rec, "skipped_non_nilext"));
+	json_decref(ss);
+	if (order_ok && skipped_get == 1)
+		ok("crash: restart replays exactly the 24 committed, unexecuted SETs, in order, and skips the GET");
+	else
+		notok("crash: replay", "%u re-executed (want %d, seqs %d..%d without %d), first %" PRIu64
+		      ", skipped non-nilext %d", nrec, CR_SENT - CR_EXEC - 1, CR_EXEC + 1, CR_SENT, CR_GET,
+		      nrec ? rec_seq[0] : 0, skipped_get);
+	tp->srv_close(s);
+	nrec = 0;
+	s = open_durable(addr, port + 2, path, 1, err, sizeof err);
+	if (s && nrec == 0)
+		ok("crash: after the replay and a clean stop, nothing is replayed again");
+	else
+		notok("crash: second restart", "%s", s ? "requests replayed twice" : err);
+	if (s)
+		tp->srv_close(s);
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -525,6 +714,9 @@ int main(int argc, char **argv)
 	if (argc >= 7 && !strcmp(argv[1], "order"))
 		return cmd_order(argv[2], (unsigned)atoi(argv[3]), argv[4], (unsigned)atoi(argv[5]),
 				 (unsigned)atoi(argv[6]), argc > 7 && !strcmp(argv[7], "deleg"));
-	fprintf(stderr, "usage: vtest hwack ADDR PORT MODE | vtest order ADDR PORT MODE THREADS OPS [deleg]\n");
+	if (argc >= 5 && !strcmp(argv[1], "crash"))
+		return cmd_crash(argv[2], (unsigned)atoi(argv[3]), argv[4]);
+	fprintf(stderr, "usage: vtest hwack ADDR PORT MODE | vtest order ADDR PORT MODE THREADS OPS [deleg] | "
+		"vtest crash ADDR PORT PMEM_PATH\n");
 	return 2;
 }
