@@ -46,7 +46,7 @@ static const struct conf_key server_keys[] = {
 	{ "ring_slots", CONF_INT, 0, 1, 1 << 24, NULL, NULL, "receive slots per worker (server default if absent)" },
 	{ "slot_size", CONF_INT, 0, 64, 1 << 21, NULL, NULL, "bytes per receive slot, a multiple of 64; a request must fit one (server default 2048)" },
 	{ "recv_pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "durable/pmkv: directory on the server host for the persistent receive rings and pools; each point gets a fresh subdirectory (default: a private one per point)" },
-	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--slot-size\", \"4096\"]" },
+	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--void-timeout-ms\", \"20\"]" },
 	{ NULL }
 };
 
@@ -100,7 +100,7 @@ static const struct conf_key hosts_keys[] = {
 	{ "bin_dir", CONF_STR, 0, 0, 0, NULL, NULL, "directory of oqb-server/oqb-client on the hosts (default: next to oqb)" },
 	{ "ctl_addr", CONF_STR, 0, 0, 0, NULL, NULL, "address the hosts use to reach the driver (default: 127.0.0.1 or this host's name)" },
 	{ "ctl_port", CONF_INT, 0, 0, 65535, NULL, NULL, "control port (default 0: any free port)" },
-	{ "scratch_dir", CONF_STR, 0, 0, 0, NULL, NULL, "parent directory for the server's private run directory (default: the server's, /dev/shm)" },
+	{ "scratch_dir", CONF_STR, 0, 0, 0, NULL, NULL, "parent directory for the server's private run directory and the private pmem directories (default: the server's, /dev/shm)" },
 	{ NULL }
 };
 
@@ -120,7 +120,7 @@ static const struct conf_key top_keys[] = {
 	{ "systems", CONF_ARR_STR, 1, 0, 0, k_systems, NULL, "systems to compare: oq, rawrpc, deferred" },
 	{ "server", CONF_OBJ, 1, 0, 0, NULL, server_keys, "server shape" },
 	{ "clients", CONF_OBJ, 0, 0, 0, NULL, clients_keys, "client shape" },
-	{ "workload", CONF_OBJ, 1, 0, 0, NULL, NULL, "operation generator, passed to the clients (kind: kv, ycsb, twitter, trace)" },
+	{ "workload", CONF_OBJ, 1, 0, 0, NULL, NULL, "operation generator, passed to the clients (kind: kv, ycsb, twitter, trace, echo)" },
 	{ "arrival", CONF_OBJ, 1, 0, 0, NULL, arrival_keys, "arrival process and the loads to sweep" },
 	{ "durable", CONF_ANY, 0, 0, 0, NULL, NULL, "durable mode (persistent receive rings, paper 5.3): true, false, or the systems that run it, e.g. [\"oq\"] (default false)" },
 	{ "verbs", CONF_OBJ, 0, 0, 0, NULL, verbs_keys, "verbs transport settings (transport verbs only)" },
