@@ -931,7 +931,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
  */
 static void pmem_remove(struct prun *pr)
 {
-	const char *host = pr->r->rc.server_host;
+	const char *host = pr->rc->server_host;
 	char err[1024], log[PATH_MAX + 400];
 	char *argv[] = { "rm", "-rf", "--", pr->pmem, NULL };
 	pid_t pid;
