@@ -4,15 +4,16 @@
 #
 # VM 1 serves, VM 2 connects: a TCP transfer (1.3 MB, checked by md5; the
 # future ssh between the VMs needs TCP), rping over rdma_cm, and ib_send_lat
-# over rdma_cm (-R).  The two boot in parallel, so every client retries until
-# its server answers, within a time limit.  Without a usable VM: "skip" here,
+# over rdma_cm (-R).  The two boot in parallel: VM 1 opens a TCP "ready"
+# port once its servers listen, and VM 2 waits for it before its clients
+# start; every wait has a time limit.  Without a usable VM: "skip" here,
 # "not ok" under CI=true.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 . tests/vm/vm-test-lib.sh
 
 vm_preflight two-vm-smoke rping:rdmacm-utils ib_send_lat:perftest \
-	busybox:busybox-static timeout:coreutils || finish
+	rdma:iproute2 busybox:busybox-static timeout:coreutils stdbuf:coreutils || finish
 
 # Shared by both guests: helpers, then the role picked by $RXE_PAIR_N.
 guest=$(cat <<'EOF'
@@ -20,8 +21,7 @@ set -u
 me=two-vm/vm$RXE_PAIR_N
 result() { if [ "$2" = 0 ]; then echo "ok $me/$1"; else echo "not ok $me/$1"; fi; }
 show() { local f; for f; do echo "--- vm$RXE_PAIR_N $f" >&2; tail -n 15 "$f" >&2; done; }
-# retry SECS CMD...: run CMD until it succeeds, for at most SECS seconds (the
-# peer VM may still be booting).
+# retry SECS CMD...: run CMD until it succeeds, for at most SECS seconds.
 retry() {
 	local end=$((SECONDS + $1)); shift
 	until "$@"; do
@@ -29,8 +29,29 @@ retry() {
 		sleep 1
 	done
 }
+# wait_for SECS CMD...: poll a local readiness check.
+wait_for() {
+	local end=$((SECONDS + $1)); shift
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+# serve SECS LOG CMD...: run a one-client server until a run succeeds, for at
+# most SECS seconds.  A server whose client died half-way through the
+# rdma_cm handshake (a slow guest) never finishes: the per-run limit
+# restarts it, and the client retries.
+serve() {
+	local end=$((SECONDS + $1)) log=$2; shift 2
+	until timeout 60 stdbuf -oL "$@" >"$log" 2>&1; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 1
+	done
+}
+cm_listening() { rdma resource show cm_id | grep -q "state LISTEN .*:$1 "; }
 payload() { seq 1 200000; }
-tcp_send() { timeout 10 bash -c 'seq 1 200000 >"/dev/tcp/$RXE_PEER_IP/5001"' 2>/dev/null; }
+tcp_connect() { timeout 10 bash -c "exec 3<>/dev/tcp/$RXE_PEER_IP/$1" 2>/dev/null; }
+tcp_send() { timeout 30 bash -c 'seq 1 200000 >"/dev/tcp/$RXE_PEER_IP/5001"' 2>/dev/null; }
 rping_cli() { timeout 60 rping -c -a "$RXE_PEER_IP" -C 10 -v >/tmp/rping-cli 2>&1; }
 lat_cli() { timeout 60 ib_send_lat -R -d "$RXE_DEV" -n 200 "$RXE_PEER_IP" >/tmp/lat-cli 2>&1; }
 
@@ -38,14 +59,18 @@ lat_cli() { timeout 60 ib_send_lat -R -d "$RXE_DEV" -n 200 "$RXE_PEER_IP" >/tmp/
 result environment $?
 
 if [ "$RXE_PAIR_N" = 1 ]; then
-	# Servers: all listening at once, each bounded in time.  No readiness
-	# probe: nc stops listening once VM 2 has connected, which can be at once.
+	# Servers first, then a TCP "ready" listener on port 5002 once both
+	# rdma_cm servers listen: VM 2 starts its clients when it can connect.
 	timeout 300 busybox nc -l -p 5001 >/tmp/tcp-in 2>/tmp/tcp-err &
 	nc_pid=$!
-	timeout 300 rping -s -a "$RXE_IP" -C 10 -v >/tmp/rping-srv 2>&1 &
+	serve 240 /tmp/rping-srv rping -s -a "$RXE_IP" -C 10 -v &
 	rping_pid=$!
-	timeout 300 ib_send_lat -R -d "$RXE_DEV" -n 200 >/tmp/lat-srv 2>&1 &
+	serve 240 /tmp/lat-srv ib_send_lat -R -d "$RXE_DEV" -n 200 &
 	lat_pid=$!
+	wait_for 60 cm_listening 7174 && wait_for 60 cm_listening 18515
+	result servers-listening $?
+	timeout 300 busybox nc -l -p 5002 </dev/null >/dev/null 2>&1 &
+	ready_pid=$!
 
 	wait $nc_pid; r=$?
 	[ $r = 0 ] && [ "$(md5sum </tmp/tcp-in)" = "$(payload | md5sum)" ]
@@ -55,8 +80,11 @@ if [ "$RXE_PAIR_N" = 1 ]; then
 	result rping-server $r
 	wait $lat_pid; r=$?; [ $r = 0 ] || show /tmp/lat-srv
 	result ib_send_lat-server $r
+	wait $ready_pid
 else
-	retry 240 tcp_send
+	retry 240 tcp_connect 5002
+	result peer-ready $?
+	retry 60 tcp_send
 	result tcp-send $?
 	retry 120 rping_cli && [ "$(grep -c 'ping data: rdma-ping-' /tmp/rping-cli)" = 10 ]
 	r=$?; [ $r = 0 ] || show /tmp/rping-cli
