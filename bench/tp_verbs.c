@@ -65,7 +65,7 @@
  *              not available in this build (see docs/verbs.md).
  *
  * Durable mode (§5.3).  The ring lives in a libpmem-mapped file
- * (<pmem_path>.vring<W>) whose first page holds ReqToExecute (first ticket
+ * (<pmem_path>/vring-<W>) whose first page holds ReqToExecute (first ticket
  * not yet executed, updated on release) and SRQTail (tickets posted), for
  * the recovery scan.  A client marks durable nilext requests WIRE_F_DURABLE;
  * the transport then posts the SEND unsignaled followed on the same QP by a
@@ -685,7 +685,7 @@ static int map_ring_file(struct tp_server *s, struct vb_worker *w, size_t bytes,
 	char path[4096];
 	size_t mapped = 0;
 	int is_pmem = 0;
-	snprintf(path, sizeof path, "%s.vring%u", s->c.pmem_path, w->idx);
+	snprintf(path, sizeof path, "%s/vring-%u", s->c.pmem_path, w->idx);
 	void *p = pmem_map_file(path, bytes, PMEM_FILE_CREATE | PMEM_FILE_EXCL, 0600, &mapped, &is_pmem);
 	if (!p && errno == EEXIST) {
 		p = pmem_map_file(path, 0, 0, 0, &mapped, &is_pmem);
@@ -704,8 +704,8 @@ static int map_ring_file(struct tp_server *s, struct vb_worker *w, size_t bytes,
 		}
 		w->existed = 1;
 	} else if (!p) {
-		snprintf(err, errlen, "cannot create the durable ring file %s: %s (--pmem-path is a path prefix in "
-			 "a writable directory, e.g. /mnt/pmem0/oqb)", path, pmem_errormsg());
+		snprintf(err, errlen, "cannot create the durable ring file %s: %s (--pmem-path is a writable "
+			 "directory, e.g. on a DAX-mounted PM file system)", path, pmem_errormsg());
 		return -1;
 	}
 	w->map = p;
@@ -740,7 +740,7 @@ static int recover_ring(struct tp_server *s, struct vb_worker *w, char *err, siz
 	uint64_t from = h->req_to_execute, to = h->srq_tail;
 	w->recovered = 1;
 	if (recovery_scan_ring(w->slots, s->c.ring_slots, s->c.slot_size, from, to, rec_exec, &ra, &w->rec) != 0) {
-		snprintf(err, errlen, "durable ring file %s.vring%u: ReqToExecute %llu and SRQTail %llu are more than "
+		snprintf(err, errlen, "durable ring file %s/vring-%u: ReqToExecute %llu and SRQTail %llu are more than "
 			 "%u slots apart; the ring is corrupt (remove it to discard its requests)", s->c.pmem_path,
 			 w->idx, (unsigned long long)from, (unsigned long long)to, s->c.ring_slots);
 		return -1;

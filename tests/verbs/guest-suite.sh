@@ -199,7 +199,7 @@ for mode in slot_ring srq; do
 		.transport.durable and .transport.pmem and
 		.transport.workers[0].req_to_execute == .executed'
 	# a ring file is opened again, and scanned for requests to replay
-	if [ -f "$T/pm/$mode.vring0" ] && start_server "$name-again" --system oq --durable --pmem-path "$T/pm/$mode" \
+	if [ -f "$T/pm/$mode/vring-0" ] && start_server "$name-again" --system oq --durable --pmem-path "$T/pm/$mode" \
 		--recv-mode "$mode" --ring-slots 64; then
 		stop_server
 		jcheck "$name: a ring file is reopened and scanned" <(srv_json "$name-again") \
@@ -287,9 +287,9 @@ if [ -x "$B/oqb" ]; then
 	"name": "verbs-tiny",
 	"transport": "verbs",
 	"systems": ["oq", "rawrpc"],
-	"server": { "workers": 1, "backend": { "kind": "cache", "memory_mb": 16 }, "ring_slots": 256,
-		    "extra_args": ["--addr", "$RXE_IP", "--port", "$PORT"] },
-	"clients": { "processes": 1, "threads": 1 },
+	"verbs": { "addr": "$RXE_IP", "port": $PORT, "recv_mode": "slot_ring" },
+	"server": { "workers": 2, "backend": { "kind": "cache", "memory_mb": 16 }, "ring_slots": 256 },
+	"clients": { "processes": 1, "threads": 2, "delegation": true },
 	"workload": { "kind": "kv", "put_ratio": 0.8, "key_size": 16, "value_size": 64, "keys": 200 },
 	"arrival": { "kind": "poisson", "loads_ops": [200] },
 	"warmup_s": 0.2,
@@ -298,7 +298,8 @@ if [ -x "$B/oqb" ]; then
 }
 EOF
 	if timeout -k 5 240 "$B/oqb" run "$T/verbs-run.json" --out "$T/verbs-run" --quiet >"$T/oqbrun.out" 2>&1; then
-		jcheck "oqb run: a sweep over transport verbs" "$T/verbs-run/run.json" '.points | length == 2'
+		jcheck "oqb run: a sweep over transport verbs (slot_ring, delegation)" "$T/verbs-run/run.json" \
+			'.points | length == 2'
 	else
 		notok "oqb run with transport verbs" "$(tail -20 "$T/oqbrun.out")"
 	fi

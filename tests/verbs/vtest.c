@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -610,6 +611,10 @@ static int cmd_crash(const char *addr, unsigned port, const char *path)
 	char err[512], line[600], ep[128];
 	uint8_t buf[4096];
 	int pfd[2];
+	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+		notok("crash: pmem directory", "%s: %s", path, strerror(errno));
+		return 1;
+	}
 	if (pipe(pfd) != 0) {
 		notok("crash: pipe", "%s", strerror(errno));
 		return 1;
