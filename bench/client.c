@@ -330,7 +330,9 @@ static void *thread_main(void *arg)
 			t->unsent++;
 			arrival_next(&t->arr);
 		}
-	drain(t, t->end + c->drain_ns);
+	/* A failed thread does not wait out the schedule: its transport is
+	 * gone, and the error is what the caller needs. */
+	drain(t, t->failed ? clock_ns() + 100000000ull : t->end + c->drain_ns);
 	t->unanswered = t->outstanding;
 	return NULL;
 }
