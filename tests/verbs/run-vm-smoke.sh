@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/vm-test-lib.sh
 
 vm_preflight vm-smoke ibv_devinfo:ibverbs-utils ibv_srq_pingpong:ibverbs-utils \
-	ib_send_lat:perftest rdma:iproute2 ss:iproute2 || finish
+	ib_send_lat:perftest rdma:iproute2 ss:iproute2 stdbuf:coreutils || finish
 
 # Runs inside the guest, as root, in the shared directory.  Prints one result
 # line per case; diagnostics go to stderr.
@@ -30,6 +30,42 @@ wait_for() {
 }
 cm_listening() { rdma resource show cm_id | grep -q "state LISTEN .*:$1 "; }
 tcp_listening() { ss -Hltn "sport = :$1" | grep -q .; }
+# pair NAME READY-CHECK SERVER-LOG CLIENT-LOG CMD...: a server (CMD) and a
+# client (CMD plus $PAIR_TARGET, if set).  The server restarts after a failed
+# run and the client gets three tries once the server listens: under a
+# loaded TCG guest an rdma_cm handshake can time out half-way, which leaves
+# a one-shot server waiting for ever.  Retries are reported on stderr.
+pair() {
+	local name=$1 ready=$2 slog=$3 clog=$4 srv try r=1; shift 4
+	serve 180 "$slog" "$@" &
+	srv=$!
+	for try in 1 2 3; do
+		if ! wait_for 75 $ready; then
+			echo "$name: the server is not listening ($ready)" >&2
+			break
+		fi
+		if timeout 60 "$@" ${PAIR_TARGET:+"$PAIR_TARGET"} >"$clog" 2>&1; then
+			r=0
+			break
+		fi
+		echo "$name: client try $try failed" >&2
+		sleep 1
+	done
+	if [ $r = 0 ]; then
+		wait $srv || r=1
+	else
+		kill $srv 2>/dev/null
+	fi
+	[ $r = 0 ] || show "$slog" "$clog"
+	return $r
+}
+serve() {
+	local end=$((SECONDS + $1)) log=$2; shift 2
+	until timeout 60 stdbuf -oL "$@" >"$log" 2>&1; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 1
+	done
+}
 
 echo hello-stdout
 echo hello-stderr >&2
@@ -43,36 +79,15 @@ ibv_devinfo -d "$RXE_DEV" >/tmp/devinfo 2>&1 && grep -q PORT_ACTIVE /tmp/devinfo
 r=$?; [ $r = 0 ] || show /tmp/devinfo
 result vm-smoke/ibv_devinfo-port-active $r
 
-timeout 120 ib_send_lat -R -d "$RXE_DEV" -n 200 >/tmp/lat-srv 2>&1 &
-srv=$!
-r=1
-if wait_for 30 cm_listening 18515; then
-	timeout 120 ib_send_lat -R -d "$RXE_DEV" -n 200 "$RXE_IP" >/tmp/lat-cli 2>&1
-	c=$?
-	wait $srv; s=$?
-	[ $c = 0 ] && [ $s = 0 ] && grep -Eq '^ *2 +200 +[0-9.]+' /tmp/lat-cli && r=0
-else
-	echo "ib_send_lat server never listened on rdma_cm port 18515" >&2
-	kill $srv 2>/dev/null; wait $srv
-fi
-[ $r = 0 ] || show /tmp/lat-srv /tmp/lat-cli
-result vm-smoke/ib_send_lat-rdma_cm $r
+PAIR_TARGET=$RXE_IP pair ib_send_lat "cm_listening 18515" /tmp/lat-srv /tmp/lat-cli \
+	ib_send_lat -R -d "$RXE_DEV" -n 200 &&
+	grep -Eq '^ *2 +200 +[0-9.]+' /tmp/lat-cli
+result vm-smoke/ib_send_lat-rdma_cm $?
 
-pp=(ibv_srq_pingpong -d "$RXE_DEV" -i "$RXE_IBPORT" -g "$RXE_GID_INDEX" -q 16 -n 100 -p 18600)
-timeout 120 "${pp[@]}" >/tmp/srq-srv 2>&1 &
-srv=$!
-r=1
-if wait_for 30 tcp_listening 18600; then
-	timeout 120 "${pp[@]}" 127.0.0.1 >/tmp/srq-cli 2>&1
-	c=$?
-	wait $srv; s=$?
-	[ $c = 0 ] && [ $s = 0 ] && grep -q 'iters in' /tmp/srq-cli && r=0
-else
-	echo "ibv_srq_pingpong server never listened on TCP port 18600" >&2
-	kill $srv 2>/dev/null; wait $srv
-fi
-[ $r = 0 ] || show /tmp/srq-srv /tmp/srq-cli
-result vm-smoke/ibv_srq_pingpong $r
+PAIR_TARGET=127.0.0.1 pair ibv_srq_pingpong "tcp_listening 18600" /tmp/srq-srv /tmp/srq-cli \
+	ibv_srq_pingpong -d "$RXE_DEV" -i "$RXE_IBPORT" -g "$RXE_GID_INDEX" -q 16 -n 100 -p 18600 &&
+	grep -q 'iters in' /tmp/srq-cli
+result vm-smoke/ibv_srq_pingpong $?
 exit 7
 EOF
 )
