@@ -115,6 +115,11 @@ struct ring_hdr {
 	uint64_t req_to_execute;           /* durable mode (§5.3) */
 	uint64_t srq_tail;
 	uint8_t pad2[CL - 16];
+	_Atomic uint64_t released;         /* tickets below this are released
+					      (own line: clients read it to see
+					      a full ring without touching the
+					      slot states the worker is using) */
+	uint8_t pad3[CL - 8];
 };
 
 struct mbox_ring {
@@ -484,6 +489,7 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 			memset(w->data + t * (size_t)c->slot_size, 0, 16);
 		}
 		atomic_store(&w->ring->tail, 0);
+		atomic_store(&w->ring->released, 0);
 		w->ring->req_to_execute = 0;
 		w->ring->srq_tail = c->ring_slots;
 		w->ring->generation = s->generation;
@@ -627,8 +633,10 @@ static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 	_Atomic uint64_t *st = &w->state[(slot & (n - 1)) * ST_STRIDE];
 	/* Only a slot we executed is handed to the next lap here; a voided
 	 * slot was already recycled (or retired) by the void CAS. */
-	if (atomic_load_explicit(st, memory_order_relaxed) != ST(slot, ST_PUB))
+	if (atomic_load_explicit(st, memory_order_relaxed) != ST(slot, ST_PUB)) {
+		atomic_store_explicit(&w->ring->released, slot + 1, memory_order_release);
 		return;
+	}
 	if (s->c.durable) {
 		/* "Repost the buffer": invalidate the old request first, so a
 		 * later recovery can never take it for a new one, then extend
@@ -642,6 +650,7 @@ static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 	atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
 	if (s->c.durable)
 		persist(st, 8, w->is_pmem);
+	atomic_store_explicit(&w->ring->released, slot + 1, memory_order_release);
 }
 
 static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint32_t full_id)
@@ -1023,10 +1032,14 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 	 * keep draining its mailbox (the server may be waiting for that) and
 	 * come back.  A ticket, once taken, must be filled. */
 	{
+		/* `released` is written by the worker on its own cache line;
+		 * polling the slot state here instead would steal the very line
+		 * the worker must read and write next, and slow it down. */
 		uint64_t tail = atomic_load_explicit(&c->ring[wi]->tail, memory_order_relaxed);
-		uint64_t v = atomic_load_explicit(&c->state[wi][(tail & (c->slots - 1)) * ST_STRIDE],
-						  memory_order_relaxed);
-		if ((v >> 2) < tail && (v & 3) != ST_QUAR) {
+		uint64_t rel = atomic_load_explicit(&c->ring[wi]->released, memory_order_acquire);
+		if (tail - rel >= c->slots) {
+			for (int i = 0; i < 32; i++)
+				cpu_relax();   /* and do not hammer even that line */
 			if (!c->busy[wi]) {
 				c->busy[wi] = 1;
 				c->ring_full_waits++;
