@@ -74,7 +74,7 @@ struct client {
 
 #define REQBUF (WIRE_MAX_VALUE + 4096)
 
-static unsigned route(const char *key, unsigned len, unsigned workers)
+unsigned client_route(const char *key, unsigned len, unsigned workers)
 {
 	/* FNV-1a over the key: the partition function clients and the docs
 	 * agree on (hash(key) % workers, paper §5.1). */
@@ -193,7 +193,7 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 		return -1;
 	}
 	uint64_t seq = ++t->seq;
-	unsigned w = route(op.key, op.key_len, t->workers);
+	unsigned w = client_route(op.key, op.key_len, t->workers);
 	struct wire_req h = {
 		.op = (uint8_t)op.op, .flags = (uint16_t)op.flags, .key_len = op.key_len,
 		.val_len = op.val_len, .client_id = t->client_id, .worker = w,

@@ -36,6 +36,10 @@ struct client_conf {
 
 struct client;
 
+/* The partition of a key: FNV-1a(key) % workers (paper §5.1), the same for
+ * every client and tool, so a key always lands on the same worker. */
+unsigned client_route(const char *key, unsigned len, unsigned workers);
+
 /* Connects every thread, opens generators, runs the load phase; returns
  * when all threads are ready to start.  NULL + err on failure. */
 struct client *client_prepare(const struct client_conf *c, char *err, size_t errlen);

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "clock.h"
 #include "conf.h"
 #include "crashtest.h"
@@ -87,16 +88,6 @@ static const struct conf_key ct_schema[] = {
 	{ "restart_timeout_s", CONF_NUM, 0, 1, 3600, NULL, NULL, "how long a restart may take" },
 	{ NULL },
 };
-
-static unsigned route(const char *key, unsigned len, unsigned workers)
-{
-	uint64_t h = 0xcbf29ce484222325ull;   /* same partition function as bench/client.c */
-	for (unsigned i = 0; i < len; i++) {
-		h ^= (uint8_t)key[i];
-		h *= 0x100000001b3ull;
-	}
-	return (unsigned)(h % workers);
-}
 
 /* Starts the server and waits for its "ready" line; 0 or -1 + err. */
 static int start_server(struct ct_run *r, char *err, size_t errlen)
@@ -219,7 +210,7 @@ static void *writer(void *arg)
 		snprintf(val, sizeof val, "%020llu", (unsigned long long)seq);
 		val[20] = '-';
 		val[r->c.value_size] = 0;
-		unsigned w = route(key, (unsigned)strlen(key), (unsigned)r->c.workers);
+		unsigned w = client_route(key, (unsigned)strlen(key), (unsigned)r->c.workers);
 		struct wire_req h = {
 			.op = WIRE_OP_SET, .flags = WIRE_F_NILEXT | WIRE_F_DURABLE,
 			.key_len = (uint16_t)strlen(key), .val_len = (uint32_t)r->c.value_size,
@@ -275,7 +266,7 @@ static uint64_t verify(struct ct_run *r, uint64_t *checked, uint64_t *lost_keys,
 			if (!t->committed[i])
 				continue;
 			key_name(key, sizeof key, (unsigned)th, (unsigned)i);
-			unsigned w = route(key, (unsigned)strlen(key), (unsigned)r->c.workers);
+			unsigned w = client_route(key, (unsigned)strlen(key), (unsigned)r->c.workers);
 			struct wire_req h = { .op = WIRE_OP_GET, .key_len = (uint16_t)strlen(key),
 					      .client_id = tp_shm_ops.cli_id(c), .worker = w, .seq = ++seq };
 			uint32_t len = wire_encode_req(buf, sizeof buf, &h, key, NULL);
