@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# two-vm-driver.sh SHARE SSH_PORT - VM 1 of tests/verbs/run-two-vm-driver.sh
+# (run by tests/vm/rxe-vm -P DIR:1): the driver and client host.
+#
+# The driver's ssh launcher logs in to every host, this one included, so a
+# private sshd runs here too.  Once VM 2's sshd is up (its TCP port 5002
+# answers), `oqb run` starts oqb-server on 198.18.2.2 and oqb-client on
+# 198.18.2.1 through ssh; they meet over rdma_cm on rxe0 and report to the
+# driver's control port on 198.18.2.1.  run.json (in SHARE/run) is then
+# checked with jq.  Latencies under TCG mean nothing alone: only oq's
+# nilext median against rawrpc's is compared.  Whatever happens, VM 2 is
+# told on port 5003 that the run is over.  Prints "ok NAME" / "not ok NAME".
+set -u
+SHARE=$1 SSH_PORT=$2
+me=two-vm-driver/vm1
+SERVER=198.18.2.2 CLIENT=198.18.2.1
+fails=0
+result() {
+	if [ "$2" = 0 ]; then echo "ok $me/$1"; else echo "not ok $me/$1"; fails=$((fails + 1)); fi
+}
+show() { local f; for f; do echo "--- vm1 $f" >&2; tail -n 25 "$f" >&2; done; }
+jres() {   # jres NAME JQ-EXPR: a check on run.json
+	local out
+	out=$(jq -e "$2" "$SHARE/run/run.json" 2>&1)
+	local r=$?
+	[ $r = 0 ] || echo "  jq '$2' gave: $out" >&2
+	result "$1" $r
+}
+. "$(dirname "$0")/two-vm-sshd.sh"
+
+tcp_open() { timeout 5 bash -c "exec 3<>/dev/tcp/$SERVER/$1" 2>/dev/null; }
+# retry SECS CMD...: run CMD until it succeeds, for at most SECS seconds.
+retry() {
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 1
+	done
+}
+send_done() { timeout 5 bash -c "echo done >/dev/tcp/$SERVER/5003" 2>/dev/null; }
+finish_vm() {
+	retry 20 send_done || echo "vm1: could not tell VM 2 that the run is over" >&2
+	sshd_stop
+}
+trap finish_vm EXIT
+
+[ "$RXE_PAIR_N" = 1 ] && [ "$RXE_IP" = $CLIENT ] && [ "${RXE_PEER_IP:-}" = $SERVER ]
+result environment $?
+
+sshd_start
+r=$?; [ $r = 0 ] || show "$SSHD_LOG"
+result sshd-started $r
+[ $r = 0 ] || exit 1
+# The client key, private to this guest (ssh refuses one others can read).
+cp "$SHARE/id" /tmp/two-vm-sshd/id && chmod 0600 /tmp/two-vm-sshd/id
+
+t0=$SECONDS
+retry 100 tcp_open 5002
+r=$?
+result peer-sshd-ready $r
+[ $r = 0 ] || exit 1
+echo "# vm1: VM 2's sshd was ready after $((SECONDS - t0)) s" >&2
+
+# The same ssh settings the launcher uses, before the driver relies on them.
+for h in $SERVER $CLIENT; do
+	timeout 60 ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes \
+		-o UserKnownHostsFile="$SHARE/known_hosts" -i /tmp/two-vm-sshd/id -o IdentitiesOnly=yes \
+		-o ConnectTimeout=30 -p "$SSH_PORT" -l root "$h" true 2>/tmp/ssh-$h.err
+	r=$?; [ $r = 0 ] || show /tmp/ssh-$h.err
+	result "ssh-login-$h" $r
+done
+
+arrival=${OQB_TWO_VM_ARRIVAL:-'{ "kind": "poisson", "loads_ops": [40] }'}
+cat >/tmp/two-vm.json <<EOF
+{
+	"name": "two-vm-driver",
+	"description": "driver and client in VM 1, server in VM 2, over ssh and rdma_cm",
+	"transport": "verbs",
+	"systems": ["oq", "rawrpc"],
+	"verbs": { "addr": "$SERVER", "port": 7471 },
+	"server": { "workers": 1, "backend": { "kind": "null", "service_ns": ${OQB_TWO_VM_SERVICE_NS:-8000000} } },
+	"clients": { "processes": 1, "threads": 1 },
+	"workload": { "kind": "kv", "put_ratio": 0.5, "key_size": 16, "value_size": 64, "keys": 200 },
+	"arrival": $arrival,
+	"warmup_s": 0.3,
+	"duration_s": ${OQB_TWO_VM_DURATION:-4},
+	"seed": 7,
+	"hosts": {
+		"server": "$SERVER",
+		"clients": ["$CLIENT"],
+		"launcher": "ssh",
+		"bin_dir": "$OQB_BIN",
+		"ctl_addr": "$CLIENT",
+		"ssh": { "user": "root", "port": $SSH_PORT, "identity": "/tmp/two-vm-sshd/id",
+			 "known_hosts": "$SHARE/known_hosts", "options": ["ConnectTimeout=30"] }
+	},
+	"timeouts": { "hello_s": 60, "grace_s": 30, "stop_s": 30 }
+}
+EOF
+t0=$SECONDS
+timeout -k 5 120 "$OQB_BIN/oqb" run /tmp/two-vm.json --out "$SHARE/run" --quiet \
+	>/tmp/oqb-run.out 2>&1
+r=$?
+echo "# vm1: oqb run took $((SECONDS - t0)) s (exit $r)" >&2
+[ $r = 0 ] || show /tmp/oqb-run.out
+result oqb-run $r
+[ -f "$SHARE/run/run.json" ] || { result run-json 1; exit 1; }
+
+jres run-status-ok '.status == "ok" and .transport.name == "verbs"'
+jres hosts-recorded '.hosts.launcher == "ssh" and .hosts.server == "'$SERVER'" and
+	.hosts.clients == ["'$CLIENT'"] and .hosts.ctl_addr == "'$CLIENT'"'
+jres processes-on-both-vms '
+	([.hosts.processes[] | select(.role == "server") | .host] | unique) == ["rxe-vm2"] and
+	([.hosts.processes[] | select(.role == "client") | .host] | unique) == ["rxe-vm1"] and
+	all(.hosts.processes[]; .pid != .local_pid)'
+jres points-have-samples '([.points[].system] | sort) == ["oq", "rawrpc"] and
+	all(.points[]; .lat_ns.all.n > 0 and .lat_ns.nilext.n > 0 and .errors == 0 and .unanswered == 0)'
+jres oq-nilext-median-below-rawrpc '
+	(.points[] | select(.system == "oq") | .lat_ns.nilext.p50) <
+	(.points[] | select(.system == "rawrpc") | .lat_ns.nilext.p50)'
+[ $fails = 0 ]

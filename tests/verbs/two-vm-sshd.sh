@@ -1,0 +1,57 @@
+# two-vm-sshd.sh - sourced by two-vm-server.sh and two-vm-driver.sh inside a
+# two-VM Soft-RoCE guest: starts a private sshd on this VM's address, with
+# the host key and authorized key that run-two-vm-driver.sh made in the
+# shared directory.  Root logs in by key only.
+#
+# Needs: $RXE_IP and $RXE_PAIR_N (from tests/vm/rxe-vm -P), $SHARE (the
+# shared directory), $SSH_PORT.  Sets SSHD_PID and SSHD_LOG.  Every helper
+# returns 0 on success, 1 otherwise; nothing here exits.
+
+# sshd_start: copy the keys to the guest's tmpfs (sshd refuses a private
+# key that others can read, and the share's modes are the host's), write a
+# config, start sshd in the foreground in the background and wait up to
+# 60 s until it accepts TCP connections.
+sshd_start() {
+	local d=/tmp/two-vm-sshd i
+	mkdir -p "$d" /run/sshd && chmod 0700 "$d" && chmod 0755 /run/sshd || return 1
+	cp "$SHARE/hostkey$RXE_PAIR_N" "$d/host_key" &&
+		cp "$SHARE/id.pub" "$d/authorized_keys" || return 1
+	chmod 0600 "$d/host_key" "$d/authorized_keys"
+	cat >"$d/sshd_config" <<EOF
+Port $SSH_PORT
+ListenAddress $RXE_IP
+HostKey $d/host_key
+AuthorizedKeysFile $d/authorized_keys
+PidFile $d/sshd.pid
+UsePAM no
+StrictModes no
+UseDNS no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+AllowUsers root
+MaxSessions 64
+MaxStartups 64
+LoginGraceTime 60
+LogLevel VERBOSE
+EOF
+	SSHD_LOG=$d/sshd.log
+	/usr/sbin/sshd -D -e -f "$d/sshd_config" 2>"$SSHD_LOG" &
+	SSHD_PID=$!
+	for i in $(seq 1 600); do
+		(exec 3<>"/dev/tcp/$RXE_IP/$SSH_PORT") 2>/dev/null && return 0
+		kill -0 "$SSHD_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# sshd_stop: end the sshd started above, by its PID.
+sshd_stop() {
+	[ -n "${SSHD_PID:-}" ] || return 0
+	kill -TERM "$SSHD_PID" 2>/dev/null
+	wait "$SSHD_PID" 2>/dev/null
+	SSHD_PID=
+	return 0
+}
