@@ -32,9 +32,13 @@ if [ $? -eq 2 ]; then
 	finish
 fi
 
-# Keys: the driver's client key and one host key per VM, all fresh.
-S=$T/share
-mkdir -p "$S" "$T/pair"
+# Keys: the driver's client key and one host key per VM, all fresh.  The
+# rendezvous directory lives inside the checkout, which both VMs mount
+# read-write at its own path (-C), so the test works wherever the checkout
+# is (a checkout under the host's /tmp is not visible through the guests'
+# read-only view of / -- they mount their own /tmp).
+mkdir -p "$ROOT/build" "$T/pair"
+S=$(mktemp -d "$ROOT/build/two-vm.XXXXXX") || { notok two-vm-driver/share "cannot create a directory under $ROOT/build"; finish; }
 ssh-keygen -q -t ed25519 -N '' -f "$S/id" -C oqb-two-vm-client >/dev/null &&
 	ssh-keygen -q -t ed25519 -N '' -f "$S/hostkey1" -C oqb-two-vm-1 >/dev/null &&
 	ssh-keygen -q -t ed25519 -N '' -f "$S/hostkey2" -C oqb-two-vm-2 >/dev/null ||
@@ -50,6 +54,7 @@ stop_vms() {
 	local p
 	for p in "${vm_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${vm_pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$S"
 	cleanup_
 }
 trap stop_vms EXIT
@@ -58,10 +63,10 @@ trap 'exit 143' TERM HUP
 
 t0=$SECONDS
 # vm_pids[0] is VM 1, vm_pids[1] VM 2.
-"$VM_RUNNER" -P "$T/pair:1" -C "$S" -t "$LIMIT" -- \
+"$VM_RUNNER" -P "$T/pair:1" -C "$ROOT" -t "$LIMIT" -- \
 	bash "$ROOT/tests/verbs/two-vm-driver.sh" "$S" "$SSH_PORT" >"$T/out1" 2>"$T/err1" &
 vm_pids+=($!)
-"$VM_RUNNER" -P "$T/pair:2" -C "$S" -t "$LIMIT" -- \
+"$VM_RUNNER" -P "$T/pair:2" -C "$ROOT" -t "$LIMIT" -- \
 	bash "$ROOT/tests/verbs/two-vm-server.sh" "$S" "$SSH_PORT" >"$T/out2" 2>"$T/err2" &
 vm_pids+=($!)
 # VM 2 leaves when VM 1 says so; if VM 1 died without saying it, VM 2
