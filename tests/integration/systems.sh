@@ -58,19 +58,35 @@ done
 # sets, 70 % load.  oq commits on delivery, far below the service time;
 # rawrpc waits for queueing plus execution; deferred's ACK waits for the
 # queue but not for its own execution, so it sits between them.
-for sys in oq rawrpc deferred; do
-	if ! start_server "sem-$sys" --system "$sys" --backend null --service-ns 50000; then
-		notok "semantic: $sys server start"; continue
-	fi
-	"$OQB_BIN/oqb-client" --system "$sys" --server "$EP" --rate 14000 --duration-s 1.5 --warmup-s 0.3 \
-		--workload '{"kind":"kv","put_ratio":1.0,"key_size":16,"value_size":64,"keys":1000}' \
-		--out "$T/sem-$sys.json" 2>"$T/sem-$sys.err"
-	stop_server
-done
+#
+# The claim is about time, so other load on a 2-core machine can blur it:
+# a run whose three medians do not show it is repeated, up to 3 runs, and
+# every run is printed.  An implementation that got the commit rules wrong
+# fails all three.  Under sanitizers (make check) the timings mean nothing,
+# so the check is skipped there, and says so.
 p50() { jq -r '.summary_ns.nilext.p50 // empty' "$1" 2>/dev/null; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
-oq=$(p50 "$T/sem-oq.json"); raw=$(p50 "$T/sem-rawrpc.json"); def=$(p50 "$T/sem-deferred.json")
-echo "  semantic p50 (ns): oq=$oq deferred=$def rawrpc=$raw (service 50000 ns)"
+semantic_run() {
+	local sys
+	for sys in oq rawrpc deferred; do
+		start_server "sem-$sys" --system "$sys" --backend null --service-ns 50000 || return 1
+		"$OQB_BIN/oqb-client" --system "$sys" --server "$EP" --rate 14000 --duration-s 1.5 --warmup-s 0.3 \
+			--workload '{"kind":"kv","put_ratio":1.0,"key_size":16,"value_size":64,"keys":1000}' \
+			--out "$T/sem-$sys.json" 2>"$T/sem-$sys.err"
+		stop_server
+	done
+	oq=$(p50 "$T/sem-oq.json"); raw=$(p50 "$T/sem-rawrpc.json"); def=$(p50 "$T/sem-deferred.json")
+	[ -n "$oq" ] && [ -n "$raw" ] && [ -n "$def" ]
+}
+if [ "${OQB_SANITIZE:-0}" = 1 ]; then
+	skip "semantic" "latency ratios are not meaningful under ASan/UBSan (checked by make test)"
+	finish
+fi
+for attempt in 1 2 3; do
+	if ! semantic_run; then notok "semantic: run $attempt produced no results"; break; fi
+	echo "  semantic run $attempt, nilext p50 (ns): oq=$oq deferred=$def rawrpc=$raw (service 50000 ns)"
+	lt "$oq" 10000 && ! lt "$raw" 50000 && lt "$oq" "$def" && lt "$def" "$raw" && break
+done
 if [ -n "$oq" ] && [ -n "$raw" ] && [ -n "$def" ]; then
 	lt "$oq" 10000 && ok "semantic: oq nilext p50 far below the service time" \
 		|| notok "semantic: oq nilext p50 $oq ns is not far below 50 us"
