@@ -4,7 +4,9 @@
 #
 #   oq nilext commit p50         <= 1.5 x floor   (closed loop, 1 outstanding)
 #   rawrpc echo p50 (null)       <= 2.0 x floor   (closed loop, 1 outstanding)
-#   one client thread, oq, null: >= 5 Mops/s offered with achieved/offered >= 0.99
+#   one client thread, oq, null: sends >= 5 Mops/s (offered 5 Mops/s, counted
+#   from what it actually sent), with achieved/offered >= 0.99 below
+#   saturation (one worker saturates first on a 2-core machine: see busy)
 #
 # This is a benchmark, not a test: it prints what it measured and whether
 # each target was met, and exits 0 either way (use --strict to fail on a
@@ -48,6 +50,8 @@ oq=$(jq '.summary_ns.nilext.p50' "$tmp/oq.json")
 raw=$(jq '.summary_ns.non_nilext.p50' "$tmp/raw.json")
 ach=$(jq '.achieved_ops' "$tmp/tput.json")
 off=$(jq '.offered_ops' "$tmp/tput.json")
+sent=$(jq '.sent / 2.5' "$tmp/tput.json")        # warm-up 0.5 s + 2 s measured
+busy=$(jq '.busy_posts' "$tmp/tput.json")
 missed=0
 report() {  # report NAME VALUE OP TARGET
 	local r; r=$(awk -v v="$2" -v t="$4" -v op="$3" 'BEGIN { ok = (op == "<=") ? v <= t : v >= t; print ok ? "met" : "MISSED" }')
@@ -57,8 +61,9 @@ report() {  # report NAME VALUE OP TARGET
 echo "shm targets (floor = cache-line ping-pong RTT p50 = $floor ns)"
 report "oq nilext commit p50 / floor" "$(awk -v a="$oq" -v f="$floor" 'BEGIN{print a/f}')" "<=" 1.5
 report "rawrpc echo p50 / floor" "$(awk -v a="$raw" -v f="$floor" 'BEGIN{print a/f}')" "<=" 2.0
-report "1 thread oq null: offered Mops/s" "$(awk -v a="$off" 'BEGIN{print a/1e6}')" ">=" 5
+report "1 thread oq null: sent Mops/s (5 offered)" "$(awk -v a="$sent" 'BEGIN{print a/1e6}')" ">=" 5
 report "1 thread oq null: achieved / offered" "$(awk -v a="$ach" -v o="$off" 'BEGIN{print a/o}')" ">=" 0.99
-echo "  (oq p50 $oq ns, rawrpc p50 $raw ns, achieved $(awk -v a="$ach" 'BEGIN{printf "%.0f", a}') ops/s)"
+echo "  (oq p50 $oq ns, rawrpc p50 $raw ns, achieved $(awk -v a="$ach" 'BEGIN{printf "%.0f", a}') ops/s,"
+echo "   busy posts $busy: > 0 means the server's ring was full, i.e. the worker saturated first)"
 [ $strict = 1 ] && exit $missed
 exit 0
