@@ -59,3 +59,15 @@ const char *backend_names(void)
 	pthread_once(&names_once, build_names);
 	return names_buf;
 }
+
+void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len)
+{
+	o->val_len = len;
+	if (len == 0)
+		return;
+	if (!o->val || len > o->val_cap) {
+		o->status = WIRE_ERR_NOSPACE;
+		return;
+	}
+	memcpy(o->val, v, len);
+}

@@ -71,6 +71,11 @@ struct backend_ops {
 extern const struct backend_ops null_backend_ops;
 extern const struct backend_ops cache_backend_ops;
 
+/* Puts a result value into o: val_len = len, and the bytes if they fit in
+ * val_cap; otherwise status WIRE_ERR_NOSPACE (val_len still says how much
+ * was needed).  Shared by the backends. */
+void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len);
+
 /* Finds a backend by name; NULL if there is none. */
 const struct backend_ops *backend_find(const char *name);
 /* Comma-separated list of backend names, for help and errors. */

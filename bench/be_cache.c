@@ -338,17 +338,6 @@ static struct item *chunk_alloc(struct backend *b, int ci)
 
 /* ---- operations ---- */
 
-static void copy_out(struct backend_out *o, const uint8_t *v, uint32_t len)
-{
-	o->val_len = len;
-	if (len == 0)
-		return;
-	if (!o->val || len > o->val_cap) {
-		o->status = WIRE_ERR_NOSPACE;
-		return;
-	}
-	memcpy(o->val, v, len);
-}
 
 /* Stores key -> val.  Returns a wire status. */
 static unsigned store(struct backend *b, const uint8_t *key, uint32_t klen,
@@ -426,7 +415,7 @@ static void cache_exec(struct backend *b, const struct backend_req *r, struct ba
 	case WIRE_OP_NOP:
 		return;
 	case WIRE_OP_ECHO:
-		copy_out(o, r->val, r->val_len);
+		backend_copy_out(o, r->val, r->val_len);
 		return;
 	case WIRE_OP_SET:
 		o->status = store(b, r->key, r->key_len, r->val, r->val_len);
@@ -448,7 +437,7 @@ static void cache_exec(struct backend *b, const struct backend_req *r, struct ba
 	case WIRE_OP_GET:
 		b->hits++;
 		lru_bump(&b->cls[it->cls], it);
-		copy_out(o, it->data + it->klen, it->vlen);
+		backend_copy_out(o, it->data + it->klen, it->vlen);
 		break;
 	case WIRE_OP_DEL:
 		item_unlink(b, it);
@@ -464,7 +453,7 @@ static void cache_exec(struct backend *b, const struct backend_req *r, struct ba
 		int n = snprintf(num, sizeof num, "%" PRIu64, v + r->aux);
 		o->status = store(b, r->key, r->key_len, (const uint8_t *)num, (uint32_t)n);
 		if (o->status == WIRE_OK)
-			copy_out(o, (const uint8_t *)num, (uint32_t)n);
+			backend_copy_out(o, (const uint8_t *)num, (uint32_t)n);
 		break;
 	}
 	default:

@@ -44,17 +44,6 @@ static struct backend *null_open(const struct backend_conf *c, char *err, size_t
 	return b;
 }
 
-static void copy_out(struct backend_out *o, const uint8_t *v, uint32_t len)
-{
-	o->val_len = len;
-	if (len == 0)
-		return;
-	if (!o->val || len > o->val_cap) {
-		o->status = WIRE_ERR_NOSPACE;
-		return;
-	}
-	memcpy(o->val, v, len);
-}
 
 static inline void cpu_relax(void)
 {
@@ -93,12 +82,12 @@ static void null_exec(struct backend *b, const struct backend_req *r, struct bac
 	spend(b);
 	switch (r->op) {
 	case WIRE_OP_ECHO:
-		copy_out(o, r->val, r->val_len);
+		backend_copy_out(o, r->val, r->val_len);
 		break;
 	case WIRE_OP_INCR: {
 		char num[24];
 		int n = snprintf(num, sizeof num, "%" PRIu64, r->aux);
-		copy_out(o, (const uint8_t *)num, (uint32_t)n);
+		backend_copy_out(o, (const uint8_t *)num, (uint32_t)n);
 		break;
 	}
 	default:   /* nop, get (empty value), set, del */
