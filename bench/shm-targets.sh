@@ -15,12 +15,15 @@ set -u
 cd "$(dirname "$0")/.."
 B=${OQB_BIN:-bin}
 strict=0; [ "${1:-}" = --strict ] && strict=1
-tmp=$(mktemp -d); trap 'kill $SRV 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-SRV=
+tmp=$(mktemp -d)
+SRV=; ALL=()
+# every server this script started is ended by its PID, whatever happens
+trap 'for p in "${ALL[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
 serve() {   # serve SYSTEM -> sets EP, SRV
 	"$B/oqb-server" --system "$1" --backend null >"$tmp/srv.out" 2>"$tmp/srv.err" &
 	SRV=$!
+	ALL+=("$SRV")
 	for _ in $(seq 1 100); do
 		EP=$(sed -n 's/^ready: endpoint //p' "$tmp/srv.out"); [ -n "$EP" ] && return 0; sleep 0.05
 	done
