@@ -19,6 +19,7 @@ tmp=$(mktemp -d)
 SRV=; ALL=()
 # every server this script started is ended by its PID, whatever happens
 trap 'for p in "${ALL[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP PIPE   # run the EXIT trap on these too
 
 serve() {   # serve SYSTEM -> sets EP, SRV
 	"$B/oqb-server" --system "$1" --backend null >"$tmp/srv.out" 2>"$tmp/srv.err" &
