@@ -16,6 +16,9 @@ cleanup_() {
 	rm -rf "$T"
 }
 trap cleanup_ EXIT
+# a test stopped by a signal (run-tests.sh's timeout) still cleans up
+trap 'exit 143' TERM HUP
+trap 'exit 130' INT
 
 # track PID: remember a background process so it is ended on exit.
 track() { TEST_PIDS+=("$1"); }
