@@ -820,6 +820,7 @@ struct tp_client {
 	uint64_t evq_head, evq_tail;
 	uint64_t mtail[SHM_MAX_WORKERS];   /* consumed, not yet released */
 	uint8_t busy[SHM_MAX_WORKERS];      /* last post found the ring full */
+	uint64_t released_seen[SHM_MAX_WORKERS]; /* last value read of ring->released */
 	uint64_t busy_checks;
 	/* counters */
 	uint64_t posts, ring_full_waits, ring_full_ns, retries_voided, retries_quarantined;
@@ -1034,10 +1035,14 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 	{
 		/* `released` is written by the worker on its own cache line;
 		 * polling the slot state here instead would steal the very line
-		 * the worker must read and write next, and slow it down. */
+		 * the worker must read and write next, and slow it down.  It only
+		 * grows, so a cached value that says "room" is right, and the
+		 * line is read again only when the cached value says "full". */
 		uint64_t tail = atomic_load_explicit(&c->ring[wi]->tail, memory_order_relaxed);
-		uint64_t rel = atomic_load_explicit(&c->ring[wi]->released, memory_order_acquire);
-		if (tail - rel >= c->slots) {
+		if (tail - c->released_seen[wi] >= c->slots)
+			c->released_seen[wi] = atomic_load_explicit(&c->ring[wi]->released,
+								    memory_order_acquire);
+		if (tail - c->released_seen[wi] >= c->slots) {
 			for (int i = 0; i < 32; i++)
 				cpu_relax();   /* and do not hammer even that line */
 			if (!c->busy[wi]) {
