@@ -40,4 +40,26 @@ jcheck() {
 	if [ $? -eq 0 ]; then ok "$name"; else notok "$name" "jq '$expr' on $file gave: $out"; fi
 }
 
+# launch_server NAME TRIES CMD...: runs CMD (an oqb-server started by hand)
+# in the background, tracked, and waits up to TRIES x 50 ms for the
+# "ready: endpoint EP" line on its stdout ($T/NAME.srv.out; stderr in
+# $T/NAME.srv.err).  Sets SRV_PID and EP; returns 1, showing its stderr, if
+# the server exited or never got ready.
+launch_server() {
+	local name=$1 tries=$2 i
+	shift 2
+	"$@" >"$T/$name.srv.out" 2>"$T/$name.srv.err" &
+	SRV_PID=$!
+	track "$SRV_PID"
+	for i in $(seq 1 "$tries"); do
+		EP=$(sed -n 's/^ready: endpoint //p' "$T/$name.srv.out")
+		[ -n "$EP" ] && return 0
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "server $name did not become ready:" >&2
+	cat "$T/$name.srv.err" >&2
+	return 1
+}
+
 finish() { exit "$TEST_FAILED"; }

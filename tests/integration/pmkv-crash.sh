@@ -10,20 +10,7 @@ SRV=(--system rawrpc --backend pmkv --pmem-path "$T/pool" --pool-mb 4 --workers 
 WL='{"kind":"kv","put_ratio":0.9,"key_size":16,"value_size":91,"keys":300}'
 
 # start_server NAME: starts oqb-server, waits for its endpoint (EP, SRV_PID).
-start_server() {
-	local name=$1 i
-	"$OQB_BIN/oqb-server" "${SRV[@]}" >"$T/$name.out" 2>"$T/$name.err" &
-	SRV_PID=$!
-	track "$SRV_PID"
-	for i in $(seq 1 200); do
-		EP=$(sed -n 's/^ready: endpoint //p' "$T/$name.out")
-		[ -n "$EP" ] && return 0
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "server $name did not become ready:" >&2; cat "$T/$name.err" >&2
-	return 1
-}
+start_server() { launch_server "$1" 200 "$OQB_BIN/oqb-server" "${SRV[@]}"; }
 
 # 1. load, then kill -9 while puts are in flight
 if ! start_server first; then
@@ -43,7 +30,7 @@ wait "$CLI_PID" 2>/dev/null
 
 # 2. a new server reopens the pools as they are
 if ! start_server second; then
-	notok "pmkv: restart after kill -9" "$(cat "$T/second.err")"; finish
+	notok "pmkv: restart after kill -9" "$(cat "$T/second.srv.err")"; finish
 fi
 ok "pmkv: restart after kill -9"
 # a second server on the same pools is refused, naming the file
@@ -59,7 +46,7 @@ rc=$?
 kill -TERM "$SRV_PID"
 wait "$SRV_PID"
 [ $rc -eq 0 ] && ok "pmkv: serves after recovery" || notok "pmkv: client after recovery" "$(cat "$T/after.err")"
-jcheck "pmkv: recovery found unclean, intact pools" <(sed -n '/^{/,$p' "$T/second.out") '
+jcheck "pmkv: recovery found unclean, intact pools" <(sed -n '/^{/,$p' "$T/second.srv.out") '
 	.backend == "pmkv" and (.per_worker | length) == 2 and
 	all(.per_worker[].backend; .was_clean == false and .created == false and .opens == 2 and
 	    .dropped_at_open == 0 and .keys > 0 and .keys <= 300 and .persist_errors == 0 and

@@ -6,21 +6,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 # start_server NAME ARGS...: starts oqb-server, waits for its endpoint.
-start_server() {
-	local name=$1; shift
-	"$OQB_BIN/oqb-server" "$@" >"$T/$name.srv.out" 2>"$T/$name.srv.err" &
-	SRV_PID=$!
-	track "$SRV_PID"
-	local i
-	for i in $(seq 1 200); do
-		EP=$(sed -n 's/^ready: endpoint //p' "$T/$name.srv.out")
-		[ -n "$EP" ] && return 0
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "server $name did not become ready:" >&2; cat "$T/$name.srv.err" >&2
-	return 1
-}
+start_server() { local name=$1; shift; launch_server "$name" 200 "$OQB_BIN/oqb-server" "$@"; }
 
 stop_server() {   # SIGTERM -> the server prints its counters and cleans up
 	kill -TERM "$SRV_PID" 2>/dev/null

@@ -21,20 +21,7 @@ next_port() { PORT=$((PORT + 1)); }
 start_server() {
 	local name=$1; shift
 	next_port
-	"$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" "$@" \
-		>"$T/$name.srv.out" 2>"$T/$name.srv.err" &
-	SRV_PID=$!
-	track "$SRV_PID"
-	local i
-	for i in $(seq 1 600); do
-		EP=$(sed -n 's/^ready: endpoint //p' "$T/$name.srv.out")
-		[ -n "$EP" ] && return 0
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "server $name did not become ready:" >&2
-	cat "$T/$name.srv.err" >&2
-	return 1
+	launch_server "$name" 600 "$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" "$@"
 }
 
 # stop_server: SIGTERM, and the server prints its counters; bounded wait.
