@@ -56,6 +56,7 @@
  * tickets), and the worker's executor (exec.h) runs them in ticket order.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -260,16 +261,29 @@ struct tp_server {
 	struct srv_worker w[SHM_MAX_WORKERS];
 };
 
+/* Removes server.map and every client mailbox in dir (this server's, or a
+ * crashed predecessor's, whatever their numbers). */
+static void remove_map_and_mailboxes(const char *dir)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/server.map", dir);
+	unlink(p);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "mbox-", 5) == 0) {
+			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	closedir(d);
+}
+
 static void srv_cleanup_files(struct tp_server *s)
 {
 	char p[600];
-	snprintf(p, sizeof p, "%s/server.map", s->dir);
-	unlink(p);
-	for (unsigned id = 1; id < SHM_MAX_CLIENTS; id++) {
-		snprintf(p, sizeof p, "%s/mbox-%u", s->dir, id);
-		if (unlink(p) != 0 && (!s->hdr || id >= atomic_load(&s->hdr->next_client_id)))
-			break;
-	}
+	remove_map_and_mailboxes(s->dir);
 	if (s->c.durable)
 		return;   /* the rings are the persistent state: keep them */
 	for (unsigned i = 0; i < s->c.workers; i++) {
@@ -409,13 +423,7 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 			return NULL;
 		}
 		/* Leftovers of a crashed server: its map and the clients' mailboxes. */
-		snprintf(p, sizeof p, "%s/server.map", s->dir);
-		unlink(p);
-		for (unsigned id = 1; id < SHM_MAX_CLIENTS; id++) {
-			snprintf(p, sizeof p, "%s/mbox-%u", s->dir, id);
-			if (unlink(p) != 0 && id > 64)
-				break;
-		}
+		remove_map_and_mailboxes(s->dir);
 	} else {
 		const char *base = c->run_dir && *c->run_dir ? c->run_dir : default_run_base();
 		snprintf(s->dir, sizeof s->dir, "%s/oqb-%d-XXXXXX", base, (int)getpid());

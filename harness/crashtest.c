@@ -516,20 +516,17 @@ int crashtest_main(int argc, char **argv)
 		waitpid(r->pid, NULL, 0);
 	}
 	if (own_dir && rc == 0) {
-		char cmd[PATH_MAX + 16];
-		/* our own directory: rings, pools, lock */
-		snprintf(cmd, sizeof cmd, "%s", r->dir);
+		/* our own directory: rings, pools, lock, and the server log */
+		char p[PATH_MAX + 32];
 		const char *names[] = { "ring-", "pmkv.w" };
 		for (int w = 0; w < r->c.workers; w++)
 			for (int n = 0; n < 2; n++) {
-				char p[PATH_MAX + 32];
 				snprintf(p, sizeof p, "%s/%s%d", r->dir, names[n], w);
 				unlink(p);
 			}
-		char p[PATH_MAX + 32];
 		snprintf(p, sizeof p, "%s/server.lock", r->dir);
 		unlink(p);
-		rmdir(cmd);
+		rmdir(r->dir);
 		unlink(r->log);
 	}
 out:
