@@ -377,6 +377,15 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
+		/* The workload first: a mistake in it is reported before any
+		 * connection is tried. */
+		struct gen_ctx gc = {
+			.seed = c->seed, .process = c->rank, .nprocesses = c->nprocesses ? c->nprocesses : 1,
+			.thread = i, .nthreads = c->threads, .config_dir = c->config_dir, .where = "workload",
+		};
+		t->gen = c->gen->open(c->workload, &gc, err, errlen);
+		if (!t->gen)
+			goto fail;
 		struct tp_cli_conf tc = {
 			.endpoint = c->endpoint, .system = c->sys->name, .thread = i,
 			.max_outstanding = pcap, .durable = c->durable,
@@ -387,13 +396,6 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 			goto fail;
 		t->workers = c->tp->cli_workers(t->tp);
 		t->client_id = c->tp->cli_id(t->tp);
-		struct gen_ctx gc = {
-			.seed = c->seed, .process = c->rank, .nprocesses = c->nprocesses ? c->nprocesses : 1,
-			.thread = i, .nthreads = c->threads, .config_dir = c->config_dir, .where = "workload",
-		};
-		t->gen = c->gen->open(c->workload, &gc, err, errlen);
-		if (!t->gen)
-			goto fail;
 	}
 	for (unsigned i = 0; i < c->threads; i++) {
 		int e = pthread_create(&cl->t[i].th, NULL, thread_main, &cl->t[i]);
