@@ -168,6 +168,11 @@ int mpring_arrive(struct mpring *r, uint64_t wqe, unsigned stride, uint32_t len,
 
 int mpring_fill(struct mpring *r, uint64_t wqe, unsigned stride)
 {
+	if (stride == r->S && wqe < r->posted) {
+		const struct mp_wqe *o = &r->w[wqe & (r->c.wqes - 1)];
+		if (o->seq != wqe || o->passed)
+			return 0;   /* it was full, hence closed already: nothing changes */
+	}
 	struct mp_wqe *w = live_wqe(r, wqe, "a filler");
 	if (!w)
 		return -1;
@@ -184,37 +189,45 @@ int mpring_fill(struct mpring *r, uint64_t wqe, unsigned stride)
 	return 0;
 }
 
+/* Moves the head past every WQE that is closed where the head stands: all
+ * its messages were handed out.  A WQE whose strides are all used is
+ * closed whether or not a flag or filler said so. */
+static void advance(struct mpring *r)
+{
+	while (r->head_wqe < r->posted) {
+		struct mp_wqe *w = &r->w[r->head_wqe & (r->c.wqes - 1)];
+		if (r->head_stride < w->close)
+			return;
+		r->s.strides_wasted += r->S - w->close;
+		w->passed = 1;
+		r->head_wqe++;
+		r->head_stride = 0;
+	}
+}
+
 int mpring_next(struct mpring *r, struct mpring_msg *m)
 {
-	for (;;) {
-		if (r->head_wqe >= r->posted)
-			return 0;
-		struct mp_wqe *w = &r->w[r->head_wqe & (r->c.wqes - 1)];
-		if (r->head_stride >= w->close) {
-			/* closed here (or full): every message of it was handed out */
-			r->s.strides_wasted += r->S - w->close;
-			w->passed = 1;
-			r->head_wqe++;
-			r->head_stride = 0;
-			continue;
-		}
-		size_t at = (size_t)(r->head_wqe & (r->c.wqes - 1)) * r->S + r->head_stride;
-		if (r->st[at] != ST_START)
-			return 0;   /* the next message is not reported yet */
-		if (r->next_ticket - r->oldest_out >= r->c.max_out)
-			return 0;
-		uint32_t len = r->len[at];
-		m->ticket = r->next_ticket;
-		m->wqe = r->head_wqe;
-		m->stride = r->head_stride;
-		m->len = len;
-		m->off = mpring_offset(r, m->wqe, m->stride);
-		r->outq[r->next_ticket % r->c.max_out] = r->head_wqe;
-		r->next_ticket++;
-		w->emitted++;
-		r->head_stride += (unsigned)(((uint64_t)len + (1u << r->c.log_stride) - 1) >> r->c.log_stride);
-		return 1;
-	}
+	advance(r);
+	if (r->head_wqe >= r->posted)
+		return 0;
+	struct mp_wqe *w = &r->w[r->head_wqe & (r->c.wqes - 1)];
+	size_t at = (size_t)(r->head_wqe & (r->c.wqes - 1)) * r->S + r->head_stride;
+	if (r->st[at] != ST_START)
+		return 0;   /* the next message is not reported yet */
+	if (r->next_ticket - r->oldest_out >= r->c.max_out)
+		return 0;
+	uint32_t len = r->len[at];
+	m->ticket = r->next_ticket;
+	m->wqe = r->head_wqe;
+	m->stride = r->head_stride;
+	m->len = len;
+	m->off = mpring_offset(r, m->wqe, m->stride);
+	r->outq[r->next_ticket % r->c.max_out] = r->head_wqe;
+	r->next_ticket++;
+	w->emitted++;
+	r->head_stride += (unsigned)(((uint64_t)len + (1u << r->c.log_stride) - 1) >> r->c.log_stride);
+	advance(r);
+	return 1;
 }
 
 int mpring_release(struct mpring *r, uint64_t ticket)
@@ -234,6 +247,7 @@ int mpring_release(struct mpring *r, uint64_t ticket)
 
 int mpring_repost(struct mpring *r, uint64_t *wqe)
 {
+	advance(r);
 	uint64_t old = r->posted - r->c.wqes;
 	unsigned i = (unsigned)(old & (r->c.wqes - 1));
 	struct mp_wqe *w = &r->w[i];

@@ -9,7 +9,8 @@
  * ceil(len / stride) consecutive strides of a single WQE.  When the next
  * message does not fit, the NIC closes the WQE: either the completion of
  * the WQE's last message carries a "consumed" flag, or a filler completion
- * (no message) says from which stride on the WQE is unused.
+ * (no message) says from which stride on the WQE is unused.  A WQE whose
+ * strides are all used is closed whether or not either of those comes.
  *
  * Completions name (WQE, first stride, length) but can come in another
  * order than the NIC placed the messages (completions of different QPs on
@@ -69,9 +70,11 @@ void mpring_free(struct mpring *r);
 int mpring_arrive(struct mpring *r, uint64_t wqe, unsigned stride, uint32_t len, int consumed);
 
 /* A filler completion: WQE `wqe` holds no message at `stride` or after
- * (stride may be 2^log_strides: closed exactly at its end).  0 or -1 as
- * for mpring_arrive, also for a close before a message already reported
- * in that WQE or a second close. */
+ * (stride may be 2^log_strides: closed exactly at its end; for a WQE that
+ * is full, and so closed already, that changes nothing and returns 0 even
+ * after the WQE was posted again).  0 or -1 as for mpring_arrive, also
+ * for a close before a message already reported in that WQE or a second
+ * close. */
 int mpring_fill(struct mpring *r, uint64_t wqe, unsigned stride);
 
 /* The next message in placement order, if everything before it is known
