@@ -26,14 +26,25 @@ endif
 LDLIBS_ALL := -ljansson -lpmem -lzstd -lm -lpthread
 
 # Optional back ends, built only where their headers exist (fio's CONFIG_RDMA).
-HAVE_VERBS := $(if $(wildcard /usr/include/infiniband/verbs.h),$(if $(wildcard /usr/include/rdma/rdma_cma.h),1,0),0)
-HAVE_VERBS_EXP := $(if $(wildcard /usr/include/infiniband/verbs_exp.h),1,0)
+# VERBS_INC: where the verbs headers are (MLNX_OFED may install its own
+# elsewhere: make VERBS_INC=DIR).  recv_mode mp needs MLNX_OFED's
+# experimental verbs with multi-packet SRQ completions (4.6 or later).
+VERBS_INC ?= /usr/include
+HAVE_VERBS := $(if $(wildcard $(VERBS_INC)/infiniband/verbs.h),$(if $(wildcard $(VERBS_INC)/rdma/rdma_cma.h /usr/include/rdma/rdma_cma.h),1,0),0)
+VERBS_EXP_H := $(wildcard $(VERBS_INC)/infiniband/verbs_exp.h)
+HAVE_VERBS_EXP := $(if $(VERBS_EXP_H),$(shell grep -q IBV_EXP_WC_MP_WR_CONSUMED $(VERBS_EXP_H) && echo 1 || echo 0),0)
+HAVE_GID_EX := $(shell grep -q ibv_query_gid_ex $(VERBS_INC)/infiniband/verbs.h 2>/dev/null && echo 1 || echo 0)
+ifneq ($(VERBS_INC),/usr/include)
+CFLAGS_ALL += -isystem $(VERBS_INC)
+endif
 ifeq ($(HAVE_VERBS),1)
-CFLAGS_ALL += -DOQB_HAVE_VERBS=1 -DOQB_HAVE_VERBS_TRANSPORT=1
+CFLAGS_ALL += -DOQB_HAVE_VERBS=1 -DOQB_HAVE_VERBS_TRANSPORT=1 -DOQB_HAVE_GID_EX=$(HAVE_GID_EX)
 LDLIBS_ALL += -lrdmacm -libverbs
 endif
 ifeq ($(HAVE_VERBS_EXP),1)
 CFLAGS_ALL += -DOQB_HAVE_VERBS_EXP=1
+else ifneq ($(VERBS_EXP_H),)
+$(warning $(VERBS_EXP_H) has no multi-packet SRQ completions (MLNX_OFED 4.6 or later has them); recv_mode mp is left out of this build)
 endif
 
 SRC_DIRS := lib bench workloads harness

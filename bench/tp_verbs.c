@@ -108,11 +108,15 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#if OQB_HAVE_VERBS_EXP
+#include <infiniband/verbs_exp.h>
+#endif
 #include <rdma/rdma_cma.h>
 #include <libpmem.h>
 
 #include "clock.h"
 #include "log.h"
+#include "mpring.h"
 #include "recovery.h"
 #include "transport.h"
 #include "tp_verbs.h"
@@ -158,8 +162,11 @@
 
 enum { RM_SRQ = 0, RM_SLOT_RING = 1, RM_MP = 2 };
 static const char *const rm_label[] = {
-	"srq", "slot_ring (MP SRQ emulation: one WQE per slot)", "mp",
+	"srq", "slot_ring (MP SRQ emulation: one WQE per slot)",
+	"mp (multi-packet SRQ, MLNX_OFED experimental verbs)",
 };
+#define VB_MP_LOG_STRIDE  6            /* 64 B strides: WIRE_ALIGN, Rowan's choice */
+#define VB_MP_LOG_STRIDES 10           /* 1024 strides = 64 KiB per WQE */
 
 /* ------------------------------------------------------------------ */
 /* small helpers                                                       */
@@ -429,20 +436,38 @@ int tp_verbs_list_devices(FILE *out, char *err, size_t errlen)
 				pa.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "unspecified",
 				pa.gid_tbl_len);
 			for (int g = 0; g < pa.gid_tbl_len && g < 256; g++) {
+				union ibv_gid gid, zero;
+				char gs[64], ifn[IF_NAMESIZE + 1] = "", type[32] = "";
+				memset(&zero, 0, sizeof zero);
+#if OQB_HAVE_GID_EX
 				struct ibv_gid_entry ge;
 				if (ibv_query_gid_ex(ctx, p, (uint32_t)g, &ge, 0))
 					continue;   /* empty entry */
-				union ibv_gid zero;
-				memset(&zero, 0, sizeof zero);
-				if (!memcmp(&ge.gid, &zero, sizeof zero))
-					continue;
-				char gs[64], ifn[IF_NAMESIZE + 1] = "";
-				gid_str(&ge.gid, gs, sizeof gs);
+				gid = ge.gid;
 				if (ge.ndev_ifindex && !if_indextoname(ge.ndev_ifindex, ifn))
 					ifn[0] = 0;
-				fprintf(out, "    gid %3d  %-40s %s%s%s\n", g, gs,
-					ge.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" :
-					ge.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1" : "IB",
+				snprintf(type, sizeof type, "%s", ge.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" :
+					 ge.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1" : "IB");
+#else
+				/* libibverbs before rdma-core v32 (MLNX_OFED 4.x): the
+				 * GID's type is only in sysfs */
+				if (ibv_query_gid(ctx, p, g, &gid))
+					continue;
+				char path[256];
+				snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/%u/gid_attrs/types/%d",
+					 ibv_get_device_name(l[i]), p, g);
+				FILE *tf = fopen(path, "r");
+				if (tf) {
+					if (!fgets(type, sizeof type, tf))
+						type[0] = 0;
+					type[strcspn(type, "\n")] = 0;
+					fclose(tf);
+				}
+#endif
+				if (!memcmp(&gid, &zero, sizeof zero))
+					continue;
+				gid_str(&gid, gs, sizeof gs);
+				fprintf(out, "    gid %3d  %-40s %s%s%s\n", g, gs, type[0] ? type : "?",
 					ifn[0] ? "  netdev " : "", ifn);
 			}
 		}
@@ -506,7 +531,10 @@ struct vb_worker {
 	uint32_t *len;                 /* per position: byte_len of the arrival */
 	uint64_t *tick;                /* per position: ticket of the arrival */
 	uint8_t *ok;                   /* per position: completion status was success */
-	uint64_t next_post;            /* next ticket to post */
+	uint64_t next_post;            /* next ticket to post (mp: next WQE sequence) */
+	struct mpring *mp;             /* mp: placement order of the striding ring */
+	size_t *moff;                  /* mp: per position: byte offset of the message */
+	size_t mp_wqe_bytes;
 	uint64_t batch_first;          /* slot_ring: tickets released, not yet reposted */
 	unsigned batch_n;
 	/* replies */
@@ -770,6 +798,304 @@ static struct ibv_mr *reg_or_explain(struct tp_server *s, void *addr, size_t len
 	return mr;
 }
 
+/* The send CQ and registered reply buffers of worker w. */
+static int worker_init_replies(struct tp_server *s, struct vb_worker *w, char *err, size_t errlen)
+{
+	const size_t ss = s->c.slot_size;
+	w->scq = ibv_create_cq(s->ctx, VB_SRV_SCQ + 16, NULL, NULL, 0);
+	if (!w->scq) {
+		snprintf(err, errlen, "worker %u: cannot create a send CQ on %s: %s (max_cqe %d)", w->idx,
+			 s->devname, strerror(errno), s->da.max_cqe);
+		return -1;
+	}
+	if (posix_memalign((void **)&w->sbuf, 4096, (size_t)VB_SRV_SBUFS * ss) != 0) {
+		w->sbuf = NULL;
+		snprintf(err, errlen, "worker %u: out of memory for %u reply buffers of %zu B", w->idx, VB_SRV_SBUFS, ss);
+		return -1;
+	}
+	w->sbuf_mr = reg_or_explain(s, w->sbuf, (size_t)VB_SRV_SBUFS * ss, IBV_ACCESS_LOCAL_WRITE,
+				    "the reply buffers", w->idx, err, errlen);
+	if (!w->sbuf_mr)
+		return -1;
+	for (unsigned k = 0; k < VB_SRV_SBUFS; k++)
+		w->sfree[k] = (uint16_t)(VB_SRV_SBUFS - 1 - k);
+	w->nsfree = VB_SRV_SBUFS;
+	return 0;
+}
+
+#if OQB_HAVE_VERBS_EXP
+/*
+ * recv_mode mp: the real multi-packet SRQ (§5.1) through MLNX_OFED 4.x's
+ * experimental verbs.  Written from MLNX_OFED 4.6's verbs_exp.h and
+ * compile-checked against it; no NIC that can run it was available, so it
+ * has never run (docs/verbs.md says what to check on first use).
+ *
+ * MLNX_OFED offers multi-packet WQEs on an SRQ only for a tag-matching SRQ
+ * (mp_rq_caps.supported_qps & IBV_EXP_MP_RQ_SUP_TYPE_SRQ_TM).  No tag is
+ * ever added, so every message is "unexpected" and goes to the next free
+ * strides of the current WQE.  WQEs are 2^log_strides strides of
+ * 2^log_stride bytes over one contiguous ring, posted in address order with
+ * wr_id = WQE sequence number.  A completion names (wr_id, strides_offset,
+ * byte_len) and flags the last message of a WQE (MP_WR_CONSUMED); a
+ * RECV_NOP completion is a filler that closes a WQE.  mpring.c puts those
+ * back in placement order and numbers the messages 0, 1, 2, ...: the
+ * executor's slots, exactly as the ticket is in srq mode.  A WQE is posted
+ * again once every message in it was released.  Rule 1 holds as in srq
+ * mode: with no WQE left the RNIC sends an RNR NAK, and a message is ACKed
+ * only after it was placed.
+ */
+static int mp_geometry(struct tp_server *s, struct mpring_conf *mc, char *err, size_t errlen)
+{
+	struct ibv_exp_device_attr xa;
+	memset(&xa, 0, sizeof xa);
+	xa.comp_mask = (uint32_t)(IBV_EXP_DEVICE_ATTR_RESERVED - 1);
+	int e = ibv_exp_query_device(s->ctx, &xa);
+	if (e) {
+		snprintf(err, errlen, "recv_mode mp: ibv_exp_query_device on %s failed: %s (the multi-packet SRQ "
+			 "needs MLNX_OFED 4.x's libibverbs and libmlx5)", s->devname, strerror(e));
+		return -1;
+	}
+	if (!(xa.comp_mask & IBV_EXP_DEVICE_ATTR_MP_RQ) ||
+	    !(xa.mp_rq_caps.supported_qps & IBV_EXP_MP_RQ_SUP_TYPE_SRQ_TM)) {
+		snprintf(err, errlen, "recv_mode mp: device %s offers no multi-packet SRQ for RC QPs "
+			 "(mp_rq_caps.supported_qps = 0x%x); that needs a ConnectX-5 or newer with the link layer "
+			 "set to InfiniBand under MLNX_OFED 4.x; use recv_mode slot_ring for the portable emulation",
+			 s->devname, (xa.comp_mask & IBV_EXP_DEVICE_ATTR_MP_RQ) ? xa.mp_rq_caps.supported_qps : 0);
+		return -1;
+	}
+	const struct ibv_exp_mp_rq_caps *mc_caps = &xa.mp_rq_caps;
+	unsigned ls = VB_MP_LOG_STRIDE, lS = VB_MP_LOG_STRIDES;
+	if (ls < mc_caps->min_single_stride_log_num_of_bytes)
+		ls = mc_caps->min_single_stride_log_num_of_bytes;
+	if (ls > mc_caps->max_single_stride_log_num_of_bytes)
+		ls = mc_caps->max_single_stride_log_num_of_bytes;
+	if (lS < mc_caps->min_single_wqe_log_num_of_strides)
+		lS = mc_caps->min_single_wqe_log_num_of_strides;
+	if (lS > mc_caps->max_single_wqe_log_num_of_strides)
+		lS = mc_caps->max_single_wqe_log_num_of_strides;
+	/* every message must fit one WQE */
+	while (((size_t)1 << (ls + lS)) < s->c.slot_size && lS < mc_caps->max_single_wqe_log_num_of_strides)
+		lS++;
+	size_t wqe_bytes = (size_t)1 << (ls + lS);
+	if (wqe_bytes < s->c.slot_size || ls < 6 || ls > 16 || lS < 1 || lS > 16) {
+		snprintf(err, errlen, "recv_mode mp: %s's strides (2^%u..2^%u B, 2^%u..2^%u per WQE) cannot hold a "
+			 "%u-byte message in one WQE; lower --slot-size", s->devname,
+			 mc_caps->min_single_stride_log_num_of_bytes, mc_caps->max_single_stride_log_num_of_bytes,
+			 mc_caps->min_single_wqe_log_num_of_strides, mc_caps->max_single_wqe_log_num_of_strides,
+			 s->c.slot_size);
+		return -1;
+	}
+	/* the same memory as slot_ring would use, at least two WQEs */
+	size_t ring = (size_t)s->c.ring_slots * s->c.slot_size;
+	unsigned wqes = 2;
+	while ((size_t)wqes * 2 * wqe_bytes <= ring && wqes < (1u << 20))
+		wqes *= 2;
+	if (wqes > (unsigned)s->da.max_srq_wr) {
+		snprintf(err, errlen, "recv_mode mp: %u WQEs of %zu B exceed %s's max_srq_wr %d; lower --ring-slots",
+			 wqes, wqe_bytes, s->devname, s->da.max_srq_wr);
+		return -1;
+	}
+	/* A message of several packets gives one completion per packet
+	 * (MP_WR_MORE_IN_MSG), which this path does not put together. */
+	struct ibv_port_attr pa;
+	if (ibv_query_port(s->ctx, s->port_num, &pa) == 0 && (int)s->c.slot_size > mtu_bytes(pa.active_mtu)) {
+		snprintf(err, errlen, "recv_mode mp: --slot-size %u exceeds the active MTU of %s port %u (%d B); a "
+			 "request must be one packet here; lower --slot-size", s->c.slot_size, s->devname, s->port_num,
+			 mtu_bytes(pa.active_mtu));
+		return -1;
+	}
+	mc->log_stride = ls;
+	mc->log_strides = lS;
+	mc->wqes = wqes;
+	mc->max_out = s->c.ring_slots;     /* the executor's window */
+	return 0;
+}
+
+/* Posts the WQEs mpring hands back (or, first, WQEs 0 .. wqes-1). */
+static int mp_post(struct vb_worker *w, uint64_t first, unsigned n)
+{
+	struct ibv_recv_wr wr[VB_REPOST_BATCH], *bad = NULL;
+	struct ibv_sge sg[VB_REPOST_BATCH];
+	while (n) {
+		unsigned k = n < VB_REPOST_BATCH ? n : VB_REPOST_BATCH;
+		for (unsigned i = 0; i < k; i++) {
+			uint64_t q = first + i;
+			sg[i].addr = (uintptr_t)(w->slots + mpring_offset(w->mp, q, 0));
+			sg[i].length = (uint32_t)w->mp_wqe_bytes;
+			sg[i].lkey = w->ring_mr->lkey;
+			wr[i].wr_id = q;
+			wr[i].sg_list = &sg[i];
+			wr[i].num_sge = 1;
+			wr[i].next = i + 1 < k ? &wr[i + 1] : NULL;
+		}
+		int e = ibv_post_srq_recv(w->srq, wr, &bad);
+		if (e) {
+			w->post_errors++;
+			if (w_may_log(w))
+				log_msg(LOG_ERR, "worker %u: ibv_post_srq_recv of multi-packet WQEs %" PRIu64 "..%" PRIu64
+					": %s", w->idx, first, first + k - 1, strerror(e));
+			return -1;
+		}
+		w->post_calls++;
+		first += k;
+		n -= k;
+		w->next_post = first;
+	}
+	return 0;
+}
+
+/* Ring, MR, CQ and the tag-matching multi-packet SRQ of worker w. */
+static int mp_worker_init(struct tp_server *s, struct vb_worker *w, char *err, size_t errlen)
+{
+	struct mpring_conf mc;
+	if (mp_geometry(s, &mc, err, errlen) != 0)
+		return -1;
+	w->mp = mpring_new(&mc, err, errlen);
+	if (!w->mp)
+		return -1;
+	w->mp_wqe_bytes = mpring_wqe_bytes(w->mp);
+	size_t bytes = mpring_bytes(w->mp);
+	w->map_len = VB_HDR_BYTES + bytes;
+	w->map = mmap(NULL, w->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w->map == MAP_FAILED) {
+		w->map = NULL;
+		snprintf(err, errlen, "worker %u: cannot map a %zu-byte multi-packet ring: %s", w->idx, bytes,
+			 strerror(errno));
+		return -1;
+	}
+	w->hdr = (struct vb_ring_hdr *)w->map;
+	w->slots = w->map + VB_HDR_BYTES;
+	w->hdr->magic = VB_RING_MAGIC;
+	w->hdr->version = VB_VERSION;
+	w->hdr->worker = w->idx;
+	w->hdr->ring_slots = s->c.ring_slots;
+	w->hdr->slot_size = s->c.slot_size;
+	w->hdr->data_off = VB_HDR_BYTES;
+	w->hdr_mr = reg_or_explain(s, w->map, VB_HDR_BYTES, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
+				   "the ring header", w->idx, err, errlen);
+	if (!w->hdr_mr)
+		return -1;
+	w->ring_mr = reg_or_explain(s, w->slots, bytes, IBV_ACCESS_LOCAL_WRITE, "the multi-packet ring", w->idx,
+				    err, errlen);
+	if (!w->ring_mr)
+		return -1;
+	size_t n = s->c.ring_slots;
+	w->len = calloc(n, sizeof *w->len);
+	w->tick = calloc(n, sizeof *w->tick);
+	w->ok = calloc(n, 1);
+	w->moff = calloc(n, sizeof *w->moff);
+	if (!w->len || !w->tick || !w->ok || !w->moff) {
+		snprintf(err, errlen, "worker %u: out of memory", w->idx);
+		return -1;
+	}
+	for (size_t k = 0; k < n; k++)
+		w->tick[k] = UINT64_MAX;
+	/* one completion per message: at most one per stride in the ring */
+	size_t cqe = (size_t)mc.wqes << mc.log_strides;
+	if (cqe + 16 > (size_t)s->da.max_cqe)
+		cqe = (size_t)s->da.max_cqe - 16;
+	w->rcq = ibv_create_cq(s->ctx, (int)cqe + 16, NULL, NULL, 0);
+	if (!w->rcq) {
+		snprintf(err, errlen, "worker %u: cannot create a receive CQ of %zu entries on %s: %s", w->idx,
+			 cqe + 16, s->devname, strerror(errno));
+		return -1;
+	}
+	struct ibv_exp_create_srq_attr sa;
+	memset(&sa, 0, sizeof sa);
+	sa.base.attr.max_wr = mc.wqes;
+	sa.base.attr.max_sge = 1;
+	sa.srq_type = IBV_EXP_SRQT_TAG_MATCHING;
+	sa.pd = s->pd;
+	sa.cq = w->rcq;
+	sa.tm_cap.max_num_tags = 1;    /* none is ever added */
+	sa.tm_cap.max_ops = 1;
+	sa.mp_wr.log_num_of_strides = (uint8_t)mc.log_strides;
+	sa.mp_wr.log_stride_size = (uint8_t)mc.log_stride;
+	sa.comp_mask = IBV_EXP_CREATE_SRQ_CQ | IBV_EXP_CREATE_SRQ_TM | IBV_EXP_CREATE_SRQ_MP_WR;
+	w->srq = ibv_exp_create_srq(s->ctx, &sa);
+	if (!w->srq) {
+		snprintf(err, errlen, "worker %u: ibv_exp_create_srq (tag matching, %u multi-packet WQEs of 2^%u x %u B) "
+			 "failed on %s: %s", w->idx, mc.wqes, mc.log_strides, 1u << mc.log_stride, s->devname,
+			 strerror(errno));
+		return -1;
+	}
+	if (mp_post(w, 0, mc.wqes) != 0) {
+		snprintf(err, errlen, "worker %u: cannot post %u multi-packet WQEs (see the log above)", w->idx, mc.wqes);
+		return -1;
+	}
+	log_msg(LOG_INFO, "worker %u: multi-packet SRQ, %u WQEs x %u strides x %u B", w->idx, mc.wqes,
+		1u << mc.log_strides, 1u << mc.log_stride);
+	return 0;
+}
+
+/* Completions into mpring, then whatever is next in placement order out. */
+static int mp_poll(struct tp_server *s, struct vb_worker *w, struct tp_arrival *a, int max)
+{
+	struct ibv_exp_wc wc[32];
+	int n = ibv_exp_poll_cq(w->rcq, 32, wc, sizeof wc[0]);
+	if (n < 0 && w_may_log(w))
+		log_msg(LOG_ERR, "worker %u: ibv_exp_poll_cq on the receive CQ failed (%d)", w->idx, n);
+	for (int i = 0; i < n; i++) {
+		const struct ibv_exp_wc *c = &wc[i];
+		int r;
+		if (c->status != IBV_WC_SUCCESS) {
+			/* nothing was placed that the ring could order */
+			w->recv_errors++;
+			w->last_recv_error = ibv_wc_status_str(c->status);
+			if (c->status != IBV_WC_WR_FLUSH_ERR && w_may_log(w))
+				log_msg(LOG_WARN, "worker %u: a multi-packet receive (WQE %" PRIu64 ", QP 0x%x) completed "
+					"with %s (vendor error 0x%x)", w->idx, c->wr_id, c->qp_num, w->last_recv_error,
+					c->vendor_err);
+			continue;
+		}
+		if (c->exp_opcode == IBV_EXP_WC_RECV_NOP)
+			r = mpring_fill(w->mp, c->wr_id, c->mp_wr.strides_offset);
+		else if (c->exp_wc_flags & IBV_EXP_WC_MP_WR_MORE_IN_MSG)
+			r = -2;
+		else
+			r = mpring_arrive(w->mp, c->wr_id, c->mp_wr.strides_offset, c->mp_wr.byte_len,
+					  (c->exp_wc_flags & IBV_EXP_WC_MP_WR_CONSUMED) != 0);
+		if (r != 0) {
+			w->recv_errors++;
+			w->last_recv_error = r == -2 ? "a request of several packets" : "an impossible completion";
+			if (w_may_log(w))
+				log_msg(LOG_ERR, "worker %u: multi-packet completion (opcode %d, WQE %" PRIu64 ", stride %u, "
+					"%u B, flags 0x%" PRIx64 ") not placed: %s", w->idx, (int)c->exp_opcode, c->wr_id,
+					c->mp_wr.strides_offset, c->mp_wr.byte_len, (uint64_t)c->exp_wc_flags,
+					r == -2 ? "requests must be one packet (slot size <= MTU)" : mpring_error(w->mp));
+		}
+	}
+	int k = 0;
+	struct mpring_msg m;
+	while (k < max && mpring_next(w->mp, &m)) {
+		uint64_t pos = m.ticket & s->mask;
+		w->tick[pos] = m.ticket;
+		w->ok[pos] = 1;
+		w->len[pos] = m.len;
+		w->moff[pos] = m.off;
+		a[k].slot = m.ticket;
+		a[k].voided = 0;
+		k++;
+	}
+	w->arrivals += (uint64_t)k;
+	return k;
+}
+
+static void mp_release(struct tp_server *s, struct vb_worker *w, uint64_t slot)
+{
+	w->tick[slot & s->mask] = UINT64_MAX;
+	if (mpring_release(w->mp, slot) != 0) {
+		if (w_may_log(w))
+			log_msg(LOG_ERR, "worker %u: %s; this is a transport bug", w->idx, mpring_error(w->mp));
+		return;
+	}
+	uint64_t q;
+	while (mpring_repost(w->mp, &q))
+		if (mp_post(w, q, 1) != 0)
+			break;
+}
+#endif /* OQB_HAVE_VERBS_EXP */
+
 static int worker_init(struct tp_server *s, unsigned i, char *err, size_t errlen)
 {
 	struct vb_worker *w = &s->w[i];
@@ -781,6 +1107,10 @@ static int worker_init(struct tp_server *s, unsigned i, char *err, size_t errlen
 	w->s = s;
 	w->idx = i;
 	pthread_mutex_init(&w->mu, NULL);
+#if OQB_HAVE_VERBS_EXP
+	if (s->mode == RM_MP)
+		return mp_worker_init(s, w, err, errlen) == 0 ? worker_init_replies(s, w, err, errlen) : -1;
+#endif
 	if (file_slots) {
 		if (map_ring_file(s, w, bytes, err, errlen) != 0)
 			return -1;
@@ -853,21 +1183,13 @@ static int worker_init(struct tp_server *s, unsigned i, char *err, size_t errlen
 		return -1;
 	}
 	w->rcq = ibv_create_cq(s->ctx, (int)n + 16, NULL, NULL, 0);
-	w->scq = ibv_create_cq(s->ctx, VB_SRV_SCQ + 16, NULL, NULL, 0);
-	if (!w->rcq || !w->scq) {
-		snprintf(err, errlen, "worker %u: cannot create completion queues on %s: %s (max_cqe %d)", i,
+	if (!w->rcq) {
+		snprintf(err, errlen, "worker %u: cannot create a receive CQ on %s: %s (max_cqe %d)", i,
 			 s->devname, strerror(errno), s->da.max_cqe);
 		return -1;
 	}
-	if (posix_memalign((void **)&w->sbuf, 4096, (size_t)VB_SRV_SBUFS * ss) != 0)
-		goto oom;
-	w->sbuf_mr = reg_or_explain(s, w->sbuf, (size_t)VB_SRV_SBUFS * ss, IBV_ACCESS_LOCAL_WRITE,
-				    "the reply buffers", i, err, errlen);
-	if (!w->sbuf_mr)
+	if (worker_init_replies(s, w, err, errlen) != 0)
 		return -1;
-	for (unsigned k = 0; k < VB_SRV_SBUFS; k++)
-		w->sfree[k] = (uint16_t)(VB_SRV_SBUFS - 1 - k);
-	w->nsfree = VB_SRV_SBUFS;
 	if (post_recv(s, w, 0, (unsigned)n) != 0) {
 		snprintf(err, errlen, "worker %u: cannot post %zu receive buffers to its SRQ (see the log above)", i, n);
 		return -1;
@@ -914,6 +1236,8 @@ static void worker_free(struct tp_server *s, struct vb_worker *w)
 	free(w->len);
 	free(w->tick);
 	free(w->ok);
+	free(w->moff);
+	mpring_free(w->mp);
 	free(w->by_block);
 	pthread_mutex_destroy(&w->mu);
 }
@@ -1225,15 +1549,14 @@ static int parse_recv_mode(const char *m, int *mode, char *err, size_t errlen)
 	}
 	if (!strcmp(m, "mp")) {
 #if OQB_HAVE_VERBS_EXP
-		snprintf(err, errlen, "recv_mode mp: the MLNX_OFED experimental verbs header is present, but "
-			 "oqbench's MP SRQ path is not implemented (reading the stride index of a message needs "
-			 "the driver-internal mlx5 CQE layout); use slot_ring for the portable emulation");
+		*mode = RM_MP;
+		return 0;
 #else
 		snprintf(err, errlen, "recv_mode mp needs the MLNX_OFED 4.x experimental verbs "
-			 "(infiniband/verbs_exp.h), which this build does not have; use slot_ring for the "
-			 "portable emulation");
-#endif
+			 "(infiniband/verbs_exp.h with multi-packet SRQ support, 4.6 or later), which this build "
+			 "does not have; use slot_ring for the portable emulation");
 		return -1;
+#endif
 	}
 	snprintf(err, errlen, "recv_mode '%s': expected srq, slot_ring or mp", m);
 	return -1;
@@ -1397,12 +1720,17 @@ static struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, siz
 				 s->devname);
 		goto fail;
 	}
-	if (c->ring_slots > (unsigned)s->da.max_srq_wr) {
+	if (mode == RM_MP && c->durable) {
+		snprintf(err, errlen, "recv_mode mp with durable: the durable ring layout and its recovery scan are "
+			 "written for one message per WQE; use recv_mode slot_ring or srq for durable runs");
+		goto fail;
+	}
+	if (mode != RM_MP && c->ring_slots > (unsigned)s->da.max_srq_wr) {
 		snprintf(err, errlen, "--ring-slots %u exceeds %s's max_srq_wr %d; use at most %u", c->ring_slots,
 			 s->devname, s->da.max_srq_wr, pow2_at_least((unsigned)s->da.max_srq_wr + 1) / 2);
 		goto fail;
 	}
-	if (c->ring_slots + 16 > (unsigned)s->da.max_cqe) {
+	if (mode != RM_MP && c->ring_slots + 16 > (unsigned)s->da.max_cqe) {
 		snprintf(err, errlen, "--ring-slots %u: a worker's receive CQ must hold every slot, and %s's max_cqe is %d; "
 			 "use --ring-slots %u or less", c->ring_slots, s->devname, s->da.max_cqe,
 			 pow2_at_least((unsigned)s->da.max_cqe - 15) / 2);
@@ -1453,6 +1781,10 @@ static int vb_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, i
 		reap_sends(s, w);
 	if (max > 64)
 		max = 64;
+#if OQB_HAVE_VERBS_EXP
+	if (s->mode == RM_MP)
+		return mp_poll(s, w, a, max);
+#endif
 	int n = ibv_poll_cq(w->rcq, max, wc);
 	if (n <= 0) {
 		if (n < 0 && w_may_log(w))
@@ -1488,12 +1820,20 @@ static const void *vb_srv_req(struct tp_server *s, unsigned wi, uint64_t slot, s
 		return NULL;
 	}
 	*avail = w->len[pos] < s->c.slot_size ? w->len[pos] : s->c.slot_size;
+	if (w->mp)
+		return w->slots + w->moff[pos];
 	return slot_buf(s, w, pos);
 }
 
 static void vb_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 {
 	struct vb_worker *w = &s->w[wi];
+#if OQB_HAVE_VERBS_EXP
+	if (s->mode == RM_MP) {
+		mp_release(s, w, slot);
+		return;
+	}
+#endif
 	w->hdr->req_to_execute = slot + 1;
 	w_persist(w, &w->hdr->req_to_execute, sizeof w->hdr->req_to_execute);
 	w->tick[slot & s->mask] = UINT64_MAX;
@@ -1636,6 +1976,15 @@ static json_t *vb_srv_stats(struct tp_server *s)
 			json_object_set_new(o, "last_recv_error", json_string(w->last_recv_error));
 		if (w->recovered)
 			json_object_set_new(o, "recovery", recovery_report_json(&w->rec));
+		if (w->mp) {
+			struct mpring_stats ms;
+			mpring_get_stats(w->mp, &ms);
+			json_object_set_new(o, "multi_packet", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+				"wqe_bytes", (json_int_t)w->mp_wqe_bytes, "messages", (json_int_t)ms.messages,
+				"closed_by_filler", (json_int_t)ms.fillers, "closed_by_message", (json_int_t)ms.consumed,
+				"strides_used", (json_int_t)ms.strides_used, "strides_wasted", (json_int_t)ms.strides_wasted,
+				"wqe_reposts", (json_int_t)ms.reposts, "refused_completions", (json_int_t)ms.rejected));
+		}
 		json_array_append_new(arr, o);
 	}
 	json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s,s:I,s:I,s:b,s:b,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:o}",
