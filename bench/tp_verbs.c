@@ -61,8 +61,15 @@
  *              slots in address order and are reposted in linked batches:
  *              the portable stand-in for the multi-packet SRQ, which it is
  *              not (one WQE per message; labelled so in the stats);
- *   mp         the real multi-packet SRQ of MLNX_OFED 4.x (verbs_exp.h);
- *              not available in this build (see docs/verbs.md).
+ *   mp         the real multi-packet SRQ of MLNX_OFED 4.x (verbs_exp.h),
+ *              compiled in only where that header has it; never run here
+ *              (see "recv_mode mp" below and docs/verbs.md).
+ *
+ * XRC (--xrc on the server; clients follow).  Each client unit opens an RC
+ * connection, which becomes the QP every worker replies on, and one XRC
+ * connection (RDMA_PS_IB) whose SENDs name a worker's XRC SRQ: 2 server QPs
+ * per unit instead of one per unit and worker.  Never run here (rxe has no
+ * XRC); see connect_xrc, xrc_accept and xrc_reply.
  *
  * Durable mode (§5.3).  The ring lives in a libpmem-mapped file
  * (<pmem_path>/vring-<W>) whose first page holds ReqToExecute (first ticket
@@ -135,6 +142,9 @@
 #define VB_AF_DURABLE     0x1
 #define VB_AF_SLOT_RING   0x2
 #define VB_AF_PMEM        0x4
+#define VB_AF_XRC         0x8          /* requests go over XRC; this QP carries replies */
+#define VB_XRC_MAX_WORKERS 44          /* SRQ numbers in the 196-byte accept data */
+#define VB_XACCEPT_LEN(w) (16 + 4 * (w))
 
 #define VB_MAX_WORKERS    64
 #define VB_LANE_BITS      10
@@ -503,8 +513,11 @@ struct vb_ring_hdr {
 
 enum { CS_FREE = 0, CS_LIVE = 1, CS_CLOSING = 2 };
 
+enum { CK_RC = 0, CK_XREPLY = 1, CK_XRECV = 2 };
+
 struct vb_sconn {
 	struct rdma_cm_id *id;
+	uint8_t kind;                  /* CK_*: RC on a worker's SRQ, or the XRC pair */
 	unsigned worker;
 	uint32_t block, pid, thread;
 	_Atomic uint32_t gen;          /* bumped on reuse; tags reply wr_ids */
@@ -512,12 +525,21 @@ struct vb_sconn {
 	uint32_t sq_depth, max_inline;
 	uint8_t state, delegated, established, stalled;
 	uint64_t closing_since;
+	/* CK_XREPLY: every worker replies on this QP, so it has its own lock,
+	 * send CQ and reply buffers (one per send-queue entry) */
+	pthread_mutex_t xmu;
+	int xmu_init;
+	struct ibv_cq *xcq;
+	uint8_t *xbuf;
+	struct ibv_mr *xmr;
+	uint64_t xposted;
 };
 
 struct vb_worker {
 	struct tp_server *s;
 	unsigned idx;
 	struct ibv_srq *srq;
+	uint32_t srqn;                 /* XRC: the SRQ number clients send to */
 	struct ibv_cq *rcq, *scq;
 	/* receive ring */
 	uint8_t *map;
@@ -558,6 +580,9 @@ struct tp_server {
 	char endpoint[160], host[128], devname[64], system[17];
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen;
+	struct rdma_cm_id *listen_x;   /* XRC: request connections (RDMA_PS_IB) */
+	struct ibv_xrcd *xrcd;
+	unsigned qps_xrecv, qps_xreply;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_device_attr da;
@@ -1175,17 +1200,38 @@ static int worker_init(struct tp_server *s, unsigned i, char *err, size_t errlen
 	for (size_t k = 0; k < n; k++)
 		w->tick[k] = UINT64_MAX;
 
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = (uint32_t)n, .max_sge = 1 } };
-	w->srq = ibv_create_srq(s->pd, &sa);
-	if (!w->srq) {
-		snprintf(err, errlen, "worker %u: cannot create an SRQ of %zu WQEs on %s: %s", i, n, s->devname,
-			 strerror(errno));
-		return -1;
-	}
 	w->rcq = ibv_create_cq(s->ctx, (int)n + 16, NULL, NULL, 0);
 	if (!w->rcq) {
 		snprintf(err, errlen, "worker %u: cannot create a receive CQ on %s: %s (max_cqe %d)", i,
 			 s->devname, strerror(errno), s->da.max_cqe);
+		return -1;
+	}
+	if (s->xrcd) {
+		/* XRC: clients' requests name this SRQ by number; its
+		 * completions go to the worker's receive CQ as before. */
+		struct ibv_srq_init_attr_ex xa;
+		memset(&xa, 0, sizeof xa);
+		xa.attr.max_wr = (uint32_t)n;
+		xa.attr.max_sge = 1;
+		xa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+			       IBV_SRQ_INIT_ATTR_CQ;
+		xa.srq_type = IBV_SRQT_XRC;
+		xa.pd = s->pd;
+		xa.xrcd = s->xrcd;
+		xa.cq = w->rcq;
+		w->srq = ibv_create_srq_ex(s->ctx, &xa);
+		if (w->srq && ibv_get_srq_num(w->srq, &w->srqn) != 0) {
+			snprintf(err, errlen, "worker %u: cannot read the XRC SRQ's number on %s: %s", i, s->devname,
+				 strerror(errno));
+			return -1;
+		}
+	} else {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = (uint32_t)n, .max_sge = 1 } };
+		w->srq = ibv_create_srq(s->pd, &sa);
+	}
+	if (!w->srq) {
+		snprintf(err, errlen, "worker %u: cannot create %s SRQ of %zu WQEs on %s: %s", i, s->xrcd ? "an XRC" : "an",
+			 n, s->devname, strerror(errno));
 		return -1;
 	}
 	if (worker_init_replies(s, w, err, errlen) != 0)
@@ -1247,20 +1293,84 @@ static void conn_close(struct tp_server *s, struct vb_sconn *c)
 {
 	if (c->state != CS_LIVE)
 		return;
-	struct vb_worker *w = &s->w[c->worker];
 	uint32_t ci = (uint32_t)(c - s->conns);
-	pthread_mutex_lock(&w->mu);
-	if (c->block < w->nblock && w->by_block[c->block] == ci + 1)
-		w->by_block[c->block] = 0;
+	/* an XRC reply QP is in every worker's table, an RC QP in its own
+	 * worker's, an XRC receive QP in none */
+	unsigned first = c->kind == CK_XREPLY ? 0 : c->worker;
+	unsigned last = c->kind == CK_XREPLY ? s->c.workers : c->kind == CK_RC ? c->worker + 1 : 0;
+	for (unsigned i = first; i < last; i++) {
+		struct vb_worker *w = &s->w[i];
+		pthread_mutex_lock(&w->mu);
+		if (c->block < w->nblock && w->by_block[c->block] == ci + 1)
+			w->by_block[c->block] = 0;
+		pthread_mutex_unlock(&w->mu);
+	}
 	c->state = CS_CLOSING;
-	pthread_mutex_unlock(&w->mu);
 	/* Moves the QP to the error state: replies still queued complete
 	 * with a flush status, which returns their buffers to the worker. */
 	rdma_disconnect(c->id);
 	c->closing_since = clock_ns();
 	s->disconnects++;
 	atomic_fetch_sub(&s->qps_live, 1);
-	atomic_fetch_sub(&w->qps, 1);
+	if (c->kind == CK_RC)
+		atomic_fetch_sub(&s->w[c->worker].qps, 1);
+	else if (c->kind == CK_XREPLY)
+		s->qps_xreply--;
+	else
+		s->qps_xrecv--;
+}
+
+/* XRC reply QP: reaps its send completions (under c->xmu). */
+static void xreply_reap(struct tp_server *s, struct vb_sconn *c)
+{
+	struct ibv_wc wc[32];
+	int n;
+	while ((n = ibv_poll_cq(c->xcq, 32, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (atomic_load(&c->inflight))
+				atomic_fetch_sub(&c->inflight, 1);
+			if (wc[i].status != IBV_WC_SUCCESS && wc[i].status != IBV_WC_WR_FLUSH_ERR)
+				log_msg(LOG_WARN, "a reply to client block %u failed: %s (vendor error 0x%x); the client's "
+					"connection is broken", c->block, ibv_wc_status_str(wc[i].status), wc[i].vendor_err);
+		}
+	}
+	(void)s;
+}
+
+/* XRC reply QP: its lock, send CQ, and one registered reply buffer per
+ * send-queue entry.  0, or -1 with errno set. */
+static int xreply_init(struct tp_server *s, struct vb_sconn *c)
+{
+	pthread_mutex_init(&c->xmu, NULL);
+	c->xmu_init = 1;
+	c->xposted = 0;
+	c->xcq = ibv_create_cq(s->ctx, (int)c->sq_depth + 16, NULL, NULL, 0);
+	if (!c->xcq)
+		return -1;
+	size_t bytes = (size_t)c->sq_depth * s->c.slot_size;
+	if (posix_memalign((void **)&c->xbuf, 4096, bytes) != 0) {
+		c->xbuf = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	c->xmr = ibv_reg_mr(s->pd, c->xbuf, bytes, IBV_ACCESS_LOCAL_WRITE);
+	return c->xmr ? 0 : -1;
+}
+
+static void xreply_free(struct vb_sconn *c)
+{
+	if (c->xmr)
+		ibv_dereg_mr(c->xmr);
+	free(c->xbuf);
+	if (c->xcq)
+		ibv_destroy_cq(c->xcq);
+	if (c->xmu_init)
+		pthread_mutex_destroy(&c->xmu);
+	c->xmr = NULL;
+	c->xbuf = NULL;
+	c->xcq = NULL;
+	c->xmu_init = 0;
+	c->xposted = 0;
 }
 
 /* Destroys closing connections whose replies have drained (or after
@@ -1272,6 +1382,12 @@ static void reap_zombies(struct tp_server *s, int force)
 		struct vb_sconn *c = &s->conns[i];
 		if (c->state != CS_CLOSING)
 			continue;
+		if (c->kind == CK_XREPLY) {
+			/* no worker finds it any more: the CM thread reaps it */
+			pthread_mutex_lock(&c->xmu);
+			xreply_reap(s, c);
+			pthread_mutex_unlock(&c->xmu);
+		}
 		if (!force && atomic_load(&c->inflight) && now - c->closing_since < VB_ZOMBIE_NS)
 			continue;
 		if (!force && atomic_load(&c->inflight))
@@ -1280,6 +1396,8 @@ static void reap_zombies(struct tp_server *s, int force)
 		rdma_destroy_qp(c->id);
 		rdma_destroy_id(c->id);
 		c->id = NULL;
+		if (c->kind == CK_XREPLY)
+			xreply_free(c);
 		atomic_fetch_add(&c->gen, 1);
 		atomic_store(&c->inflight, 0);
 		c->state = CS_FREE;
@@ -1294,6 +1412,61 @@ static void peer_str(struct rdma_cm_id *id, char *buf, size_t len)
 		make_host_str(sa, buf, len);
 	else
 		snprintf(buf, len, "?");
+}
+
+/* Counts an accepted connection (its QP was counted live when published). */
+static void conn_accepted(struct tp_server *s, struct vb_sconn *c, const char *peer)
+{
+	s->conn_total++;
+	if (c->delegated)
+		s->conn_delegated++;
+	unsigned live = atomic_load(&s->qps_live);
+	if (live > s->qps_peak)
+		s->qps_peak = live;
+	log_msg(LOG_DEBUG, "accepted %s: %s, client block %u, pid %u%s", peer,
+		c->kind == CK_XRECV ? "XRC requests" : c->kind == CK_XREPLY ? "XRC replies" : "RC", c->block, c->pid,
+		c->delegated ? " (delegated)" : "");
+}
+
+/*
+ * Accepts an XRC request connection whose receive QP exists: the accept
+ * data carries the SRQ number of every worker (little-endian):
+ *   off 0 u32 magic "aBQO", 4 u16 version, 6 u16 status, 8 u32 client block,
+ *   12 u16 workers, 14 u16 flags (VB_AF_XRC), 16 u32 srqn[workers]
+ * The client sends to worker w with remote_srqn = srqn[w].
+ */
+static int xrc_accept(struct tp_server *s, struct rdma_cm_event *ev, struct vb_sconn *c, const char *peer)
+{
+	struct rdma_cm_id *id = ev->id;
+	uint8_t acc[VB_XACCEPT_LEN(VB_XRC_MAX_WORKERS)];
+	memset(acc, 0, sizeof acc);
+	put32(acc, VB_ACCEPT_MAGIC);
+	put16(acc + 4, VB_VERSION);
+	put32(acc + 8, c->block);
+	put16(acc + 12, (uint16_t)s->c.workers);
+	put16(acc + 14, VB_AF_XRC | (s->c.durable ? VB_AF_DURABLE : 0));
+	for (unsigned i = 0; i < s->c.workers; i++)
+		put32(acc + 16 + 4 * i, s->w[i].srqn);
+	unsigned rr = ev->param.conn.responder_resources;
+	if (rr > (unsigned)s->da.max_qp_rd_atom)
+		rr = (unsigned)s->da.max_qp_rd_atom;
+	struct rdma_conn_param cp = {
+		.private_data = acc, .private_data_len = (uint8_t)VB_XACCEPT_LEN(s->c.workers),
+		.responder_resources = (uint8_t)rr, .initiator_depth = 0,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	if (rdma_accept(id, &cp) != 0) {
+		log_msg(LOG_ERR, "rdma_accept of the XRC request connection from %s failed: %s", peer, strerror(errno));
+		conn_close(s, c);
+		return 0;
+	}
+	/* the receive QP is the responder: its RNR NAKs carry this timer */
+	int e = set_min_rnr(id->qp, s->c.min_rnr_timer);
+	if (e && !s->rnr_set_failed++)
+		log_msg(LOG_WARN, "cannot set min_rnr_timer %u on the XRC receive QPs (%s); RNR waits use the "
+			"device default", s->c.min_rnr_timer, strerror(e));
+	conn_accepted(s, c, peer);
+	return 0;
 }
 
 /*
@@ -1328,6 +1501,18 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	unsigned flags = get16(h + 6);
 	worker = get16(h + 12);
 	block = get32(h + 8);
+	/* With XRC a client unit opens two connections: an RC one here (the
+	 * QP every worker replies on; it comes first and gets the client id)
+	 * and an XRC one on listen_x, whose SENDs name a worker's SRQ. */
+	int xreq = s->listen_x && ev->listen_id == s->listen_x;
+	int xreply = !xreq && s->xrcd;
+	if (xreq || xreply)
+		worker = 0;
+	if (xreq && block == 0) {
+		code = 8;
+		snprintf(why, sizeof why, "an XRC request connection must name the client id its reply connection got");
+		goto reject;
+	}
 	if (worker >= s->c.workers) {
 		code = 3;
 		snprintf(why, sizeof why, "worker %u does not exist: this server has %u worker(s)", worker,
@@ -1357,6 +1542,7 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 		s->conns_hi = ci + 1;
 	c = &s->conns[ci];
 	struct vb_worker *w = &s->w[worker];
+	c->kind = xreq ? CK_XRECV : xreply ? CK_XREPLY : CK_RC;
 	c->worker = worker;
 	c->block = block;
 	c->pid = get32(h + 20);
@@ -1369,25 +1555,53 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	c->stalled = 0;
 	atomic_store(&c->inflight, 0);
 
-	static const unsigned inl[] = { VB_INLINE, 64, 0 };
 	int made = -1, qerr = 0;
-	for (size_t k = 0; k < sizeof inl / sizeof inl[0] && made; k++) {
-		struct ibv_qp_init_attr qa = {
-			.send_cq = w->scq, .recv_cq = w->rcq, .srq = w->srq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = c->sq_depth, .max_recv_wr = 0, .max_send_sge = 1,
-				 .max_recv_sge = 1, .max_inline_data = inl[k] },
-		};
-		made = rdma_create_qp(id, s->pd, &qa);
+	if (c->kind == CK_XRECV) {
+		/* the target QP: no queues of its own, the XRC domain's SRQs */
+		struct ibv_qp_init_attr_ex xa;
+		memset(&xa, 0, sizeof xa);
+		xa.qp_type = IBV_QPT_XRC_RECV;
+		xa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD;
+		xa.pd = s->pd;
+		xa.xrcd = s->xrcd;
+		made = rdma_create_qp_ex(id, &xa);
 		if (made)
 			qerr = errno;
-		else
-			c->max_inline = qa.cap.max_inline_data;
+		c->max_inline = 0;
+	} else {
+		struct ibv_cq *scq = w->scq, *rcq = w->rcq;
+		struct ibv_srq *srq = w->srq;
+		if (c->kind == CK_XREPLY) {
+			if (xreply_init(s, c) != 0) {
+				qerr = errno ? errno : ENOMEM;
+				goto qp_failed;
+			}
+			scq = rcq = c->xcq;
+			srq = NULL;   /* it receives nothing; an RC QP cannot use an XRC SRQ */
+		}
+		static const unsigned inl[] = { VB_INLINE, 64, 0 };
+		for (size_t k = 0; k < sizeof inl / sizeof inl[0] && made; k++) {
+			struct ibv_qp_init_attr qa = {
+				.send_cq = scq, .recv_cq = rcq, .srq = srq, .qp_type = IBV_QPT_RC,
+				.cap = { .max_send_wr = c->sq_depth, .max_recv_wr = srq ? 0 : 1, .max_send_sge = 1,
+					 .max_recv_sge = 1, .max_inline_data = inl[k] },
+			};
+			made = rdma_create_qp(id, s->pd, &qa);
+			if (made)
+				qerr = errno;
+			else
+				c->max_inline = qa.cap.max_inline_data;
+		}
 	}
+qp_failed:
 	if (made) {
+		if (c->kind == CK_XREPLY)
+			xreply_free(c);
 		s->cfree[s->ncfree++] = ci;
 		code = 7;
-		snprintf(why, sizeof why, "the server cannot create a QP: %s", strerror(qerr));
-		log_msg(LOG_ERR, "worker %u: rdma_create_qp for %s failed: %s (max_qp %d)", worker, peer,
+		snprintf(why, sizeof why, "the server cannot create a%s QP: %s", c->kind == CK_XRECV ? "n XRC receive" :
+			 c->kind == CK_XREPLY ? "n XRC reply" : "", strerror(qerr));
+		log_msg(LOG_ERR, "worker %u: creating a QP for %s failed: %s (max_qp %d)", worker, peer,
 			strerror(qerr), s->da.max_qp);
 		goto reject;
 	}
@@ -1396,28 +1610,44 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 
 	/* Publish before accepting: the client may send (and expect a reply)
 	 * as soon as it sees the accept. */
-	pthread_mutex_lock(&w->mu);
-	if (block >= w->nblock) {
-		uint32_t nb = w->nblock ? w->nblock : 64;
-		while (nb <= block)
-			nb *= 2;
-		uint32_t *p = realloc(w->by_block, (size_t)nb * sizeof *p);
-		if (p) {
-			memset(p + w->nblock, 0, (size_t)(nb - w->nblock) * sizeof *p);
-			w->by_block = p;
-			w->nblock = nb;
+	int mapped = 1;
+	unsigned first = c->kind == CK_XREPLY ? 0 : worker;
+	unsigned last = c->kind == CK_XREPLY ? s->c.workers : c->kind == CK_RC ? worker + 1 : 0;
+	for (unsigned i = first; i < last; i++) {
+		struct vb_worker *wi = &s->w[i];
+		pthread_mutex_lock(&wi->mu);
+		if (block >= wi->nblock) {
+			uint32_t nb = wi->nblock ? wi->nblock : 64;
+			while (nb <= block)
+				nb *= 2;
+			uint32_t *p = realloc(wi->by_block, (size_t)nb * sizeof *p);
+			if (p) {
+				memset(p + wi->nblock, 0, (size_t)(nb - wi->nblock) * sizeof *p);
+				wi->by_block = p;
+				wi->nblock = nb;
+			}
 		}
+		if (block < wi->nblock)
+			wi->by_block[block] = ci + 1;
+		else
+			mapped = 0;
+		pthread_mutex_unlock(&wi->mu);
 	}
-	int mapped = block < w->nblock;
-	if (mapped)
-		w->by_block[block] = ci + 1;
 	c->state = CS_LIVE;
-	pthread_mutex_unlock(&w->mu);
+	if (c->kind == CK_RC)
+		atomic_fetch_add(&w->qps, 1);
+	else if (c->kind == CK_XREPLY)
+		s->qps_xreply++;
+	else
+		s->qps_xrecv++;
+	atomic_fetch_add(&s->qps_live, 1);
 	if (!mapped) {
 		conn_close(s, c);
 		log_msg(LOG_ERR, "out of memory for the connection table of worker %u", worker);
 		return 0;   /* the id is destroyed by the zombie reaper */
 	}
+	if (c->kind == CK_XRECV)
+		return xrc_accept(s, ev, c, peer);
 
 	uint8_t acc[VB_ACCEPT_LEN];
 	memset(acc, 0, sizeof acc);
@@ -1427,7 +1657,7 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	put32(acc + 8, block);
 	put16(acc + 12, (uint16_t)s->c.workers);
 	put16(acc + 14, (uint16_t)((s->c.durable ? VB_AF_DURABLE : 0) | (s->mode == RM_SLOT_RING ? VB_AF_SLOT_RING : 0) |
-				   (w->pmem_file ? VB_AF_PMEM : 0)));
+				   (w->pmem_file ? VB_AF_PMEM : 0) | (c->kind == CK_XREPLY ? VB_AF_XRC : 0)));
 	put32(acc + 16, s->c.slot_size);
 	put32(acc + 20, s->c.ring_slots);
 	put64(acc + 24, (uint64_t)(uintptr_t)&w->hdr->flush_word);
@@ -1457,15 +1687,7 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	if (e && !s->rnr_set_failed++)
 		log_msg(LOG_WARN, "cannot set min_rnr_timer %u on the server QPs (%s); RNR waits use the "
 			"device default", s->c.min_rnr_timer, strerror(e));
-	s->conn_total++;
-	if (c->delegated)
-		s->conn_delegated++;
-	unsigned live = atomic_fetch_add(&s->qps_live, 1) + 1;
-	if (live > s->qps_peak)
-		s->qps_peak = live;
-	atomic_fetch_add(&w->qps, 1);
-	log_msg(LOG_DEBUG, "accepted %s: worker %u, client block %u, pid %u%s", peer, worker, block, c->pid,
-		c->delegated ? " (delegated)" : "");
+	conn_accepted(s, c, peer);
 	return 0;
 
 reject:
@@ -1711,19 +1933,21 @@ static struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, siz
 		goto fail;
 	}
 	if (c->xrc) {
-		if (!(s->da.device_cap_flags & IBV_DEVICE_XRC))
+		if (!(s->da.device_cap_flags & IBV_DEVICE_XRC)) {
 			snprintf(err, errlen, "device %s has no XRC support (IBV_DEVICE_XRC); run without verbs.xrc "
-				 "(--xrc)", s->devname);
-		else
-			snprintf(err, errlen, "device %s supports XRC, but the XRC path of the verbs transport is not "
-				 "implemented yet; run without verbs.xrc (--xrc), or use --delegation to cut QPs",
-				 s->devname);
-		goto fail;
-	}
-	if (mode == RM_MP && c->durable) {
-		snprintf(err, errlen, "recv_mode mp with durable: the durable ring layout and its recovery scan are "
-			 "written for one message per WQE; use recv_mode slot_ring or srq for durable runs");
-		goto fail;
+				 "(--xrc), or use clients.delegation (--delegation) to cut QPs", s->devname);
+			goto fail;
+		}
+		if (mode == RM_MP) {
+			snprintf(err, errlen, "verbs.xrc with recv_mode mp: MLNX_OFED's multi-packet SRQ is a "
+				 "tag-matching SRQ, which is not an XRC SRQ; use one or the other");
+			goto fail;
+		}
+		if (c->workers > VB_XRC_MAX_WORKERS) {
+			snprintf(err, errlen, "verbs.xrc with %u workers: the accept data holds the SRQ numbers of at "
+				 "most %d workers; use fewer workers", c->workers, VB_XRC_MAX_WORKERS);
+			goto fail;
+		}
 	}
 	if (mode != RM_MP && c->ring_slots > (unsigned)s->da.max_srq_wr) {
 		snprintf(err, errlen, "--ring-slots %u exceeds %s's max_srq_wr %d; use at most %u", c->ring_slots,
@@ -1745,12 +1969,37 @@ static struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, siz
 		snprintf(err, errlen, "cannot allocate a protection domain on %s: %s", s->devname, strerror(errno));
 		goto fail;
 	}
+	if (c->xrc) {
+		struct ibv_xrcd_init_attr xa;
+		memset(&xa, 0, sizeof xa);
+		xa.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+		xa.fd = -1;              /* a domain of this process only */
+		xa.oflags = O_CREAT;
+		s->xrcd = ibv_open_xrcd(s->ctx, &xa);
+		if (!s->xrcd) {
+			snprintf(err, errlen, "cannot open an XRC domain on %s: %s; run without verbs.xrc (--xrc)",
+				 s->devname, strerror(errno));
+			goto fail;
+		}
+	}
 	for (unsigned i = 0; i < c->workers; i++)
 		if (worker_init(s, i, err, errlen) != 0)
 			goto fail;
 	if (rdma_listen(s->listen, 1024) != 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->endpoint, strerror(errno));
 		goto fail;
+	}
+	if (c->xrc) {
+		/* XRC request connections: the same address and port number in
+		 * the IB port space (rdma_cm makes XRC connections there) */
+		struct sockaddr_storage xs;
+		memcpy(&xs, rdma_get_local_addr(s->listen), sizeof xs);
+		if (rdma_create_id(s->ch, &s->listen_x, s, RDMA_PS_IB) != 0 ||
+		    rdma_bind_addr(s->listen_x, (struct sockaddr *)&xs) != 0 || rdma_listen(s->listen_x, 1024) != 0) {
+			snprintf(err, errlen, "cannot listen for XRC connections on %s (port space IB): %s", s->endpoint,
+				 strerror(errno));
+			goto fail;
+		}
 	}
 	int e = pthread_create(&s->cm_th, NULL, cm_main, s);
 	if (e) {
@@ -1857,6 +2106,71 @@ static void vb_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 		flush_reposts(s, w);
 }
 
+/*
+ * A reply on an XRC client's reply QP, which every worker shares: under
+ * the connection's lock, with its own send CQ and buffers.  Buffer k of
+ * the ring is reused only after the WR that used it completed: at most
+ * sq_depth - 1 replies are in flight and completions come in order.
+ * Called with w->mu held (it keeps c alive); unlocks it.
+ */
+static int xrc_reply(struct tp_server *s, struct vb_worker *w, struct vb_sconn *c, uint32_t client_id,
+		     const struct wire_resp *rr, const void *val, uint32_t len)
+{
+	int ret = -1;
+	pthread_mutex_lock(&c->xmu);
+	xreply_reap(s, c);
+	if (atomic_load(&c->inflight) + 1 >= c->sq_depth) {
+		uint64_t t0 = clock_ns();
+		w->reply_waits++;
+		while (atomic_load(&c->inflight) + 1 >= c->sq_depth) {
+			xreply_reap(s, c);
+			if (c->stalled || clock_ns() - t0 > VB_REPLY_WAIT_NS) {
+				if (!c->stalled && w_may_log(w))
+					log_msg(LOG_WARN, "worker %u: client %u (pid %u) takes no replies (its XRC reply queue "
+						"stayed full for %llu ms); dropping replies to it until it drains", w->idx,
+						client_id, c->pid, VB_REPLY_WAIT_NS / 1000000);
+				c->stalled = 1;
+				w->reply_drops++;
+				goto out;
+			}
+			cpu_relax();
+		}
+	}
+	c->stalled = 0;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof wr);
+	uint8_t *b = c->xbuf + (size_t)(c->xposted % c->sq_depth) * s->c.slot_size;
+	wire_encode_resp(b, rr);
+	if (rr->val_len)
+		memcpy(b + WIRE_RESP_HDR, val, rr->val_len);
+	sge.addr = (uintptr_t)b;
+	sge.length = len;
+	sge.lkey = c->xmr->lkey;
+	wr.send_flags = IBV_SEND_SIGNALED | (len <= c->max_inline ? IBV_SEND_INLINE : 0);
+	w->reply_inline += len <= c->max_inline;
+	wr.wr_id = c->xposted;
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	int e = ibv_post_send(c->id->qp, &wr, &bad);
+	if (e) {
+		w->send_errors++;
+		if (w_may_log(w))
+			log_msg(LOG_WARN, "worker %u: posting a reply to client %u failed: %s", w->idx, client_id,
+				strerror(e));
+		goto out;
+	}
+	c->xposted++;
+	atomic_fetch_add(&c->inflight, 1);
+	w->replies++;
+	ret = 0;
+out:
+	pthread_mutex_unlock(&c->xmu);
+	pthread_mutex_unlock(&w->mu);
+	return ret;
+}
+
 static int vb_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
 			const struct wire_resp *r, const void *val)
 {
@@ -1881,6 +2195,8 @@ static int vb_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
 		return -1;
 	}
 	ci--;
+	if (c->kind == CK_XREPLY)
+		return xrc_reply(s, w, c, client_id, &rr, val, len);   /* unlocks w->mu */
 	if (atomic_load(&c->inflight) >= c->sq_depth || w->scq_out >= VB_SRV_SCQ ||
 	    (len > c->max_inline && !w->nsfree)) {
 		/* A client that stopped taking replies must not stall the
@@ -1997,6 +2313,9 @@ static json_t *vb_srv_stats(struct tp_server *s)
 		"connections", (json_int_t)s->conn_total, "connections_delegated", (json_int_t)s->conn_delegated,
 		"connections_refused", (json_int_t)s->conn_rejected, "disconnects", (json_int_t)s->disconnects,
 		"workers", arr);
+	if (s->xrcd)
+		json_object_set_new(j, "xrc", json_pack("{s:i,s:i}", "receive_qps", (int)s->qps_xrecv,
+							"reply_qps", (int)s->qps_xreply));
 	if (s->last_reject[0])
 		json_object_set_new(j, "last_refusal", json_string(s->last_reject));
 	if (s->rnr_set_failed)
@@ -2020,10 +2339,14 @@ static void vb_srv_close(struct tp_server *s)
 	}
 	if (s->listen)
 		rdma_destroy_id(s->listen);
+	if (s->listen_x)
+		rdma_destroy_id(s->listen_x);
 	if (s->w)
 		for (unsigned i = 0; i < s->c.workers; i++)
 			if (s->w[i].s)
 				worker_free(s, &s->w[i]);
+	if (s->xrcd)
+		ibv_close_xrcd(s->xrcd);
 	if (s->pd)
 		ibv_dealloc_pd(s->pd);
 	if (s->ch)
@@ -2078,7 +2401,10 @@ struct vb_cqp {                /* the QP to one server worker */
 	struct ibv_qp *qp;
 	struct ibv_cq *scq, *rcq;
 	pthread_mutex_t mu;        /* held by the QP's current owner */
+	pthread_mutex_t *lk;       /* &mu; with XRC every worker's shares the group's xmu */
 	int mu_init, connected;
+	int shared;                /* XRC: qp, scq and rcq belong to the group */
+	uint32_t srqn;             /* XRC: remote_srqn of this worker's SRQ */
 	uint32_t sq_depth, sq_used, max_inline;
 	uint64_t read_addr;
 	uint32_t read_rkey;
@@ -2106,6 +2432,12 @@ struct vb_group {              /* QPs to every worker of one server */
 	uint8_t *rbuf;
 	struct ibv_mr *rmr;
 	struct vb_cqp *q;          /* VB_MAX_WORKERS */
+	/* XRC (the server said VB_AF_XRC): q[0]'s RC QP only receives replies;
+	 * requests to every worker go over one XRC_SEND QP */
+	int xrc, xconnected, xmu_init;
+	struct rdma_cm_id *xid;
+	struct ibv_cq *xscq, *rep_scq, *rep_rcq;
+	pthread_mutex_t xmu;
 	_Atomic(struct vb_lane *) lanes[VB_MAX_LANES];
 	_Atomic unsigned lanes_hi;
 	_Atomic int broken;
@@ -2218,23 +2550,27 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 	int did = 0;
 	int n = ibv_poll_cq(q->scq, 32, wc);
 	for (int i = 0; i < n; i++) {
-		unsigned li = (unsigned)(wc[i].wr_id & 0xffffffffu), nwr = (unsigned)(wc[i].wr_id >> 32);
-		q->sq_used -= nwr <= q->sq_used ? nwr : q->sq_used;
+		/* wr_id: lane | worker << 16 | WRs completed << 32.  With XRC
+		 * one CQ serves every worker's requests (all under one lock). */
+		unsigned li = (unsigned)(wc[i].wr_id & 0xffffu), nwr = (unsigned)(wc[i].wr_id >> 32);
+		unsigned wq = (unsigned)(wc[i].wr_id >> 16) & 0xffffu;
+		struct vb_cqp *qq = wq < g->workers ? &g->q[wq] : q;
+		qq->sq_used -= nwr <= qq->sq_used ? nwr : qq->sq_used;
 		if (wc[i].status != IBV_WC_SUCCESS) {
-			break_wc(g, q, &wc[i]);
+			break_wc(g, qq, &wc[i]);
 			continue;
 		}
 		struct vb_lane *L = li < VB_MAX_LANES ? atomic_load_explicit(&g->lanes[li], memory_order_acquire) : NULL;
 		if (!L || !nwr)
 			continue;
-		struct vb_lq *lq = &L->q[q->w];
+		struct vb_lq *lq = &L->q[qq->w];
 		uint64_t k = lq->done & (D - 1);
 		struct vb_ev e = { .seq = lq->mseq[k], .kind = TP_EV_DELIVERED, .buf = VB_NOBUF };
 		lq->done++;
 		atomic_store_explicit(&lq->done_pub, lq->done, memory_order_release);
-		q->send_completions++;
-		if (push_ev(L, q->w, &e) != 0)
-			q->overflow++;
+		qq->send_completions++;
+		if (push_ev(L, qq->w, &e) != 0)
+			qq->overflow++;
 	}
 	if (n > 0)
 		did += n;
@@ -2275,8 +2611,10 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 			.seq = r.seq, .status = r.status, .val_len = r.val_len, .buf = bi,
 			.kind = r.kind == WIRE_ACK ? TP_EV_ACK : TP_EV_RESP, .op = r.op,
 		};
+		/* with XRC every worker replies on one QP: the reply names it */
+		unsigned rw = q->shared && r.worker < g->workers ? r.worker : q->w;
 		q->responses++;
-		if (push_ev(L, q->w, &e) != 0) {
+		if (push_ev(L, rw, &e) != 0) {
 			q->overflow++;
 			repost_bufs(g, &bi, 1);
 		}
@@ -2318,7 +2656,9 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 			sg[nwr].length = len;
 			sg[nwr].lkey = L->mr->lkey;
 			memset(&wr[nwr], 0, sizeof wr[nwr]);
-			wr[nwr].wr_id = (uint64_t)li | (uint64_t)(dur ? 0 : 1) << 32;
+			wr[nwr].wr_id = (uint64_t)li | (uint64_t)q->w << 16 | (uint64_t)(dur ? 0 : 1) << 32;
+			if (q->shared)
+				wr[nwr].qp_type.xrc.remote_srqn = q->srqn;
 			wr[nwr].sg_list = &sg[nwr];
 			wr[nwr].num_sge = 1;
 			wr[nwr].opcode = IBV_WR_SEND;
@@ -2332,7 +2672,9 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 				sg[nwr].length = 8;
 				sg[nwr].lkey = L->mr->lkey;
 				memset(&wr[nwr], 0, sizeof wr[nwr]);
-				wr[nwr].wr_id = (uint64_t)li | 2ull << 32;
+				wr[nwr].wr_id = (uint64_t)li | (uint64_t)q->w << 16 | 2ull << 32;
+				if (q->shared)
+					wr[nwr].qp_type.xrc.remote_srqn = q->srqn;
 				wr[nwr].sg_list = &sg[nwr];
 				wr[nwr].num_sge = 1;
 				wr[nwr].opcode = IBV_WR_RDMA_READ;
@@ -2369,7 +2711,7 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 static int combine(struct vb_group *g, unsigned w)
 {
 	struct vb_cqp *q = &g->q[w];
-	if (pthread_mutex_trylock(&q->mu) != 0)
+	if (pthread_mutex_trylock(q->lk) != 0)
 		return 0;
 	int did = owner_poll(g, q);
 	/* one chain holds up to 32 WRs (>= 16 requests); post more chains
@@ -2393,7 +2735,7 @@ static int combine(struct vb_group *g, unsigned w)
 				    "server is not consuming requests (hung or overloaded), or the connection is stuck",
 				    w, g->endpoint, q->sq_used, (double)(now - q->progress_ns) / 1e9);
 	}
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(q->lk);
 	return did;
 }
 
@@ -2672,6 +3014,7 @@ static int connect_one(struct vb_group *g, unsigned w, const struct tp_cli_conf 
 	q->w = w;
 	pthread_mutex_init(&q->mu, NULL);
 	q->mu_init = 1;
+	q->lk = &q->mu;
 	if (rdma_create_id(g->ch, &q->id, q, RDMA_PS_TCP) != 0) {
 		snprintf(err, errlen, "rdma_create_id: %s", strerror(errno));
 		return -1;
@@ -2770,6 +3113,175 @@ static int connect_one(struct vb_group *g, unsigned w, const struct tp_cli_conf 
 	return 0;
 }
 
+/*
+ * XRC: the server's accept on QP 0 said VB_AF_XRC, so QP 0 is the RC QP
+ * every worker replies on.  Requests to all workers go over one XRC_SEND
+ * QP, connected here in the IB port space; each SEND names its worker's
+ * SRQ number (remote_srqn), which the accept data lists.  The server then
+ * holds one XRC receive QP and one reply QP per client unit instead of one
+ * QP per unit and worker.  Every worker's vb_cqp points at the shared QP
+ * and CQs under one lock, so one owner at a time posts and polls.
+ */
+static int connect_xrc(struct vb_group *g, const struct tp_cli_conf *cc, uint64_t started, uint64_t deadline,
+		       char *err, size_t errlen)
+{
+	const unsigned W = g->workers;
+	struct rdma_cm_event *ev = NULL;
+	if (W > VB_XRC_MAX_WORKERS) {
+		snprintf(err, errlen, "the server at %s runs XRC with %u workers; at most %d are supported", g->endpoint,
+			 W, VB_XRC_MAX_WORKERS);
+		return -1;
+	}
+	if (!(g->da.device_cap_flags & IBV_DEVICE_XRC)) {
+		snprintf(err, errlen, "the server at %s runs with verbs.xrc, but this client's device %s has no XRC "
+			 "support; start the server without --xrc", g->endpoint, ibv_get_device_name(g->ctx->device));
+		return -1;
+	}
+	char host[INET6_ADDRSTRLEN + 1], port[16];
+	if (getnameinfo((struct sockaddr *)&g->dst, sizeof g->dst, host, sizeof host, NULL, 0, NI_NUMERICHOST) != 0) {
+		snprintf(err, errlen, "cannot format the address of %s", g->endpoint);
+		return -1;
+	}
+	snprintf(port, sizeof port, "%u", g->port);
+	struct rdma_addrinfo hints, *res = NULL;
+	memset(&hints, 0, sizeof hints);
+	hints.ai_flags = RAI_NUMERICHOST;
+	hints.ai_port_space = RDMA_PS_IB;
+	hints.ai_qp_type = IBV_QPT_XRC_SEND;   /* the CM's REQ then asks for an XRC target */
+	int e = rdma_getaddrinfo(host, port, &hints, &res);
+	if (e) {
+		snprintf(err, errlen, "cannot resolve %s for its XRC connection: rdma_getaddrinfo: %s", g->endpoint,
+			 gai_strerror(e));
+		return -1;
+	}
+	/* resolves address and route synchronously (2 s each), then async */
+	e = rdma_create_ep(&g->xid, res, NULL, NULL);
+	rdma_freeaddrinfo(res);
+	if (e) {
+		g->xid = NULL;
+		snprintf(err, errlen, "cannot reach %s for its XRC connection: %s", g->endpoint, strerror(errno));
+		return -1;
+	}
+	if (g->xid->verbs != g->ctx) {
+		snprintf(err, errlen, "the XRC connection to %s resolved to another RDMA device than its reply QP",
+			 g->endpoint);
+		return -1;
+	}
+	if (rdma_migrate_id(g->xid, g->ch) != 0) {
+		snprintf(err, errlen, "rdma_migrate_id for the XRC connection: %s", strerror(errno));
+		return -1;
+	}
+	unsigned sq = g->sq_depth < 2 * W ? 2 * W : g->sq_depth;
+	if (sq > (unsigned)g->da.max_qp_wr)
+		sq = (unsigned)g->da.max_qp_wr;
+	g->xscq = ibv_create_cq(g->ctx, (int)sq + 16, NULL, NULL, 0);
+	if (!g->xscq) {
+		snprintf(err, errlen, "cannot create the XRC send CQ on %s: %s", ibv_get_device_name(g->ctx->device),
+			 strerror(errno));
+		return -1;
+	}
+	static const unsigned inl[] = { VB_INLINE, 64, 0 };
+	int made = -1, qerr = 0;
+	unsigned xinl = 0;
+	for (size_t k = 0; k < sizeof inl / sizeof inl[0] && made; k++) {
+		struct ibv_qp_init_attr_ex xa;
+		memset(&xa, 0, sizeof xa);
+		xa.qp_type = IBV_QPT_XRC_SEND;
+		xa.send_cq = g->xscq;
+		xa.recv_cq = g->xscq;
+		xa.comp_mask = IBV_QP_INIT_ATTR_PD;
+		xa.pd = g->pd;
+		xa.cap.max_send_wr = sq;
+		xa.cap.max_send_sge = 1;
+		xa.cap.max_inline_data = inl[k];
+		made = rdma_create_qp_ex(g->xid, &xa);
+		if (made)
+			qerr = errno;
+		else
+			xinl = xa.cap.max_inline_data;
+	}
+	if (made) {
+		snprintf(err, errlen, "cannot create an XRC send QP on %s: %s", ibv_get_device_name(g->ctx->device),
+			 strerror(qerr));
+		return -1;
+	}
+	uint8_t hello[VB_HELLO_LEN];
+	memset(hello, 0, sizeof hello);
+	put32(hello, VB_HELLO_MAGIC);
+	put16(hello + 4, VB_VERSION);
+	put16(hello + 6, (uint16_t)((g->delegated ? VB_HF_DELEGATED : 0) | (cc->durable ? VB_HF_DURABLE : 0)));
+	put32(hello + 8, g->block);
+	put16(hello + 14, (uint16_t)(g->delegated ? VB_MAX_LANES : 1));
+	put32(hello + 16, g->rdepth);
+	put32(hello + 20, (uint32_t)getpid());
+	put32(hello + 24, g->delegated ? UINT32_MAX : cc->thread);
+	unsigned rd = g->da.max_qp_init_rd_atom < 16 ? (unsigned)g->da.max_qp_init_rd_atom : 16;
+	struct rdma_conn_param cp = {
+		.private_data = hello, .private_data_len = VB_HELLO_LEN,
+		.initiator_depth = (uint8_t)rd, .responder_resources = 0,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	if (rdma_connect(g->xid, &cp) != 0) {
+		snprintf(err, errlen, "cannot connect to %s: rdma_connect (XRC): %s", g->endpoint, strerror(errno));
+		return -1;
+	}
+	if (cm_wait(g, 0, g->xid, RDMA_CM_EVENT_ESTABLISHED, deadline, started, "connecting the XRC QP", &ev, err,
+		    errlen) != 0)
+		return -1;
+	g->xconnected = 1;
+	const uint8_t *a = ev->param.conn.private_data;
+	unsigned alen = ev->param.conn.private_data_len;
+	uint32_t srqn[VB_XRC_MAX_WORKERS];
+	int bad = !a || alen < VB_XACCEPT_LEN(W) || get32(a) != VB_ACCEPT_MAGIC || get16(a + 4) != VB_VERSION ||
+		  get32(a + 8) != g->block || get16(a + 12) != W || !(get16(a + 14) & VB_AF_XRC);
+	for (unsigned w = 0; !bad && w < W; w++)
+		srqn[w] = get32(a + 16 + 4 * w);
+	rdma_ack_cm_event(ev);
+	if (bad) {
+		snprintf(err, errlen, "the server at %s accepted the XRC connection with unexpected data (client id, "
+			 "worker count or SRQ numbers); was it restarted while this client connected?", g->endpoint);
+		return -1;
+	}
+	unsigned rnr_retry = 7, min_rnr = 0;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	if (ibv_query_qp(g->xid->qp, &qa, IBV_QP_RNR_RETRY, &qi) == 0)
+		rnr_retry = qa.rnr_retry;
+	min_rnr = g->min_rnr;   /* the server's receive QP sets the RNR timer */
+
+	/* share: every worker's cqp uses the XRC QP; replies come on q[0]'s QP */
+	struct vb_cqp *q0 = &g->q[0];
+	g->rep_scq = q0->scq;
+	g->rep_rcq = q0->rcq;
+	pthread_mutex_init(&g->xmu, NULL);
+	g->xmu_init = 1;
+	g->xrc = 1;
+	uint64_t ra = q0->read_addr;
+	uint32_t rk = q0->read_rkey;
+	for (unsigned w = 0; w < W; w++) {
+		struct vb_cqp *q = &g->q[w];
+		q->g = g;
+		q->w = w;
+		if (!q->mu_init) {
+			pthread_mutex_init(&q->mu, NULL);
+			q->mu_init = 1;
+		}
+		q->lk = &g->xmu;
+		q->shared = 1;
+		q->qp = g->xid->qp;
+		q->scq = g->xscq;
+		q->rcq = g->rep_rcq;
+		q->srqn = srqn[w];
+		q->sq_depth = sq / W;
+		q->max_inline = xinl;
+		q->read_addr = ra;      /* any registered server region serves the READ */
+		q->read_rkey = rk;
+		q->rnr_retry = rnr_retry;
+		q->min_rnr = min_rnr;
+	}
+	return 0;
+}
+
 static void group_destroy(struct vb_group *g)
 {
 	if (!g)
@@ -2778,20 +3290,35 @@ static void group_destroy(struct vb_group *g)
 		for (unsigned w = 0; w < VB_MAX_WORKERS; w++)
 			if (g->q[w].id && g->q[w].connected)
 				rdma_disconnect(g->q[w].id);
+		if (g->xid && g->xconnected)
+			rdma_disconnect(g->xid);
 		for (unsigned w = 0; w < VB_MAX_WORKERS; w++) {
 			struct vb_cqp *q = &g->q[w];
 			if (q->id && q->id->qp)
 				rdma_destroy_qp(q->id);
 			if (q->id)
 				rdma_destroy_id(q->id);
-			if (q->scq)
+			if (!q->shared && q->scq)
 				ibv_destroy_cq(q->scq);
-			if (q->rcq)
+			if (!q->shared && q->rcq)
 				ibv_destroy_cq(q->rcq);
 			if (q->mu_init)
 				pthread_mutex_destroy(&q->mu);
 		}
 	}
+	if (g->xid) {
+		if (g->xid->qp)
+			rdma_destroy_qp(g->xid);
+		rdma_destroy_id(g->xid);
+	}
+	if (g->xscq)
+		ibv_destroy_cq(g->xscq);
+	if (g->rep_scq)
+		ibv_destroy_cq(g->rep_scq);
+	if (g->rep_rcq)
+		ibv_destroy_cq(g->rep_rcq);
+	if (g->xmu_init)
+		pthread_mutex_destroy(&g->xmu);
 	if (g->rmr)
 		ibv_dereg_mr(g->rmr);
 	free(g->rbuf);
@@ -2842,6 +3369,11 @@ static struct vb_group *group_open(const struct tp_cli_conf *cc, int delegated, 
 	uint64_t deadline = started + (uint64_t)(cc->connect_timeout_ms ? cc->connect_timeout_ms : VB_CONNECT_MS) * 1000000;
 	if (connect_one(g, 0, cc, started, deadline, err, errlen) != 0)
 		goto fail;
+	if (g->sflags & VB_AF_XRC) {
+		if (connect_xrc(g, cc, started, deadline, err, errlen) != 0)
+			goto fail;
+		return g;
+	}
 	for (unsigned w = 1; w < g->workers; w++)
 		if (connect_one(g, w, cc, started, deadline, err, errlen) != 0)
 			goto fail;
@@ -2937,8 +3469,8 @@ static void lane_close(struct vb_group *g, struct vb_lane *L)
 	}
 	atomic_store(&g->lanes[L->idx], NULL);
 	for (unsigned w = 0; w < W; w++) {
-		pthread_mutex_lock(&g->q[w].mu);   /* no owner still holds L */
-		pthread_mutex_unlock(&g->q[w].mu);
+		pthread_mutex_lock(g->q[w].lk);   /* no owner still holds L */
+		pthread_mutex_unlock(g->q[w].lk);
 	}
 	if (!atomic_load(&g->broken)) {
 		repost_bufs(g, L->held, L->nheld);
@@ -3157,10 +3689,10 @@ static json_t *vb_cli_stats(struct tp_client *c)
 	unsigned rnr_retry = 7, min_rnr = 31, inline_max = 0;
 	for (unsigned w = 0; w < g->workers; w++) {
 		struct vb_cqp *q = &g->q[w];
-		pthread_mutex_lock(&q->mu);
+		pthread_mutex_lock(q->lk);
 		sends += q->sends; inl += q->inline_sends; reads += q->reads; calls += q->post_calls;
 		stray += q->stray; bad += q->bad; ovf += q->overflow;
-		pthread_mutex_unlock(&q->mu);
+		pthread_mutex_unlock(q->lk);
 		if (q->rnr_retry < rnr_retry)
 			rnr_retry = q->rnr_retry;
 		if (q->min_rnr < min_rnr)
@@ -3169,7 +3701,7 @@ static json_t *vb_cli_stats(struct tp_client *c)
 	}
 	json_t *j = json_pack("{s:s,s:s,s:I,s:i,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:i,s:i,s:i}",
 		"transport", "verbs", "endpoint", g->endpoint, "client_id", (json_int_t)L->client_id,
-		"qps", (int)g->workers, "delegation", g->delegated,
+		"qps", g->xrc ? 2 : (int)g->workers, "delegation", g->delegated,
 		"threads_sharing_qps", g->delegated ? (int)g->refs : 1,
 		"posts", (json_int_t)L->posts, "ring_full_waits", (json_int_t)L->full_waits,
 		"busy_returns", (json_int_t)L->full_waits, "delivered", (json_int_t)L->delivered,
@@ -3177,6 +3709,8 @@ static json_t *vb_cli_stats(struct tp_client *c)
 		"response_buffers", (json_int_t)g->rdepth,
 		"rnr_retry", (int)rnr_retry, "min_rnr_timer", (int)min_rnr, "max_inline", (int)inline_max,
 		"request_slots_per_worker", (int)g->depth, "durable_reads_possible", g->durable_srv);
+	if (g->xrc)
+		json_object_set_new(j, "xrc", json_true());
 	/* QP-level counters are the group's: with delegation every thread
 	 * reports the same shared totals. */
 	json_object_set_new(j, "qp_totals", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
