@@ -3004,6 +3004,38 @@ static int parse_accept(struct vb_group *g, unsigned w, const struct rdma_cm_eve
 	return 0;
 }
 
+/*
+ * Sends the hello for worker w on id (rdma_connect) and waits for the
+ * ESTABLISHED event, which *ev returns (the caller acks it).  0 or -1.
+ */
+static int hello_connect(struct vb_group *g, const struct tp_cli_conf *cc, struct rdma_cm_id *id, unsigned w,
+			 const char *doing, uint64_t started, uint64_t deadline, struct rdma_cm_event **ev,
+			 char *err, size_t errlen)
+{
+	uint8_t hello[VB_HELLO_LEN];
+	memset(hello, 0, sizeof hello);
+	put32(hello, VB_HELLO_MAGIC);
+	put16(hello + 4, VB_VERSION);
+	put16(hello + 6, (uint16_t)((g->delegated ? VB_HF_DELEGATED : 0) | (cc->durable ? VB_HF_DURABLE : 0)));
+	put32(hello + 8, g->block);
+	put16(hello + 12, (uint16_t)w);
+	put16(hello + 14, (uint16_t)(g->delegated ? VB_MAX_LANES : 1));
+	put32(hello + 16, g->rdepth);
+	put32(hello + 20, (uint32_t)getpid());
+	put32(hello + 24, g->delegated ? UINT32_MAX : cc->thread);
+	unsigned rd = g->da.max_qp_init_rd_atom < 16 ? (unsigned)g->da.max_qp_init_rd_atom : 16;
+	struct rdma_conn_param cp = {
+		.private_data = hello, .private_data_len = VB_HELLO_LEN,
+		.initiator_depth = (uint8_t)rd, .responder_resources = 0,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	if (rdma_connect(id, &cp) != 0) {
+		snprintf(err, errlen, "cannot connect to %s: rdma_connect: %s", g->endpoint, strerror(errno));
+		return -1;
+	}
+	return cm_wait(g, w, id, RDMA_CM_EVENT_ESTABLISHED, deadline, started, doing, ev, err, errlen);
+}
+
 /* Connects QP w: resolve, create, connect, check the accept. */
 static int connect_one(struct vb_group *g, unsigned w, const struct tp_cli_conf *cc, uint64_t started,
 		       uint64_t deadline, char *err, size_t errlen)
@@ -3071,28 +3103,7 @@ static int connect_one(struct vb_group *g, unsigned w, const struct tp_cli_conf 
 	q->qp = q->id->qp;
 	q->sq_depth = g->sq_depth;
 
-	uint8_t hello[VB_HELLO_LEN];
-	memset(hello, 0, sizeof hello);
-	put32(hello, VB_HELLO_MAGIC);
-	put16(hello + 4, VB_VERSION);
-	put16(hello + 6, (uint16_t)((g->delegated ? VB_HF_DELEGATED : 0) | (cc->durable ? VB_HF_DURABLE : 0)));
-	put32(hello + 8, g->block);
-	put16(hello + 12, (uint16_t)w);
-	put16(hello + 14, (uint16_t)(g->delegated ? VB_MAX_LANES : 1));
-	put32(hello + 16, g->rdepth);
-	put32(hello + 20, (uint32_t)getpid());
-	put32(hello + 24, g->delegated ? UINT32_MAX : cc->thread);
-	unsigned rd = g->da.max_qp_init_rd_atom < 16 ? (unsigned)g->da.max_qp_init_rd_atom : 16;
-	struct rdma_conn_param cp = {
-		.private_data = hello, .private_data_len = VB_HELLO_LEN,
-		.initiator_depth = (uint8_t)rd, .responder_resources = 0,
-		.retry_count = 7, .rnr_retry_count = 7,
-	};
-	if (rdma_connect(q->id, &cp) != 0) {
-		snprintf(err, errlen, "cannot connect to %s: rdma_connect: %s", g->endpoint, strerror(errno));
-		return -1;
-	}
-	if (cm_wait(g, w, q->id, RDMA_CM_EVENT_ESTABLISHED, deadline, started, "connecting", &ev, err, errlen) != 0)
+	if (hello_connect(g, cc, q->id, w, "connecting", started, deadline, &ev, err, errlen) != 0)
 		return -1;
 	q->connected = 1;
 	int r = parse_accept(g, w, ev, cc, err, errlen);
@@ -3205,28 +3216,7 @@ static int connect_xrc(struct vb_group *g, const struct tp_cli_conf *cc, uint64_
 			 strerror(qerr));
 		return -1;
 	}
-	uint8_t hello[VB_HELLO_LEN];
-	memset(hello, 0, sizeof hello);
-	put32(hello, VB_HELLO_MAGIC);
-	put16(hello + 4, VB_VERSION);
-	put16(hello + 6, (uint16_t)((g->delegated ? VB_HF_DELEGATED : 0) | (cc->durable ? VB_HF_DURABLE : 0)));
-	put32(hello + 8, g->block);
-	put16(hello + 14, (uint16_t)(g->delegated ? VB_MAX_LANES : 1));
-	put32(hello + 16, g->rdepth);
-	put32(hello + 20, (uint32_t)getpid());
-	put32(hello + 24, g->delegated ? UINT32_MAX : cc->thread);
-	unsigned rd = g->da.max_qp_init_rd_atom < 16 ? (unsigned)g->da.max_qp_init_rd_atom : 16;
-	struct rdma_conn_param cp = {
-		.private_data = hello, .private_data_len = VB_HELLO_LEN,
-		.initiator_depth = (uint8_t)rd, .responder_resources = 0,
-		.retry_count = 7, .rnr_retry_count = 7,
-	};
-	if (rdma_connect(g->xid, &cp) != 0) {
-		snprintf(err, errlen, "cannot connect to %s: rdma_connect (XRC): %s", g->endpoint, strerror(errno));
-		return -1;
-	}
-	if (cm_wait(g, 0, g->xid, RDMA_CM_EVENT_ESTABLISHED, deadline, started, "connecting the XRC QP", &ev, err,
-		    errlen) != 0)
+	if (hello_connect(g, cc, g->xid, 0, "connecting the XRC QP", started, deadline, &ev, err, errlen) != 0)
 		return -1;
 	g->xconnected = 1;
 	const uint8_t *a = ev->param.conn.private_data;
