@@ -45,22 +45,34 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$T"; }
 trap cleanup EXIT
 
+# Every step has a time bound (STEP_S, default 90 s) and says what went
+# wrong, so one stuck tool costs one step, not the whole run's budget.
+STEP_S=${STEP_S:-90}
+
 # perftest_typical TOOL: t_typical (us) of TOOL -s 64 over rdma_cm.
 perftest_typical() {
-	local tool=$1 i out
+	local tool=$1 i ok=0 t0=$SECONDS
 	PORT=$((PORT + 1))
-	"$tool" -d "$DEV" -s 64 -n "$ITERS" -R -F -p "$PORT" >"$T/$tool.srv" 2>&1 &
+	timeout -k 2 "$STEP_S" "$tool" -d "$DEV" -s 64 -n "$ITERS" -R -F -p "$PORT" >"$T/$tool.srv" 2>&1 &
 	local sp=$!
 	pids+=("$sp")
 	# The server listens once it has set up; the client retries until then.
-	for i in $(seq 1 50); do
-		if timeout 120 "$tool" -d "$DEV" -s 64 -n "$ITERS" -R -F -p "$PORT" "$ADDR" >"$T/$tool.cli" 2>&1; then
+	while [ $((SECONDS - t0)) -lt "$STEP_S" ]; do
+		if timeout -k 2 $((STEP_S - (SECONDS - t0) + 1)) "$tool" -d "$DEV" -s 64 -n "$ITERS" -R -F -p "$PORT" \
+			"$ADDR" >"$T/$tool.cli" 2>&1; then
+			ok=1
 			break
 		fi
 		kill -0 "$sp" 2>/dev/null || break
 		sleep 0.2
 	done
+	kill -TERM "$sp" 2>/dev/null
 	wait "$sp" 2>/dev/null
+	if [ $ok = 0 ]; then
+		echo "perftest-compare: $tool gave no result within ${STEP_S} s; its last output: " \
+			"$(tail -n 2 "$T/$tool.cli" 2>/dev/null | tr '\n' ' ')" >&2
+		return 1
+	fi
 	awk '$1 == 64 && NF >= 5 { print $5; exit }' "$T/$tool.cli"
 }
 
@@ -82,22 +94,27 @@ oqb_p50() {
 		echo "perftest-compare: oqb-server ($sys) did not start: $(cat "$T/$sys.srv.err")" >&2
 		return 1
 	fi
-	timeout 300 "$B/oqb-client" --transport verbs --server "$ep" --system "$sys" --arrival closed \
+	timeout -k 2 "$STEP_S" "$B/oqb-client" --transport verbs --server "$ep" --system "$sys" --arrival closed \
 		--outstanding 1 --threads 1 --duration-s "$DUR" --warmup-s 0.5 \
 		--workload '{"kind":"kv","put_ratio":1.0,"key_size":16,"value_size":0,"keys":1000}' \
 		--out "$T/$sys.json" 2>"$T/$sys.cli.err"
+	local rc=$?
+	[ $rc = 0 ] || echo "perftest-compare: oqb-client ($sys) exited with $rc$([ $rc = 124 ] && echo " (no result within ${STEP_S} s)"): " \
+		"$(tail -n 2 "$T/$sys.cli.err" | tr '\n' ' ')" >&2
 	kill -TERM "$sp" 2>/dev/null
 	wait "$sp" 2>/dev/null
 	jq -r '.summary_ns.nilext.p50 // empty' "$T/$sys.json" 2>/dev/null
 }
 
-send=$(perftest_typical ib_send_lat)
-write=$(perftest_typical ib_write_lat)
-raw=$(oqb_p50 rawrpc)
-oq=$(oqb_p50 oq)
+# Each number is printed as soon as it is known.
 echo "device $DEV, address $ADDR, 64 B, 1 outstanding"
-printf '  %-34s %s\n' "ib_send_lat t_typical (us)" "${send:-failed}" "ib_write_lat t_typical (us)" "${write:-failed}"
+send=$(perftest_typical ib_send_lat)
+printf '  %-34s %s\n' "ib_send_lat t_typical (us)" "${send:-failed}"
+write=$(perftest_typical ib_write_lat)
+printf '  %-34s %s\n' "ib_write_lat t_typical (us)" "${write:-failed}"
+raw=$(oqb_p50 rawrpc)
 printf '  %-34s %s\n' "oqbench rawrpc echo p50 (us)" "$( [ -n "$raw" ] && awk -v v="$raw" 'BEGIN{printf "%.2f", v/1000}' || echo failed)"
+oq=$(oqb_p50 oq)
 printf '  %-34s %s\n' "oqbench oq nilext commit p50 (us)" "$( [ -n "$oq" ] && awk -v v="$oq" 'BEGIN{printf "%.2f", v/1000}' || echo failed)"
 ratio() {   # ratio NAME P50_NS TYPICAL_US
 	if [ -n "$2" ] && [ -n "$3" ]; then

@@ -297,6 +297,7 @@ fi
 # ---- perftest comparison (a benchmark: printed, never checked) -----------
 if [ -x bench/perftest-compare.sh ] && [ "${OQB_VERBS_BENCH:-1}" = 1 ]; then
 	echo "== perftest comparison (benchmark, not a test)"
-	timeout -k 5 300 bash bench/perftest-compare.sh 2>&1 | sed 's/^/  /'
+	timeout -k 5 420 bash bench/perftest-compare.sh 2>&1 | sed -u 's/^/  /'
+	[ "${PIPESTATUS[0]}" = 124 ] && echo "  perftest comparison: stopped after 420 s (a step hung; see above)"
 fi
 finish
