@@ -902,7 +902,7 @@ static int mp_geometry(struct tp_server *s, struct mpring_conf *mc, char *err, s
 	while (((size_t)1 << (ls + lS)) < s->c.slot_size && lS < mc_caps->max_single_wqe_log_num_of_strides)
 		lS++;
 	size_t wqe_bytes = (size_t)1 << (ls + lS);
-	if (wqe_bytes < s->c.slot_size || ls < 6 || ls > 16 || lS < 1 || lS > 16) {
+	if (wqe_bytes < s->c.slot_size) {
 		snprintf(err, errlen, "recv_mode mp: %s's strides (2^%u..2^%u B, 2^%u..2^%u per WQE) cannot hold a "
 			 "%u-byte message in one WQE; lower --slot-size", s->devname,
 			 mc_caps->min_single_stride_log_num_of_bytes, mc_caps->max_single_stride_log_num_of_bytes,
@@ -1288,16 +1288,23 @@ static void worker_free(struct tp_server *s, struct vb_worker *w)
 	pthread_mutex_destroy(&w->mu);
 }
 
+/* The workers whose reply tables list c: [*first, *last).  An XRC reply
+ * QP is in every worker's table, an RC QP in its own worker's, an XRC
+ * receive QP in none. */
+static void conn_tables(const struct tp_server *s, const struct vb_sconn *c, unsigned *first, unsigned *last)
+{
+	*first = c->kind == CK_XREPLY ? 0 : c->worker;
+	*last = c->kind == CK_XREPLY ? s->c.workers : c->kind == CK_RC ? c->worker + 1 : c->worker;
+}
+
 /* Removes c from its worker's table and starts its teardown. */
 static void conn_close(struct tp_server *s, struct vb_sconn *c)
 {
 	if (c->state != CS_LIVE)
 		return;
 	uint32_t ci = (uint32_t)(c - s->conns);
-	/* an XRC reply QP is in every worker's table, an RC QP in its own
-	 * worker's, an XRC receive QP in none */
-	unsigned first = c->kind == CK_XREPLY ? 0 : c->worker;
-	unsigned last = c->kind == CK_XREPLY ? s->c.workers : c->kind == CK_RC ? c->worker + 1 : 0;
+	unsigned first, last;
+	conn_tables(s, c, &first, &last);
 	for (unsigned i = first; i < last; i++) {
 		struct vb_worker *w = &s->w[i];
 		pthread_mutex_lock(&w->mu);
@@ -1321,7 +1328,7 @@ static void conn_close(struct tp_server *s, struct vb_sconn *c)
 }
 
 /* XRC reply QP: reaps its send completions (under c->xmu). */
-static void xreply_reap(struct tp_server *s, struct vb_sconn *c)
+static void xreply_reap(struct vb_sconn *c)
 {
 	struct ibv_wc wc[32];
 	int n;
@@ -1334,7 +1341,6 @@ static void xreply_reap(struct tp_server *s, struct vb_sconn *c)
 					"connection is broken", c->block, ibv_wc_status_str(wc[i].status), wc[i].vendor_err);
 		}
 	}
-	(void)s;
 }
 
 /* XRC reply QP: its lock, send CQ, and one registered reply buffer per
@@ -1385,7 +1391,7 @@ static void reap_zombies(struct tp_server *s, int force)
 		if (c->kind == CK_XREPLY) {
 			/* no worker finds it any more: the CM thread reaps it */
 			pthread_mutex_lock(&c->xmu);
-			xreply_reap(s, c);
+			xreply_reap(c);
 			pthread_mutex_unlock(&c->xmu);
 		}
 		if (!force && atomic_load(&c->inflight) && now - c->closing_since < VB_ZOMBIE_NS)
@@ -1414,9 +1420,36 @@ static void peer_str(struct rdma_cm_id *id, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-/* Counts an accepted connection (its QP was counted live when published). */
-static void conn_accepted(struct tp_server *s, struct vb_sconn *c, const char *peer)
+/*
+ * Accepts c (its QP exists and is published) with acc as the accept data,
+ * sets the responder's RNR timer and counts it; a failed accept closes c.
+ */
+static void accept_conn(struct tp_server *s, struct rdma_cm_event *ev, struct vb_sconn *c, const uint8_t *acc,
+			unsigned acc_len, const char *peer)
 {
+	struct rdma_cm_id *id = ev->id;
+	/* The CM reports the request from this side's point of view: the
+	 * client's initiator depth arrives as our responder_resources.  Zero
+	 * here would leave the client's durable READs queued forever. */
+	unsigned rr = ev->param.conn.responder_resources;
+	if (rr > (unsigned)s->da.max_qp_rd_atom)
+		rr = (unsigned)s->da.max_qp_rd_atom;
+	struct rdma_conn_param cp = {
+		.private_data = acc, .private_data_len = (uint8_t)acc_len,
+		.responder_resources = (uint8_t)rr, .initiator_depth = 0,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	if (rdma_accept(id, &cp) != 0) {
+		log_msg(LOG_ERR, "rdma_accept for %s failed: %s", peer, strerror(errno));
+		conn_close(s, c);
+		return;
+	}
+	/* rdma_cm leaves min_rnr_timer at 0 (655 ms); RTS -> RTS may set it.
+	 * It matters on the responder: an RC QP, or an XRC receive QP. */
+	int e = set_min_rnr(id->qp, s->c.min_rnr_timer);
+	if (e && !s->rnr_set_failed++)
+		log_msg(LOG_WARN, "cannot set min_rnr_timer %u on the server QPs (%s); RNR waits use the "
+			"device default", s->c.min_rnr_timer, strerror(e));
 	s->conn_total++;
 	if (c->delegated)
 		s->conn_delegated++;
@@ -1437,7 +1470,6 @@ static void conn_accepted(struct tp_server *s, struct vb_sconn *c, const char *p
  */
 static int xrc_accept(struct tp_server *s, struct rdma_cm_event *ev, struct vb_sconn *c, const char *peer)
 {
-	struct rdma_cm_id *id = ev->id;
 	uint8_t acc[VB_XACCEPT_LEN(VB_XRC_MAX_WORKERS)];
 	memset(acc, 0, sizeof acc);
 	put32(acc, VB_ACCEPT_MAGIC);
@@ -1447,25 +1479,7 @@ static int xrc_accept(struct tp_server *s, struct rdma_cm_event *ev, struct vb_s
 	put16(acc + 14, VB_AF_XRC | (s->c.durable ? VB_AF_DURABLE : 0));
 	for (unsigned i = 0; i < s->c.workers; i++)
 		put32(acc + 16 + 4 * i, s->w[i].srqn);
-	unsigned rr = ev->param.conn.responder_resources;
-	if (rr > (unsigned)s->da.max_qp_rd_atom)
-		rr = (unsigned)s->da.max_qp_rd_atom;
-	struct rdma_conn_param cp = {
-		.private_data = acc, .private_data_len = (uint8_t)VB_XACCEPT_LEN(s->c.workers),
-		.responder_resources = (uint8_t)rr, .initiator_depth = 0,
-		.retry_count = 7, .rnr_retry_count = 7,
-	};
-	if (rdma_accept(id, &cp) != 0) {
-		log_msg(LOG_ERR, "rdma_accept of the XRC request connection from %s failed: %s", peer, strerror(errno));
-		conn_close(s, c);
-		return 0;
-	}
-	/* the receive QP is the responder: its RNR NAKs carry this timer */
-	int e = set_min_rnr(id->qp, s->c.min_rnr_timer);
-	if (e && !s->rnr_set_failed++)
-		log_msg(LOG_WARN, "cannot set min_rnr_timer %u on the XRC receive QPs (%s); RNR waits use the "
-			"device default", s->c.min_rnr_timer, strerror(e));
-	conn_accepted(s, c, peer);
+	accept_conn(s, ev, c, acc, VB_XACCEPT_LEN(s->c.workers), peer);
 	return 0;
 }
 
@@ -1611,8 +1625,8 @@ qp_failed:
 	/* Publish before accepting: the client may send (and expect a reply)
 	 * as soon as it sees the accept. */
 	int mapped = 1;
-	unsigned first = c->kind == CK_XREPLY ? 0 : worker;
-	unsigned last = c->kind == CK_XREPLY ? s->c.workers : c->kind == CK_RC ? worker + 1 : 0;
+	unsigned first, last;
+	conn_tables(s, c, &first, &last);
 	for (unsigned i = first; i < last; i++) {
 		struct vb_worker *wi = &s->w[i];
 		pthread_mutex_lock(&wi->mu);
@@ -1666,28 +1680,7 @@ qp_failed:
 	put64(acc + 40, s->sys_hash);
 	memcpy(acc + 48, s->system, 16);
 	put32(acc + 64, (uint32_t)getpid());
-	/* The CM reports the request from this side's point of view: the
-	 * client's initiator depth arrives as our responder_resources.  Zero
-	 * here would leave the client's durable READs queued forever. */
-	unsigned rr = ev->param.conn.responder_resources;
-	if (rr > (unsigned)s->da.max_qp_rd_atom)
-		rr = (unsigned)s->da.max_qp_rd_atom;
-	struct rdma_conn_param cp = {
-		.private_data = acc, .private_data_len = VB_ACCEPT_LEN,
-		.responder_resources = (uint8_t)rr, .initiator_depth = 0,
-		.retry_count = 7, .rnr_retry_count = 7,
-	};
-	if (rdma_accept(id, &cp) != 0) {
-		log_msg(LOG_ERR, "worker %u: rdma_accept for %s failed: %s", worker, peer, strerror(errno));
-		conn_close(s, c);
-		return 0;
-	}
-	/* rdma_cm leaves min_rnr_timer at 0 (655 ms); RTS -> RTS may set it. */
-	int e = set_min_rnr(id->qp, s->c.min_rnr_timer);
-	if (e && !s->rnr_set_failed++)
-		log_msg(LOG_WARN, "cannot set min_rnr_timer %u on the server QPs (%s); RNR waits use the "
-			"device default", s->c.min_rnr_timer, strerror(e));
-	conn_accepted(s, c, peer);
+	accept_conn(s, ev, c, acc, VB_ACCEPT_LEN, peer);
 	return 0;
 
 reject:
@@ -2118,12 +2111,12 @@ static int xrc_reply(struct tp_server *s, struct vb_worker *w, struct vb_sconn *
 {
 	int ret = -1;
 	pthread_mutex_lock(&c->xmu);
-	xreply_reap(s, c);
+	xreply_reap(c);
 	if (atomic_load(&c->inflight) + 1 >= c->sq_depth) {
 		uint64_t t0 = clock_ns();
 		w->reply_waits++;
 		while (atomic_load(&c->inflight) + 1 >= c->sq_depth) {
-			xreply_reap(s, c);
+			xreply_reap(c);
 			if (c->stalled || clock_ns() - t0 > VB_REPLY_WAIT_NS) {
 				if (!c->stalled && w_may_log(w))
 					log_msg(LOG_WARN, "worker %u: client %u (pid %u) takes no replies (its XRC reply queue "
