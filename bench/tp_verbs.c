@@ -1010,7 +1010,7 @@ static int mp_worker_init(struct tp_server *s, struct vb_worker *w, char *err, s
 	w->ok = calloc(n, 1);
 	w->moff = calloc(n, sizeof *w->moff);
 	if (!w->len || !w->tick || !w->ok || !w->moff) {
-		snprintf(err, errlen, "worker %u: out of memory", w->idx);
+		snprintf(err, errlen, "worker %u: out of memory for %zu slot records; lower --ring-slots", w->idx, n);
 		return -1;
 	}
 	for (size_t k = 0; k < n; k++)
@@ -1989,8 +1989,9 @@ static struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, siz
 		memcpy(&xs, rdma_get_local_addr(s->listen), sizeof xs);
 		if (rdma_create_id(s->ch, &s->listen_x, s, RDMA_PS_IB) != 0 ||
 		    rdma_bind_addr(s->listen_x, (struct sockaddr *)&xs) != 0 || rdma_listen(s->listen_x, 1024) != 0) {
-			snprintf(err, errlen, "cannot listen for XRC connections on %s (port space IB): %s", s->endpoint,
-				 strerror(errno));
+			snprintf(err, errlen, "cannot listen for XRC connections on %s (port space IB): %s%s", s->endpoint,
+				 strerror(errno), errno == EADDRINUSE ? " (another listener has that port in the IB port "
+				 "space; pick another --port)" : "");
 			goto fail;
 		}
 	}
@@ -3167,8 +3168,8 @@ static int connect_xrc(struct vb_group *g, const struct tp_cli_conf *cc, uint64_
 		return -1;
 	}
 	if (g->xid->verbs != g->ctx) {
-		snprintf(err, errlen, "the XRC connection to %s resolved to another RDMA device than its reply QP",
-			 g->endpoint);
+		snprintf(err, errlen, "the XRC connection to %s resolved to another RDMA device than its reply QP; "
+			 "give the server an address that only one RDMA device of this host reaches", g->endpoint);
 		return -1;
 	}
 	if (rdma_migrate_id(g->xid, g->ch) != 0) {
