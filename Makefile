@@ -2,11 +2,14 @@
 # every test; `make check` runs them again under ASan+UBSan; `make deps`
 # installs the Debian packages.  WERROR=1 turns warnings into errors (CI).
 #
-# Layout of the build: every lib/, bench/, workloads/ and harness/ source that
-# is not a main goes into one static library; every `*_main.c` becomes
-# bin/<name with - for _>, e.g. bench/oqb_server_main.c -> bin/oqb-server.
-# Unit tests are tests/unit/test_*.c, one binary each.  Nothing here needs to
-# change when a module is added.
+# Layout of the build: every source under lib/, bench/, workloads/ and
+# harness/ (subfolders included) that is not a main goes into one static
+# library; every `*_main.c` becomes bin/<name with - for _>, e.g.
+# bench/oqb_server_main.c -> bin/oqb-server.  Every folder is on the include
+# path.  Unit tests are tests/unit/test_*.c, one binary each.  Nothing here
+# needs to change when a module or a folder is added.  Two folders build only
+# where their headers exist: bench/transports/verbs/ (rdma-core), and in it
+# the files named *_exp.c (MLNX_OFED's experimental verbs).
 
 CC      ?= cc
 OPT     ?= -O2
@@ -18,8 +21,10 @@ SAN     ?=
 # whose emulated CPU lacks AVX-512 (never -march=native here).
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
            -Wformat=2 -Wno-unused-parameter
+SRC_DIRS := lib bench workloads harness
+INC_DIRS := $(sort $(shell find $(SRC_DIRS) -type d))
 CFLAGS_ALL := -std=gnu11 -g $(OPT) $(WARN) -pthread -MMD -MP -D_GNU_SOURCE \
-              -Ilib -Ibench -Iworkloads -Iharness $(SAN) $(CFLAGS)
+              $(addprefix -I,$(INC_DIRS)) $(SAN) $(CFLAGS)
 ifeq ($(WERROR),1)
 CFLAGS_ALL += -Werror
 endif
@@ -47,8 +52,14 @@ else ifneq ($(VERBS_EXP_H),)
 $(warning $(VERBS_EXP_H) has no multi-packet SRQ completions (MLNX_OFED 4.6 or later has them); recv_mode mp is left out of this build)
 endif
 
-SRC_DIRS := lib bench workloads harness
-ALL_SRC  := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
+VERBS_DIR := bench/transports/verbs
+ALL_SRC  := $(sort $(shell find $(SRC_DIRS) -name '*.c'))
+ifneq ($(HAVE_VERBS),1)
+ALL_SRC  := $(filter-out $(VERBS_DIR)/%,$(ALL_SRC))
+endif
+ifneq ($(HAVE_VERBS_EXP),1)
+ALL_SRC  := $(filter-out $(VERBS_DIR)/%_exp.c,$(ALL_SRC))
+endif
 MAIN_SRC := $(filter %_main.c,$(ALL_SRC))
 LIB_SRC  := $(filter-out %_main.c,$(ALL_SRC))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
@@ -65,7 +76,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-.PHONY: all test check deps deps-auto demo clean test-verbs microbench
+.PHONY: all test check deps deps-auto demo clean test-verbs microbench print-includes
 all: $(BINS) $(UNIT_BIN)
 
 $(O)/%.o: %.c
@@ -112,6 +123,11 @@ check: deps-auto
 test-verbs: deps-auto
 	@$(MAKE) --no-print-directory all
 	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh verbs
+
+# The include flags, for test programs built outside this Makefile
+# (tests/verbs/run-verbs.sh builds vtest.c with them).
+print-includes:
+	@echo $(addprefix -I,$(INC_DIRS))
 
 microbench: all
 	@$(BIN)/oqb-microbench

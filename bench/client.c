@@ -72,7 +72,7 @@ struct client {
 	uint64_t measured_ns;
 };
 
-#define REQBUF (WIRE_MAX_VALUE + 4096)
+#define REQBUF (KV_MAX_VALUE + 4096)
 
 unsigned client_route(const char *key, unsigned len, unsigned workers)
 {
@@ -121,9 +121,9 @@ static int poll_events(struct cthread *t, uint64_t now)
 		p->busy = 0;
 		t->outstanding--;
 		t->committed++;
-		if (ev[i].status == WIRE_NOT_FOUND)
+		if (ev[i].status == KV_NOT_FOUND)
 			t->status_not_found++;
-		else if (ev[i].status != WIRE_OK)
+		else if (ev[i].status != KV_OK)
 			t->status_errors++;
 		if (p->t_int >= t->warm_end && p->t_int < t->end) {
 			uint64_t lat = now > p->t_int ? now - p->t_int : 0;
@@ -201,18 +201,18 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 		.val_len = op.val_len, .client_id = t->client_id, .worker = w,
 		.seq = seq, .aux = op.aux,
 	};
-	if (cl->c.durable && (op.flags & WIRE_F_NILEXT))
+	if (cl->c.durable && (op.flags & KV_F_NILEXT))
 		h.flags |= WIRE_F_DURABLE;
 	uint32_t len = wire_encode_req(t->reqbuf, REQBUF, &h, op.key, NULL);
 	if (!len) {
 		snprintf(err, sizeof err, "op %s with a %u B key and %u B value does not fit a request",
-			 wire_op_name(op.op), op.key_len, op.val_len);
+			 kv_op_name(op.op), op.key_len, op.val_len);
 		thread_fail(t, "", err);
 		return -1;
 	}
 	p->seq = seq;
 	p->t_int = t_int;
-	p->cls = (op.flags & WIRE_F_NILEXT) ? CLS_NILEXT : CLS_NON;
+	p->cls = (op.flags & KV_F_NILEXT) ? CLS_NILEXT : CLS_NON;
 	p->rule = (uint8_t)system_commit_rule(cl->c.sys, h.flags);
 	p->busy = 1;
 	t->held = 1;

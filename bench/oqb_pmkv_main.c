@@ -40,7 +40,7 @@ static const struct opt pm_tab[] = {
 	  "bench: distinct keys (puts overwrite them)" },
 	{ "key-bytes", OPT_U64, offsetof(struct pm_opts, key_bytes), "23", 8, 250, NULL,
 	  "bench: key length" },
-	{ "value-bytes", OPT_U64, offsetof(struct pm_opts, value_bytes), "91", 0, WIRE_MAX_VALUE, NULL,
+	{ "value-bytes", OPT_U64, offsetof(struct pm_opts, value_bytes), "91", 0, KV_MAX_VALUE, NULL,
 	  "bench: value length (91 B is the paper's object size)" },
 	{ "pool-mb", OPT_U64, offsetof(struct pm_opts, pool_mb), "64", 1, 131072, NULL,
 	  "size of a pool that has to be created (MiB)" },
@@ -102,7 +102,7 @@ static int cmd_bench(struct pmkv *pk, const char *file, const struct pm_opts *o)
 	for (uint64_t i = 0; i < o->ops; i++) {
 		snprintf(key, sizeof key, "%0*" PRIu64, (int)o->key_bytes, next_rand(&s) % o->keys);
 		unsigned st = pmkv_put(pk, key, (uint32_t)o->key_bytes, val, (uint32_t)o->value_bytes);
-		if (st != WIRE_OK) {
+		if (st != KV_OK) {
 			fprintf(stderr, "oqb-pmkv: %s: put %" PRIu64 " failed (status %u: pool full?); "
 				"use a larger --pool-mb or fewer --keys\n", file, i, st);
 			rc = 2;

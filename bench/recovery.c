@@ -11,9 +11,9 @@ static void consider(const void *req, const struct wire_req *h, recovery_exec_fn
 		     struct recovery_report *r)
 {
 	r->valid++;
-	if (!(h->flags & WIRE_F_NILEXT)) {
+	if (!(h->flags & KV_F_NILEXT)) {
 		r->skipped_non_nilext++;
-	} else if (h->flags & WIRE_F_NONIDEMP) {
+	} else if (h->flags & KV_F_NONIDEMP) {
 		r->skipped_nonidempotent++;
 	} else {
 		r->reexecuted++;

@@ -87,22 +87,22 @@ static void run_slot(struct worker *w, uint64_t slot)
 		w->misrouted++;
 		if (tp->srv_executed)
 			tp->srv_executed(s->tp, w->idx, slot);
-		reply(w, &h, WIRE_RESP, WIRE_ERR_BAD, NULL, 0);
+		reply(w, &h, WIRE_RESP, KV_ERR_BAD, NULL, 0);
 		return;
 	}
 	enum commit_on rule = system_commit_rule(s->c.sys, h.flags);
 	if (rule == COMMIT_ACK) {
-		reply(w, &h, WIRE_ACK, WIRE_OK, NULL, 0);
+		reply(w, &h, WIRE_ACK, KV_OK, NULL, 0);
 		tp->srv_flush(s->tp, w->idx);   /* the ACK leaves before execution */
 	}
 	struct backend_req br = {
 		.op = h.op, .key = wire_key(req), .key_len = h.key_len,
 		.val = wire_val(req, h.key_len), .val_len = h.val_len, .aux = h.aux,
 	};
-	struct backend_out out = { .status = WIRE_OK, .val = w->valbuf, .val_cap = WIRE_MAX_VALUE };
+	struct backend_out out = { .status = KV_OK, .val = w->valbuf, .val_cap = KV_MAX_VALUE };
 	s->c.be->exec(w->be, &br, &out);
 	w->executed++;
-	if (h.flags & WIRE_F_NILEXT)
+	if (h.flags & KV_F_NILEXT)
 		w->nilext++;
 	else
 		w->non_nilext++;
@@ -167,7 +167,7 @@ static void recover_exec(void *arg, unsigned wi, const void *req, const struct w
 		.op = h->op, .key = wire_key(req), .key_len = h->key_len,
 		.val = wire_val(req, h->key_len), .val_len = h->val_len, .aux = h->aux,
 	};
-	struct backend_out out = { .status = WIRE_OK, .val = w->valbuf, .val_cap = WIRE_MAX_VALUE };
+	struct backend_out out = { .status = KV_OK, .val = w->valbuf, .val_cap = KV_MAX_VALUE };
 	s->c.be->exec(w->be, &br, &out);
 	w->recovered++;
 }
@@ -198,7 +198,7 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 			snprintf(err, errlen, "backend %s (worker %u): %s", c->be->name, i, berr);
 			goto fail;
 		}
-		w->valbuf = malloc(WIRE_MAX_VALUE);
+		w->valbuf = malloc(KV_MAX_VALUE);
 		w->isvoid = calloc(c->tpc.ring_slots, 1);
 		if (!w->valbuf || !w->isvoid || exec_init(&w->x, 0, c->tpc.ring_slots) != 0) {
 			snprintf(err, errlen, "out of memory for worker %u", i);

@@ -31,7 +31,7 @@ enum commit_on system_commit_rule(const struct system_def *s, unsigned wire_flag
 {
 	/* Non-idempotent requests are software-controlled even if nilext
 	 * (§5.3): execute, persist ReqToExecute, then respond. */
-	if ((wire_flags & WIRE_F_NILEXT) && !(wire_flags & WIRE_F_NONIDEMP))
+	if ((wire_flags & KV_F_NILEXT) && !(wire_flags & KV_F_NONIDEMP))
 		return s->nilext_commit;
 	return COMMIT_RESPONSE;
 }

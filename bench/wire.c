@@ -219,7 +219,7 @@ uint32_t wire_encode_req(void *buf, size_t cap, const struct wire_req *h,
 {
 	uint8_t *p = buf;
 
-	if (h->key_len > WIRE_MAX_KEY || h->val_len > WIRE_MAX_VALUE)
+	if (h->key_len > KV_MAX_KEY || h->val_len > KV_MAX_VALUE)
 		return 0;
 	uint32_t size = WIRE_HDR_SIZE + h->key_len + h->val_len;
 	uint32_t padded = wire_req_len(h->key_len, h->val_len);
@@ -298,7 +298,7 @@ int wire_check(const void *buf, size_t avail, struct wire_req *h, const char **w
 		*why = "bad version";
 		return -1;
 	}
-	if (h->op >= WIRE_OP_MAX_) {
+	if (h->op >= KV_OP_MAX_) {
 		*why = "bad op";
 		return -1;
 	}
@@ -306,11 +306,11 @@ int wire_check(const void *buf, size_t avail, struct wire_req *h, const char **w
 		*why = "bad flags";
 		return -1;
 	}
-	if (h->key_len > WIRE_MAX_KEY) {
+	if (h->key_len > KV_MAX_KEY) {
 		*why = "key too long";
 		return -1;
 	}
-	if (h->val_len > WIRE_MAX_VALUE) {
+	if (h->val_len > KV_MAX_VALUE) {
 		*why = "value too long";
 		return -1;
 	}
@@ -361,44 +361,4 @@ void wire_decode_resp(const void *buf, struct wire_resp *r)
 	r->worker = get16(p + 18);
 	r->client_id = get32(p + 20);
 	r->reserved = get64(p + 24);
-}
-
-/* ---- names ---- */
-
-static const char *const op_names[WIRE_OP_MAX_] = {
-	[WIRE_OP_NOP] = "nop",
-	[WIRE_OP_GET] = "get",
-	[WIRE_OP_SET] = "set",
-	[WIRE_OP_DEL] = "del",
-	[WIRE_OP_INCR] = "incr",
-	[WIRE_OP_ECHO] = "echo",
-};
-
-const char *wire_op_name(unsigned op)
-{
-	if (op >= WIRE_OP_MAX_ || !op_names[op])
-		return "?";
-	return op_names[op];
-}
-
-int wire_op_from_name(const char *name)
-{
-	if (!name)
-		return -1;
-	for (unsigned i = 0; i < WIRE_OP_MAX_; i++)
-		if (op_names[i] && strcasecmp(op_names[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
-const char *wire_status_name(unsigned status)
-{
-	switch (status) {
-	case WIRE_OK: return "ok";
-	case WIRE_NOT_FOUND: return "not_found";
-	case WIRE_ERR_BAD: return "bad_request";
-	case WIRE_ERR_NOSPACE: return "no_space";
-	case WIRE_ERR_OP: return "unsupported_op";
-	}
-	return "?";
 }

@@ -13,7 +13,7 @@
  *     8  4   size      request length in bytes before padding (48+key+value)
  *    12  2   magic     WIRE_MAGIC ("OQ")
  *    14  1   version   WIRE_VERSION
- *    15  1   op        enum wire_op
+ *    15  1   op        enum kv_op
  *    16  2   flags     WIRE_F_*
  *    18  2   key_len
  *    20  4   val_len
@@ -26,7 +26,7 @@
  *
  *   off size field
  *     0  8   seq        the request's seq
- *     8  4   status     enum wire_status
+ *     8  4   status     enum kv_status
  *    12  4   val_len
  *    16  1   kind       enum wire_resp_kind
  *    17  1   op
@@ -43,37 +43,19 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include "kvop.h"
 
 #define WIRE_MAGIC      0x514fu   /* bytes 'O','Q' little-endian */
 #define WIRE_VERSION    1
 #define WIRE_ALIGN      64u
 #define WIRE_HDR_SIZE   48u
 #define WIRE_RESP_HDR   32u
-#define WIRE_MAX_KEY    250u          /* memcached's limit */
-#define WIRE_MAX_VALUE  (1u << 20)
 
-enum wire_op {
-	WIRE_OP_NOP = 0,
-	WIRE_OP_GET = 1,
-	WIRE_OP_SET = 2,
-	WIRE_OP_DEL = 3,
-	WIRE_OP_INCR = 4,    /* non-idempotent: always software-controlled */
-	WIRE_OP_ECHO = 5,    /* returns its value (microbenchmarks) */
-	WIRE_OP_MAX_
-};
-
-#define WIRE_F_NILEXT   0x1u  /* does not externalize: may commit on delivery */
+/* The op byte is an enum kv_op, the status word an enum kv_status, and the
+ * flags word carries kvop.h's KV_F_NILEXT and KV_F_NONIDEMP beside the one
+ * flag that only the wire knows: */
 #define WIRE_F_DURABLE  0x2u  /* client made it persistent before commit */
-#define WIRE_F_NONIDEMP 0x4u  /* non-idempotent: execute, persist index, respond */
-#define WIRE_F_ALL      0x7u
-
-enum wire_status {
-	WIRE_OK = 0,
-	WIRE_NOT_FOUND = 1,
-	WIRE_ERR_BAD = 2,       /* rejected by wire_check */
-	WIRE_ERR_NOSPACE = 3,   /* backend full */
-	WIRE_ERR_OP = 4,        /* unsupported op for this backend */
-};
+#define WIRE_F_ALL      (KV_F_NILEXT | WIRE_F_DURABLE | KV_F_NONIDEMP)
 
 enum wire_resp_kind { WIRE_RESP = 1, WIRE_ACK = 2 };
 
@@ -134,7 +116,7 @@ int wire_check_pattern(const uint8_t *src, uint32_t len, uint64_t seq);
  * value bytes are then filled from `seq` (wire_fill_pattern); key may be
  * NULL for zero bytes.  The padding up to WIRE_ALIGN is zeroed.  Returns the
  * padded length, or 0 if it does not fit in cap or key_len/val_len exceed
- * WIRE_MAX_KEY/WIRE_MAX_VALUE.
+ * KV_MAX_KEY/KV_MAX_VALUE.
  */
 uint32_t wire_encode_req(void *buf, size_t cap, const struct wire_req *h,
 			 const void *key, const void *val);
@@ -144,7 +126,7 @@ void wire_decode_req(const void *buf, struct wire_req *h);
 
 /*
  * Validates the request at buf, which has `avail` readable bytes (never
- * reads beyond them).  Checks magic, version, op < WIRE_OP_MAX_, flags
+ * reads beyond them).  Checks magic, version, op < KV_OP_MAX_, flags
  * within WIRE_F_ALL, key_len and val_len limits, size == 48+key+value, the
  * padded length <= avail, and the checksum.  Returns 0 if it is well-formed
  * (h, if not NULL, holds the decoded header), else -1 with a short static
@@ -160,11 +142,5 @@ static inline const uint8_t *wire_val(const void *req, uint16_t key_len)
 void wire_encode_resp(void *buf, const struct wire_resp *r);
 void wire_decode_resp(const void *buf, struct wire_resp *r);
 
-/* Name of an op ("get", ...) or "?"; wire_op_from_name returns -1 if unknown. */
-const char *wire_op_name(unsigned op);
-int wire_op_from_name(const char *name);
-
-/* Name of a status ("ok", "not_found", ...) or "?". */
-const char *wire_status_name(unsigned status);
 
 #endif

@@ -105,11 +105,11 @@ const struct gen_ops *gen_lookup(const json_t *spec, const char *where, char *er
 unsigned gen_op_flags(unsigned op)
 {
 	switch (op) {
-	case WIRE_OP_SET:
-	case WIRE_OP_DEL:
-		return WIRE_F_NILEXT;
-	case WIRE_OP_INCR:
-		return WIRE_F_NONIDEMP;
+	case KV_OP_SET:
+	case KV_OP_DEL:
+		return KV_F_NILEXT;
+	case KV_OP_INCR:
+		return KV_F_NONIDEMP;
 	default:
 		return 0;
 	}
@@ -161,7 +161,7 @@ void gen_key_fixed(struct gen_op *op, uint64_t num, unsigned key_size)
 		num /= 10;
 	} while (num);
 	memmove(digits, digits + sizeof digits - n, (size_t)n);
-	unsigned ks = key_size > WIRE_MAX_KEY ? WIRE_MAX_KEY : key_size;
+	unsigned ks = key_size > KV_MAX_KEY ? KV_MAX_KEY : key_size;
 
 	if (ks == 0)
 		ks = 1;
@@ -195,8 +195,8 @@ static const struct conf_key kv_schema[] = {
 	{ "kind", CONF_STR, 1, 0, -1, NULL, NULL, "\"kv\"" },
 	{ "put_ratio", CONF_NUM, 0, 0, 1, NULL, NULL, "probability of a SET (default 0.5)" },
 	{ "del_ratio", CONF_NUM, 0, 0, 1, NULL, NULL, "probability of a DEL (default 0)" },
-	{ "key_size", CONF_INT, 0, 1, WIRE_MAX_KEY, NULL, NULL, "key length in bytes (default 16)" },
-	{ "value_size", CONF_INT, 0, 0, WIRE_MAX_VALUE, NULL, NULL, "value length in bytes (default 64)" },
+	{ "key_size", CONF_INT, 0, 1, KV_MAX_KEY, NULL, NULL, "key length in bytes (default 16)" },
+	{ "value_size", CONF_INT, 0, 0, KV_MAX_VALUE, NULL, NULL, "value length in bytes (default 64)" },
 	{ "keys", CONF_INT, 0, 1, 1e15, NULL, NULL, "number of distinct keys (default 100000)" },
 	{ "zipf", CONF_NUM, 0, 0, 10, NULL, NULL, "Zipf theta of key popularity, 0 = uniform (default 0.99)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
@@ -254,15 +254,15 @@ static int kv_next(struct gen *gg, struct gen_op *op)
 	uint64_t k;
 
 	if (u < g->put_ratio) {
-		op->op = WIRE_OP_SET;
+		op->op = KV_OP_SET;
 		op->val_len = g->value_size;
 		g->n_set++;
 	} else if (u < g->put_ratio + g->del_ratio) {
-		op->op = WIRE_OP_DEL;
+		op->op = KV_OP_DEL;
 		op->val_len = 0;
 		g->n_del++;
 	} else {
-		op->op = WIRE_OP_GET;
+		op->op = KV_OP_GET;
 		op->val_len = 0;
 		g->n_get++;
 	}
@@ -281,7 +281,7 @@ static int kv_load(struct gen *gg, uint64_t i, struct gen_op *op)
 
 	if (i >= g->keys || k >= g->keys)
 		return 1;
-	op->op = WIRE_OP_SET;
+	op->op = KV_OP_SET;
 	op->val_len = g->value_size;
 	op->aux = 0;
 	op->flags = gen_op_flags(op->op);
@@ -334,8 +334,8 @@ struct gen_echo {
 
 static const struct conf_key echo_schema[] = {
 	{ "kind", CONF_STR, 1, 0, -1, NULL, NULL, "\"echo\"" },
-	{ "value_size", CONF_INT, 0, 0, WIRE_MAX_VALUE, NULL, NULL, "bytes carried each way (default 64)" },
-	{ "key_size", CONF_INT, 0, 1, WIRE_MAX_KEY, NULL, NULL, "key length in bytes (default 8)" },
+	{ "value_size", CONF_INT, 0, 0, KV_MAX_VALUE, NULL, NULL, "bytes carried each way (default 64)" },
+	{ "key_size", CONF_INT, 0, 1, KV_MAX_KEY, NULL, NULL, "key length in bytes (default 8)" },
 	{ "keys", CONF_INT, 0, 1, 1e15, NULL, NULL, "distinct keys, uniform; they spread requests over workers (default 1024)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
@@ -371,7 +371,7 @@ static int echo_next(struct gen *gg, struct gen_op *op)
 {
 	struct gen_echo *g = (struct gen_echo *)gg;
 
-	op->op = WIRE_OP_ECHO;
+	op->op = KV_OP_ECHO;
 	op->val_len = g->value_size;
 	op->aux = 0;
 	op->flags = gen_op_flags(op->op);

@@ -13,19 +13,19 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <jansson.h>
-#include "wire.h"
+#include "kvop.h"
 
 struct gen_op {
-	unsigned op;                 /* enum wire_op */
+	unsigned op;                 /* enum kv_op */
 	uint16_t key_len;
 	uint32_t val_len;
 	uint64_t aux;                /* incr delta, ... */
-	/* WIRE_F_* flags to send.  Every generator fills it, normally with
-	 * gen_op_flags(op); a trace `cas` is a SET *without* WIRE_F_NILEXT
+	/* KV_F_* flags to send.  Every generator fills it, normally with
+	 * gen_op_flags(op); a trace `cas` is a SET *without* KV_F_NILEXT
 	 * because its reply externalizes, so clients must send op->flags
 	 * rather than recompute gen_op_flags(op->op). */
 	unsigned flags;
-	char key[WIRE_MAX_KEY + 1];
+	char key[KV_MAX_KEY + 1];
 };
 
 struct gen_ctx {
@@ -84,7 +84,7 @@ extern const struct gen_ops gen_echo_ops;
 
 /*
  * Nil-externality of an op (paper §3): set and delete do not externalize
- * and may commit on delivery; get, incr (and cas) do.  Returns WIRE_F_*
+ * and may commit on delivery; get, incr (and cas) do.  Returns KV_F_*
  * flags for the request header.
  */
 unsigned gen_op_flags(unsigned op);

@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	struct twitter_sampler s;
 	struct tg_out o;
 	struct rng r;
-	char err[512], key[WIRE_MAX_KEY + 1], line[WIRE_MAX_KEY + 128];
+	char err[512], key[KV_MAX_KEY + 1], line[KV_MAX_KEY + 128];
 	double t = 0;
 	uint64_t lines = 0;
 	int rc;

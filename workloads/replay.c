@@ -168,13 +168,13 @@ static int replay_next(struct gen *gg, struct gen_op *op)
 	g->records++;
 	g->records_this_pass++;
 	g->count[r.op]++;
-	op->op = trace_op_wire(r.op, &op->flags);
-	op->aux = r.op == TRACE_DECR ? UINT64_MAX : op->op == WIRE_OP_INCR ? 1 : 0;
+	op->op = trace_op_kv(r.op, &op->flags);
+	op->aux = r.op == TRACE_DECR ? UINT64_MAX : op->op == KV_OP_INCR ? 1 : 0;
 	op->val_len = 0;
-	if (op->op == WIRE_OP_SET) {
+	if (op->op == KV_OP_SET) {
 		op->val_len = r.value_size;
-		if (op->val_len > WIRE_MAX_VALUE) {
-			op->val_len = WIRE_MAX_VALUE;
+		if (op->val_len > KV_MAX_VALUE) {
+			op->val_len = KV_MAX_VALUE;
 			g->clamped++;
 		}
 	}
@@ -396,11 +396,11 @@ static int replay_model(struct gen_replay *g, const json_t *spec, const struct g
 	min_ks = gen_key_min_size(m.keys);
 	if (m.key_size < min_ks)
 		m.key_size = (unsigned)min_ks;
-	if (m.key_size > WIRE_MAX_KEY)
-		m.key_size = WIRE_MAX_KEY;
+	if (m.key_size > KV_MAX_KEY)
+		m.key_size = KV_MAX_KEY;
 	m.value_size = (uint32_t)llround(nw ? wval_sum / (double)nw : gval_n ? gval_sum / gval_n : 0);
-	if (m.value_size > WIRE_MAX_VALUE)
-		m.value_size = WIRE_MAX_VALUE;
+	if (m.value_size > KV_MAX_VALUE)
+		m.value_size = KV_MAX_VALUE;
 	m.alpha = fit_alpha(&kc, fit_ranks, (uint64_t)conf_int(spec, "fit_min_count", 10),
 			    &ranks_used, &r2);
 	snprintf(source, sizeof source, "trace model of %s", g->path);

@@ -34,28 +34,28 @@ int trace_op_parse(const char *s, size_t n)
 	return -1;
 }
 
-unsigned trace_op_wire(enum trace_op op, unsigned *flags)
+unsigned trace_op_kv(enum trace_op op, unsigned *flags)
 {
 	unsigned w;
 
 	switch (op) {
 	case TRACE_GET:
 	case TRACE_GETS:
-		w = WIRE_OP_GET;
+		w = KV_OP_GET;
 		break;
 	case TRACE_DELETE:
-		w = WIRE_OP_DEL;
+		w = KV_OP_DEL;
 		break;
 	case TRACE_INCR:
 	case TRACE_DECR:
-		w = WIRE_OP_INCR;
+		w = KV_OP_INCR;
 		break;
 	default:
-		w = WIRE_OP_SET;
+		w = KV_OP_SET;
 		break;
 	}
 	if (flags)
-		*flags = trace_op_nilext(op) ? WIRE_F_NILEXT : gen_op_flags(w) & ~WIRE_F_NILEXT;
+		*flags = trace_op_nilext(op) ? KV_F_NILEXT : gen_op_flags(w) & ~KV_F_NILEXT;
 	return w;
 }
 

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include "wire.h"
+#include "kvop.h"
 
 enum trace_op {
 	TRACE_GET, TRACE_GETS, TRACE_SET, TRACE_ADD, TRACE_REPLACE, TRACE_CAS,
@@ -24,7 +24,7 @@ enum trace_op {
 	TRACE_NOPS
 };
 
-#define TRACE_MAX_KEY WIRE_MAX_KEY
+#define TRACE_MAX_KEY KV_MAX_KEY
 /* Longest line the reader accepts (bytes, without the newline). */
 #define TRACE_LINE_MAX 65536
 
@@ -102,9 +102,9 @@ int trace_op_parse(const char *s, size_t n);
  *   add replace cas append prepend   SET   externalizes (conditional reply)
  *   delete                           DEL   nilext
  *   incr decr                        INCR  externalizes, non-idempotent
- * trace_op_wire returns the wire op and stores the WIRE_F_* flags in *flags.
+ * trace_op_kv returns the KV op (kvop.h) and stores the KV_F_* flags in *flags.
  */
-unsigned trace_op_wire(enum trace_op op, unsigned *flags);
+unsigned trace_op_kv(enum trace_op op, unsigned *flags);
 
 /* 1 if the op is nilext under the table above (set, delete). */
 int trace_op_nilext(enum trace_op op);

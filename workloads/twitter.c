@@ -156,15 +156,15 @@ int twitter_sampler_init(struct twitter_sampler *s, const struct twitter_model *
 		snprintf(err, errlen, "keys is 0; a model needs at least one key");
 		return -1;
 	}
-	if (m->key_size < gen_key_min_size(m->keys) || m->key_size > WIRE_MAX_KEY) {
+	if (m->key_size < gen_key_min_size(m->keys) || m->key_size > KV_MAX_KEY) {
 		snprintf(err, errlen, "key_size %u cannot hold %" PRIu64 " distinct keys; "
 			 "use %u..%u bytes or fewer keys", m->key_size, m->keys,
-			 gen_key_min_size(m->keys), WIRE_MAX_KEY);
+			 gen_key_min_size(m->keys), KV_MAX_KEY);
 		return -1;
 	}
-	if (m->value_size > WIRE_MAX_VALUE) {
+	if (m->value_size > KV_MAX_VALUE) {
 		snprintf(err, errlen, "value_size %u exceeds the %u-byte limit",
-			 m->value_size, WIRE_MAX_VALUE);
+			 m->value_size, KV_MAX_VALUE);
 		return -1;
 	}
 	s->m = *m;
@@ -240,8 +240,8 @@ struct gen *twitter_open_model(const struct twitter_model *m, const char *source
 static const struct conf_key tw_custom_schema[] = {
 	{ "set_ratio", CONF_NUM, 1, 0, 1, NULL, NULL, "share of set requests" },
 	{ "del_ratio", CONF_NUM, 0, 0, 1, NULL, NULL, "share of delete requests (default 0)" },
-	{ "key_size", CONF_INT, 1, 1, WIRE_MAX_KEY, NULL, NULL, "key length in bytes" },
-	{ "value_size", CONF_INT, 1, 0, WIRE_MAX_VALUE, NULL, NULL, "value length in bytes" },
+	{ "key_size", CONF_INT, 1, 1, KV_MAX_KEY, NULL, NULL, "key length in bytes" },
+	{ "value_size", CONF_INT, 1, 0, KV_MAX_VALUE, NULL, NULL, "value length in bytes" },
 	{ "alpha", CONF_NUM, 1, 0, 10, NULL, NULL, "Zipf alpha of key popularity (0 = uniform)" },
 	{ "keys", CONF_INT, 0, 1, 1e15, NULL, NULL, "distinct keys (default 1000000)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
@@ -313,18 +313,18 @@ static int tw_next(struct gen *gg, struct gen_op *op)
 	op->val_len = 0;
 	switch (k) {
 	case TW_GET:
-		op->op = WIRE_OP_GET;
+		op->op = KV_OP_GET;
 		break;
 	case TW_SET:
 	case TW_SETX:
-		op->op = WIRE_OP_SET;
+		op->op = KV_OP_SET;
 		op->val_len = g->s.m.value_size;
 		break;
 	case TW_DEL:
-		op->op = WIRE_OP_DEL;
+		op->op = KV_OP_DEL;
 		break;
 	default:
-		op->op = WIRE_OP_INCR;
+		op->op = KV_OP_INCR;
 		op->aux = 1;
 		break;
 	}

@@ -95,9 +95,9 @@ static const struct conf_key ycsb_schema[] = {
 	{ "zipf", CONF_NUM, 0, 0, 10, NULL, NULL, "Zipf theta (default 0.99)" },
 	{ "record_count", CONF_INT, 0, 1, 1e15, NULL, NULL, "records loaded before the run (default 1000)" },
 	{ "operation_count", CONF_INT, 0, 1, 1e15, NULL, NULL, "sizes the zipfian key space for inserts as YCSB does (default record_count)" },
-	{ "field_length", CONF_INT, 0, 0, WIRE_MAX_VALUE, NULL, NULL, "bytes per field (default 100)" },
+	{ "field_length", CONF_INT, 0, 0, KV_MAX_VALUE, NULL, NULL, "bytes per field (default 100)" },
 	{ "field_count", CONF_INT, 0, 1, 1000, NULL, NULL, "fields per record (default 1)" },
-	{ "value_size", CONF_INT, 0, 0, WIRE_MAX_VALUE, NULL, NULL, "bytes per write (default field_count * field_length)" },
+	{ "value_size", CONF_INT, 0, 0, KV_MAX_VALUE, NULL, NULL, "bytes per write (default field_count * field_length)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
 
@@ -256,11 +256,11 @@ static struct gen *ycsb_open(const json_t *spec, const struct gen_ctx *c, char *
 	g->field_count = (uint32_t)conf_int(spec, "field_count", 1);
 	if (json_object_get(spec, "value_size")) {
 		g->value_size = (uint32_t)conf_int(spec, "value_size", 0);
-	} else if ((uint64_t)g->field_count * g->field_length > WIRE_MAX_VALUE) {
+	} else if ((uint64_t)g->field_count * g->field_length > KV_MAX_VALUE) {
 		snprintf(err, errlen, "%s: field_count %u * field_length %u = %llu bytes exceeds "
 			 "the %u-byte value limit; lower one of them or set value_size",
 			 gen_where(c), g->field_count, g->field_length,
-			 (unsigned long long)g->field_count * g->field_length, WIRE_MAX_VALUE);
+			 (unsigned long long)g->field_count * g->field_length, KV_MAX_VALUE);
 		free(g);
 		return NULL;
 	} else {
@@ -293,7 +293,7 @@ static struct gen *ycsb_open(const json_t *spec, const struct gen_ctx *c, char *
 static void ycsb_fill(struct gen_ycsb *g, struct gen_op *op, unsigned wop, uint64_t keynum)
 {
 	op->op = wop;
-	op->val_len = wop == WIRE_OP_SET ? g->value_size : 0;
+	op->val_len = wop == KV_OP_SET ? g->value_size : 0;
 	op->aux = 0;
 	op->flags = gen_op_flags(wop);
 	ycsb_key(op, keynum);
@@ -309,7 +309,7 @@ static int ycsb_next(struct gen *gg, struct gen_op *op)
 	g->err[0] = '\0';
 	if (g->rmw_pending) {
 		g->rmw_pending = 0;
-		ycsb_fill(g, op, WIRE_OP_SET, g->rmw_key);
+		ycsb_fill(g, op, KV_OP_SET, g->rmw_key);
 		return 0;
 	}
 	u = rng_double(&g->r);
@@ -319,22 +319,22 @@ static int ycsb_next(struct gen *gg, struct gen_op *op)
 	if (kind == Y_INSERT) {
 		k = g->record_count + g->tidx + g->inserted * g->tcount;
 		g->inserted++;
-		ycsb_fill(g, op, WIRE_OP_SET, k);
+		ycsb_fill(g, op, KV_OP_SET, k);
 		return 0;
 	}
 	if (ycsb_choose(g, &k) < 0)
 		return -1;
 	switch (kind) {
 	case Y_UPDATE:
-		ycsb_fill(g, op, WIRE_OP_SET, k);
+		ycsb_fill(g, op, KV_OP_SET, k);
 		break;
 	case Y_RMW:
 		g->rmw_pending = 1;
 		g->rmw_key = k;
-		ycsb_fill(g, op, WIRE_OP_GET, k);
+		ycsb_fill(g, op, KV_OP_GET, k);
 		break;
 	default:    /* read, scan */
-		ycsb_fill(g, op, WIRE_OP_GET, k);
+		ycsb_fill(g, op, KV_OP_GET, k);
 		break;
 	}
 	return 0;
@@ -347,7 +347,7 @@ static int ycsb_load(struct gen *gg, uint64_t i, struct gen_op *op)
 
 	if (i >= g->record_count || k >= g->record_count)
 		return 1;
-	ycsb_fill(g, op, WIRE_OP_SET, k);
+	ycsb_fill(g, op, KV_OP_SET, k);
 	return 0;
 }
 

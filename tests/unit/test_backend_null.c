@@ -9,7 +9,7 @@
 #include "unit.h"
 #include "backend.h"
 
-static uint8_t outbuf[WIRE_MAX_VALUE];
+static uint8_t outbuf[KV_MAX_VALUE];
 
 static struct backend_out run(const struct backend_ops *ops, struct backend *b, unsigned op,
 			      const char *key, const void *val, uint32_t vlen, uint64_t aux)
@@ -54,36 +54,36 @@ TEST(null_semantics)
 	struct backend *b = ops->open(&c, err, sizeof err);
 	REQUIRE(b, "%s", err);
 
-	struct backend_out o = run(ops, b, WIRE_OP_GET, "k", NULL, 0, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 0, "get: ok and empty");
-	o = run(ops, b, WIRE_OP_SET, "k", "value", 5, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 0);
-	o = run(ops, b, WIRE_OP_GET, "k", NULL, 0, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 0, "null stores nothing");
-	o = run(ops, b, WIRE_OP_DEL, "k", NULL, 0, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 0);
-	o = run(ops, b, WIRE_OP_NOP, NULL, NULL, 0, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 0);
-	o = run(ops, b, WIRE_OP_ECHO, "k", "hello world", 11, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 11 && memcmp(outbuf, "hello world", 11) == 0);
-	o = run(ops, b, WIRE_OP_INCR, "k", NULL, 0, 12345678901ull);
-	CHECK(o.status == WIRE_OK && o.val_len == 11 && memcmp(outbuf, "12345678901", 11) == 0);
-	o = run(ops, b, WIRE_OP_INCR, "k", NULL, 0, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 1 && outbuf[0] == '0');
-	o = run(ops, b, WIRE_OP_MAX_, "k", NULL, 0, 0);
-	CHECK(o.status == WIRE_ERR_OP && o.val_len == 0);
+	struct backend_out o = run(ops, b, KV_OP_GET, "k", NULL, 0, 0);
+	CHECK(o.status == KV_OK && o.val_len == 0, "get: ok and empty");
+	o = run(ops, b, KV_OP_SET, "k", "value", 5, 0);
+	CHECK(o.status == KV_OK && o.val_len == 0);
+	o = run(ops, b, KV_OP_GET, "k", NULL, 0, 0);
+	CHECK(o.status == KV_OK && o.val_len == 0, "null stores nothing");
+	o = run(ops, b, KV_OP_DEL, "k", NULL, 0, 0);
+	CHECK(o.status == KV_OK && o.val_len == 0);
+	o = run(ops, b, KV_OP_NOP, NULL, NULL, 0, 0);
+	CHECK(o.status == KV_OK && o.val_len == 0);
+	o = run(ops, b, KV_OP_ECHO, "k", "hello world", 11, 0);
+	CHECK(o.status == KV_OK && o.val_len == 11 && memcmp(outbuf, "hello world", 11) == 0);
+	o = run(ops, b, KV_OP_INCR, "k", NULL, 0, 12345678901ull);
+	CHECK(o.status == KV_OK && o.val_len == 11 && memcmp(outbuf, "12345678901", 11) == 0);
+	o = run(ops, b, KV_OP_INCR, "k", NULL, 0, 0);
+	CHECK(o.status == KV_OK && o.val_len == 1 && outbuf[0] == '0');
+	o = run(ops, b, KV_OP_MAX_, "k", NULL, 0, 0);
+	CHECK(o.status == KV_ERR_OP && o.val_len == 0);
 
 	/* A 1 MiB echo fits the documented buffer; a small buffer is refused. */
-	uint8_t *big = malloc(WIRE_MAX_VALUE);
+	uint8_t *big = malloc(KV_MAX_VALUE);
 	REQUIRE(big);
-	memset(big, 0x5A, WIRE_MAX_VALUE);
-	o = run(ops, b, WIRE_OP_ECHO, "k", big, WIRE_MAX_VALUE, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == WIRE_MAX_VALUE && outbuf[WIRE_MAX_VALUE - 1] == 0x5A);
-	struct backend_req r = { .op = WIRE_OP_ECHO, .val = big, .val_len = 10 };
+	memset(big, 0x5A, KV_MAX_VALUE);
+	o = run(ops, b, KV_OP_ECHO, "k", big, KV_MAX_VALUE, 0);
+	CHECK(o.status == KV_OK && o.val_len == KV_MAX_VALUE && outbuf[KV_MAX_VALUE - 1] == 0x5A);
+	struct backend_req r = { .op = KV_OP_ECHO, .val = big, .val_len = 10 };
 	uint8_t small[4] = { 1, 2, 3, 4 };
 	struct backend_out o2 = { .val = small, .val_cap = sizeof small };
 	ops->exec(b, &r, &o2);
-	CHECK(o2.status == WIRE_ERR_NOSPACE && o2.val_len == 10 && small[0] == 1);
+	CHECK(o2.status == KV_ERR_NOSPACE && o2.val_len == 10 && small[0] == 1);
 	free(big);
 
 	json_t *j = ops->stats_json(b);
@@ -112,7 +112,7 @@ static json_int_t stat_of(const struct backend_ops *ops, struct backend *b, cons
 static json_int_t spend(struct backend *b, int ops)
 {
 	for (int i = 0; i < ops; i++)
-		run(&null_backend_ops, b, WIRE_OP_SET, "k", "v", 1, 0);
+		run(&null_backend_ops, b, KV_OP_SET, "k", "v", 1, 0);
 	return stat_of(&null_backend_ops, b, "service_ns_drawn");
 }
 
@@ -163,8 +163,8 @@ TEST(instances_via_registry)
 		char err[256] = "";
 		struct backend *b = ops->open(&c, err, sizeof err);
 		REQUIRE(b, "%s: %s", list[i], err);
-		struct backend_out o = run(ops, b, WIRE_OP_NOP, NULL, NULL, 0, 0);
-		CHECK(o.status == WIRE_OK && o.val_len == 0, "%s nop", list[i]);
+		struct backend_out o = run(ops, b, KV_OP_NOP, NULL, NULL, 0, 0);
+		CHECK(o.status == KV_OK && o.val_len == 0, "%s nop", list[i]);
 		json_t *j = ops->stats_json(b);
 		CHECK(j && strcmp(json_string_value(json_object_get(j, "backend")), list[i]) == 0);
 		json_decref(j);

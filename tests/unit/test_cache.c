@@ -13,7 +13,7 @@
 #include "backend.h"
 #include "be_cache.h"
 
-static uint8_t outbuf[WIRE_MAX_VALUE];
+static uint8_t outbuf[KV_MAX_VALUE];
 
 static struct backend *open_cache(uint64_t mb)
 {
@@ -39,16 +39,16 @@ static struct backend_out run(struct backend *b, unsigned op, const char *key,
 
 static unsigned set_s(struct backend *b, const char *k, const char *v)
 {
-	return run(b, WIRE_OP_SET, k, v, (uint32_t)strlen(v), 0).status;
+	return run(b, KV_OP_SET, k, v, (uint32_t)strlen(v), 0).status;
 }
 
 /* Gets k and compares with v (NULL: expect NOT_FOUND). 0 if it matches. */
 static int get_is(struct backend *b, const char *k, const void *v, uint32_t vlen)
 {
-	struct backend_out o = run(b, WIRE_OP_GET, k, NULL, 0, 0);
+	struct backend_out o = run(b, KV_OP_GET, k, NULL, 0, 0);
 	if (!v)
-		return o.status == WIRE_NOT_FOUND && o.val_len == 0 ? 0 : -1;
-	return o.status == WIRE_OK && o.val_len == vlen && memcmp(outbuf, v, vlen) == 0 ? 0 : -1;
+		return o.status == KV_NOT_FOUND && o.val_len == 0 ? 0 : -1;
+	return o.status == KV_OK && o.val_len == vlen && memcmp(outbuf, v, vlen) == 0 ? 0 : -1;
 }
 
 static void check_consistent(struct backend *b, int line)
@@ -64,31 +64,31 @@ TEST(basic_semantics)
 	struct backend *b = open_cache(8);
 	REQUIRE(b);
 	CHECK(get_is(b, "a", NULL, 0) == 0);
-	CHECK(set_s(b, "a", "hello") == WIRE_OK);
+	CHECK(set_s(b, "a", "hello") == KV_OK);
 	CHECK(get_is(b, "a", "hello", 5) == 0);
-	CHECK(set_s(b, "b", "") == WIRE_OK, "empty values are values");
+	CHECK(set_s(b, "b", "") == KV_OK, "empty values are values");
 	CHECK(get_is(b, "b", "", 0) == 0);
-	CHECK(run(b, WIRE_OP_DEL, "a", NULL, 0, 0).status == WIRE_OK);
+	CHECK(run(b, KV_OP_DEL, "a", NULL, 0, 0).status == KV_OK);
 	CHECK(get_is(b, "a", NULL, 0) == 0);
-	CHECK(run(b, WIRE_OP_DEL, "a", NULL, 0, 0).status == WIRE_NOT_FOUND);
-	CHECK(run(b, WIRE_OP_NOP, NULL, NULL, 0, 0).status == WIRE_OK);
-	struct backend_out o = run(b, WIRE_OP_ECHO, "x", "ping", 4, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 4 && memcmp(outbuf, "ping", 4) == 0);
-	CHECK(run(b, 77, "a", NULL, 0, 0).status == WIRE_ERR_OP);
+	CHECK(run(b, KV_OP_DEL, "a", NULL, 0, 0).status == KV_NOT_FOUND);
+	CHECK(run(b, KV_OP_NOP, NULL, NULL, 0, 0).status == KV_OK);
+	struct backend_out o = run(b, KV_OP_ECHO, "x", "ping", 4, 0);
+	CHECK(o.status == KV_OK && o.val_len == 4 && memcmp(outbuf, "ping", 4) == 0);
+	CHECK(run(b, 77, "a", NULL, 0, 0).status == KV_ERR_OP);
 	/* Keys are binary and length-delimited: "k" and "k\0" differ. */
-	struct backend_req r = { .op = WIRE_OP_SET, .key = (const uint8_t *)"k\0", .key_len = 2,
+	struct backend_req r = { .op = KV_OP_SET, .key = (const uint8_t *)"k\0", .key_len = 2,
 				 .val = (const uint8_t *)"two", .val_len = 3 };
 	struct backend_out o2 = { .val = outbuf, .val_cap = sizeof outbuf };
 	cache_backend_ops.exec(b, &r, &o2);
-	CHECK(o2.status == WIRE_OK);
-	CHECK(set_s(b, "k", "one") == WIRE_OK);
+	CHECK(o2.status == KV_OK);
+	CHECK(set_s(b, "k", "one") == KV_OK);
 	CHECK(get_is(b, "k", "one", 3) == 0);
 	/* A too-small output buffer is reported, not overrun. */
-	struct backend_req g = { .op = WIRE_OP_GET, .key = (const uint8_t *)"k", .key_len = 1 };
+	struct backend_req g = { .op = KV_OP_GET, .key = (const uint8_t *)"k", .key_len = 1 };
 	uint8_t small[2] = { 0xEE, 0xEE };
 	struct backend_out o3 = { .val = small, .val_cap = 2 };
 	cache_backend_ops.exec(b, &g, &o3);
-	CHECK(o3.status == WIRE_ERR_NOSPACE && o3.val_len == 3);
+	CHECK(o3.status == KV_ERR_NOSPACE && o3.val_len == 3);
 	CHECK(small[0] == 0xEE && small[1] == 0xEE);
 
 	struct cache_stats st;
@@ -105,40 +105,40 @@ TEST(incr_semantics)
 {
 	struct backend *b = open_cache(4);
 	REQUIRE(b);
-	struct backend_out o = run(b, WIRE_OP_INCR, "n", NULL, 0, 5);
-	CHECK(o.status == WIRE_NOT_FOUND, "incr of a missing key");
+	struct backend_out o = run(b, KV_OP_INCR, "n", NULL, 0, 5);
+	CHECK(o.status == KV_NOT_FOUND, "incr of a missing key");
 	CHECK(get_is(b, "n", NULL, 0) == 0, "incr must not create the key");
-	CHECK(set_s(b, "n", "41") == WIRE_OK);
-	o = run(b, WIRE_OP_INCR, "n", NULL, 0, 1);
-	CHECK(o.status == WIRE_OK && o.val_len == 2 && memcmp(outbuf, "42", 2) == 0);
+	CHECK(set_s(b, "n", "41") == KV_OK);
+	o = run(b, KV_OP_INCR, "n", NULL, 0, 1);
+	CHECK(o.status == KV_OK && o.val_len == 2 && memcmp(outbuf, "42", 2) == 0);
 	CHECK(get_is(b, "n", "42", 2) == 0);
-	o = run(b, WIRE_OP_INCR, "n", NULL, 0, 1000000000000ull);
-	CHECK(o.status == WIRE_OK && get_is(b, "n", "1000000000042", 13) == 0);
-	o = run(b, WIRE_OP_INCR, "n", NULL, 0, 0);
-	CHECK(o.status == WIRE_OK && o.val_len == 13);
+	o = run(b, KV_OP_INCR, "n", NULL, 0, 1000000000000ull);
+	CHECK(o.status == KV_OK && get_is(b, "n", "1000000000042", 13) == 0);
+	o = run(b, KV_OP_INCR, "n", NULL, 0, 0);
+	CHECK(o.status == KV_OK && o.val_len == 13);
 	/* Wraps at 2^64 like memcached. */
-	CHECK(set_s(b, "m", "18446744073709551615") == WIRE_OK);
-	o = run(b, WIRE_OP_INCR, "m", NULL, 0, 2);
-	CHECK(o.status == WIRE_OK && get_is(b, "m", "1", 1) == 0);
-	/* Not a number -> WIRE_ERR_OP, value untouched. */
+	CHECK(set_s(b, "m", "18446744073709551615") == KV_OK);
+	o = run(b, KV_OP_INCR, "m", NULL, 0, 2);
+	CHECK(o.status == KV_OK && get_is(b, "m", "1", 1) == 0);
+	/* Not a number -> KV_ERR_OP, value untouched. */
 	const char *bad[] = { "abc", "", "12a", " 12", "-1", "18446744073709551616",
 			      "123456789012345678901" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		CHECK(set_s(b, "x", bad[i]) == WIRE_OK);
-		o = run(b, WIRE_OP_INCR, "x", NULL, 0, 1);
-		CHECK(o.status == WIRE_ERR_OP, "incr of \"%s\" gave status %u", bad[i], o.status);
+		CHECK(set_s(b, "x", bad[i]) == KV_OK);
+		o = run(b, KV_OP_INCR, "x", NULL, 0, 1);
+		CHECK(o.status == KV_ERR_OP, "incr of \"%s\" gave status %u", bad[i], o.status);
 		CHECK(get_is(b, "x", bad[i], (uint32_t)strlen(bad[i])) == 0);
 	}
 	/* Growing through class boundaries (many digits) keeps it consistent. */
-	CHECK(set_s(b, "g", "0") == WIRE_OK);
+	CHECK(set_s(b, "g", "0") == KV_OK);
 	uint64_t v = 0;
 	for (int i = 0; i < 60; i++) {
 		uint64_t d = (uint64_t)1 << i;
 		v += d;
-		o = run(b, WIRE_OP_INCR, "g", NULL, 0, d);
+		o = run(b, KV_OP_INCR, "g", NULL, 0, d);
 		char want[24];
 		int n = snprintf(want, sizeof want, "%" PRIu64, v);
-		CHECK(o.status == WIRE_OK && o.val_len == (uint32_t)n && memcmp(outbuf, want, (size_t)n) == 0);
+		CHECK(o.status == KV_OK && o.val_len == (uint32_t)n && memcmp(outbuf, want, (size_t)n) == 0);
 	}
 	CONSISTENT(b);
 	cache_backend_ops.close(b);
@@ -155,7 +155,7 @@ TEST(overwrite_with_other_sizes)
 	struct cache_stats st;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		val[0] = (uint8_t)i;   /* each version differs */
-		CHECK(run(b, WIRE_OP_SET, "key", val, sizes[i], 0).status == WIRE_OK);
+		CHECK(run(b, KV_OP_SET, "key", val, sizes[i], 0).status == KV_OK);
 		CHECK(get_is(b, "key", val, sizes[i]) == 0, "after set of %u bytes", sizes[i]);
 		cache_get_stats(b, &st);
 		CHECK_EQ_U64(st.items, 1);
@@ -169,23 +169,23 @@ TEST(value_size_boundary)
 {
 	struct backend *b = open_cache(2);
 	REQUIRE(b);
-	uint8_t *val = malloc(WIRE_MAX_VALUE);
+	uint8_t *val = malloc(KV_MAX_VALUE);
 	REQUIRE(val);
-	for (uint32_t i = 0; i < WIRE_MAX_VALUE; i++)
+	for (uint32_t i = 0; i < KV_MAX_VALUE; i++)
 		val[i] = (uint8_t)(i ^ (i >> 8));
 	uint32_t max = cache_max_value(4);
 	CHECK_EQ_U64(max, (1u << 20) - 40 - 4);
-	CHECK(run(b, WIRE_OP_SET, "big1", val, max, 0).status == WIRE_OK);
+	CHECK(run(b, KV_OP_SET, "big1", val, max, 0).status == KV_OK);
 	CHECK(get_is(b, "big1", val, max) == 0);
 	/* One byte more does not fit the largest class, and drops the old
 	 * value rather than leaving it readable. */
-	CHECK(run(b, WIRE_OP_SET, "big1", val, max + 1, 0).status == WIRE_ERR_NOSPACE);
+	CHECK(run(b, KV_OP_SET, "big1", val, max + 1, 0).status == KV_ERR_NOSPACE);
 	CHECK(get_is(b, "big1", NULL, 0) == 0);
-	CHECK(run(b, WIRE_OP_SET, "big2", val, WIRE_MAX_VALUE, 0).status == WIRE_ERR_NOSPACE);
+	CHECK(run(b, KV_OP_SET, "big2", val, KV_MAX_VALUE, 0).status == KV_ERR_NOSPACE);
 	/* Three maximal items in 2 pages: the first is evicted. */
-	CHECK(run(b, WIRE_OP_SET, "big1", val, max, 0).status == WIRE_OK);
-	CHECK(run(b, WIRE_OP_SET, "big2", val, max, 0).status == WIRE_OK);
-	CHECK(run(b, WIRE_OP_SET, "big3", val, max, 0).status == WIRE_OK);
+	CHECK(run(b, KV_OP_SET, "big1", val, max, 0).status == KV_OK);
+	CHECK(run(b, KV_OP_SET, "big2", val, max, 0).status == KV_OK);
+	CHECK(run(b, KV_OP_SET, "big3", val, max, 0).status == KV_OK);
 	CHECK(get_is(b, "big1", NULL, 0) == 0);
 	CHECK(get_is(b, "big2", val, max) == 0);
 	CHECK(get_is(b, "big3", val, max) == 0);
@@ -220,7 +220,7 @@ TEST(lru_eviction_order)
 	int n = 0;
 	for (;; n++) {
 		key_of(k, sizeof k, n);
-		REQUIRE(run(b, WIRE_OP_SET, k, val, sizeof val, 0).status == WIRE_OK);
+		REQUIRE(run(b, KV_OP_SET, k, val, sizeof val, 0).status == KV_OK);
 		cache_get_stats(b, &st);
 		if (st.evictions > 0)
 			break;
@@ -237,7 +237,7 @@ TEST(lru_eviction_order)
 	int more = cap / 2;
 	for (int i = 0; i < more; i++) {
 		key_of(k, sizeof k, n + 1 + i);
-		CHECK(run(b, WIRE_OP_SET, k, val, sizeof val, 0).status == WIRE_OK);
+		CHECK(run(b, KV_OP_SET, k, val, sizeof val, 0).status == KV_OK);
 	}
 	for (int i = 1; i <= 100; i++) {
 		key_of(k, sizeof k, i);
@@ -247,11 +247,11 @@ TEST(lru_eviction_order)
 	int gone = 0, kept = 0;
 	for (int i = 101; i <= n; i++) {
 		key_of(k, sizeof k, i);
-		struct backend_out o = run(b, WIRE_OP_GET, k, NULL, 0, 0);
+		struct backend_out o = run(b, KV_OP_GET, k, NULL, 0, 0);
 		if (i <= 100 + more)
-			gone += o.status == WIRE_NOT_FOUND;
+			gone += o.status == KV_NOT_FOUND;
 		else
-			kept += o.status == WIRE_OK;
+			kept += o.status == KV_OK;
 	}
 	CHECK(gone == more, "%d of %d oldest untouched keys evicted", gone, more);
 	CHECK(kept == n - 100 - more, "%d of %d newer keys kept", kept, n - 100 - more);
@@ -284,18 +284,18 @@ TEST(memory_limit_under_pressure)
 		key_of(k, sizeof k, key);
 		unsigned op = (unsigned)((s >> 45) % 10);
 		if (op < 6) {
-			unsigned stt = run(b, WIRE_OP_SET, k, val, len, 0).status;
-			CHECK(stt == WIRE_OK || stt == WIRE_ERR_NOSPACE);
-			last_len[key] = stt == WIRE_OK ? len : UINT32_MAX;
+			unsigned stt = run(b, KV_OP_SET, k, val, len, 0).status;
+			CHECK(stt == KV_OK || stt == KV_ERR_NOSPACE);
+			last_len[key] = stt == KV_OK ? len : UINT32_MAX;
 		} else if (op < 9) {
-			struct backend_out o = run(b, WIRE_OP_GET, k, NULL, 0, 0);
-			if (o.status == WIRE_OK)
+			struct backend_out o = run(b, KV_OP_GET, k, NULL, 0, 0);
+			if (o.status == KV_OK)
 				CHECK(last_len[key] == o.val_len && memcmp(outbuf, val, o.val_len) == 0,
 				      "key %d: got %u bytes, last stored %u", key, o.val_len, last_len[key]);
 			else
-				CHECK(o.status == WIRE_NOT_FOUND);
+				CHECK(o.status == KV_NOT_FOUND);
 		} else {
-			run(b, WIRE_OP_DEL, k, NULL, 0, 0);
+			run(b, KV_OP_DEL, k, NULL, 0, 0);
 			last_len[key] = UINT32_MAX;
 		}
 		cache_get_stats(b, &st);
@@ -333,13 +333,13 @@ TEST(page_moves_to_a_starved_class)
 	char k[32];
 	for (int i = 0; i < 30000; i++) {
 		key_of(k, sizeof k, i);
-		CHECK(run(b, WIRE_OP_SET, k, val, 100, 0).status == WIRE_OK);
+		CHECK(run(b, KV_OP_SET, k, val, 100, 0).status == KV_OK);
 	}
 	struct cache_stats st;
 	cache_get_stats(b, &st);
 	CHECK_EQ_U64(st.pages_used, 2);
 	CHECK(st.evictions > 0);
-	CHECK(run(b, WIRE_OP_SET, "large", val, sizeof val, 0).status == WIRE_OK);
+	CHECK(run(b, KV_OP_SET, "large", val, sizeof val, 0).status == KV_OK);
 	CHECK(get_is(b, "large", val, sizeof val) == 0);
 	cache_get_stats(b, &st);
 	CHECK_EQ_U64(st.page_moves, 1);
@@ -387,27 +387,27 @@ TEST(differential_against_reference)
 				for (uint32_t i = 0; i < len; i++)
 					val[i] = (uint8_t)(s >> (i % 56)) + (uint8_t)i;
 			}
-			REQUIRE(run(b, WIRE_OP_SET, k, val, len, 0).status == WIRE_OK);
+			REQUIRE(run(b, KV_OP_SET, k, val, len, 0).status == KV_OK);
 			free(m->v[key]);
 			m->v[key] = malloc(len ? len : 1);
 			memcpy(m->v[key], val, len);
 			m->len[key] = len;
 		} else if (op < 80) {                /* get */
-			struct backend_out o = run(b, WIRE_OP_GET, k, NULL, 0, 0);
+			struct backend_out o = run(b, KV_OP_GET, k, NULL, 0, 0);
 			if (m->v[key])
-				CHECK(o.status == WIRE_OK && o.val_len == m->len[key] &&
+				CHECK(o.status == KV_OK && o.val_len == m->len[key] &&
 				      memcmp(outbuf, m->v[key], o.val_len) == 0, "get key %d", key);
 			else
-				CHECK(o.status == WIRE_NOT_FOUND, "get key %d: want NOT_FOUND", key);
+				CHECK(o.status == KV_NOT_FOUND, "get key %d: want NOT_FOUND", key);
 			checked++;
 		} else if (op < 90) {                /* del */
-			unsigned st = run(b, WIRE_OP_DEL, k, NULL, 0, 0).status;
-			CHECK(st == (m->v[key] ? WIRE_OK : WIRE_NOT_FOUND));
+			unsigned st = run(b, KV_OP_DEL, k, NULL, 0, 0).status;
+			CHECK(st == (m->v[key] ? KV_OK : KV_NOT_FOUND));
 			free(m->v[key]);
 			m->v[key] = NULL;
 		} else {                             /* incr */
 			uint64_t d = s >> 50;
-			struct backend_out o = run(b, WIRE_OP_INCR, k, NULL, 0, d);
+			struct backend_out o = run(b, KV_OP_INCR, k, NULL, 0, d);
 			uint64_t cur = 0;
 			int numeric = m->v[key] && m->len[key] > 0 && m->len[key] <= 19;
 			for (uint32_t i = 0; numeric && i < m->len[key]; i++) {
@@ -418,13 +418,13 @@ TEST(differential_against_reference)
 					cur = cur * 10 + (uint64_t)(c - '0');
 			}
 			if (!m->v[key]) {
-				CHECK(o.status == WIRE_NOT_FOUND);
+				CHECK(o.status == KV_NOT_FOUND);
 			} else if (!numeric) {
-				CHECK(o.status == WIRE_ERR_OP, "incr of a non-number, key %d", key);
+				CHECK(o.status == KV_ERR_OP, "incr of a non-number, key %d", key);
 			} else {
 				char want[24];
 				int n = snprintf(want, sizeof want, "%" PRIu64, cur + d);
-				CHECK(o.status == WIRE_OK && o.val_len == (uint32_t)n &&
+				CHECK(o.status == KV_OK && o.val_len == (uint32_t)n &&
 				      memcmp(outbuf, want, (size_t)n) == 0, "incr key %d", key);
 				free(m->v[key]);
 				m->v[key] = malloc((size_t)n);

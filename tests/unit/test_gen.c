@@ -65,11 +65,11 @@ TEST(registry_finds_every_kind)
 
 TEST(nilext_flags)
 {
-	CHECK(gen_op_flags(WIRE_OP_SET) == WIRE_F_NILEXT);
-	CHECK(gen_op_flags(WIRE_OP_DEL) == WIRE_F_NILEXT);
-	CHECK(gen_op_flags(WIRE_OP_GET) == 0);
-	CHECK(gen_op_flags(WIRE_OP_INCR) == WIRE_F_NONIDEMP);
-	CHECK(gen_op_flags(WIRE_OP_ECHO) == 0);
+	CHECK(gen_op_flags(KV_OP_SET) == KV_F_NILEXT);
+	CHECK(gen_op_flags(KV_OP_DEL) == KV_F_NILEXT);
+	CHECK(gen_op_flags(KV_OP_GET) == 0);
+	CHECK(gen_op_flags(KV_OP_INCR) == KV_F_NONIDEMP);
+	CHECK(gen_op_flags(KV_OP_ECHO) == 0);
 }
 
 TEST(kv_op_mix_and_sizes)
@@ -77,25 +77,25 @@ TEST(kv_op_mix_and_sizes)
 	const struct gen_ops *o;
 	char err[512];
 	struct gen_op op;
-	uint64_t n[WIRE_OP_MAX_] = { 0 }, N = 200000;
+	uint64_t n[KV_OP_MAX_] = { 0 }, N = 200000;
 	struct gen *g = open_spec("{\"kind\":\"kv\",\"put_ratio\":0.8,\"del_ratio\":0.05,\"key_size\":44,"
 				  "\"value_size\":1030,\"keys\":100000,\"zipf\":0.3048}", &ctx1, &o, err, sizeof err);
 
 	REQUIRE(g, "%s", err);
 	for (uint64_t i = 0; i < N; i++) {
 		REQUIRE(o->next(g, &op) == 0);
-		REQUIRE(op.op < WIRE_OP_MAX_);
+		REQUIRE(op.op < KV_OP_MAX_);
 		n[op.op]++;
 		CHECK(op.key_len == 44);
 		CHECK(strlen(op.key) == 44);
 		CHECK(op.key[0] == 'k' && strspn(op.key + 1, "0123456789") == 43, "%s", op.key);
-		CHECK(op.val_len == (op.op == WIRE_OP_SET ? 1030u : 0u));
+		CHECK(op.val_len == (op.op == KV_OP_SET ? 1030u : 0u));
 		CHECK(op.flags == gen_op_flags(op.op));
 	}
 	/* 5 sigma of a binomial share at N = 200000 is under 0.005. */
-	CHECK_NEAR((double)n[WIRE_OP_SET] / N, 0.80, 0.005);
-	CHECK_NEAR((double)n[WIRE_OP_DEL] / N, 0.05, 0.003);
-	CHECK_NEAR((double)n[WIRE_OP_GET] / N, 0.15, 0.005);
+	CHECK_NEAR((double)n[KV_OP_SET] / N, 0.80, 0.005);
+	CHECK_NEAR((double)n[KV_OP_DEL] / N, 0.05, 0.003);
+	CHECK_NEAR((double)n[KV_OP_GET] / N, 0.15, 0.005);
 	o->close(g);
 }
 
@@ -221,7 +221,7 @@ TEST(kv_load_splits_keys_between_threads)
 				REQUIRE(k < K);
 				CHECK(!seen[k], "key %llu loaded twice", (unsigned long long)k);
 				seen[k] = 1;
-				CHECK(op.op == WIRE_OP_SET && op.val_len == 64);
+				CHECK(op.op == KV_OP_SET && op.val_len == 64);
 				total++;
 			}
 			o->close(g);
@@ -276,7 +276,7 @@ TEST(echo_ops_sizes_and_spread)
 	CHECK(o->load == NULL);
 	for (uint64_t i = 0; i < N; i++) {
 		REQUIRE(o->next(g, &op) == 0);
-		CHECK(op.op == WIRE_OP_ECHO);
+		CHECK(op.op == KV_OP_ECHO);
 		CHECK(op.val_len == 1024);
 		CHECK(op.flags == 0, "echo returns data: never nilext");
 		CHECK(op.key_len == 8 && strlen(op.key) == 8, "%s", op.key);

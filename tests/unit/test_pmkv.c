@@ -87,7 +87,7 @@ static int has(struct pmkv *pk, const char *k, const char *v)
 {
 	char buf[4096];
 	uint32_t n;
-	if (pmkv_get(pk, k, (uint32_t)strlen(k), buf, sizeof buf, &n) != WIRE_OK)
+	if (pmkv_get(pk, k, (uint32_t)strlen(k), buf, sizeof buf, &n) != KV_OK)
 		return 0;
 	return n == strlen(v) && memcmp(buf, v, n) == 0;
 }
@@ -135,58 +135,58 @@ TEST(basic_semantics)
 	CHECK_EQ_U64(in.free_bytes, in.heap_bytes);
 	CHECK_EQ_U64(in.free_extents, 1);
 
-	CHECK(pmkv_get(pk, "a", 1, buf, sizeof buf, &n) == WIRE_NOT_FOUND);
-	CHECK(put_s(pk, "a", "one") == WIRE_OK);
+	CHECK(pmkv_get(pk, "a", 1, buf, sizeof buf, &n) == KV_NOT_FOUND);
+	CHECK(put_s(pk, "a", "one") == KV_OK);
 	CHECK(has(pk, "a", "one"));
-	CHECK(put_s(pk, "a", "a much longer value than before, over 64 bytes in total......") == WIRE_OK);
+	CHECK(put_s(pk, "a", "a much longer value than before, over 64 bytes in total......") == KV_OK);
 	CHECK(has(pk, "a", "a much longer value than before, over 64 bytes in total......"));
-	CHECK(put_s(pk, "a", "x") == WIRE_OK);
+	CHECK(put_s(pk, "a", "x") == KV_OK);
 	CHECK(has(pk, "a", "x"));
-	CHECK(put_s(pk, "b", "two") == WIRE_OK);
+	CHECK(put_s(pk, "b", "two") == KV_OK);
 	pmkv_info(pk, &in);
 	CHECK_EQ_U64(in.live, 2);
 	CHECK_EQ_U64(in.used_bytes, pmkv_record_bytes(1, 1) + pmkv_record_bytes(1, 3));
 	CHECK_EQ_U64(in.used_bytes + in.free_bytes, in.heap_bytes);
 
-	CHECK(pmkv_del(pk, "a", 1) == WIRE_OK);
-	CHECK(pmkv_del(pk, "a", 1) == WIRE_NOT_FOUND);
-	CHECK(pmkv_get(pk, "a", 1, buf, sizeof buf, &n) == WIRE_NOT_FOUND);
+	CHECK(pmkv_del(pk, "a", 1) == KV_OK);
+	CHECK(pmkv_del(pk, "a", 1) == KV_NOT_FOUND);
+	CHECK(pmkv_get(pk, "a", 1, buf, sizeof buf, &n) == KV_NOT_FOUND);
 	CHECK(has(pk, "b", "two"));
 
 	/* binary keys and values, empty key and empty value */
 	const uint8_t bk[5] = { 0, 1, 0, 255, 0 }, bv[3] = { 0, 0, 7 };
-	CHECK(pmkv_put(pk, bk, 5, bv, 3) == WIRE_OK);
-	CHECK(pmkv_get(pk, bk, 4, buf, sizeof buf, &n) == WIRE_NOT_FOUND);
-	CHECK(pmkv_get(pk, bk, 5, buf, sizeof buf, &n) == WIRE_OK && n == 3 && memcmp(buf, bv, 3) == 0);
-	CHECK(pmkv_put(pk, "", 0, "empty-key", 9) == WIRE_OK);
-	CHECK(pmkv_put(pk, "e", 1, NULL, 0) == WIRE_OK);
-	CHECK(pmkv_get(pk, "", 0, buf, sizeof buf, &n) == WIRE_OK && n == 9);
-	CHECK(pmkv_get(pk, "e", 1, buf, sizeof buf, &n) == WIRE_OK && n == 0);
+	CHECK(pmkv_put(pk, bk, 5, bv, 3) == KV_OK);
+	CHECK(pmkv_get(pk, bk, 4, buf, sizeof buf, &n) == KV_NOT_FOUND);
+	CHECK(pmkv_get(pk, bk, 5, buf, sizeof buf, &n) == KV_OK && n == 3 && memcmp(buf, bv, 3) == 0);
+	CHECK(pmkv_put(pk, "", 0, "empty-key", 9) == KV_OK);
+	CHECK(pmkv_put(pk, "e", 1, NULL, 0) == KV_OK);
+	CHECK(pmkv_get(pk, "", 0, buf, sizeof buf, &n) == KV_OK && n == 9);
+	CHECK(pmkv_get(pk, "e", 1, buf, sizeof buf, &n) == KV_OK && n == 0);
 
 	/* too small a buffer: the needed length, nothing copied */
 	memset(buf, '#', sizeof buf);
-	CHECK(pmkv_get(pk, "b", 1, buf, 2, &n) == WIRE_ERR_NOSPACE && n == 3 && buf[0] == '#');
+	CHECK(pmkv_get(pk, "b", 1, buf, 2, &n) == KV_ERR_NOSPACE && n == 3 && buf[0] == '#');
 
 	/* incr: decimal ASCII, wraps at 2^64, rejects non-numbers */
-	CHECK(pmkv_incr(pk, "ctr", 3, 1, buf, sizeof buf, &n) == WIRE_NOT_FOUND);
-	CHECK(put_s(pk, "ctr", "41") == WIRE_OK);
-	CHECK(pmkv_incr(pk, "ctr", 3, 1, buf, sizeof buf, &n) == WIRE_OK && n == 2 && memcmp(buf, "42", 2) == 0);
+	CHECK(pmkv_incr(pk, "ctr", 3, 1, buf, sizeof buf, &n) == KV_NOT_FOUND);
+	CHECK(put_s(pk, "ctr", "41") == KV_OK);
+	CHECK(pmkv_incr(pk, "ctr", 3, 1, buf, sizeof buf, &n) == KV_OK && n == 2 && memcmp(buf, "42", 2) == 0);
 	CHECK(has(pk, "ctr", "42"));
-	CHECK(put_s(pk, "ctr", "18446744073709551615") == WIRE_OK);
-	CHECK(pmkv_incr(pk, "ctr", 3, 2, buf, sizeof buf, &n) == WIRE_OK && n == 1 && buf[0] == '1');
-	CHECK(put_s(pk, "ctr", "9") == WIRE_OK);
-	CHECK(pmkv_incr(pk, "ctr", 3, 5, buf, 1, &n) == WIRE_ERR_NOSPACE && n == 2);
+	CHECK(put_s(pk, "ctr", "18446744073709551615") == KV_OK);
+	CHECK(pmkv_incr(pk, "ctr", 3, 2, buf, sizeof buf, &n) == KV_OK && n == 1 && buf[0] == '1');
+	CHECK(put_s(pk, "ctr", "9") == KV_OK);
+	CHECK(pmkv_incr(pk, "ctr", 3, 5, buf, 1, &n) == KV_ERR_NOSPACE && n == 2);
 	CHECK(has(pk, "ctr", "9"), "a refused incr must not change the value");
-	CHECK(pmkv_incr(pk, "b", 1, 1, buf, sizeof buf, &n) == WIRE_ERR_BAD);
-	CHECK(put_s(pk, "big", "99999999999999999999999") == WIRE_OK);
-	CHECK(pmkv_incr(pk, "big", 3, 1, buf, sizeof buf, &n) == WIRE_ERR_BAD);
+	CHECK(pmkv_incr(pk, "b", 1, 1, buf, sizeof buf, &n) == KV_ERR_BAD);
+	CHECK(put_s(pk, "big", "99999999999999999999999") == KV_OK);
+	CHECK(pmkv_incr(pk, "big", 3, 1, buf, sizeof buf, &n) == KV_ERR_BAD);
 
 	/* the largest key works; a longer one is refused */
 	static uint8_t longkey[PMKV_MAX_KEY + 1];
 	memset(longkey, 'k', sizeof longkey);
-	CHECK(pmkv_put(pk, longkey, PMKV_MAX_KEY, "v", 1) == WIRE_OK);
-	CHECK(pmkv_get(pk, longkey, PMKV_MAX_KEY, buf, sizeof buf, &n) == WIRE_OK && n == 1);
-	CHECK(pmkv_put(pk, longkey, PMKV_MAX_KEY + 1, "v", 1) == WIRE_ERR_BAD);
+	CHECK(pmkv_put(pk, longkey, PMKV_MAX_KEY, "v", 1) == KV_OK);
+	CHECK(pmkv_get(pk, longkey, PMKV_MAX_KEY, buf, sizeof buf, &n) == KV_OK && n == 1);
+	CHECK(pmkv_put(pk, longkey, PMKV_MAX_KEY + 1, "v", 1) == KV_ERR_BAD);
 	pmkv_close(pk);
 }
 
@@ -202,15 +202,15 @@ TEST(reopen_keeps_everything)
 		snprintf(k, sizeof k, "key:%llu", (unsigned long long)i);
 		uint32_t len = pat_len(i, sizeof v);
 		pat_fill(v, i, len);
-		REQUIRE(pmkv_put(pk, k, (uint32_t)strlen(k), v, len) == WIRE_OK, "put %s", k);
+		REQUIRE(pmkv_put(pk, k, (uint32_t)strlen(k), v, len) == KV_OK, "put %s", k);
 	}
 	for (uint64_t i = 0; i < 3000; i += 3) {   /* some deletes, some overwrites */
 		snprintf(k, sizeof k, "key:%llu", (unsigned long long)i);
-		CHECK(pmkv_del(pk, k, (uint32_t)strlen(k)) == WIRE_OK);
+		CHECK(pmkv_del(pk, k, (uint32_t)strlen(k)) == KV_OK);
 		snprintf(k, sizeof k, "key:%llu", (unsigned long long)i + 1);
 		uint32_t len = pat_len(i + 100000, sizeof v);
 		pat_fill(v, i + 100000, len);
-		CHECK(pmkv_put(pk, k, (uint32_t)strlen(k), v, len) == WIRE_OK);
+		CHECK(pmkv_put(pk, k, (uint32_t)strlen(k), v, len) == KV_OK);
 	}
 	struct pmkv_info a, b;
 	pmkv_info(pk, &a);
@@ -232,9 +232,9 @@ TEST(reopen_keeps_everything)
 		unsigned st = pmkv_get(pk, k, (uint32_t)strlen(k), g, sizeof g, &n);
 		uint64_t want = i % 3 == 0 ? UINT64_MAX : i % 3 == 1 ? i - 1 + 100000 : i;
 		if (want == UINT64_MAX)
-			bad += st != WIRE_NOT_FOUND;
+			bad += st != KV_NOT_FOUND;
 		else
-			bad += st != WIRE_OK || pat_check(g, n, sizeof v) != want;
+			bad += st != KV_OK || pat_check(g, n, sizeof v) != want;
 	}
 	CHECK(bad == 0, "%d keys wrong after reopen", bad);
 	pmkv_close(pk);
@@ -257,13 +257,13 @@ TEST(no_leak_under_churn)
 	memset(v, 'v', sizeof v);
 	for (;; small++) {
 		snprintf(k, sizeof k, "s%07u", small);
-		if (pmkv_put(pk, k, 8, v, 20) != WIRE_OK)
+		if (pmkv_put(pk, k, 8, v, 20) != KV_OK)
 			break;
 	}
 	CHECK(small > 1000, "only %u small records fit", small);
 	for (unsigned i = 0; i < small; i++) {
 		snprintf(k, sizeof k, "s%07u", i);
-		CHECK(pmkv_del(pk, k, 8) == WIRE_OK);
+		CHECK(pmkv_del(pk, k, 8) == KV_OK);
 	}
 	pmkv_info(pk, &in);
 	CHECK(in.live == 0 && in.used_bytes == 0 && in.tombs == 0);
@@ -271,7 +271,7 @@ TEST(no_leak_under_churn)
 	CHECK_EQ_U64(in.free_extents, 1);
 	for (;; large++) {
 		snprintf(k, sizeof k, "L%07u", large);
-		if (pmkv_put(pk, k, 8, v, 3000) != WIRE_OK)
+		if (pmkv_put(pk, k, 8, v, 3000) != KV_OK)
 			break;
 	}
 	pmkv_info(pk, &in);
@@ -280,7 +280,7 @@ TEST(no_leak_under_churn)
 	      (unsigned long long)in.free_bytes);
 	for (unsigned i = 0; i < large; i++) {
 		snprintf(k, sizeof k, "L%07u", i);
-		CHECK(pmkv_del(pk, k, 8) == WIRE_OK);
+		CHECK(pmkv_del(pk, k, 8) == KV_OK);
 	}
 
 	/* random overwrites and deletes of 100 keys, sizes 8..2000 */
@@ -294,12 +294,12 @@ TEST(no_leak_under_churn)
 		snprintf(k, sizeof k, "c%03u", key);
 		if ((r >> 32) % 10 == 0) {
 			unsigned st = pmkv_del(pk, k, 4);
-			CHECK(st == (model[key] == UINT64_MAX ? WIRE_NOT_FOUND : WIRE_OK));
+			CHECK(st == (model[key] == UINT64_MAX ? KV_NOT_FOUND : KV_OK));
 			model[key] = UINT64_MAX;
 		} else {
 			uint32_t len = pat_len(op, 2000);
 			pat_fill(v, op, len);
-			REQUIRE(pmkv_put(pk, k, 4, v, len) == WIRE_OK, "put %llu", (unsigned long long)op);
+			REQUIRE(pmkv_put(pk, k, 4, v, len) == KV_OK, "put %llu", (unsigned long long)op);
 			model[key] = op;
 		}
 	}
@@ -309,9 +309,9 @@ TEST(no_leak_under_churn)
 		snprintf(k, sizeof k, "c%03d", i);
 		unsigned st = pmkv_get(pk, k, 4, g, sizeof g, &n);
 		if (model[i] == UINT64_MAX) {
-			bad += st != WIRE_NOT_FOUND;
+			bad += st != KV_NOT_FOUND;
 		} else {
-			bad += st != WIRE_OK || pat_check(g, n, 2000) != model[i];
+			bad += st != KV_OK || pat_check(g, n, 2000) != model[i];
 			want_used += pmkv_record_bytes(4, pat_len(model[i], 2000));
 			live++;
 		}
@@ -354,29 +354,29 @@ TEST(pool_full)
 	unsigned st;
 	for (;; cnt++) {
 		snprintf(k, sizeof k, "k%05u", cnt);
-		if ((st = pmkv_put(pk, k, 6, v, 1000)) != WIRE_OK)
+		if ((st = pmkv_put(pk, k, 6, v, 1000)) != KV_OK)
 			break;
 	}
-	CHECK(st == WIRE_ERR_NOSPACE, "status %u", st);
+	CHECK(st == KV_ERR_NOSPACE, "status %u", st);
 	CHECK(cnt > 100, "only %u values of 1000 B in 256 KiB", cnt);
 	struct pmkv_info a, b;
 	pmkv_info(pk, &a);
 	/* more refused puts change nothing */
-	CHECK(pmkv_put(pk, "another", 7, v, 1000) == WIRE_ERR_NOSPACE);
-	CHECK(pmkv_put(pk, "huge", 4, v, sizeof v) == WIRE_ERR_NOSPACE);
+	CHECK(pmkv_put(pk, "another", 7, v, 1000) == KV_ERR_NOSPACE);
+	CHECK(pmkv_put(pk, "huge", 4, v, sizeof v) == KV_ERR_NOSPACE);
 	st = pmkv_put(pk, "k00000", 6, v, 1500);
-	CHECK(st == WIRE_ERR_NOSPACE, "a bigger overwrite cannot fit: status %u", st);
-	CHECK(pmkv_get(pk, "k00000", 6, g, sizeof g, &n) == WIRE_OK && n == 1000,
+	CHECK(st == KV_ERR_NOSPACE, "a bigger overwrite cannot fit: status %u", st);
+	CHECK(pmkv_get(pk, "k00000", 6, g, sizeof g, &n) == KV_OK && n == 1000,
 	      "a refused overwrite keeps the old value");
 	pmkv_info(pk, &b);
 	CHECK(a.live == b.live && a.used_bytes == b.used_bytes && a.free_bytes == b.free_bytes);
 	for (unsigned i = 0; i < cnt; i++) {
 		snprintf(k, sizeof k, "k%05u", i);
-		CHECK(pmkv_get(pk, k, 6, g, sizeof g, &n) == WIRE_OK && n == 1000);
+		CHECK(pmkv_get(pk, k, 6, g, sizeof g, &n) == KV_OK && n == 1000);
 	}
 	/* room again after a delete */
-	CHECK(pmkv_del(pk, "k00001", 6) == WIRE_OK);
-	CHECK(pmkv_put(pk, "another", 7, v, 1000) == WIRE_OK);
+	CHECK(pmkv_del(pk, "k00001", 6) == KV_OK);
+	CHECK(pmkv_put(pk, "another", 7, v, 1000) == KV_OK);
 	pmkv_close(pk);
 
 	/* the index fills before the heap with tiny records */
@@ -386,14 +386,14 @@ TEST(pool_full)
 	pmkv_info(pk, &a);
 	for (cnt = 0;; cnt++) {
 		snprintf(k, sizeof k, "i%05u", cnt);
-		if ((st = pmkv_put(pk, k, 6, "x", 1)) != WIRE_OK)
+		if ((st = pmkv_put(pk, k, 6, "x", 1)) != KV_OK)
 			break;
 	}
-	CHECK(st == WIRE_ERR_NOSPACE);
+	CHECK(st == KV_ERR_NOSPACE);
 	CHECK_EQ_U64(cnt, a.index_slots - a.index_slots / 8);
-	CHECK(pmkv_put(pk, "i00000", 6, "y", 1) == WIRE_OK, "overwrites still work with a full index");
-	CHECK(pmkv_del(pk, "i00002", 6) == WIRE_OK);
-	CHECK(pmkv_put(pk, "new", 3, "z", 1) == WIRE_OK);
+	CHECK(pmkv_put(pk, "i00000", 6, "y", 1) == KV_OK, "overwrites still work with a full index");
+	CHECK(pmkv_del(pk, "i00002", 6) == KV_OK);
+	CHECK(pmkv_put(pk, "new", 3, "z", 1) == KV_OK);
 	pmkv_close(pk);
 }
 
@@ -431,14 +431,14 @@ static void cr_worker(const char *p, uint64_t start, int fd)
 		unsigned st;
 		if (cr_is_del(j)) {
 			st = pmkv_del(pk, k, 4);
-			if (st == WIRE_NOT_FOUND)
-				st = WIRE_OK;
+			if (st == KV_NOT_FOUND)
+				st = KV_OK;
 		} else {
 			uint32_t len = pat_len(j, CR_MAXV);
 			pat_fill(v, j, len);
 			st = pmkv_put(pk, k, 4, v, len);
 		}
-		if (st != WIRE_OK)
+		if (st != KV_OK)
 			_exit(3);
 		if (write(fd, &j, 8) != 8)
 			_exit(4);
@@ -469,9 +469,9 @@ static void cr_observe(const char *p, int fd)
 	for (unsigned i = 0; i < CR_KEYS; i++) {
 		snprintf(k, sizeof k, "ck%02u", i);
 		unsigned st = pmkv_get(pk, k, 4, v, sizeof v, &n);
-		if (st == WIRE_NOT_FOUND)
+		if (st == KV_NOT_FOUND)
 			o.seq[i] = UINT64_MAX;
-		else if (st != WIRE_OK)
+		else if (st != KV_OK)
 			o.seq[i] = UINT64_MAX - 1;
 		else {
 			uint64_t s = pat_check(v, n, CR_MAXV);
@@ -635,7 +635,7 @@ TEST(corrupted_pool)
 		ck_key(k, sizeof k, i);
 		uint32_t len = pat_len((uint64_t)i, sizeof v);
 		pat_fill(v, (uint64_t)i, len);
-		REQUIRE(pmkv_put(pk, k, (uint32_t)strlen(k), v, len) == WIRE_OK);
+		REQUIRE(pmkv_put(pk, k, (uint32_t)strlen(k), v, len) == KV_OK);
 	}
 	uint64_t so[6], ro[6];
 	for (int i = 1; i <= 5; i++) {
@@ -677,16 +677,16 @@ TEST(corrupted_pool)
 		ck_key(k, sizeof k, i);
 		unsigned st = pmkv_get(pk, k, (uint32_t)strlen(k), g, sizeof g, &n);
 		if (i == 1 || i == 2 || i == 3 || i == 5)
-			CHECK(st == WIRE_NOT_FOUND, "key %d: status %u", i, st);
+			CHECK(st == KV_NOT_FOUND, "key %d: status %u", i, st);
 		else
-			CHECK(st == WIRE_OK && pat_check(g, n, sizeof v) == (uint64_t)i, "key %d", i);
+			CHECK(st == KV_OK && pat_check(g, n, sizeof v) == (uint64_t)i, "key %d", i);
 	}
 	/* the store keeps working, and the repair is durable */
 	for (int i = 1; i <= 5; i++) {
 		ck_key(k, sizeof k, i);
 		uint32_t len = pat_len((uint64_t)i, sizeof v);
 		pat_fill(v, (uint64_t)i, len);
-		CHECK(pmkv_put(pk, k, (uint32_t)strlen(k), v, len) == WIRE_OK);
+		CHECK(pmkv_put(pk, k, (uint32_t)strlen(k), v, len) == KV_OK);
 	}
 	pmkv_close(pk);
 	pk = pmkv_open(p, 0, err, sizeof err);
@@ -728,12 +728,12 @@ TEST(corrupted_pool)
 		for (int i = 0; i < NKEY; i++) {
 			ck_key(k, sizeof k, i);
 			unsigned st = pmkv_get(pk, k, (uint32_t)strlen(k), g, sizeof g, &n);
-			if (st == WIRE_OK && pat_check(g, n, sizeof v) != (uint64_t)i)
+			if (st == KV_OK && pat_check(g, n, sizeof v) != (uint64_t)i)
 				wrong++;
-			else if (st != WIRE_OK && st != WIRE_NOT_FOUND)
+			else if (st != KV_OK && st != KV_NOT_FOUND)
 				wrong++;
 		}
-		CHECK(put_s(pk, "after-damage", "still works") == WIRE_OK);
+		CHECK(put_s(pk, "after-damage", "still works") == KV_OK);
 		CHECK(has(pk, "after-damage", "still works"));
 		pmkv_close(pk);
 	}
@@ -800,7 +800,7 @@ TEST(bad_files_and_locking)
 TEST(backend_interface)
 {
 	char p[600], f[640], err[512];
-	static uint8_t vbuf[WIRE_MAX_VALUE];
+	static uint8_t vbuf[KV_MAX_VALUE];
 	const struct backend_ops *ops = &pmkv_backend_ops;
 	CHECK(strcmp(ops->name, "pmkv") == 0 && ops->version == BACKEND_OPS_VERSION);
 
@@ -811,32 +811,32 @@ TEST(backend_interface)
 	snprintf(f, sizeof f, "%s.w3", p);
 	CHECK(access(f, R_OK | W_OK) == 0, "per-worker file %s", f);
 
-	struct backend_req r = { .op = WIRE_OP_SET, .key = (const uint8_t *)"k", .key_len = 1,
+	struct backend_req r = { .op = KV_OP_SET, .key = (const uint8_t *)"k", .key_len = 1,
 				 .val = (const uint8_t *)"10", .val_len = 2 };
 	struct backend_out o = { .val = vbuf, .val_cap = sizeof vbuf };
 	ops->exec(b, &r, &o);
-	CHECK(o.status == WIRE_OK);
-	r.op = WIRE_OP_GET;
+	CHECK(o.status == KV_OK);
+	r.op = KV_OP_GET;
 	ops->exec(b, &r, &o);
-	CHECK(o.status == WIRE_OK && o.val_len == 2 && memcmp(vbuf, "10", 2) == 0);
-	r.op = WIRE_OP_INCR;
+	CHECK(o.status == KV_OK && o.val_len == 2 && memcmp(vbuf, "10", 2) == 0);
+	r.op = KV_OP_INCR;
 	r.aux = 5;
 	ops->exec(b, &r, &o);
-	CHECK(o.status == WIRE_OK && o.val_len == 2 && memcmp(vbuf, "15", 2) == 0);
-	r.op = WIRE_OP_ECHO;
+	CHECK(o.status == KV_OK && o.val_len == 2 && memcmp(vbuf, "15", 2) == 0);
+	r.op = KV_OP_ECHO;
 	r.val = (const uint8_t *)"echo";
 	r.val_len = 4;
 	ops->exec(b, &r, &o);
-	CHECK(o.status == WIRE_OK && o.val_len == 4 && memcmp(vbuf, "echo", 4) == 0);
-	r.op = WIRE_OP_DEL;
+	CHECK(o.status == KV_OK && o.val_len == 4 && memcmp(vbuf, "echo", 4) == 0);
+	r.op = KV_OP_DEL;
 	ops->exec(b, &r, &o);
-	CHECK(o.status == WIRE_OK && o.val_len == 0);
-	r.op = WIRE_OP_GET;
+	CHECK(o.status == KV_OK && o.val_len == 0);
+	r.op = KV_OP_GET;
 	ops->exec(b, &r, &o);
-	CHECK(o.status == WIRE_NOT_FOUND && o.val_len == 0);
+	CHECK(o.status == KV_NOT_FOUND && o.val_len == 0);
 	r.op = 77;
 	ops->exec(b, &r, &o);
-	CHECK(o.status == WIRE_ERR_OP);
+	CHECK(o.status == KV_ERR_OP);
 
 	json_t *js = ops->stats_json(b);
 	REQUIRE(js);

@@ -29,7 +29,7 @@ static uint32_t put(uint8_t *at, size_t cap, unsigned op, unsigned flags, uint64
 	return wire_encode_req(at, cap, &h, "key", NULL);
 }
 
-#define NIL WIRE_F_NILEXT
+#define NIL KV_F_NILEXT
 
 TEST(empty_ring_executes_nothing)
 {
@@ -54,24 +54,24 @@ TEST(ring_rules)
 	uint64_t from = 35;                            /* ReqToExecute, wraps the ring */
 #define AT(t) (ring + ((t) % SLOTS) * SLOT)
 	/* t=35: non-idempotent incr at ReqToExecute (maybe executed): skip */
-	put(AT(35), SLOT, WIRE_OP_INCR, NIL | WIRE_F_NONIDEMP, 1);
+	put(AT(35), SLOT, KV_OP_INCR, NIL | KV_F_NONIDEMP, 1);
 	/* t=36: idempotent set: re-execute */
-	put(AT(36), SLOT, WIRE_OP_SET, NIL, 2);
+	put(AT(36), SLOT, KV_OP_SET, NIL, 2);
 	/* t=37: torn: the tail of the request never made it */
-	uint32_t l = put(AT(37), SLOT, WIRE_OP_SET, NIL, 3);
+	uint32_t l = put(AT(37), SLOT, KV_OP_SET, NIL, 3);
 	memset(AT(37) + 52, 0, l - 52);   /* value bytes and padding lost */
 	/* t=38: get: never committed, skip */
-	put(AT(38), SLOT, WIRE_OP_GET, 0, 4);
+	put(AT(38), SLOT, KV_OP_GET, 0, 4);
 	/* t=39: checksum failure (one flipped bit) */
-	put(AT(39), SLOT, WIRE_OP_SET, NIL, 5);
+	put(AT(39), SLOT, KV_OP_SET, NIL, 5);
 	AT(39)[60] ^= 1;
 	/* t=40: delete: re-execute */
-	put(AT(40), SLOT, WIRE_OP_DEL, NIL, 6);
+	put(AT(40), SLOT, KV_OP_DEL, NIL, 6);
 	/* t=41: a released slot: invalidated header (stale request behind it) */
-	put(AT(41), SLOT, WIRE_OP_SET, NIL, 7);
+	put(AT(41), SLOT, KV_OP_SET, NIL, 7);
 	memset(AT(41), 0, 16);
 	/* t=42: set again, the last */
-	put(AT(42), SLOT, WIRE_OP_SET, NIL, 8);
+	put(AT(42), SLOT, KV_OP_SET, NIL, 8);
 	struct recovery_report r = { 0 };
 	struct seen s = { 0 };
 	CHECK(recovery_scan_ring(ring, SLOTS, SLOT, from, 43, record, &s, &r) == 0);
@@ -102,18 +102,18 @@ TEST(region_scan_skips_misaligned_and_torn)
 	static uint8_t buf[4096];
 	memset(buf, 0, sizeof buf);
 	size_t off = 0;
-	off += put(buf + off, sizeof buf - off, WIRE_OP_SET, NIL, 1);   /* 128 B */
-	off += put(buf + off, sizeof buf - off, WIRE_OP_GET, 0, 2);
+	off += put(buf + off, sizeof buf - off, KV_OP_SET, NIL, 1);   /* 128 B */
+	off += put(buf + off, sizeof buf - off, KV_OP_GET, 0, 2);
 	/* a request written at a misaligned position (+32): never accepted */
 	uint8_t tmp[256];
-	uint32_t l = put(tmp, sizeof tmp, WIRE_OP_SET, NIL, 3);
+	uint32_t l = put(tmp, sizeof tmp, KV_OP_SET, NIL, 3);
 	memcpy(buf + off + 32, tmp, l);
 	off += 256;
 	/* torn one, then a good one right after its aligned slot */
-	l = put(buf + off, sizeof buf - off, WIRE_OP_SET, NIL, 4);
+	l = put(buf + off, sizeof buf - off, KV_OP_SET, NIL, 4);
 	buf[off + l - 1] ^= 0xff;
 	off += l;
-	off += put(buf + off, sizeof buf - off, WIRE_OP_SET, NIL, 5);
+	off += put(buf + off, sizeof buf - off, KV_OP_SET, NIL, 5);
 	struct recovery_report r = { 0 };
 	struct seen s = { 0 };
 	recovery_scan_region(buf, sizeof buf, record, &s, &r);

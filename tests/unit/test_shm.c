@@ -54,7 +54,7 @@ static uint32_t enc(uint8_t *buf, struct tp_client *c, unsigned op, unsigned wor
 		    const char *key, const char *val)
 {
 	struct wire_req h = {
-		.op = (uint8_t)op, .flags = (op == WIRE_OP_SET || op == WIRE_OP_DEL) ? WIRE_F_NILEXT : 0,
+		.op = (uint8_t)op, .flags = (op == KV_OP_SET || op == KV_OP_DEL) ? KV_F_NILEXT : 0,
 		.key_len = (uint16_t)strlen(key), .val_len = val ? (uint32_t)strlen(val) : 0,
 		.client_id = tp_shm_ops.cli_id(c), .worker = worker, .seq = seq,
 	};
@@ -119,9 +119,9 @@ TEST(out_of_order_publish_executes_in_ticket_order)
 	uint32_t l[3];
 	uint64_t t[3];
 	char err[256];
-	l[0] = enc(b[0], c, WIRE_OP_SET, 0, 1, "k", "first");
-	l[1] = enc(b[1], c, WIRE_OP_SET, 0, 2, "k", "second");
-	l[2] = enc(b[2], c, WIRE_OP_GET, 0, 3, "k", NULL);
+	l[0] = enc(b[0], c, KV_OP_SET, 0, 1, "k", "first");
+	l[1] = enc(b[1], c, KV_OP_SET, 0, 2, "k", "second");
+	l[2] = enc(b[2], c, KV_OP_GET, 0, 3, "k", NULL);
 	for (int i = 0; i < 3; i++)
 		REQUIRE(shm_cli_claim(c, 0, &t[i], err, sizeof err) == 0, "%s", err);
 	CHECK(t[0] + 1 == t[1] && t[1] + 1 == t[2]);
@@ -135,7 +135,7 @@ TEST(out_of_order_publish_executes_in_ticket_order)
 	char val[64];
 	uint32_t st = 99;
 	CHECK(wait_event(c, 3, TP_EV_RESP, val, sizeof val, &st, 2000) == 0);
-	CHECK(st == WIRE_OK && strcmp(val, "second") == 0, "get returned status %u value '%s'", st, val);
+	CHECK(st == KV_OK && strcmp(val, "second") == 0, "get returned status %u value '%s'", st, val);
 	server_stop(s);
 	CHECK(worker_stat(s, 0, "out_of_order_arrivals") >= 1);
 	tp_shm_ops.cli_close(c);
@@ -165,18 +165,18 @@ static void *ryw_thread(void *p)
 		snprintf(val, sizeof val, "v%d", i);
 		unsigned w = (unsigned)(i + a->id) % workers;   /* any fixed partition per key would do */
 		w = (unsigned)((i % 7) + a->id) % workers;
-		uint32_t len = enc(buf, c, WIRE_OP_SET, w, ++seq, key, val);
+		uint32_t len = enc(buf, c, KV_OP_SET, w, ++seq, key, val);
 		if (tp_shm_ops.cli_post(c, w, buf, len, seq, err, sizeof err) != 0 ||
 		    wait_event(c, seq, TP_EV_DELIVERED, NULL, 0, NULL, 2000) != 0) {
 			a->bad++;
 			continue;
 		}
 		/* committed (oq: on delivery); the get must see it */
-		len = enc(buf, c, WIRE_OP_GET, w, ++seq, key, NULL);
+		len = enc(buf, c, KV_OP_GET, w, ++seq, key, NULL);
 		uint32_t st = 99;
 		if (tp_shm_ops.cli_post(c, w, buf, len, seq, err, sizeof err) != 0 ||
 		    wait_event(c, seq, TP_EV_RESP, got, sizeof got, &st, 2000) != 0 ||
-		    st != WIRE_OK || strcmp(got, val) != 0)
+		    st != KV_OK || strcmp(got, val) != 0)
 			a->bad++;
 	}
 	tp_shm_ops.cli_close(c);
@@ -226,7 +226,7 @@ TEST(client_killed_mid_claim_does_not_stall)
 	REQUIRE(c);
 	uint8_t buf[4096];
 	char err[256];
-	uint32_t len = enc(buf, c, WIRE_OP_ECHO, 0, 1, "k", "hello");
+	uint32_t len = enc(buf, c, KV_OP_ECHO, 0, 1, "k", "hello");
 	uint64_t t0 = clock_ns();
 	REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 1, err, sizeof err) == 0, "%s", err);
 	char got[64];
@@ -251,7 +251,7 @@ TEST(late_publish_after_void_is_refused)
 	uint64_t t;
 	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
 	usleep(200000);   /* the worker voids the stalled claim */
-	uint32_t len = enc(buf, c, WIRE_OP_ECHO, 0, 7, "k", "late");
+	uint32_t len = enc(buf, c, KV_OP_ECHO, 0, 7, "k", "late");
 	CHECK(shm_cli_publish(c, 0, t, buf, len) == 0, "publish after void must fail");
 	/* normal post still works */
 	REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 7, err, sizeof err) == 0);
@@ -273,12 +273,12 @@ TEST(bad_checksum_and_oversized_rejected)
 	char err[256];
 	uint64_t t;
 	/* 1: flipped bit in the value -> checksum mismatch */
-	uint32_t len = enc(buf, c, WIRE_OP_SET, 0, 1, "k", "poison");
+	uint32_t len = enc(buf, c, KV_OP_SET, 0, 1, "k", "poison");
 	buf[len - 20] ^= 0x10;
 	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
 	CHECK(shm_cli_publish(c, 0, t, buf, len) == 1);
 	/* 2: size field claims more than the slot holds */
-	len = enc(buf, c, WIRE_OP_SET, 0, 2, "k", "big");
+	len = enc(buf, c, KV_OP_SET, 0, 2, "k", "big");
 	buf[8] = 0xff; buf[9] = 0xff; buf[10] = 0xff; buf[11] = 0x0f;
 	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
 	CHECK(shm_cli_publish(c, 0, t, buf, len) == 1);
@@ -288,11 +288,11 @@ TEST(bad_checksum_and_oversized_rejected)
 	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
 	CHECK(shm_cli_publish(c, 0, t, buf, 128) == 1);
 	/* then a good get: the poisoned set must not have been executed */
-	len = enc(buf, c, WIRE_OP_GET, 0, 4, "k", NULL);
+	len = enc(buf, c, KV_OP_GET, 0, 4, "k", NULL);
 	REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 4, err, sizeof err) == 0);
 	uint32_t st = 99;
 	CHECK(wait_event(c, 4, TP_EV_RESP, NULL, 0, &st, 2000) == 0);
-	CHECK(st == WIRE_NOT_FOUND, "get after rejected sets: status %u, expected not found", st);
+	CHECK(st == KV_NOT_FOUND, "get after rejected sets: status %u, expected not found", st);
 	/* no response was sent for any of the bad ones */
 	struct tp_event ev[8];
 	usleep(20000);
@@ -316,9 +316,9 @@ TEST(commit_rules_per_system)
 		REQUIRE(c);
 		uint8_t buf[4096];
 		char err[256];
-		uint32_t len = enc(buf, c, WIRE_OP_SET, 0, 1, "k", "v");
+		uint32_t len = enc(buf, c, KV_OP_SET, 0, 1, "k", "v");
 		REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 1, err, sizeof err) == 0);
-		len = enc(buf, c, WIRE_OP_GET, 0, 2, "k", NULL);
+		len = enc(buf, c, KV_OP_GET, 0, 2, "k", NULL);
 		REQUIRE(tp_shm_ops.cli_post(c, 0, buf, len, 2, err, sizeof err) == 0);
 		int acks = 0, resps = 0, deliv = 0, get_resp = 0;
 		/* until the get is answered (it executes after the set), then a

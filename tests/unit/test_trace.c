@@ -117,21 +117,21 @@ TEST(parse_good_lines)
 TEST(op_table)
 {
 	static const struct { enum trace_op op; unsigned wire, flags; } want[] = {
-		{ TRACE_GET, WIRE_OP_GET, 0 }, { TRACE_GETS, WIRE_OP_GET, 0 },
-		{ TRACE_SET, WIRE_OP_SET, WIRE_F_NILEXT }, { TRACE_ADD, WIRE_OP_SET, 0 },
-		{ TRACE_REPLACE, WIRE_OP_SET, 0 }, { TRACE_CAS, WIRE_OP_SET, 0 },
-		{ TRACE_APPEND, WIRE_OP_SET, 0 }, { TRACE_PREPEND, WIRE_OP_SET, 0 },
-		{ TRACE_DELETE, WIRE_OP_DEL, WIRE_F_NILEXT },
-		{ TRACE_INCR, WIRE_OP_INCR, WIRE_F_NONIDEMP }, { TRACE_DECR, WIRE_OP_INCR, WIRE_F_NONIDEMP },
+		{ TRACE_GET, KV_OP_GET, 0 }, { TRACE_GETS, KV_OP_GET, 0 },
+		{ TRACE_SET, KV_OP_SET, KV_F_NILEXT }, { TRACE_ADD, KV_OP_SET, 0 },
+		{ TRACE_REPLACE, KV_OP_SET, 0 }, { TRACE_CAS, KV_OP_SET, 0 },
+		{ TRACE_APPEND, KV_OP_SET, 0 }, { TRACE_PREPEND, KV_OP_SET, 0 },
+		{ TRACE_DELETE, KV_OP_DEL, KV_F_NILEXT },
+		{ TRACE_INCR, KV_OP_INCR, KV_F_NONIDEMP }, { TRACE_DECR, KV_OP_INCR, KV_F_NONIDEMP },
 	};
 
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		unsigned fl = 99;
 		const char *name = trace_op_name(want[i].op);
-		CHECK(trace_op_wire(want[i].op, &fl) == want[i].wire, "%s", name);
+		CHECK(trace_op_kv(want[i].op, &fl) == want[i].wire, "%s", name);
 		CHECK(fl == want[i].flags, "%s flags %u", name, fl);
 		CHECK(trace_op_parse(name, strlen(name)) == (int)want[i].op);
-		CHECK(trace_op_nilext(want[i].op) == !!(want[i].flags & WIRE_F_NILEXT));
+		CHECK(trace_op_nilext(want[i].op) == !!(want[i].flags & KV_F_NILEXT));
 	}
 	CHECK(trace_op_parse("GET", 3) == -1);
 	CHECK(trace_op_parse("getx", 4) == -1);
@@ -397,11 +397,11 @@ TEST(replay_stride_loop_and_ops)
 		REQUIRE(gen_trace_ops.next(g, &op) == 0, "%s", gen_trace_ops.error(g));
 		CHECK(strcmp(op.key, want[i]) == 0, "step %zu: %s", i, op.key);
 		if (strcmp(op.key, "key1") == 0)
-			CHECK(op.op == WIRE_OP_GET && op.val_len == 0 && op.flags == 0);
+			CHECK(op.op == KV_OP_GET && op.val_len == 0 && op.flags == 0);
 		if (strcmp(op.key, "key4") == 0)
-			CHECK(op.op == WIRE_OP_DEL && op.flags == WIRE_F_NILEXT);
+			CHECK(op.op == KV_OP_DEL && op.flags == KV_F_NILEXT);
 		if (strcmp(op.key, "key7") == 0)
-			CHECK(op.op == WIRE_OP_GET);
+			CHECK(op.op == KV_OP_GET);
 	}
 	{
 		json_t *d = gen_trace_ops.describe(g);
@@ -418,9 +418,9 @@ TEST(replay_stride_loop_and_ops)
 		REQUIRE(gen_trace_ops.next(g, &op) == 0);
 		CHECK(op.key[3] == '0' + 2 * i, "%s", op.key);
 		if (i == 0)
-			CHECK(op.op == WIRE_OP_SET && op.val_len == 10 && op.flags == WIRE_F_NILEXT);
+			CHECK(op.op == KV_OP_SET && op.val_len == 10 && op.flags == KV_F_NILEXT);
 		if (i == 2)
-			CHECK(op.op == WIRE_OP_DEL && op.flags == WIRE_F_NILEXT);
+			CHECK(op.op == KV_OP_DEL && op.flags == KV_F_NILEXT);
 	}
 	CHECK(gen_trace_ops.next(g, &op) == 1);
 	gen_trace_ops.close(g);
@@ -431,9 +431,9 @@ TEST(replay_stride_loop_and_ops)
 	for (int i = 0; i < 10; i++) {
 		REQUIRE(gen_trace_ops.next(g, &op) == 0);
 		if (i == 3)
-			CHECK(op.op == WIRE_OP_SET && op.flags == 0 && op.val_len == 13);
+			CHECK(op.op == KV_OP_SET && op.flags == 0 && op.val_len == 13);
 		if (i == 5)
-			CHECK(op.op == WIRE_OP_INCR && op.aux == UINT64_MAX && op.flags == WIRE_F_NONIDEMP);
+			CHECK(op.op == KV_OP_INCR && op.aux == UINT64_MAX && op.flags == KV_F_NONIDEMP);
 	}
 	CHECK(gen_trace_ops.next(g, &op) == 1);
 	gen_trace_ops.close(g);
@@ -538,7 +538,7 @@ TEST(model_fit_recovers_the_model)
 		int sets = 0;
 		for (int i = 0; i < 10000; i++) {
 			REQUIRE(gen_trace_ops.next(g, &op) == 0);
-			sets += op.op == WIRE_OP_SET;
+			sets += op.op == KV_OP_SET;
 			CHECK(op.key_len == 30);
 		}
 		CHECK_NEAR(sets / 1e4, 0.3, 0.03);

@@ -57,11 +57,11 @@ TEST(table1_mix_and_sizes)
 		REQUIRE(g, "%s", err);
 		for (uint64_t k = 0; k < N; k++) {
 			REQUIRE(gen_twitter_ops.next(g, &op) == 0);
-			CHECK(op.op == WIRE_OP_SET || op.op == WIRE_OP_GET);
+			CHECK(op.op == KV_OP_SET || op.op == KV_OP_GET);
 			CHECK(op.key_len == t1[i].ks);
-			if (op.op == WIRE_OP_SET) {
+			if (op.op == KV_OP_SET) {
 				sets++;
-				CHECK(op.val_len == t1[i].vs && op.flags == WIRE_F_NILEXT);
+				CHECK(op.val_len == t1[i].vs && op.flags == KV_F_NILEXT);
 			} else {
 				CHECK(op.val_len == 0 && op.flags == 0);
 			}
@@ -184,7 +184,7 @@ TEST(custom_cluster)
 {
 	char err[512];
 	struct gen_op op;
-	uint64_t n[WIRE_OP_MAX_] = { 0 };
+	uint64_t n[KV_OP_MAX_] = { 0 };
 	struct gen *g = open_spec("{\"kind\":\"twitter\",\"cluster\":{\"set_ratio\":0.5,\"del_ratio\":0.1,"
 				  "\"key_size\":20,\"value_size\":300,\"alpha\":0.9,\"keys\":5000}}",
 				  &ctx1, err, sizeof err);
@@ -196,9 +196,9 @@ TEST(custom_cluster)
 		CHECK(op.key_len == 20);
 		CHECK(strtoull(op.key + 1, NULL, 10) < 5000);
 	}
-	CHECK_NEAR(n[WIRE_OP_SET] / 1e5, 0.5, 0.008);
-	CHECK_NEAR(n[WIRE_OP_DEL] / 1e5, 0.1, 0.005);
-	CHECK_NEAR(n[WIRE_OP_GET] / 1e5, 0.4, 0.008);
+	CHECK_NEAR(n[KV_OP_SET] / 1e5, 0.5, 0.008);
+	CHECK_NEAR(n[KV_OP_DEL] / 1e5, 0.1, 0.005);
+	CHECK_NEAR(n[KV_OP_GET] / 1e5, 0.4, 0.008);
 	gen_twitter_ops.close(g);
 }
 

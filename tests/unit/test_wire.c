@@ -24,8 +24,8 @@ static struct wire_req sample_hdr(uint16_t klen, uint32_t vlen)
 {
 	struct wire_req h;
 	memset(&h, 0, sizeof h);
-	h.op = WIRE_OP_SET;
-	h.flags = WIRE_F_NILEXT | WIRE_F_DURABLE;
+	h.op = KV_OP_SET;
+	h.flags = KV_F_NILEXT | WIRE_F_DURABLE;
 	h.key_len = klen;
 	h.val_len = vlen;
 	h.client_id = 0xA1B2C3D4u;
@@ -87,7 +87,7 @@ TEST(roundtrip_fields)
 	CHECK(memcmp(&d, &d2, sizeof d) == 0);
 
 	/* Every op and the NULL-key form round-trip too. */
-	for (unsigned op = 0; op < WIRE_OP_MAX_; op++) {
+	for (unsigned op = 0; op < KV_OP_MAX_; op++) {
 		struct wire_req q = sample_hdr(0, 0);
 		q.op = (uint8_t)op;
 		q.flags = WIRE_F_ALL;
@@ -108,7 +108,7 @@ TEST(byte_layout)
 	CHECK(buf[8] == 56 && buf[9] == 0 && buf[10] == 0 && buf[11] == 0);
 	CHECK(buf[12] == 'O' && buf[13] == 'Q');
 	CHECK(buf[14] == WIRE_VERSION);
-	CHECK(buf[15] == WIRE_OP_SET);
+	CHECK(buf[15] == KV_OP_SET);
 	CHECK(buf[16] == 3 && buf[17] == 0);
 	CHECK(buf[18] == 3 && buf[19] == 0);
 	CHECK(buf[20] == 5 && buf[21] == 0 && buf[22] == 0 && buf[23] == 0);
@@ -129,11 +129,11 @@ TEST(encode_limits)
 	struct wire_req h = sample_hdr(40, 112);
 	CHECK_EQ_U64(wire_encode_req(buf, 255, &h, NULL, NULL), 0);
 	CHECK_EQ_U64(wire_encode_req(buf, 256, &h, NULL, NULL), 256);
-	h.key_len = WIRE_MAX_KEY + 1;
+	h.key_len = KV_MAX_KEY + 1;
 	h.val_len = 0;
 	CHECK_EQ_U64(wire_encode_req(buf, sizeof buf, &h, NULL, NULL), 0);
 	h.key_len = 0;
-	h.val_len = WIRE_MAX_VALUE + 1;
+	h.val_len = KV_MAX_VALUE + 1;
 	CHECK_EQ_U64(wire_encode_req(buf, (size_t)1 << 30, &h, NULL, NULL), 0);
 }
 
@@ -227,7 +227,7 @@ TEST(header_corruptions)
 	RESEAL_AND_EXPECT(buf[12] = 'X', "bad magic");
 	RESEAL_AND_EXPECT(buf[14] = WIRE_VERSION + 1, "bad version");
 	RESEAL_AND_EXPECT(buf[14] = 0, "bad version");
-	RESEAL_AND_EXPECT(buf[15] = WIRE_OP_MAX_, "bad op");
+	RESEAL_AND_EXPECT(buf[15] = KV_OP_MAX_, "bad op");
 	RESEAL_AND_EXPECT(buf[15] = 0xFF, "bad op");
 	RESEAL_AND_EXPECT(buf[16] = 0x08, "bad flags");
 	RESEAL_AND_EXPECT(buf[17] = 0x80, "bad flags");
@@ -266,7 +266,7 @@ TEST(huge_size_at_end_of_buffer)
 	REQUIRE(blk);
 	struct wire_req h = sample_hdr(0, 0);
 	REQUIRE(wire_encode_req(blk, 64, &h, NULL, NULL) == 64);
-	uint32_t vlen = WIRE_MAX_VALUE, size = WIRE_HDR_SIZE + vlen;
+	uint32_t vlen = KV_MAX_VALUE, size = WIRE_HDR_SIZE + vlen;
 	for (int i = 0; i < 4; i++) {
 		blk[20 + i] = (uint8_t)(vlen >> (8 * i));
 		blk[8 + i] = (uint8_t)(size >> (8 * i));
@@ -371,7 +371,7 @@ TEST(csum_properties)
 
 TEST(req_len_alignment)
 {
-	for (uint32_t k = 0; k <= WIRE_MAX_KEY; k++) {
+	for (uint32_t k = 0; k <= KV_MAX_KEY; k++) {
 		for (uint32_t v = 0; v < 300; v++) {
 			uint32_t n = wire_req_len(k, v), raw = WIRE_HDR_SIZE + k + v;
 			if (n % WIRE_ALIGN != 0 || n < raw || n >= raw + WIRE_ALIGN)
@@ -381,8 +381,8 @@ TEST(req_len_alignment)
 	CHECK_EQ_U64(wire_req_len(0, 0), 64);
 	CHECK_EQ_U64(wire_req_len(0, 16), 64);
 	CHECK_EQ_U64(wire_req_len(0, 17), 128);
-	CHECK_EQ_U64(wire_req_len(WIRE_MAX_KEY, WIRE_MAX_VALUE),
-		     (WIRE_HDR_SIZE + WIRE_MAX_KEY + WIRE_MAX_VALUE + 63) / 64 * 64);
+	CHECK_EQ_U64(wire_req_len(KV_MAX_KEY, KV_MAX_VALUE),
+		     (WIRE_HDR_SIZE + KV_MAX_KEY + KV_MAX_VALUE + 63) / 64 * 64);
 }
 
 TEST(response_roundtrip)
@@ -390,8 +390,8 @@ TEST(response_roundtrip)
 	uint8_t buf[WIRE_RESP_HDR + 8];
 	memset(buf, 0xCC, sizeof buf);
 	struct wire_resp r = {
-		.seq = 0x1122334455667788ull, .status = WIRE_NOT_FOUND, .val_len = 0x00ABCDEF,
-		.kind = WIRE_ACK, .op = WIRE_OP_INCR, .worker = 0x1234, .client_id = 0xCAFEBABEu,
+		.seq = 0x1122334455667788ull, .status = KV_NOT_FOUND, .val_len = 0x00ABCDEF,
+		.kind = WIRE_ACK, .op = KV_OP_INCR, .worker = 0x1234, .client_id = 0xCAFEBABEu,
 		.reserved = 0,
 	}, d;
 	wire_encode_resp(buf, &r);
@@ -406,9 +406,9 @@ TEST(response_roundtrip)
 	CHECK_EQ_U64(d.client_id, r.client_id);
 	CHECK_EQ_U64(d.reserved, 0);
 	CHECK(buf[0] == 0x88 && buf[7] == 0x11);
-	CHECK(buf[8] == WIRE_NOT_FOUND);
+	CHECK(buf[8] == KV_NOT_FOUND);
 	CHECK(buf[12] == 0xEF && buf[14] == 0xAB && buf[15] == 0);
-	CHECK(buf[16] == WIRE_ACK && buf[17] == WIRE_OP_INCR);
+	CHECK(buf[16] == WIRE_ACK && buf[17] == KV_OP_INCR);
 	CHECK(buf[18] == 0x34 && buf[19] == 0x12);
 	CHECK(buf[20] == 0xBE && buf[23] == 0xCA);
 }
@@ -416,19 +416,19 @@ TEST(response_roundtrip)
 TEST(op_and_status_names)
 {
 	const char *want[] = { "nop", "get", "set", "del", "incr", "echo" };
-	REQUIRE(sizeof want / sizeof want[0] == WIRE_OP_MAX_);
-	for (unsigned i = 0; i < WIRE_OP_MAX_; i++) {
-		CHECK(strcmp(wire_op_name(i), want[i]) == 0);
-		CHECK(wire_op_from_name(want[i]) == (int)i);
+	REQUIRE(sizeof want / sizeof want[0] == KV_OP_MAX_);
+	for (unsigned i = 0; i < KV_OP_MAX_; i++) {
+		CHECK(strcmp(kv_op_name(i), want[i]) == 0);
+		CHECK(kv_op_from_name(want[i]) == (int)i);
 	}
-	CHECK(strcmp(wire_op_name(WIRE_OP_MAX_), "?") == 0);
-	CHECK(strcmp(wire_op_name(1000), "?") == 0);
-	CHECK(wire_op_from_name("put") == -1);
-	CHECK(wire_op_from_name("") == -1);
-	CHECK(wire_op_from_name(NULL) == -1);
-	CHECK(strcmp(wire_status_name(WIRE_OK), "ok") == 0);
-	CHECK(strcmp(wire_status_name(WIRE_ERR_NOSPACE), "no_space") == 0);
-	CHECK(strcmp(wire_status_name(99), "?") == 0);
+	CHECK(strcmp(kv_op_name(KV_OP_MAX_), "?") == 0);
+	CHECK(strcmp(kv_op_name(1000), "?") == 0);
+	CHECK(kv_op_from_name("put") == -1);
+	CHECK(kv_op_from_name("") == -1);
+	CHECK(kv_op_from_name(NULL) == -1);
+	CHECK(strcmp(kv_status_name(KV_OK), "ok") == 0);
+	CHECK(strcmp(kv_status_name(KV_ERR_NOSPACE), "no_space") == 0);
+	CHECK(strcmp(kv_status_name(99), "?") == 0);
 }
 
 UNIT_MAIN(roundtrip_fields, byte_layout, encode_limits, value_pattern,

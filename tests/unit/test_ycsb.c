@@ -76,8 +76,8 @@ TEST(core_workload_proportions)
 		REQUIRE(g, "%s", err);
 		for (uint64_t k = 0; k < N; k++) {
 			REQUIRE(gen_ycsb_ops.next(g, &op) == 0);
-			nget += op.op == WIRE_OP_GET;
-			nset += op.op == WIRE_OP_SET;
+			nget += op.op == KV_OP_GET;
+			nset += op.op == KV_OP_SET;
 			CHECK(op.flags == gen_op_flags(op.op));
 		}
 		d = gen_ycsb_ops.describe(g);
@@ -100,7 +100,7 @@ TEST(core_workload_proportions)
 
 TEST(rmw_is_get_then_set_of_the_same_key)
 {
-	char err[512], last[WIRE_MAX_KEY + 1] = "";
+	char err[512], last[KV_MAX_KEY + 1] = "";
 	struct gen_op op;
 	unsigned last_op = 0;
 	struct gen *g = open_spec("{\"kind\":\"ycsb\",\"rmw_proportion\":1}", &ctx1, err, sizeof err);
@@ -109,9 +109,9 @@ TEST(rmw_is_get_then_set_of_the_same_key)
 	for (int i = 0; i < 2000; i++) {
 		REQUIRE(gen_ycsb_ops.next(g, &op) == 0);
 		if (i % 2 == 0) {
-			CHECK(op.op == WIRE_OP_GET);
+			CHECK(op.op == KV_OP_GET);
 		} else {
-			CHECK(op.op == WIRE_OP_SET && last_op == WIRE_OP_GET);
+			CHECK(op.op == KV_OP_SET && last_op == KV_OP_GET);
 			CHECK(strcmp(op.key, last) == 0);
 		}
 		last_op = op.op;
@@ -129,7 +129,7 @@ TEST(keys_and_values)
 
 	REQUIRE(g, "%s", err);
 	REQUIRE(gen_ycsb_ops.next(g, &op) == 0);
-	CHECK(op.op == WIRE_OP_SET && op.val_len == 1000);
+	CHECK(op.op == KV_OP_SET && op.val_len == 1000);
 	CHECK(strncmp(op.key, "user", 4) == 0 && strspn(op.key + 4, "0123456789") == op.key_len - 4u,
 	      "%s", op.key);
 	CHECK(op.key_len <= 23);
@@ -145,7 +145,7 @@ TEST(keys_and_values)
 	REQUIRE(g, "%s", err);
 	for (int i = 0; i < 100; i++) {
 		REQUIRE(gen_ycsb_ops.next(g, &op) == 0);
-		CHECK(op.val_len == (op.op == WIRE_OP_SET ? 91u : 0u));
+		CHECK(op.val_len == (op.op == KV_OP_SET ? 91u : 0u));
 	}
 	gen_ycsb_ops.close(g);
 }
@@ -194,7 +194,7 @@ TEST(latest_reads_follow_the_newest_insert)
 	key_of(newest, sizeof newest, R - 1);
 	for (int i = 0; i < 100000; i++) {
 		REQUIRE(gen_ycsb_ops.next(g, &op) == 0);
-		if (op.op == WIRE_OP_SET) {
+		if (op.op == KV_OP_SET) {
 			char want[32];
 			key_of(want, sizeof want, R + inserted);
 			CHECK(strcmp(op.key, want) == 0, "insert %s, expected %s", op.key, want);
@@ -230,7 +230,7 @@ TEST(threads_insert_and_load_disjoint_keys)
 				char want[32];
 				REQUIRE(gen_ycsb_ops.next(g, &op) == 0);
 				key_of(want, sizeof want, R + gi + 4 * k);
-				CHECK(op.op == WIRE_OP_SET && strcmp(op.key, want) == 0);
+				CHECK(op.op == KV_OP_SET && strcmp(op.key, want) == 0);
 			}
 			for (uint64_t i = 0; gen_ycsb_ops.load(g, i, &op) == 0; i++) {
 				char want[32];

@@ -35,9 +35,10 @@ fi
 liba=$(dirname "$OQB_UNIT")/liboqb.a
 vt=$OQB_UNIT/verbs-vtest
 san=()
+incs=$(make -s --no-print-directory print-includes)
 [ "${OQB_SANITIZE:-}" = 1 ] && san=(-fsanitize=address,undefined -fno-omit-frame-pointer)
 if ! ${CC:-cc} -std=gnu11 -g -O2 -pthread -D_GNU_SOURCE -DOQB_HAVE_VERBS=1 -DOQB_HAVE_VERBS_TRANSPORT=1 \
-	-Wall -Wextra -Wno-unused-parameter "${san[@]}" -Ilib -Ibench -Iworkloads \
+	-Wall -Wextra -Wno-unused-parameter "${san[@]}" $incs \
 	-o "$vt" tests/verbs/vtest.c "$liba" -ljansson -lpmem -lzstd -lm -lpthread -lrdmacm -libverbs \
 	2>"$OQB_UNIT/verbs-vtest.log"; then
 	echo "not ok verbs: cannot build tests/verbs/vtest.c:"

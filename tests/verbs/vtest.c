@@ -189,7 +189,7 @@ static int cmd_hwack(const char *addr, unsigned port, const char *mode)
 	uint32_t id = tp->cli_id(c);
 	uint64_t v = 0x1111;
 	for (uint64_t seq = 1; seq <= 3; seq++) {
-		uint32_t len = encode(buf, WIRE_OP_SET, WIRE_F_NILEXT, id, seq, "k", &v, 8);
+		uint32_t len = encode(buf, KV_OP_SET, KV_F_NILEXT, id, seq, "k", &v, 8);
 		if (post(c, buf, len, seq, err, sizeof err) != 0) {
 			notok("hwack: post", "%s", err);
 			goto out;
@@ -330,14 +330,14 @@ static void *server_loop(void *arg)
 				int k = key_index(wire_key(req), h.key_len);
 				struct logent e = { .slot = slot, .seq = h.seq, .client = h.client_id, .op = h.op,
 						    .key = (uint8_t)(k < 0 ? 255 : k) };
-				if (k >= 0 && h.op == WIRE_OP_SET && h.val_len == 8) {
+				if (k >= 0 && h.op == KV_OP_SET && h.val_len == 8) {
 					memcpy(&map[k], wire_val(req, h.key_len), 8);
 					has[k] = 1;
 					e.val = map[k];
-				} else if (k >= 0 && h.op == WIRE_OP_GET) {
+				} else if (k >= 0 && h.op == KV_OP_GET) {
 					struct wire_resp r = { .seq = h.seq, .kind = WIRE_RESP, .op = h.op,
 							       .client_id = h.client_id,
-							       .status = has[k] ? WIRE_OK : WIRE_NOT_FOUND,
+							       .status = has[k] ? KV_OK : KV_NOT_FOUND,
 							       .val_len = has[k] ? 8 : 0 };
 					e.val = has[k] ? map[k] : 0;
 					tp->srv_reply(O.s, 0, h.client_id, &r, &map[k]);
@@ -378,13 +378,13 @@ static void *client_thread(void *arg)
 	for (uint64_t i = 1; i <= O.ops && !O.bad[t]; i++) {
 		/* own key: SET then (every other round) GET must read it back */
 		uint64_t v = (uint64_t)t << 32 | i;
-		uint32_t len = encode(buf, WIRE_OP_SET, WIRE_F_NILEXT, id, ++seq, key, &v, 8);
+		uint32_t len = encode(buf, KV_OP_SET, KV_F_NILEXT, id, ++seq, key, &v, 8);
 		if (post(c, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_DELIVERED, seq, 20000, NULL)) {
 			snprintf(O.err[t], sizeof O.err[t], "SET own seq %" PRIu64 ": %.500s", seq, err);
 			O.bad[t] = 1;
 			break;
 		}
-		len = encode(buf, WIRE_OP_SET, WIRE_F_NILEXT, id, ++seq, "shared", &v, 8);
+		len = encode(buf, KV_OP_SET, KV_F_NILEXT, id, ++seq, "shared", &v, 8);
 		if (post(c, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_DELIVERED, seq, 20000, NULL)) {
 			snprintf(O.err[t], sizeof O.err[t], "SET shared seq %" PRIu64 ": no commit", seq);
 			O.bad[t] = 1;
@@ -395,7 +395,7 @@ static void *client_thread(void *arg)
 			continue;
 		struct getrec *g = &O.gets[t][O.ngets[t]];
 		g->client = id;
-		len = encode(buf, WIRE_OP_GET, 0, id, ++seq, key, NULL, 0);
+		len = encode(buf, KV_OP_GET, 0, id, ++seq, key, NULL, 0);
 		uint64_t got = 0;
 		if (post(c, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_RESP, seq, 20000, &got)) {
 			snprintf(O.err[t], sizeof O.err[t], "GET own seq %" PRIu64 ": no response", seq);
@@ -411,7 +411,7 @@ static void *client_thread(void *arg)
 		/* shared key: remember what had committed before sending */
 		for (unsigned u = 0; u < O.threads; u++)
 			g->snap[u] = atomic_load(&O.committed[u]);
-		len = encode(buf, WIRE_OP_GET, 0, id, ++seq, "shared", NULL, 0);
+		len = encode(buf, KV_OP_GET, 0, id, ++seq, "shared", NULL, 0);
 		g->seq = seq;
 		if (post(c, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_RESP, seq, 20000, &g->val)) {
 			snprintf(O.err[t], sizeof O.err[t], "GET shared seq %" PRIu64 ": no response", seq);
@@ -489,9 +489,9 @@ static int cmd_order(const char *addr, unsigned port, const char *mode, unsigned
 	uint64_t shared = 0, nget = 0;
 	for (size_t i = 0; i < O.nlog; i++) {
 		const struct logent *e = &O.log[i];
-		if (e->key == MAXT && e->op == WIRE_OP_SET)
+		if (e->key == MAXT && e->op == KV_OP_SET)
 			shared = e->val;
-		if (e->key != MAXT || e->op != WIRE_OP_GET)
+		if (e->key != MAXT || e->op != KV_OP_GET)
 			continue;
 		for (unsigned t = 0; t < threads; t++) {
 			if (O.ids[t] != e->client)
@@ -509,7 +509,7 @@ static int cmd_order(const char *addr, unsigned port, const char *mode, unsigned
 					uint64_t want = (uint64_t)u << 32 | g->snap[u];
 					int before = 0;
 					for (size_t j = 0; j < i && !before; j++)
-						before = O.log[j].key == MAXT && O.log[j].op == WIRE_OP_SET &&
+						before = O.log[j].key == MAXT && O.log[j].op == KV_OP_SET &&
 							 O.log[j].val == want;
 					if (!before)
 						lin = 1;
@@ -646,8 +646,8 @@ static int cmd_crash(const char *addr, unsigned port, const char *path)
 	int seen[CR_SENT + 1] = { 0 }, nseen = 0;
 	for (uint64_t seq = 1; seq <= CR_SENT; seq++) {
 		uint64_t v = seq;
-		uint32_t len = seq == CR_GET ? encode(buf, WIRE_OP_GET, 0, id, seq, "k", NULL, 0)
-			: encode(buf, WIRE_OP_SET, WIRE_F_NILEXT | WIRE_F_DURABLE, id, seq, "k", &v, 8);
+		uint32_t len = seq == CR_GET ? encode(buf, KV_OP_GET, 0, id, seq, "k", NULL, 0)
+			: encode(buf, KV_OP_SET, KV_F_NILEXT | WIRE_F_DURABLE, id, seq, "k", &v, 8);
 		if (post(c, buf, len, seq, err, sizeof err) != 0) {
 			notok("crash: post", "%s", err);
 			break;

@@ -66,7 +66,7 @@ void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len)
 	if (len == 0)
 		return;
 	if (!o->val || len > o->val_cap) {
-		o->status = WIRE_ERR_NOSPACE;
+		o->status = KV_ERR_NOSPACE;
 		return;
 	}
 	memcpy(o->val, v, len);

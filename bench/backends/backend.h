@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <jansson.h>
-#include "wire.h"
+#include "kvop.h"
 
 struct backend_conf {
 	const char *kind;        /* "null", "cache", "pmkv" */
@@ -29,7 +29,7 @@ struct backend_conf {
 };
 
 struct backend_req {
-	unsigned op;             /* enum wire_op */
+	unsigned op;             /* enum kv_op */
 	const uint8_t *key;
 	uint32_t key_len;
 	const uint8_t *val;
@@ -41,11 +41,11 @@ struct backend_req {
  * exec always sets status and val_len.  get, echo and incr copy their value
  * into val (val_cap bytes); incr's value is the new count in decimal ASCII,
  * as memcached returns it.  A value that does not fit in val_cap (or val ==
- * NULL) is not copied: status is WIRE_ERR_NOSPACE and val_len the length
- * that was needed.  A val_cap of WIRE_MAX_VALUE always suffices.
+ * NULL) is not copied: status is KV_ERR_NOSPACE and val_len the length
+ * that was needed.  A val_cap of KV_MAX_VALUE always suffices.
  */
 struct backend_out {
-	unsigned status;         /* enum wire_status */
+	unsigned status;         /* enum kv_status */
 	uint8_t *val;            /* filled by get/echo/incr: buffer of val_cap */
 	uint32_t val_cap;
 	uint32_t val_len;
@@ -72,7 +72,7 @@ extern const struct backend_ops null_backend_ops;
 extern const struct backend_ops cache_backend_ops;
 
 /* Puts a result value into o: val_len = len, and the bytes if they fit in
- * val_cap; otherwise status WIRE_ERR_NOSPACE (val_len still says how much
+ * val_cap; otherwise status KV_ERR_NOSPACE (val_len still says how much
  * was needed).  Shared by the backends. */
 void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len);
 

@@ -23,7 +23,7 @@ struct backend {
 	uint64_t service_ns;
 	int service_exp;
 	struct rng rng;
-	uint64_t ops[WIRE_OP_MAX_];
+	uint64_t ops[KV_OP_MAX_];
 	uint64_t bad_ops;
 	uint64_t service_ns_total;   /* time actually spent waiting */
 	uint64_t service_ns_drawn;   /* sum of the service times asked for */
@@ -71,20 +71,20 @@ static void spend(struct backend *b)
 
 static void null_exec(struct backend *b, const struct backend_req *r, struct backend_out *o)
 {
-	o->status = WIRE_OK;
+	o->status = KV_OK;
 	o->val_len = 0;
-	if (r->op >= WIRE_OP_MAX_) {
+	if (r->op >= KV_OP_MAX_) {
 		b->bad_ops++;
-		o->status = WIRE_ERR_OP;
+		o->status = KV_ERR_OP;
 		return;
 	}
 	b->ops[r->op]++;
 	spend(b);
 	switch (r->op) {
-	case WIRE_OP_ECHO:
+	case KV_OP_ECHO:
 		backend_copy_out(o, r->val, r->val_len);
 		break;
-	case WIRE_OP_INCR: {
+	case KV_OP_INCR: {
 		char num[24];
 		int n = snprintf(num, sizeof num, "%" PRIu64, r->aux);
 		backend_copy_out(o, (const uint8_t *)num, (uint32_t)n);
@@ -98,8 +98,8 @@ static void null_exec(struct backend *b, const struct backend_req *r, struct bac
 static json_t *null_stats(struct backend *b)
 {
 	json_t *ops = json_object();
-	for (unsigned i = 0; i < WIRE_OP_MAX_; i++)
-		json_object_set_new(ops, wire_op_name(i), json_integer((json_int_t)b->ops[i]));
+	for (unsigned i = 0; i < KV_OP_MAX_; i++)
+		json_object_set_new(ops, kv_op_name(i), json_integer((json_int_t)b->ops[i]));
 	json_object_set_new(ops, "unsupported", json_integer((json_int_t)b->bad_ops));
 	return json_pack("{s:s, s:o, s:I, s:s, s:I, s:I}",
 			 "backend", "null",

@@ -82,7 +82,7 @@
  * Replies (software ACKs and responses) are SENDs from the server QP into
  * receive buffers the client keeps posted on its own SRQ (one per client
  * thread or delegated process), slot_size bytes each: a response is at most
- * a request's size, and a larger one is replaced by a WIRE_ERR_NOSPACE
+ * a request's size, and a larger one is replaced by a KV_ERR_NOSPACE
  * status rather than breaking the client's QP with a length error.
  *
  * Threads.  Server: each worker thread owns its SRQ, CQs and reposts; one
@@ -2173,7 +2173,7 @@ static int vb_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
 	struct wire_resp rr = *r;
 	if (WIRE_RESP_HDR + (uint64_t)rr.val_len > s->c.slot_size) {
 		/* The client's receive buffers hold slot_size bytes. */
-		rr.status = WIRE_ERR_NOSPACE;
+		rr.status = KV_ERR_NOSPACE;
 		rr.val_len = 0;
 		val = NULL;
 		w->reply_too_big++;

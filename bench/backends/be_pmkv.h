@@ -61,32 +61,32 @@ struct pmkv *pmkv_open(const char *file, uint64_t pool_bytes, char *err, size_t 
 void pmkv_close(struct pmkv *pk);
 
 /*
- * Stores key -> val.  When it returns WIRE_OK the pair is durable (see
+ * Stores key -> val.  When it returns KV_OK the pair is durable (see
  * be_pmkv.c for what that means on PM and on a regular file; an msync that
  * fails with an I/O error is counted in persist_errors).  Returns
- * WIRE_ERR_NOSPACE if the heap or the index is full (nothing changes),
- * WIRE_ERR_BAD if a length is out of range.
+ * KV_ERR_NOSPACE if the heap or the index is full (nothing changes),
+ * KV_ERR_BAD if a length is out of range.
  */
 unsigned pmkv_put(struct pmkv *pk, const void *key, uint32_t key_len,
 		  const void *val, uint32_t val_len);
 
 /*
  * Copies the value of key into buf (capacity cap) and sets *val_len.
- * Returns WIRE_OK, WIRE_NOT_FOUND, or WIRE_ERR_NOSPACE if cap is too small
+ * Returns KV_OK, KV_NOT_FOUND, or KV_ERR_NOSPACE if cap is too small
  * (then *val_len is the size needed and buf is untouched).
  */
 unsigned pmkv_get(struct pmkv *pk, const void *key, uint32_t key_len,
 		  void *buf, uint32_t cap, uint32_t *val_len);
 
-/* Removes key durably.  Returns WIRE_OK or WIRE_NOT_FOUND. */
+/* Removes key durably.  Returns KV_OK or KV_NOT_FOUND. */
 unsigned pmkv_del(struct pmkv *pk, const void *key, uint32_t key_len);
 
 /*
  * Adds delta to a value stored as an unsigned decimal number (wrapping at
  * 2^64, as memcached does) and stores the result out of place.  The new
  * number, in decimal ASCII, goes to buf and its length to *val_len.
- * Returns WIRE_OK, WIRE_NOT_FOUND, WIRE_ERR_BAD (the value is not a number)
- * or WIRE_ERR_NOSPACE (pool full, or cap too small: then nothing changes
+ * Returns KV_OK, KV_NOT_FOUND, KV_ERR_BAD (the value is not a number)
+ * or KV_ERR_NOSPACE (pool full, or cap too small: then nothing changes
  * and *val_len is the length needed).
  */
 unsigned pmkv_incr(struct pmkv *pk, const void *key, uint32_t key_len, uint64_t delta,

@@ -27,7 +27,7 @@
  * (too large, or no room) also drops the old value, so a failed update
  * never leaves a stale one readable; incr treats the value as a decimal
  * unsigned 64-bit number, wraps around on overflow, answers NOT_FOUND for
- * a missing key and WIRE_ERR_OP for a non-numeric value.  No expiry (TTLs
+ * a missing key and KV_ERR_OP for a non-numeric value.  No expiry (TTLs
  * are not part of the wire format).
  *
  * One instance per worker, used from one thread: no locks.
@@ -39,7 +39,7 @@
 
 #include "backend.h"
 #include "be_cache.h"
-#include "wire.h"
+#include "wire.h"     /* wire_csum: a fast, well-mixed 64-bit key hash */
 
 #define MAX_CLASSES   64
 #define ITEM_LINKED   0x1u
@@ -82,7 +82,7 @@ struct backend {
 	uint64_t mask;           /* bucket count - 1 */
 	uint64_t items, bytes;
 	uint64_t evictions, hits, misses, page_moves, nospace;
-	uint64_t ops[WIRE_OP_MAX_];
+	uint64_t ops[KV_OP_MAX_];
 	uint64_t bad_ops;
 };
 
@@ -355,7 +355,7 @@ static unsigned store(struct backend *b, const uint8_t *key, uint32_t klen,
 		memmove(old->data + klen, val, vlen);
 		old->vlen = vlen;
 		lru_bump(&b->cls[ci], old);
-		return WIRE_OK;
+		return KV_OK;
 	}
 	if (old) {
 		item_unlink(b, old);
@@ -363,12 +363,12 @@ static unsigned store(struct backend *b, const uint8_t *key, uint32_t klen,
 	}
 	if (ci < 0) {
 		b->nospace++;
-		return WIRE_ERR_NOSPACE;
+		return KV_ERR_NOSPACE;
 	}
 	struct item *it = chunk_alloc(b, ci);
 	if (!it) {
 		b->nospace++;
-		return WIRE_ERR_NOSPACE;
+		return KV_ERR_NOSPACE;
 	}
 	it->hash = h;
 	it->klen = (uint16_t)klen;
@@ -378,7 +378,7 @@ static unsigned store(struct backend *b, const uint8_t *key, uint32_t klen,
 	memcpy(it->data + klen, val, vlen);
 	/* Allocation may have evicted items from this very chain. */
 	item_link(b, it, find_link(b, key, klen, h));
-	return WIRE_OK;
+	return KV_OK;
 }
 
 /* Parses a memcached counter: 1-20 decimal digits, at most UINT64_MAX. */
@@ -402,22 +402,22 @@ static int parse_u64(const uint8_t *s, uint32_t len, uint64_t *out)
 
 static void cache_exec(struct backend *b, const struct backend_req *r, struct backend_out *o)
 {
-	o->status = WIRE_OK;
+	o->status = KV_OK;
 	o->val_len = 0;
-	if (r->op >= WIRE_OP_MAX_) {
+	if (r->op >= KV_OP_MAX_) {
 		b->bad_ops++;
-		o->status = WIRE_ERR_OP;
+		o->status = KV_ERR_OP;
 		return;
 	}
 	b->ops[r->op]++;
 
 	switch (r->op) {
-	case WIRE_OP_NOP:
+	case KV_OP_NOP:
 		return;
-	case WIRE_OP_ECHO:
+	case KV_OP_ECHO:
 		backend_copy_out(o, r->val, r->val_len);
 		return;
-	case WIRE_OP_SET:
+	case KV_OP_SET:
 		o->status = store(b, r->key, r->key_len, r->val, r->val_len);
 		return;
 	default:
@@ -428,37 +428,37 @@ static void cache_exec(struct backend *b, const struct backend_req *r, struct ba
 	struct item **link = find_link(b, r->key, r->key_len, h);
 	struct item *it = *link;
 	if (!it) {
-		if (r->op == WIRE_OP_GET)
+		if (r->op == KV_OP_GET)
 			b->misses++;
-		o->status = WIRE_NOT_FOUND;
+		o->status = KV_NOT_FOUND;
 		return;
 	}
 	switch (r->op) {
-	case WIRE_OP_GET:
+	case KV_OP_GET:
 		b->hits++;
 		lru_bump(&b->cls[it->cls], it);
 		backend_copy_out(o, it->data + it->klen, it->vlen);
 		break;
-	case WIRE_OP_DEL:
+	case KV_OP_DEL:
 		item_unlink(b, it);
 		chunk_free(b, it);
 		break;
-	case WIRE_OP_INCR: {
+	case KV_OP_INCR: {
 		uint64_t v;
 		if (parse_u64(it->data + it->klen, it->vlen, &v) != 0) {
-			o->status = WIRE_ERR_OP;
+			o->status = KV_ERR_OP;
 			break;
 		}
 		char num[24];
 		int n = snprintf(num, sizeof num, "%" PRIu64, v + r->aux);
 		o->status = store(b, r->key, r->key_len, (const uint8_t *)num, (uint32_t)n);
-		if (o->status == WIRE_OK)
+		if (o->status == KV_OK)
 			backend_copy_out(o, (const uint8_t *)num, (uint32_t)n);
 		break;
 	}
 	default:
 		b->bad_ops++;
-		o->status = WIRE_ERR_OP;
+		o->status = KV_ERR_OP;
 		break;
 	}
 }
@@ -529,8 +529,8 @@ void cache_get_stats(struct backend *b, struct cache_stats *st)
 static json_t *cache_stats_json(struct backend *b)
 {
 	json_t *ops = json_object();
-	for (unsigned i = 0; i < WIRE_OP_MAX_; i++)
-		json_object_set_new(ops, wire_op_name(i), json_integer((json_int_t)b->ops[i]));
+	for (unsigned i = 0; i < KV_OP_MAX_; i++)
+		json_object_set_new(ops, kv_op_name(i), json_integer((json_int_t)b->ops[i]));
 	json_object_set_new(ops, "unsupported", json_integer((json_int_t)b->bad_ops));
 
 	json_t *classes = json_array();

@@ -97,7 +97,7 @@
 
 #include "be_pmkv.h"
 #include "clock.h"
-#include "wire.h"
+#include "kvop.h"
 
 #define PK_MAGIC        "OQBPMKV"          /* 8 bytes with the NUL */
 #define PK_VERSION      1u
@@ -845,17 +845,17 @@ unsigned pmkv_put(struct pmkv *pk, const void *key, uint32_t key_len,
 		  const void *val, uint32_t val_len)
 {
 	if (key_len > PMKV_MAX_KEY || (key_len && !key) || (val_len && !val))
-		return WIRE_ERR_BAD;
+		return KV_ERR_BAD;
 	uint64_t nb = pk_blocks_for(key_len, val_len);
 	if (nb > pk->nblocks)
-		return WIRE_ERR_NOSPACE;
+		return KV_ERR_NOSPACE;
 	uint64_t h = pk_key_hash(pk, key, key_len);
 	int64_t ins, idx = pk_find(pk, key, key_len, h, &ins);
 	if (idx < 0 && (pk->st.live >= pk->max_live || ins < 0))
-		return WIRE_ERR_NOSPACE;
+		return KV_ERR_NOSPACE;
 	uint32_t b = pk_alloc(pk, (uint32_t)nb);
 	if (b == PK_NIL)
-		return WIRE_ERR_NOSPACE;
+		return KV_ERR_NOSPACE;
 
 	uint64_t off = pk->heap_off + (uint64_t)b * PK_BLOCK;
 	struct pk_rec *r = (struct pk_rec *)(pk->base + off);
@@ -872,7 +872,7 @@ unsigned pmkv_put(struct pmkv *pk, const void *key, uint32_t key_len,
 	r->csum = pk_rec_csum(r);
 	if (pk_persist(pk, r, PK_REC_HDR + (size_t)key_len + val_len) != 0) {
 		pk_free_blocks(pk, b, (uint32_t)nb);      /* never became reachable */
-		return WIRE_ERR_NOSPACE;
+		return KV_ERR_NOSPACE;
 	}
 
 	uint64_t s = (uint64_t)(idx >= 0 ? idx : ins), old = pk->slots[s];
@@ -889,7 +889,7 @@ unsigned pmkv_put(struct pmkv *pk, const void *key, uint32_t key_len,
 		if (old == PK_TOMB)
 			pk->st.tombs--;
 	}
-	return WIRE_OK;
+	return KV_OK;
 }
 
 unsigned pmkv_get(struct pmkv *pk, const void *key, uint32_t key_len,
@@ -899,16 +899,16 @@ unsigned pmkv_get(struct pmkv *pk, const void *key, uint32_t key_len,
 
 	*val_len = 0;
 	if (key_len > PMKV_MAX_KEY || (key_len && !key))
-		return WIRE_NOT_FOUND;
+		return KV_NOT_FOUND;
 	idx = pk_find(pk, key, key_len, pk_key_hash(pk, key, key_len), &ins);
 	if (idx < 0)
-		return WIRE_NOT_FOUND;
+		return KV_NOT_FOUND;
 	const struct pk_rec *r = pk_rec_at(pk, pk->slots[idx]);
 	*val_len = r->val_len;
 	if (r->val_len > cap || (r->val_len && !buf))
-		return WIRE_ERR_NOSPACE;
+		return KV_ERR_NOSPACE;
 	memcpy(buf, (const uint8_t *)(r + 1) + r->key_len, r->val_len);
-	return WIRE_OK;
+	return KV_OK;
 }
 
 unsigned pmkv_del(struct pmkv *pk, const void *key, uint32_t key_len)
@@ -916,10 +916,10 @@ unsigned pmkv_del(struct pmkv *pk, const void *key, uint32_t key_len)
 	int64_t ins, idx;
 
 	if (key_len > PMKV_MAX_KEY || (key_len && !key))
-		return WIRE_NOT_FOUND;
+		return KV_NOT_FOUND;
 	idx = pk_find(pk, key, key_len, pk_key_hash(pk, key, key_len), &ins);
 	if (idx < 0)
-		return WIRE_NOT_FOUND;
+		return KV_NOT_FOUND;
 	uint64_t i = (uint64_t)idx, old = pk->slots[i];
 	const struct pk_rec *o = pk_rec_at(pk, old);
 	uint32_t on = (uint32_t)pk_blocks_for(o->key_len, o->val_len);
@@ -941,7 +941,7 @@ unsigned pmkv_del(struct pmkv *pk, const void *key, uint32_t key_len)
 	pk_free_blocks(pk, ob, on);
 	pk->st.live--;
 	pk->st.used_bytes -= (uint64_t)on * PK_BLOCK;
-	return WIRE_OK;
+	return KV_OK;
 }
 
 unsigned pmkv_incr(struct pmkv *pk, const void *key, uint32_t key_len, uint64_t delta,
@@ -954,30 +954,30 @@ unsigned pmkv_incr(struct pmkv *pk, const void *key, uint32_t key_len, uint64_t 
 
 	*val_len = 0;
 	st = pmkv_get(pk, key, key_len, num, 20, &n);
-	if (st == WIRE_NOT_FOUND)
+	if (st == KV_NOT_FOUND)
 		return st;
-	if (st != WIRE_OK || n == 0)
-		return WIRE_ERR_BAD;      /* longer than any uint64_t, or empty */
+	if (st != KV_OK || n == 0)
+		return KV_ERR_BAD;      /* longer than any uint64_t, or empty */
 	for (uint32_t i = 0; i < n; i++) {
 		if (num[i] < '0' || num[i] > '9')
-			return WIRE_ERR_BAD;
+			return KV_ERR_BAD;
 		uint64_t d = (uint64_t)(num[i] - '0');
 		if (x > (UINT64_MAX - d) / 10)
-			return WIRE_ERR_BAD;
+			return KV_ERR_BAD;
 		x = x * 10 + d;
 	}
 	x += delta;
 	n = (uint32_t)snprintf(num, sizeof num, "%llu", (unsigned long long)x);
 	*val_len = n;
 	if (!buf || n > cap)
-		return WIRE_ERR_NOSPACE;  /* checked first: nothing changes */
+		return KV_ERR_NOSPACE;  /* checked first: nothing changes */
 	st = pmkv_put(pk, key, key_len, num, n);
-	if (st != WIRE_OK) {
+	if (st != KV_OK) {
 		*val_len = 0;
 		return st;
 	}
 	memcpy(buf, num, n);
-	return WIRE_OK;
+	return KV_OK;
 }
 
 void pmkv_info(struct pmkv *pk, struct pmkv_info *info)
@@ -1008,7 +1008,7 @@ int pmkv_locate(struct pmkv *pk, const void *key, uint32_t key_len,
 
 struct backend {
 	struct pmkv *pk;
-	uint64_t ops[WIRE_OP_MAX_];
+	uint64_t ops[KV_OP_MAX_];
 	uint64_t hits, misses, nospace, bad, unsupported;
 	uint64_t put_ns;                 /* time inside successful sets (set_ns) */
 };
@@ -1053,51 +1053,51 @@ static void pmkv_be_exec(struct backend *b, const struct backend_req *r, struct 
 	unsigned st;
 
 	o->val_len = 0;
-	if (r->op < WIRE_OP_MAX_)
+	if (r->op < KV_OP_MAX_)
 		b->ops[r->op]++;
 	switch (r->op) {
-	case WIRE_OP_GET:
+	case KV_OP_GET:
 		st = pmkv_get(b->pk, r->key, r->key_len, o->val, o->val_cap, &o->val_len);
-		if (st == WIRE_OK)
+		if (st == KV_OK)
 			b->hits++;
-		else if (st == WIRE_NOT_FOUND)
+		else if (st == KV_NOT_FOUND)
 			b->misses++;
 		break;
-	case WIRE_OP_SET: {
+	case KV_OP_SET: {
 		uint64_t t0 = clock_ns();
 		st = pmkv_put(b->pk, r->key, r->key_len, r->val, r->val_len);
-		if (st == WIRE_OK)
+		if (st == KV_OK)
 			b->put_ns += clock_ns() - t0;
 		break;
 	}
-	case WIRE_OP_DEL:
+	case KV_OP_DEL:
 		st = pmkv_del(b->pk, r->key, r->key_len);
 		break;
-	case WIRE_OP_INCR:
+	case KV_OP_INCR:
 		st = pmkv_incr(b->pk, r->key, r->key_len, r->aux, o->val, o->val_cap, &o->val_len);
 		break;
-	case WIRE_OP_ECHO:
+	case KV_OP_ECHO:
 		if (r->val_len <= o->val_cap && o->val) {
 			if (r->val_len)
 				memcpy(o->val, r->val, r->val_len);
 			o->val_len = r->val_len;
-			st = WIRE_OK;
+			st = KV_OK;
 		} else {
 			o->val_len = r->val_len;
-			st = WIRE_ERR_NOSPACE;
+			st = KV_ERR_NOSPACE;
 		}
 		break;
-	case WIRE_OP_NOP:
-		st = WIRE_OK;
+	case KV_OP_NOP:
+		st = KV_OK;
 		break;
 	default:
-		st = WIRE_ERR_OP;
+		st = KV_ERR_OP;
 		b->unsupported++;
 		break;
 	}
-	if (st == WIRE_ERR_NOSPACE)
+	if (st == KV_ERR_NOSPACE)
 		b->nospace++;
-	else if (st == WIRE_ERR_BAD)
+	else if (st == KV_ERR_BAD)
 		b->bad++;
 	o->status = st;
 }
@@ -1132,13 +1132,13 @@ static json_t *pmkv_be_stats(struct backend *b)
 	pk_json_u64(o, "used_bytes", in.used_bytes);
 	pk_json_u64(o, "free_bytes", in.free_bytes);
 	pk_json_u64(o, "free_extents", in.free_extents);
-	pk_json_u64(o, "gets", b->ops[WIRE_OP_GET]);
+	pk_json_u64(o, "gets", b->ops[KV_OP_GET]);
 	pk_json_u64(o, "get_hits", b->hits);
 	pk_json_u64(o, "get_misses", b->misses);
-	pk_json_u64(o, "sets", b->ops[WIRE_OP_SET]);
+	pk_json_u64(o, "sets", b->ops[KV_OP_SET]);
 	pk_json_u64(o, "set_ns", b->put_ns);
-	pk_json_u64(o, "dels", b->ops[WIRE_OP_DEL]);
-	pk_json_u64(o, "incrs", b->ops[WIRE_OP_INCR]);
+	pk_json_u64(o, "dels", b->ops[KV_OP_DEL]);
+	pk_json_u64(o, "incrs", b->ops[KV_OP_INCR]);
 	pk_json_u64(o, "nospace", b->nospace);
 	pk_json_u64(o, "bad", b->bad);
 	pk_json_u64(o, "unsupported", b->unsupported);
