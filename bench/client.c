@@ -19,9 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
 #include "client.h"
 #include "clock.h"
 #include "hist.h"
+#include "history_rec.h"
 #include "log.h"
 #include "rng.h"
 
@@ -61,6 +64,16 @@ struct cthread {
 	uint64_t cls_sent[2];
 	int failed;
 	char err[512];
+	struct hrec *hrec;        /* history recorder (lib/history.h), or NULL */
+	/* trust: what the driver's self-checks are computed from */
+	int cpu;                  /* -1: unpinned */
+	struct hist *lag;         /* actual post time - intended time, in the window */
+	struct hist *half[2];     /* "all" latencies of the window's two halves */
+	uint64_t mid;             /* middle of the window */
+	uint64_t *gaps;           /* the first GAPS_MAX inter-send times in the window */
+	unsigned ngaps;
+	uint64_t last_send;
+	long nivcsw;              /* involuntary context switches from start to end */
 };
 
 struct client {
@@ -70,9 +83,11 @@ struct client {
 	_Atomic uint64_t start_ns;     /* 0 until the run starts */
 	_Atomic int abort;
 	uint64_t measured_ns;
+	uint64_t steal_ticks, total_ticks;   /* host CPU time from GO to the end */
 };
 
 #define REQBUF (KV_MAX_VALUE + 4096)
+#define GAPS_MAX 4096
 
 unsigned client_route(const char *key, unsigned len, unsigned workers)
 {
@@ -121,6 +136,8 @@ static int poll_events(struct cthread *t, uint64_t now)
 		p->busy = 0;
 		t->outstanding--;
 		t->committed++;
+		if (t->hrec)
+			hrec_commit(t->hrec, &ev[i], now);
 		if (ev[i].status == KV_NOT_FOUND)
 			t->status_not_found++;
 		else if (ev[i].status != KV_OK)
@@ -129,6 +146,7 @@ static int poll_events(struct cthread *t, uint64_t now)
 			uint64_t lat = now > p->t_int ? now - p->t_int : 0;
 			hist_record(t->h[p->cls], lat);
 			hist_record(t->h[CLS_ALL], lat);
+			hist_record(t->half[p->t_int >= t->mid], lat);
 		}
 		if (now >= t->warm_end && now < t->end)
 			t->committed_in_window++;
@@ -158,6 +176,15 @@ static int post_held(struct cthread *t, int loading)
 	if (!loading) {
 		t->sent++;
 		t->cls_sent[p->cls]++;
+		if (p->t_int >= t->warm_end && p->t_int < t->end) {
+			uint64_t now = clock_ns();
+			hist_record(t->lag, now > p->t_int ? now - p->t_int : 0);
+			if (t->ngaps < GAPS_MAX) {
+				if (t->last_send)
+					t->gaps[t->ngaps++] = now - t->last_send;
+				t->last_send = now;
+			}
+		}
 	}
 	return 1;
 }
@@ -210,6 +237,8 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 		thread_fail(t, "", err);
 		return -1;
 	}
+	if (t->hrec)
+		hrec_issue(t->hrec, seq, &op, t->reqbuf, len);
 	p->seq = seq;
 	p->t_int = t_int;
 	p->cls = (op.flags & KV_F_NILEXT) ? CLS_NILEXT : CLS_NON;
@@ -274,6 +303,13 @@ static void *thread_main(void *arg)
 	struct client *cl = t->cl;
 	const struct client_conf *c = &cl->c;
 
+	if (t->cpu >= 0) {
+		char e[128];
+		if (cpus_pin_self(t->cpu, e, sizeof e) < 0) {
+			log_msg(LOG_WARN, "client thread %u: %s; it runs unpinned", t->idx, e);
+			t->cpu = -1;
+		}
+	}
 	load_phase(t);
 	atomic_fetch_add(&cl->ready, 1);
 	uint64_t start;
@@ -286,6 +322,9 @@ static void *thread_main(void *arg)
 		return NULL;
 	t->warm_end = start + c->warmup_ns;
 	t->end = t->warm_end + c->duration_ns;
+	t->mid = t->warm_end + c->duration_ns / 2;
+	struct rusage ru0, ru1;
+	int have_ru = getrusage(RUSAGE_THREAD, &ru0) == 0;
 	uint64_t aseed = c->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)c->rank << 32) ^ t->idx ^ 0xa77;
 	if (c->arrival == ARRIVAL_POISSON)
 		arrival_init_poisson(&t->arr, start, c->rate / c->threads, aseed);
@@ -326,6 +365,8 @@ static void *thread_main(void *arg)
 			sched_yield();
 		}
 	}
+	if (have_ru && getrusage(RUSAGE_THREAD, &ru1) == 0)
+		t->nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
 	/* Requests that were due but never sent (the client fell behind). */
 	if (c->arrival == ARRIVAL_POISSON && !t->gen_done)
 		while (arrival_peek(&t->arr) < t->end) {
@@ -373,7 +414,13 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		t->reqbuf = malloc(REQBUF);
 		for (int k = 0; k < NCLS; k++)
 			t->h[k] = hist_new();
-		if (!t->pend || !t->reqbuf || !t->h[0] || !t->h[1] || !t->h[2]) {
+		t->lag = hist_new();
+		t->half[0] = hist_new();
+		t->half[1] = hist_new();
+		t->gaps = malloc(GAPS_MAX * sizeof *t->gaps);
+		t->cpu = c->cpus && c->cpus->n > (int)i ? c->cpus->cpu[i] : -1;
+		if (!t->pend || !t->reqbuf || !t->h[0] || !t->h[1] || !t->h[2] || !t->lag || !t->half[0] ||
+		    !t->half[1] || !t->gaps) {
 			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
@@ -396,6 +443,9 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 			goto fail;
 		t->workers = c->tp->cli_workers(t->tp);
 		t->client_id = c->tp->cli_id(t->tp);
+		if (c->history.dir && !(t->hrec = hrec_open(&c->history, c->rank, i, t->client_id,
+							    pcap, err, errlen)))
+			goto fail;
 	}
 	for (unsigned i = 0; i < c->threads; i++) {
 		int e = pthread_create(&cl->t[i].th, NULL, thread_main, &cl->t[i]);
@@ -421,14 +471,54 @@ fail:
 	return NULL;
 }
 
+/* The host's CPU time in ticks from /proc/stat's "cpu" line: steal and
+ * the total of all states; 0 when unreadable. */
+static int read_steal(uint64_t *steal, uint64_t *total)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+			   &v[4], &v[5], &v[6], &v[7]) : 0;
+	if (f)
+		fclose(f);
+	if (n < 8)
+		return 0;
+	*steal = v[7];
+	*total = 0;
+	for (int i = 0; i < 8; i++)
+		*total += v[i];
+	return 1;
+}
+
+/* After the threads ended: writes what is still pending as unknown and
+ * closes every history file.  0, or -1 with the first error. */
+static int history_close_all(struct client *cl, char *err, size_t errlen)
+{
+	int rc = 0;
+	for (unsigned i = 0; i < cl->c.threads; i++) {
+		if (hrec_close(cl->t[i].hrec, err, errlen) != 0)
+			rc = -1;
+		cl->t[i].hrec = NULL;
+	}
+	return rc;
+}
+
 int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen)
 {
+	uint64_t s0 = 0, t0 = 0, s1 = 0, t1 = 0;
+	int have = read_steal(&s0, &t0);
 	atomic_store(&cl->start_ns, clock_ns() + start_in_ns);
 	for (unsigned i = 0; i < cl->c.threads; i++)
 		if (cl->t[i].started) {
 			pthread_join(cl->t[i].th, NULL);
 			cl->t[i].started = 0;
 		}
+	if (history_close_all(cl, err, errlen) != 0)
+		return -1;
+	if (have && read_steal(&s1, &t1) && t1 > t0) {
+		cl->steal_ticks = s1 - s0;
+		cl->total_ticks = t1 - t0;
+	}
 	cl->measured_ns = cl->c.duration_ns;
 	for (unsigned i = 0; i < cl->c.threads; i++)
 		if (cl->t[i].failed) {
@@ -436,6 +526,41 @@ int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen
 			return -1;
 		}
 	return 0;
+}
+
+/* The raw material of the driver's self-checks (docs/trust.md). */
+static json_t *trust_json(struct client *cl)
+{
+	struct hist *lag = hist_new(), *h0 = hist_new(), *h1 = hist_new();
+	json_t *gaps = json_array(), *sw = json_array(), *cpus = json_array();
+	for (unsigned i = 0; i < cl->c.threads; i++) {
+		struct cthread *t = &cl->t[i];
+		if (lag && t->lag)
+			hist_merge(lag, t->lag);
+		if (h0 && t->half[0])
+			hist_merge(h0, t->half[0]);
+		if (h1 && t->half[1])
+			hist_merge(h1, t->half[1]);
+		json_t *g = json_array();
+		for (unsigned k = 0; k < t->ngaps; k++)
+			json_array_append_new(g, json_integer((json_int_t)t->gaps[k]));
+		json_array_append_new(gaps, g);
+		json_array_append_new(sw, json_integer(t->nivcsw));
+		json_array_append_new(cpus, t->cpu >= 0 ? json_integer(t->cpu) : json_null());
+	}
+	json_t *j = json_pack("{s:o,s:o,s:o,s:f,s:o,s:o,s:I,s:I,s:I}",
+		"lag_ns", lag ? hist_to_json(lag) : json_null(),
+		"halves_ns", json_pack("[oo]", h0 ? hist_to_json(h0) : json_null(),
+				       h1 ? hist_to_json(h1) : json_null()),
+		"send_gaps_ns", gaps,
+		"mean_gap_ns", cl->c.arrival == ARRIVAL_POISSON && cl->c.rate > 0 ? 1e9 * cl->c.threads / cl->c.rate : 0.0,
+		"involuntary_switches", sw, "thread_cpus", cpus,
+		"window_ns", (json_int_t)cl->c.duration_ns,
+		"steal_ticks", (json_int_t)cl->steal_ticks, "total_ticks", (json_int_t)cl->total_ticks);
+	hist_free(lag);
+	hist_free(h0);
+	hist_free(h1);
+	return j;
 }
 
 json_t *client_result(struct client *cl)
@@ -503,6 +628,7 @@ json_t *client_result(struct client *cl)
 		if (d)
 			json_object_set_new(j, "workload", d);
 	}
+	json_object_set_new(j, "trust", trust_json(cl));
 	for (int k = 0; k < NCLS; k++)
 		hist_free(m[k]);
 	return j;
@@ -523,6 +649,11 @@ void client_destroy(struct client *cl)
 			cl->c.tp->cli_close(t->tp);
 		for (int k = 0; k < NCLS; k++)
 			hist_free(t->h[k]);
+		hist_free(t->lag);
+		hist_free(t->half[0]);
+		hist_free(t->half[1]);
+		free(t->gaps);
+		hrec_close(t->hrec, NULL, 0);
 		free(t->pend);
 		free(t->reqbuf);
 	}

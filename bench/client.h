@@ -13,6 +13,8 @@
 #include "system.h"
 #include "transport.h"
 #include "arrival.h"
+#include "history_rec.h"
+#include "cpus.h"
 
 struct client_conf {
 	const struct system_def *sys;
@@ -32,6 +34,8 @@ struct client_conf {
 	int durable;
 	int delegation;              /* verbs: threads share QPs */
 	unsigned connect_timeout_ms; /* verbs: 0 = transport default */
+	struct hrec_conf history;    /* record histories; history.dir NULL: off */
+	const struct cpu_plan *cpus; /* thread i runs on cpus->cpu[i]; NULL or n = 0: unpinned */
 };
 
 struct client;

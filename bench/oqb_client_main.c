@@ -32,6 +32,10 @@ struct cli_opts {
 	int durable;
 	int delegation;
 	double connect_timeout_s;
+	const char *history;
+	double history_keys, history_clock_bound_us;
+	const char *cpus, *device;
+	int cpu_first;
 };
 
 static const char *const arrivals[] = { "poisson", "closed", NULL };
@@ -53,11 +57,23 @@ static const struct opt cli_tab[] = {
 	{ "warmup-s", OPT_DBL, O(warmup_s), "1", 0, 3600, NULL, "warm-up before it, not measured (s)" },
 	{ "drain-s", OPT_DBL, O(drain_s), "1", 0, 600, NULL, "how long to wait for answers after the end (s)" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed" },
+	{ "cpus", OPT_STR, O(cpus), "auto", 0, -1, NULL,
+	  "CPUs for the client threads: auto (one each, from --cpu-first), none, or a list like 0-3,8" },
+	{ "cpu-first", OPT_INT, O(cpu_first), "0", 0, 1023, NULL,
+	  "auto placement: index of the first usable CPU to take (set by the driver per host)" },
+	{ "device", OPT_STR, O(device), NULL, 0, -1, NULL,
+	  "verbs: the RDMA device, for auto placement on its NUMA node (optional)" },
 	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable commits (the server must be durable too)" },
 	{ "delegation", OPT_BOOL, O(delegation), NULL, 0, -1, NULL,
 	  "verbs: threads share one QP per server worker (paper 5.2.2)" },
 	{ "connect-timeout-s", OPT_DBL, O(connect_timeout_s), "15", 0.1, 600, NULL,
 	  "verbs: give up connecting after this long" },
+	{ "history", OPT_STR, O(history), NULL, 0, -1, NULL,
+	  "record every operation on the sampled keys into DIR/history-rR-tT.bin (oqb check reads them)" },
+	{ "history-keys", OPT_DBL, O(history_keys), "1", 1e-9, 1, NULL,
+	  "share of keys recorded, chosen by key hash (never a sample of one key's operations)" },
+	{ "history-clock-bound-us", OPT_DBL, O(history_clock_bound_us), "0", 0, 1e9, NULL,
+	  "bound on this host's clock offset from the other client hosts (docs/correctness.md)" },
 	{ "out", OPT_STR, O(out), NULL, 0, -1, NULL, "write the result JSON here (default: stdout when run by hand)" },
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this client process" },
@@ -161,6 +177,20 @@ int main(int argc, char **argv)
 	cc.durable = o.durable;
 	cc.delegation = o.delegation;
 	cc.connect_timeout_ms = (unsigned)(o.connect_timeout_s * 1000);
+	cc.history.dir = o.history;
+	cc.history.keys = o.history_keys;
+	cc.history.clock_bound_ns = (uint64_t)(o.history_clock_bound_us * 1000);
+	static struct cpu_plan cpus;
+	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.threads, o.device, &cpus, err, sizeof err) < 0) {
+		fprintf(stderr, "oqb-client: --cpus: %s\n", err);
+		rc = 2;
+		goto out;
+	}
+	if (cpus.shared)
+		log_msg(LOG_WARN, "placement: %d thread(s) from CPU index %d, but this process may use only %d CPU(s): "
+			"spinning threads share CPUs, latencies will include scheduling delays", o.threads,
+			o.cpu_first, cpus.available);
+	cc.cpus = &cpus;
 
 	if (o.ctl) {
 		ctl = ctl_connect(o.ctl, "client", (unsigned)o.rank, 10000, err, sizeof err);
@@ -212,6 +242,7 @@ int main(int argc, char **argv)
 	}
 	int runrc = client_run(cl, start_in, err, sizeof err);
 	json_t *res = client_result(cl);
+	json_object_set_new(res, "placement", cpus_plan_json(&cpus, o.cpus));
 	if (runrc != 0) {
 		log_msg(LOG_ERR, "%s", err);
 		json_object_set_new(res, "error", json_string(err));

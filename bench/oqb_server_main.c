@@ -42,6 +42,8 @@ struct srv_opts {
 	const char *addr, *device, *recv_mode;
 	int port, ib_port, gid_index, min_rnr_timer;
 	int xrc, list_devices;
+	const char *cpus;
+	int cpu_first;
 };
 
 static const char *const dists[] = { "fixed", "exp", NULL };
@@ -76,6 +78,10 @@ static const struct opt srv_tab[] = {
 	{ "list-devices", OPT_BOOL, O(list_devices), NULL, 0, -1, NULL,
 	  "verbs: list RDMA devices, ports, GIDs and capabilities, then exit" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed (service times)" },
+	{ "cpus", OPT_STR, O(cpus), "auto", 0, -1, NULL,
+	  "CPUs for the workers: auto (one each, from --cpu-first), none, or a list like 0-3,8" },
+	{ "cpu-first", OPT_INT, O(cpu_first), "0", 0, 1023, NULL,
+	  "auto placement: index of the first usable CPU to take (set by the driver per host)" },
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this server (set by the driver)" },
 	{ "log", OPT_STR, O(log), NULL, 0, -1, NULL, "log level: error, warn, info, debug" },
@@ -192,6 +198,16 @@ int main(int argc, char **argv)
 	}
 	sc.bc.pool_mb = o.pool_mb;
 	sc.bc.seed = o.seed;
+	static struct cpu_plan cpus;
+	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.workers, o.device, &cpus, err, sizeof err) < 0) {
+		log_msg(LOG_ERR, "--cpus: %s", err);
+		return 2;
+	}
+	if (cpus.shared)
+		log_msg(LOG_WARN, "placement: %d worker(s) from CPU index %d, but this process may use only %d CPU(s): "
+			"spinning threads share CPUs, latencies will include scheduling delays", o.workers,
+			o.cpu_first, cpus.available);
+	sc.cpus = &cpus;
 
 	/* Signals are taken synchronously by the main thread (sigwait below);
 	 * workers inherit the mask. */
@@ -225,6 +241,7 @@ int main(int argc, char **argv)
 		sigwait(&sigs, &sig);
 		server_stop(the_server);
 		json_t *st = server_stats(the_server);
+		json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.cpus));
 		json_dumpf(st, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(st);
@@ -261,6 +278,7 @@ int main(int argc, char **argv)
 			server_stop(the_server);
 			if (!bye) {
 				json_t *st = server_stats(the_server);
+				json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.cpus));
 				if (ctl_done(ctl, st, err, sizeof err) != 0)
 					log_msg(LOG_ERR, "control channel: %s", err);
 				json_decref(st);

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "clock.h"
 #include "exec.h"
 #include "log.h"
 #include "server.h"
@@ -34,6 +36,10 @@ struct worker {
 	uint64_t executed, rejected, voided, misrouted, acks, resps, reply_errors;
 	uint64_t nilext, non_nilext, recovered;
 	const char *last_reject;
+	/* placement and interference over the worker's life */
+	int cpu;                  /* -1: unpinned */
+	uint64_t life_ns;
+	long nivcsw;              /* involuntary context switches */
 };
 
 struct server {
@@ -121,7 +127,16 @@ static void *worker_main(void *arg)
 	const uint64_t mask = s->c.tpc.ring_slots - 1;
 	struct tp_arrival arr[POLL_BATCH];
 	unsigned idle = 0;
+	uint64_t born = clock_ns();
+	struct rusage ru;
 
+	if (w->cpu >= 0) {
+		char e[128];
+		if (cpus_pin_self(w->cpu, e, sizeof e) < 0) {
+			log_msg(LOG_WARN, "worker %u: %s; it runs unpinned", w->idx, e);
+			w->cpu = -1;
+		}
+	}
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
 		for (int i = 0; i < n; i++) {
@@ -155,6 +170,9 @@ static void *worker_main(void *arg)
 			sched_yield();
 		}
 	}
+	w->life_ns = clock_ns() - born;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0)
+		w->nivcsw = ru.ru_nivcsw;
 	return NULL;
 }
 
@@ -190,6 +208,7 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 		struct worker *w = &s->w[i];
 		w->s = s;
 		w->idx = i;
+		w->cpu = c->cpus && c->cpus->n > (int)i ? c->cpus->cpu[i] : -1;
 		struct backend_conf bc = c->bc;
 		bc.worker = (int)i;
 		char berr[256];
@@ -258,6 +277,9 @@ json_t *server_stats(struct server *s)
 			"nilext", (json_int_t)w->nilext, "non_nilext", (json_int_t)w->non_nilext,
 			"out_of_order_arrivals", (json_int_t)w->x.out_of_order);
 		json_object_set_new(wj, "recovered", json_integer((json_int_t)w->recovered));
+		json_object_set_new(wj, "cpu", w->cpu >= 0 ? json_integer(w->cpu) : json_null());
+		json_object_set_new(wj, "life_ns", json_integer((json_int_t)w->life_ns));
+		json_object_set_new(wj, "involuntary_switches", json_integer(w->nivcsw));
 		if (w->last_reject)
 			json_object_set_new(wj, "last_reject_reason", json_string(w->last_reject));
 		if (w->be && s->c.be->stats_json) {

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include "backend.h"
+#include "cpus.h"
 #include "system.h"
 #include "transport.h"
 
@@ -17,6 +18,7 @@ struct server_conf {
 	const struct backend_ops *be;
 	struct tp_srv_conf tpc;
 	struct backend_conf bc;
+	const struct cpu_plan *cpus;   /* worker i runs on cpus->cpu[i]; NULL or n = 0: unpinned */
 };
 
 struct server;
