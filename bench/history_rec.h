@@ -1,0 +1,52 @@
+/*
+ * history_rec.h - the client side of history recording (lib/history.h):
+ * one recorder per client thread, called from one-line hooks in client.c.
+ *
+ *   hrec_issue()   after a request is encoded, before it is posted: takes
+ *                  the invoke stamp, writes the value tag into a SET's value
+ *                  (and reseals the request's checksum), remembers the op;
+ *   hrec_commit()  when the event that commits the request was seen (the
+ *                  caller's clock reading after the poll): stamps the
+ *                  return, status and what a get/incr returned, and appends
+ *                  the record;
+ *   hrec_close()   after the thread ended: every request still pending is
+ *                  written with an unknown outcome, the file is flushed.
+ *
+ * Keys are sampled by hash (history_key_sampled), never operations within
+ * a key: every operation on a sampled key is recorded, including the load
+ * phase's writes.  The cost is measured by bench/history-cost.sh.
+ */
+#ifndef OQB_HISTORY_REC_H
+#define OQB_HISTORY_REC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gen.h"
+#include "transport.h"
+
+struct hrec_conf {
+	const char *dir;             /* directory of the history files */
+	double keys;                 /* share of keys recorded, (0, 1] */
+	uint64_t clock_bound_ns;     /* clock offset bound written in the header */
+};
+
+struct hrec;
+
+/* Opens DIR/history-r<rank>-t<thread>.bin (DIR is created if missing).
+ * pcap: the client's pending table size (a power of two). */
+struct hrec *hrec_open(const struct hrec_conf *c, unsigned rank, unsigned thread,
+		       uint32_t client_id, unsigned pcap, char *err, size_t errlen);
+
+/* req/len: the encoded request (its value may be rewritten and the request
+ * resealed). */
+void hrec_issue(struct hrec *r, uint64_t seq, const struct gen_op *op, uint8_t *req, uint32_t len);
+
+/* ev commits its request (the caller checked); now: clock_ns() after the
+ * poll that returned it. */
+void hrec_commit(struct hrec *r, const struct tp_event *ev, uint64_t now);
+
+/* Writes pending records as unknown, flushes and frees.  0, or -1 with err
+ * (a write failed).  NULL is a no-op. */
+int hrec_close(struct hrec *r, char *err, size_t errlen);
+
+#endif
