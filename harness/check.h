@@ -109,7 +109,4 @@ void check_op_text(char *buf, size_t len, const struct history_op *o, uint64_t t
 int check_text_parse(const char *text, const char *name, struct history_op **ops, size_t *n,
 		     int *expect, char *err, size_t errlen);
 
-/* `oqb check` (check_cmd.c). */
-int check_main(int argc, char **argv);
-
 #endif

@@ -12,6 +12,7 @@
  */
 #include "compare.h"
 #include "conf.h"
+#include "check_cmd.h"
 #include "crashtest.h"
 #include "opts.h"
 #include "plotcmd.h"
@@ -61,6 +62,8 @@ static void usage(FILE *f)
 		"  compare BASE.json NEW.json [--tolerance PCT] [--json]\n"
 		"                       diff two runs; exit 1 on regressions\n"
 		"  crashtest CONFIG     kill a durable oq server under load, check every commit\n"
+		"  check RUN_DIR | HISTORY...\n"
+		"                       linearizability of recorded histories (docs/correctness.md)\n"
 		"  tgap ...             T_gap analysis of request traces (oqb tgap --help)\n"
 		"  config-keys          list every config key\n"
 		"Each command takes --help.\n");
@@ -162,6 +165,8 @@ int main(int argc, char **argv)
 		return compare_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "crashtest"))
 		return crashtest_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "check"))
+		return check_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "config-keys")) {
 		print_keys(runconf_schema(), "");
 		return 0;
@@ -174,7 +179,7 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	}
-	static const char *const cmds[] = { "run", "plot", "compare", "crashtest", "tgap", "config-keys",
+	static const char *const cmds[] = { "run", "plot", "compare", "crashtest", "check", "tgap", "config-keys",
 					    "help", NULL };
 	const char *near = conf_nearest(cmd, cmds, (size_t)-1);
 	fprintf(stderr, "oqb: unknown command \"%s\"%s%s%s (see oqb help)\n", cmd,

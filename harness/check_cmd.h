@@ -1,0 +1,36 @@
+/*
+ * check_cmd.h - checking whole histories and run directories (check_cmd.c),
+ * for `oqb check` and for `oqb run` when the config says "check": true.
+ */
+#ifndef OQB_CHECK_CMD_H
+#define OQB_CHECK_CMD_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include "check.h"
+
+struct check_opts {
+	struct check_budget budget;  /* per key */
+	unsigned threads;            /* keys checked in parallel */
+};
+
+/*
+ * Loads the history files (binary *.bin, or text), splits by key, checks
+ * every key, prints violations (explained) and a summary line to report
+ * (NULL: silent), and returns the verdict object ("oqbench.check/1":
+ * verdict, per-key counts, time, peak memory, the first violations).
+ * NULL with err if a file cannot be read.
+ */
+json_t *check_histories(char *const *paths, size_t npaths, const struct check_opts *co,
+			FILE *report, char *err, size_t errlen);
+
+/* Checks POINT_DIR/history/ (or the files directly in pdir) and writes
+ * POINT_DIR/check.json.  NULL with err if there is no history or it is
+ * unreadable. */
+json_t *check_point_dir(const char *pdir, const struct check_opts *co, FILE *report,
+			char *err, size_t errlen);
+
+/* `oqb check ARGS`: the verb's main (argv[0] = "check"); returns the exit status. */
+int check_main(int argc, char **argv);
+
+#endif
