@@ -548,7 +548,7 @@ static json_t *trust_json(struct client *cl)
 		json_array_append_new(sw, json_integer(t->nivcsw));
 		json_array_append_new(cpus, t->cpu >= 0 ? json_integer(t->cpu) : json_null());
 	}
-	json_t *j = json_pack("{s:o,s:o,s:o,s:f,s:o,s:o,s:I,s:I,s:I}",
+	json_t *j = json_pack("{s:o,s:o,s:o,s:f,s:o,s:o,s:I,s:I,s:I,s:I}",
 		"lag_ns", lag ? hist_to_json(lag) : json_null(),
 		"halves_ns", json_pack("[oo]", h0 ? hist_to_json(h0) : json_null(),
 				       h1 ? hist_to_json(h1) : json_null()),
@@ -556,6 +556,7 @@ static json_t *trust_json(struct client *cl)
 		"mean_gap_ns", cl->c.arrival == ARRIVAL_POISSON && cl->c.rate > 0 ? 1e9 * cl->c.threads / cl->c.rate : 0.0,
 		"involuntary_switches", sw, "thread_cpus", cpus,
 		"window_ns", (json_int_t)cl->c.duration_ns,
+		"switch_window_ns", (json_int_t)(cl->c.warmup_ns + cl->c.duration_ns),
 		"steal_ticks", (json_int_t)cl->steal_ticks, "total_ticks", (json_int_t)cl->total_ticks);
 	hist_free(lag);
 	hist_free(h0);

@@ -19,7 +19,7 @@ static const char *const classes[] = { "all", "nilext", "non_nilext" };
 
 /* Counters copied per client and summed per point. */
 static const char *const counters[] = {
-	"sent", "committed", "unanswered", "ring_full_waits", "errors",
+	"sent", "committed", "unanswered", "unsent", "ring_full_waits", "errors",
 };
 #define NCOUNTERS (sizeof counters / sizeof counters[0])
 
@@ -110,6 +110,8 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 		json_object_set(row, "host", json_object_get(r, "host") ? json_object_get(r, "host")
 									: json_null());
 		json_object_set_new(row, "threads", json_integer(json_integer_value(json_object_get(r, "threads"))));
+		if (json_object_get(r, "placement"))
+			json_object_set(row, "placement", json_object_get(r, "placement"));
 		json_object_set_new(row, "offered_ops", json_real(num(r, "offered_ops")));
 		json_object_set_new(row, "achieved_ops", json_real(num(r, "achieved_ops")));
 		json_object_set_new(row, "measured_ns", json_integer((json_int_t)num(r, "measured_ns")));

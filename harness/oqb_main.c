@@ -1,7 +1,7 @@
 /*
  * oqb_main.c - bin/oqb, the driver: one command per verb.
  *
- *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet]
+ *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]
  *   oqb plot RUN_DIR [--out DIR]
  *   oqb compare BASE.json NEW.json [--tolerance PCT] [--json]
  *   oqb crashtest CONFIG    (crash injection, harness/crashtest.c)
@@ -34,7 +34,7 @@
 struct run_cli {
 	const char *out;
 	const char *set;   /* only for --help: cmd_run takes every --set out first */
-	int dry_run, quiet;
+	int dry_run, quiet, strict;
 };
 
 #define O(f) offsetof(struct run_cli, f)
@@ -47,6 +47,8 @@ static const struct opt run_tab[] = {
 	{ "dry-run", OPT_BOOL, O(dry_run), NULL, 0, 0, NULL,
 	  "check the config and print the plan and command lines; start nothing" },
 	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "no progress line per point" },
+	{ "strict", OPT_BOOL, O(strict), NULL, 0, 0, NULL,
+	  "fail the run (exit 1) at the first trial whose self-checks warn (docs/trust.md)" },
 	{ NULL, .help = "run the experiment described by CONFIG.json (see docs/config.md)" },
 };
 #undef O
@@ -55,7 +57,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: oqb COMMAND [ARGS]\n"
-		"  run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet]\n"
+		"  run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]\n"
 		"                       run a sweep; writes DIR/run.json (docs/driver.md)\n"
 		"  plot RUN_DIR [--out DIR]\n"
 		"                       latency vs throughput figures (SVG and PNG)\n"
@@ -69,7 +71,7 @@ static void usage(FILE *f)
 		"Each command takes --help.\n");
 }
 
-#define RUN_USAGE "usage: oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet]\n"
+#define RUN_USAGE "usage: oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]\n"
 
 static int cmd_run(int argc, char **argv)
 {
@@ -122,6 +124,7 @@ static int cmd_run(int argc, char **argv)
 	o.out = c.out;
 	o.dry_run = c.dry_run;
 	o.quiet = c.quiet;
+	o.strict = c.strict;
 	o.sets = sets;
 	o.nsets = nsets;
 	r = run_experiment(&o, dir, sizeof dir, err, sizeof err);

@@ -26,8 +26,10 @@
 #include "ctl.h"
 #include "launch.h"
 #include "merge.h"
+#include "rng.h"
 #include "runconf.h"
 #include "runjson.h"
+#include "trials.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -84,6 +86,13 @@ struct run {
 	FILE *tsv;
 	struct point pts[MAX_POINTS];
 	size_t npts;
+	/* trials: per point, its first trial's point object and every trial's entry */
+	json_t *pj0[MAX_POINTS];
+	json_t *entries[MAX_POINTS];
+	size_t ntrials_done, ntrials;
+	double *canaries;              /* every canary p50 so far */
+	size_t ncanaries;
+	struct trial_ref { size_t point; unsigned trial; } *order;
 };
 
 struct prun {
@@ -102,6 +111,8 @@ struct prun {
 	char err[16384];
 	const struct proc *culprit;
 	char warn[PATH_MAX * 3];
+	double canary_ns;              /* this trial's canary p50, or -1 */
+	json_t *checks;                /* this trial's self-checks */
 };
 
 static uint64_t now_ms(void)
@@ -225,10 +236,13 @@ static void point_name(char *buf, size_t len, const struct runconf *rc, const st
 				sw[n] = '_';
 		free(v);
 	}
+	char tr[32] = "";
+	if (rc->repeat > 1)
+		snprintf(tr, sizeof tr, "-t%u", pt->trial + 1);
 	if (pt->outstanding > 0)
-		snprintf(buf, len, "p%02u-%s%s-c%lld", pt->idx + 1, pt->system, sw, pt->outstanding);
+		snprintf(buf, len, "p%02u-%s%s-c%lld%s", pt->idx + 1, pt->system, sw, pt->outstanding, tr);
 	else
-		snprintf(buf, len, "p%02u-%s%s-%.0f", pt->idx + 1, pt->system, sw, pt->offered_ops);
+		snprintf(buf, len, "p%02u-%s%s-%.0f%s", pt->idx + 1, pt->system, sw, pt->offered_ops, tr);
 }
 
 static void proc_label(char *buf, size_t len, const struct proc *p)
@@ -636,6 +650,31 @@ static int push_num(char ***argv, const char *k, double v)
 	return push_kv(argv, k, b);
 }
 
+static int same_host(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0 || (host_is_local(a) && host_is_local(b));
+}
+
+/* Auto placement: the index of the first CPU client process `rank` takes
+ * on its host, after the server's workers (when the server shares the
+ * host) and the threads of the lower ranks on the same host. */
+static unsigned cpu_first(const struct runconf *rc, unsigned rank)
+{
+	const char *h = runconf_client_host(rc, rank);
+	unsigned first = same_host(h, rc->server_host) ? (unsigned)rc->workers : 0;
+	for (unsigned k = 0; k < rank; k++)
+		if (same_host(runconf_client_host(rc, k), h))
+			first += (unsigned)rc->threads;
+	return first;
+}
+
+/* Trials of one point use different arrival schedules and service times:
+ * the config's seed for trial 0, then a seed per trial. */
+static unsigned long long trial_seed(const struct runconf *rc, const struct point *pt)
+{
+	return (unsigned long long)rc->seed + 1000003ull * pt->trial;
+}
+
 static char **server_argv(const struct run *r, const struct point *pt, const char *ctl_hp,
 			  const char *pmem)
 {
@@ -685,7 +724,8 @@ static char **server_argv(const struct run *r, const struct point *pt, const cha
 		if (rc->xrc)
 			e |= argv_push(&a, "--xrc");
 	}
-	e |= push_num(&a, "--seed", (double)rc->seed);
+	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
+	e |= push_kv(&a, "--cpus", rc->srv_cpus);
 	e |= push_kv(&a, "--ctl", ctl_hp);
 	e |= push_kv(&a, "--rank", "0");
 	e |= push_extra(&a, rc->server_extra);
@@ -723,8 +763,12 @@ static char **client_argv(const struct run *r, const struct point *pt, const cha
 	}
 	e |= push_num(&a, "--duration-s", rc->duration_s);
 	e |= push_num(&a, "--warmup-s", rc->warmup_s);
-	e |= push_num(&a, "--seed", (double)rc->seed);
+	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
 	e |= push_num(&a, "--processes", (double)rc->processes);
+	e |= push_kv(&a, "--cpus", rc->cli_cpus);
+	e |= push_num(&a, "--cpu-first", cpu_first(rc, rank));
+	if (rc->device)
+		e |= push_kv(&a, "--device", rc->device);
 	if (runconf_durable(rc, pt->system))
 		e |= argv_push(&a, "--durable");
 	if (rc->delegation)
@@ -973,12 +1017,62 @@ static void prun_free(struct prun *pr)
 		json_decref(pr->procs[i].result);
 	}
 	free(pr->procs);
+	json_decref(pr->checks);
 }
 
 /*
  * Runs one point.  Returns the merged point object, or NULL with the
  * failure in pr->err (the caller records it).
  */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After a trial, with every process gone: the canary on the CPUs the
+ * trial's server worker 0 and client thread 0 ran on (only where they ran
+ * on this machine), then the self-checks (checks.h).
+ */
+static void self_check(struct run *r, struct prun *pr, json_t *pj, json_t *const *cres, size_t nc)
+{
+	const struct runconf *rc = pr->rc;
+	char why[300] = "";
+	double median = -1;
+
+	pr->canary_ns = -1;
+	if (!rc->canary) {
+		snprintf(why, sizeof why, "off (config canary: false)");
+	} else if (strcmp(rc->launcher, "local") != 0 || !host_is_local(rc->server_host)) {
+		snprintf(why, sizeof why, "not measured: the server ran on another host (the canary runs "
+			 "only where the driver does)");
+	} else {
+		int a, b;
+		trials_canary_cpus(pr->procs[0].result, cres, nc, &a, &b);
+		pr->canary_ns = trials_canary(r->bin, a, b, 200, why, sizeof why);
+	}
+	if (pr->canary_ns > 0) {
+		double *c = realloc(r->canaries, (r->ncanaries + 1) * sizeof *c);
+		if (c) {
+			r->canaries = c;
+			c[r->ncanaries++] = pr->canary_ns;
+			double *tmp = malloc(r->ncanaries * sizeof *tmp);
+			if (tmp) {
+				memcpy(tmp, c, r->ncanaries * sizeof *tmp);
+				qsort(tmp, r->ncanaries, sizeof *tmp, cmp_double);
+				median = r->ncanaries % 2 ? tmp[r->ncanaries / 2]
+					 : (tmp[r->ncanaries / 2 - 1] + tmp[r->ncanaries / 2]) / 2;
+				free(tmp);
+			}
+		}
+	}
+	json_object_set_new(pj, "canary_ns", pr->canary_ns > 0 ? json_real(pr->canary_ns) : json_null());
+	if (why[0])
+		json_object_set_new(pj, "canary_note", json_string(why));
+	pr->checks = checks_point(&rc->checks, pj, cres, nc, pr->procs[0].result, pr->canary_ns, median);
+}
+
 static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 {
 	const struct runconf *rc = runconf_for(&r->rc, pt);
@@ -1092,17 +1186,18 @@ stop:
 						    r->rc.sweep_key, "value",
 						    json_array_get(r->rc.sweep_values, (size_t)pt->sweep),
 						    "index", pt->sweep));
+			self_check(r, pr, pj, cres, nc);
 		}
 	}
 	return pj;
 }
 
 static void progress(const struct run *r, const struct point *pt, const json_t *pj,
-		     double elapsed_s, size_t done)
+		     const json_t *checks, double elapsed_s, size_t done)
 {
-	char load[400], p50[32], p99[32], eta[32];
+	char load[400], p50[32], p99[32], eta[32], flags[256], tr[48] = "";
 	const json_t *all = json_object_get(json_object_get(pj, "lat_ns"), "all");
-	double left = r->npts - done;
+	double left = (double)(r->ntrials - done);
 
 	if (r->o->quiet)
 		return;
@@ -1110,10 +1205,14 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 	fmt_ns(p50, sizeof p50, json_number_value(json_object_get(all, "p50")));
 	fmt_ns(p99, sizeof p99, json_number_value(json_object_get(all, "p99")));
 	fmt_dur(eta, sizeof eta, done ? elapsed_s / (double)done * left : 0);
-	fprintf(stderr, "[%zu/%zu] system=%s %s  p50=%s p99=%s  achieved=%.0f ops/s%s  ETA %s\n",
-		done, r->npts, pt->system, load, p50, p99,
+	if (r->rc.repeat > 1)
+		snprintf(tr, sizeof tr, " trial %u/%lld", pt->trial + 1, r->rc.repeat);
+	checks_flagged(checks, flags, sizeof flags);
+	fprintf(stderr, "[%zu/%zu] system=%s %s%s  p50=%s p99=%s  achieved=%.0f ops/s%s%s%s  ETA %s\n",
+		done, r->ntrials, pt->system, load, tr, p50, p99,
 		json_number_value(json_object_get(pj, "achieved_ops")),
-		json_is_true(json_object_get(pj, "saturated")) ? " (saturated)" : "", eta);
+		json_is_true(json_object_get(pj, "saturated")) ? " (saturated)" : "",
+		flags[0] ? "  CHECK: " : "", flags, eta);
 }
 
 static int dry_run(struct run *r)
@@ -1181,6 +1280,80 @@ static void add_overrides(json_t *runj, json_t *overrides)
 	if (!json_object_get(runj, "overrides"))
 		json_object_set_new(runj, "overrides", overrides ? json_incref(overrides) : json_array());
 	json_decref(copy);
+}
+
+/*
+ * The order of all trials: `repeat` rounds, each running every point once
+ * in an order shuffled (Fisher-Yates) by a generator seeded from the
+ * config's seed, so the run can be repeated exactly.  Recorded in run.json.
+ */
+static int plan_order(struct run *r)
+{
+	size_t rounds = (size_t)r->rc.repeat, k = 0;
+	struct rng g;
+	json_t *ord = json_array();
+
+	r->ntrials = r->npts * rounds;
+	r->order = calloc(r->ntrials ? r->ntrials : 1, sizeof *r->order);
+	if (!r->order || !ord) {
+		json_decref(ord);
+		return -1;
+	}
+	rng_seed_multi(&g, (uint64_t)r->rc.seed, 0x6f72646572ull /* "order" */, 0);
+	for (size_t t = 0; t < rounds; t++) {
+		size_t base = k;
+		for (size_t i = 0; i < r->npts; i++, k++) {
+			r->order[k].point = i;
+			r->order[k].trial = (unsigned)t;
+		}
+		/* one trial: the plan's order, as before repeat existed */
+		if (rounds > 1)
+			for (size_t i = r->npts; i > 1; i--) {
+				size_t j = (size_t)(rng_next(&g) % i);
+				struct trial_ref tmp = r->order[base + i - 1];
+				r->order[base + i - 1] = r->order[base + j];
+				r->order[base + j] = tmp;
+			}
+	}
+	for (k = 0; k < r->ntrials; k++)
+		json_array_append_new(ord, json_pack("[ii]", (int)r->order[k].point, (int)r->order[k].trial));
+	json_object_set_new(r->runj, "trial_order", json_pack("{s:I,s:I,s:s,s:o}", "repeat", (json_int_t)rounds,
+			    "seed", (json_int_t)r->rc.seed, "how",
+			    rounds > 1 ? "rounds; each round runs every point once, shuffled (Fisher-Yates, "
+			    "xoshiro256** seeded from seed)" : "plan order (one trial)", "order", ord));
+	return 0;
+}
+
+/* run.json's points, in plan order, from the trials run so far. */
+static int rebuild_points(struct run *r, char *err, size_t errlen)
+{
+	json_t *pts = json_array();
+	for (size_t i = 0; i < r->npts; i++) {
+		if (!r->entries[i])
+			continue;
+		json_t *p = trials_point(r->pj0[i], r->entries[i], err, errlen);
+		if (!p) {
+			json_decref(pts);
+			return -1;
+		}
+		json_array_append_new(pts, p);
+	}
+	json_object_set_new(r->runj, "points", pts);
+	return 0;
+}
+
+/* --strict: the first trial with a failed self-check ends the run. */
+static int strict_failed(const struct run *r, const json_t *checks, const struct point *pt, char *err,
+			 size_t errlen)
+{
+	char flags[256], load[400];
+	if (!r->o->strict || !checks_flagged(checks, flags, sizeof flags))
+		return 0;
+	load_label(load, sizeof load, &r->rc, pt);
+	snprintf(err, errlen, "--strict: system=%s %s failed its self-checks: %s (run.json has the values)",
+		 pt->system, load, flags);
+	json_object_set_new(r->runj, "status", json_string("failed-checks"));
+	return 1;
 }
 
 static void record_error(struct run *r, const struct prun *pr, const char *status)
@@ -1292,29 +1465,43 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 
 	rc = 0;
 	t0 = now_ms();
-	for (size_t i = 0; i < r->npts; i++) {
+	if (plan_order(r) < 0) {
+		snprintf(err, errlen, "out of memory planning %zu trials", r->ntrials);
+		rc = 1;
+	}
+	for (size_t k = 0; rc == 0 && k < r->ntrials; k++) {
 		struct prun pr;
-		json_t *pj = run_point(r, &pr, &r->pts[i]);
+		struct point pt = r->pts[r->order[k].point];
+		pt.trial = r->order[k].trial;
+		size_t i = r->order[k].point;
+		json_t *pj = run_point(r, &pr, &pt);
 
 		if (pr.warn[0])
 			fprintf(stderr, "oqb: warning: %s\n", pr.warn);
 		if (!pj) {
 			char load[400];
-			load_label(load, sizeof load, &r->rc, &r->pts[i]);
+			load_label(load, sizeof load, &r->rc, &pt);
 			record_error(r, &pr, g_signal ? "interrupted" : "failed");
-			snprintf(err, errlen, "point %zu/%zu (system=%s %s): %s", i + 1, r->npts,
-				 r->pts[i].system, load, pr.err);
+			snprintf(err, errlen, "point %zu/%zu (system=%s %s%s): %s", i + 1, r->npts,
+				 pt.system, load, r->rc.repeat > 1 ? ", a trial" : "", pr.err);
 			prun_free(&pr);
 			rc = 1;
 			break;
 		}
-		json_array_append_new(json_object_get(r->runj, "points"), pj);
+		progress(r, &pt, pj, pr.checks, (double)(now_ms() - t0) / 1000, k + 1);
+		if (strict_failed(r, pr.checks, &pt, err, errlen))
+			rc = 1;
+		if (!r->entries[i])
+			r->entries[i] = json_array();
+		json_array_append_new(r->entries[i], trials_entry(pj, pt.trial, k, pr.canary_ns, pr.checks));
+		if (!r->pj0[i])
+			r->pj0[i] = json_incref(pj);
+		json_decref(pj);
 		prun_free(&pr);
-		if (runjson_write(r->runj, r->dir, err, errlen) < 0) {
+		if (rebuild_points(r, err, errlen) < 0 || runjson_write(r->runj, r->dir, err, errlen) < 0) {
 			rc = 1;
 			break;
 		}
-		progress(r, &r->pts[i], pj, (double)(now_ms() - t0) / 1000, i + 1);
 	}
 	if (rc == 0)
 		json_object_set_new(r->runj, "status", json_string("ok"));
@@ -1334,6 +1521,12 @@ out:
 	if (r->launcher_open)
 		launch_close(&r->l);
 	json_decref(r->runj);
+	for (size_t i = 0; i < r->npts; i++) {
+		json_decref(r->pj0[i]);
+		json_decref(r->entries[i]);
+	}
+	free(r->order);
+	free(r->canaries);
 	runconf_free(&r->rc);
 	free(r);
 	return rc;

@@ -21,6 +21,7 @@ struct run_opts {
 	const char *out;      /* results directory, or NULL for results/<name>-<UTC stamp> */
 	int dry_run;          /* check and print the plan; start nothing */
 	int quiet;            /* no progress lines */
+	int strict;           /* a trial whose self-checks warn fails the run */
 	const char *const *sets;   /* --set KEY=VALUE overrides, in order */
 	size_t nsets;
 };

@@ -11,6 +11,7 @@
 #include "runconf.h"
 #include "conf.h"
 #include "gen.h"
+#include "cpus.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -47,6 +48,7 @@ static const struct conf_key server_keys[] = {
 	{ "slot_size", CONF_INT, 0, 64, 1 << 21, NULL, NULL, "bytes per receive slot, a multiple of 64; a request must fit one (server default 2048)" },
 	{ "recv_pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "durable/pmkv: directory on the server host for the persistent receive rings and pools; each point gets a fresh subdirectory (default: a private one per point)" },
 	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--void-timeout-ms\", \"20\"]" },
+	{ "cpus", CONF_STR, 0, 0, 0, NULL, NULL, "CPUs of the workers: auto (a CPU each, not shared with the clients on the same host; on verbs from the NIC's NUMA node), none, or a list like \"0-3\" (default auto)" },
 	{ NULL }
 };
 
@@ -55,6 +57,7 @@ static const struct conf_key clients_keys[] = {
 	{ "threads", CONF_INT, 0, 1, 1024, NULL, NULL, "threads per client process (default 1)" },
 	{ "delegation", CONF_BOOL, 0, 0, 0, NULL, NULL, "verbs: threads of a process share one QP per server worker (paper 5.2.2; default false)" },
 	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-client flags" },
+	{ "cpus", CONF_STR, 0, 0, 0, NULL, NULL, "CPUs of each process's threads: auto (a CPU each, after the server's and earlier processes' on the same host), none, or a list (default auto)" },
 	{ NULL }
 };
 
@@ -128,6 +131,9 @@ static const struct conf_key top_keys[] = {
 	{ "duration_s", CONF_NUM, 0, 0.01, 86400, NULL, NULL, "measured seconds per point (default 5)" },
 	{ "warmup_s", CONF_NUM, 0, 0, 86400, NULL, NULL, "unmeasured seconds before (default 1)" },
 	{ "seed", CONF_INT, 0, 0, 9007199254740991.0, NULL, NULL, "random seed (default 1)" },
+	{ "repeat", CONF_INT, 0, 1, 1000, NULL, NULL, "trials of every point, run in a randomised interleaved order across systems and loads (default 1)" },
+	{ "canary", CONF_BOOL, 0, 0, 0, NULL, NULL, "measure the machine's floor beside every trial on the same CPUs (default true; local shm runs)" },
+	{ "checks", CONF_OBJ, 0, 0, 0, NULL, checks_schema, "thresholds of the self-checks on every point (docs/trust.md)" },
 	{ "hosts", CONF_OBJ, 0, 0, 0, NULL, hosts_keys, "where processes run and how they are started" },
 	{ "timeouts", CONF_OBJ, 0, 0, 0, NULL, timeouts_keys, "rendezvous timeouts" },
 	{ NULL }
@@ -893,6 +899,22 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->duration_s = conf_num(rc->root, "duration_s", 5);
 	rc->warmup_s = conf_num(rc->root, "warmup_s", 1);
 	rc->seed = conf_int(rc->root, "seed", 1);
+	rc->repeat = conf_int(rc->root, "repeat", 1);
+	rc->canary = conf_bool(rc->root, "canary", 1);
+	checks_from_json(&rc->checks, json_object_get(rc->root, "checks"));
+	rc->srv_cpus = conf_str(json_object_get(rc->root, "server"), "cpus", "auto");
+	rc->cli_cpus = conf_str(json_object_get(rc->root, "clients"), "cpus", "auto");
+	{
+		const char *specs[2] = { rc->srv_cpus, rc->cli_cpus };
+		int tmp[CPUS_MAX];
+		char e[256];
+		for (int si = 0; si < 2; si++)
+			if (strcmp(specs[si], "auto") && strcmp(specs[si], "none") &&
+			    cpus_parse(specs[si], tmp, CPUS_MAX, e, sizeof e) < 0) {
+				set_err(err, errlen, "%s: %s.cpus: %s", rc->path, si ? "clients" : "server", e);
+				goto fail;
+			}
+	}
 
 	to = json_object_get(rc->root, "timeouts");
 	rc->hello_s = conf_num(to, "hello_s", 30);

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <jansson.h>
+#include "checks.h"
 
 #define RUNCONF_MAX_SYSTEMS 8
 #define RUNCONF_MAX_LOADS   256
@@ -71,6 +72,10 @@ struct runconf {
 
 	double duration_s, warmup_s;
 	long long seed;
+	long long repeat;              /* trials per point */
+	int canary;                    /* floor beside every trial */
+	struct check_conf checks;      /* self-check thresholds */
+	const char *srv_cpus, *cli_cpus; /* placement specs: auto, none, LIST */
 
 	/* The extra axis: variants[i] is this config with sweep_key set to
 	 * sweep.values[i], checked like a config of its own. */
@@ -104,6 +109,7 @@ struct point {
 	double offered_ops;            /* poisson: total offered ops/s; closed: 0 */
 	long long outstanding;         /* closed: per client thread; poisson: 0 */
 	int sweep;                     /* index into sweep.values, -1 without a sweep */
+	unsigned trial;                /* 0 .. repeat-1 */
 };
 
 /*

@@ -154,6 +154,47 @@ static json_t *hosts_info(const struct runconf *rc)
 	return h;
 }
 
+/* First line of a small file, trimmed; "" when unreadable. */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/*
+ * The machine the driver runs on, at the start: CPU model, CPUs online,
+ * SMT, the frequency governor of CPU 0 and the load average.  A lab
+ * cluster's other hosts report their own placement with every point.
+ */
+json_t *runjson_environment(void)
+{
+	char model[256] = "", line[512], smt[64], gov[64], load[128];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+			snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+			model[strcspn(model, "\n")] = '\0';
+			break;
+		}
+	if (f)
+		fclose(f);
+	read_line("/sys/devices/system/cpu/smt/control", smt, sizeof smt);
+	read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
+	read_line("/proc/loadavg", load, sizeof load);
+	double l1 = 0, l5 = 0, l15 = 0;
+	sscanf(load, "%lf %lf %lf", &l1, &l5, &l15);
+	return json_pack("{s:s,s:i,s:s,s:s,s:[fff]}", "cpu_model", model[0] ? model : "unknown",
+			 "cpus_online", (int)sysconf(_SC_NPROCESSORS_ONLN), "smt", smt[0] ? smt : "unknown",
+			 "governor", gov[0] ? gov : "none (no cpufreq: a VM, or the driver is not loaded)",
+			 "loadavg_1_5_15", l1, l5, l15);
+}
+
 json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *src_dir)
 {
 	json_t *r = json_object();
@@ -173,6 +214,7 @@ json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *sr
 	json_object_set_new(r, "config_path", json_string(rc->path));
 	json_object_set(r, "config", rc->root);
 	json_object_set_new(r, "hosts", hosts_info(rc));
+	json_object_set_new(r, "environment", runjson_environment());
 
 	snprintf(buf, sizeof buf, "unknown");
 	if (src_dir) {
@@ -213,8 +255,9 @@ int runjson_write(const json_t *run, const char *dir, char *err, size_t errlen)
 json_t *runjson_load(const char *path, char *err, size_t errlen)
 {
 	json_error_t je;
-	json_t *r = json_load_file(path, 0, &je);
+	json_t *r = json_load_file(path, 0, &je), *points, *p;
 	const char *schema;
+	size_t i;
 
 	if (!r) {
 		if (je.line < 0)
@@ -230,10 +273,22 @@ json_t *runjson_load(const char *path, char *err, size_t errlen)
 		json_decref(r);
 		return NULL;
 	}
-	if (!json_is_array(json_object_get(r, "points"))) {
-		snprintf(err, errlen, "%s: no \"points\" array", path);
+	points = json_object_get(r, "points");
+	if (!json_is_array(points)) {
+		snprintf(err, errlen, "%s: no \"points\" array; the file is damaged or was not "
+			 "written by oqb run", path);
 		json_decref(r);
 		return NULL;
+	}
+	/* compare and plot match points by system: each must name one. */
+	json_array_foreach(points, i, p) {
+		if (!json_is_object(p) || !json_is_string(json_object_get(p, "system"))) {
+			snprintf(err, errlen, "%s: points[%zu]: %s; the file is damaged or was not "
+				 "written by oqb run", path, i, json_is_object(p) ?
+				 "no \"system\" string" : "not an object");
+			json_decref(r);
+			return NULL;
+		}
 	}
 	return r;
 }

@@ -37,6 +37,9 @@ json_t *runjson_load(const char *path, char *err, size_t errlen);
  */
 int run_capture(char *const *argv, char *out, size_t cap);
 
+/* The driver host's CPU model, CPUs, SMT, governor and load average. */
+json_t *runjson_environment(void);
+
 /* The versions object: compiler, kernel, library versions. */
 json_t *runjson_versions(void);
 

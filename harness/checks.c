@@ -1,0 +1,339 @@
+/*
+ * checks.c - the self-checks on every measured point (checks.h).
+ *
+ * Every check is computed from merged histograms or from raw samples, never
+ * from averaged percentiles.  Thresholds are the config's ("checks") or the
+ * defaults below, and every check writes the threshold it used beside its
+ * value, so a reader can judge a warning without the config at hand.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "hist.h"
+#include "stats.h"
+#include "stattest.h"
+
+const struct conf_key checks_schema[] = {
+	{ "lag_ns", CONF_NUM, 0, 0, 1e12, NULL, NULL, "schedule lag: a send this much later than intended lags (default 20000)" },
+	{ "lag_share", CONF_NUM, 0, 0, 1, NULL, NULL, "schedule lag: warn above this share of lagging sends (default 0.01)" },
+	{ "arrival_p", CONF_NUM, 0, 0, 1, NULL, NULL, "arrival fit: warn below this Bonferroni-corrected Anderson-Darling p (default 0.001)" },
+	{ "ci_p99", CONF_NUM, 0, 0, 100, NULL, NULL, "warn above this relative width of the P99 95% CI (default 0.1)" },
+	{ "ci_p999", CONF_NUM, 0, 0, 100, NULL, NULL, "warn above this relative width of the P99.9 95% CI (default 0.25)" },
+	{ "halves_p50", CONF_NUM, 0, 1, 1000, NULL, NULL, "stationarity: warn when the window's halves' p50 differ by more than this factor, CIs apart (default 1.25)" },
+	{ "halves_p99", CONF_NUM, 0, 1, 1000, NULL, NULL, "stationarity: the same for p99 (default 1.5)" },
+	{ "steal", CONF_NUM, 0, 0, 1, NULL, NULL, "interference: warn above this share of host CPU time stolen (default 0.02)" },
+	{ "switches_per_s", CONF_NUM, 0, 0, 1e9, NULL, NULL, "interference: warn above this many involuntary context switches per second of a spinning thread (default 20)" },
+	{ "canary_drift", CONF_NUM, 0, 1, 1000, NULL, NULL, "warn when the point's canary is off the run's median canary by more than this factor (default 1.5)" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
+};
+
+void checks_defaults(struct check_conf *c)
+{
+	c->lag_ns = 20000;
+	c->lag_share = 0.01;
+	c->arrival_p = 0.001;
+	c->ci_p99 = 0.10;
+	c->ci_p999 = 0.25;
+	c->halves_p50 = 1.25;
+	c->halves_p99 = 1.5;
+	c->steal = 0.02;
+	c->switches_per_s = 20;
+	c->canary_drift = 1.5;
+}
+
+static void num_from(const json_t *o, const char *k, double *v)
+{
+	const json_t *j = json_object_get(o, k);
+	if (json_is_number(j))
+		*v = json_number_value(j);
+}
+
+void checks_from_json(struct check_conf *c, const json_t *obj)
+{
+	checks_defaults(c);
+	if (!json_is_object(obj))
+		return;
+	num_from(obj, "lag_ns", &c->lag_ns);
+	num_from(obj, "lag_share", &c->lag_share);
+	num_from(obj, "arrival_p", &c->arrival_p);
+	num_from(obj, "ci_p99", &c->ci_p99);
+	num_from(obj, "ci_p999", &c->ci_p999);
+	num_from(obj, "halves_p50", &c->halves_p50);
+	num_from(obj, "halves_p99", &c->halves_p99);
+	num_from(obj, "steal", &c->steal);
+	num_from(obj, "switches_per_s", &c->switches_per_s);
+	num_from(obj, "canary_drift", &c->canary_drift);
+}
+
+static void add(json_t *arr, const char *name, double value, double threshold, int warn, const char *detail)
+{
+	json_t *c = json_pack("{s:s,s:f,s:f,s:s}", "name", name, "value", isfinite(value) ? value : 0.0,
+			      "threshold", threshold, "status", warn ? "warn" : "pass");
+	if (detail && *detail)
+		json_object_set_new(c, "detail", json_string(detail));
+	json_array_append_new(arr, c);
+}
+
+/* Count of values recorded above v (whole counters whose low end is > v). */
+static uint64_t count_above(const struct hist *h, uint64_t v)
+{
+	uint64_t n = 0;
+	for (unsigned i = v > HIST_MAX ? HIST_NCOUNTS : hist_index(v) + 1; i < HIST_NCOUNTS; i++)
+		n += h->counts[i];
+	return n;
+}
+
+/* Sums one histogram per client found at path (an object key, then an
+ * optional array index >= 0) into h; the number of clients that had it. */
+static size_t merge_trust(struct hist *h, json_t *const *clients, size_t n, const char *key, int idx)
+{
+	struct hist *one = hist_new();
+	size_t got = 0;
+	char e[128];
+	if (!one)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *j = json_object_get(json_object_get(clients[i], "trust"), key);
+		if (idx >= 0)
+			j = json_array_get(j, (size_t)idx);
+		if (j && hist_from_json(one, j, e, sizeof e) == 0) {
+			hist_merge(h, one);
+			got++;
+		}
+	}
+	hist_free(one);
+	return got;
+}
+
+static void check_lag(const struct check_conf *c, json_t *out, json_t *const *clients, size_t n)
+{
+	struct hist *h = hist_new();
+	char d[160];
+	if (!h)
+		return;
+	if (merge_trust(h, clients, n, "lag_ns", -1) && h->n) {
+		double share = (double)count_above(h, (uint64_t)c->lag_ns) / (double)h->n;
+		snprintf(d, sizeof d, "%llu of %llu sends later than %.0f ns; worst %.0f us, p99 %.1f us",
+			 (unsigned long long)count_above(h, (uint64_t)c->lag_ns), (unsigned long long)h->n,
+			 c->lag_ns, h->max / 1e3, hist_percentile(h, 99) / 1e3);
+		add(out, "schedule_lag", share, c->lag_share, share > c->lag_share, d);
+	}
+	hist_free(h);
+}
+
+static void check_arrival(const struct check_conf *c, json_t *out, json_t *const *clients, size_t n)
+{
+	double minp = 1, a2_at_min = 0;
+	size_t tested = 0, k;
+	char d[200], e[128];
+
+	for (size_t i = 0; i < n; i++) {
+		const json_t *tr = json_object_get(clients[i], "trust"), *g;
+		double mean = json_number_value(json_object_get(tr, "mean_gap_ns"));
+		if (mean <= 0)
+			continue;     /* closed loop: no schedule to fit */
+		json_array_foreach(json_object_get(tr, "send_gaps_ns"), k, g) {
+			size_t m = json_array_size(g);
+			if (m < 50)
+				continue;
+			double *x = malloc(m * sizeof *x), a2, p;
+			if (!x)
+				continue;
+			for (size_t j = 0; j < m; j++)
+				x[j] = json_number_value(json_array_get(g, j));
+			if (ad_exp_test(x, m, mean, &a2, &p, e, sizeof e) == 0) {
+				tested++;
+				if (p < minp) {
+					minp = p;
+					a2_at_min = a2;
+				}
+			}
+			free(x);
+		}
+	}
+	if (!tested)
+		return;
+	double adj = fmin(1, minp * (double)tested);
+	snprintf(d, sizeof d, "Anderson-Darling against the configured exponential, %zu thread(s); "
+		 "smallest p %.3g (A2 %.2f), x%zu for the threads tested", tested, minp, a2_at_min, tested);
+	add(out, "arrival_fit", adj, c->arrival_p, adj < c->arrival_p, d);
+}
+
+static void check_ci(const struct check_conf *c, json_t *out, const json_t *pj)
+{
+	struct hist *h = hist_new();
+	char e[128], d[160];
+	if (!h)
+		return;
+	if (hist_from_json(h, json_object_get(json_object_get(pj, "lat_ns"), "all"), e, sizeof e) == 0 && h->n) {
+		static const struct { const char *name; double p; } q[] = { { "ci_p99", 0.99 }, { "ci_p999", 0.999 } };
+		for (int i = 0; i < 2; i++) {
+			uint64_t lo, hi, v = hist_percentile(h, q[i].p * 100);
+			stats_hist_pct_ci(h, q[i].p, STATS_Z95, &lo, &hi);
+			double w = v ? (double)(hi - lo) / (double)v : 0;
+			double thr = i ? c->ci_p999 : c->ci_p99;
+			snprintf(d, sizeof d, "95%% CI [%.1f, %.1f] us around %.1f us from %llu samples", lo / 1e3,
+				 hi / 1e3, v / 1e3, (unsigned long long)h->n);
+			add(out, q[i].name, w, thr, w > thr, d);
+		}
+	}
+	hist_free(h);
+}
+
+static void check_halves(const struct check_conf *c, json_t *out, json_t *const *clients, size_t n)
+{
+	struct hist *a = hist_new(), *b = hist_new();
+	char d[240];
+	if (a && b && merge_trust(a, clients, n, "halves_ns", 0) && merge_trust(b, clients, n, "halves_ns", 1) &&
+	    a->n >= 100 && b->n >= 100) {
+		double worst = 1;
+		int warn = 0;
+		static const double ps[2] = { 0.5, 0.99 };
+		double r[2];
+		for (int i = 0; i < 2; i++) {
+			uint64_t alo, ahi, blo, bhi;
+			double va = (double)hist_percentile(a, ps[i] * 100), vb = (double)hist_percentile(b, ps[i] * 100);
+			stats_hist_pct_ci(a, ps[i], STATS_Z95, &alo, &ahi);
+			stats_hist_pct_ci(b, ps[i], STATS_Z95, &blo, &bhi);
+			r[i] = va > 0 && vb > 0 ? fmax(va / vb, vb / va) : 1;
+			int apart = ahi < blo || bhi < alo;
+			if (apart && r[i] > (i ? c->halves_p99 : c->halves_p50))
+				warn = 1;
+			worst = fmax(worst, r[i] / (i ? c->halves_p99 : c->halves_p50));
+		}
+		snprintf(d, sizeof d, "first half p50 %.1f us p99 %.1f us, second half p50 %.1f us p99 %.1f us "
+			 "(factors %.2f, %.2f; limits %.2f, %.2f when CIs do not overlap)",
+			 hist_percentile(a, 50) / 1e3, hist_percentile(a, 99) / 1e3, hist_percentile(b, 50) / 1e3,
+			 hist_percentile(b, 99) / 1e3, r[0], r[1], c->halves_p50, c->halves_p99);
+		add(out, "stationarity", r[0] / c->halves_p50 > r[1] / c->halves_p99 ? r[0] : r[1],
+		    r[0] / c->halves_p50 > r[1] / c->halves_p99 ? c->halves_p50 : c->halves_p99, warn, d);
+		(void)worst;
+	}
+	hist_free(a);
+	hist_free(b);
+}
+
+static void check_interference(const struct check_conf *c, json_t *out, json_t *const *clients, size_t n,
+			       const json_t *server)
+{
+	double steal = 0, worst_rate = 0;
+	const char *worst = "";
+	char who[64] = "", d[240];
+	size_t k;
+	const json_t *v;
+	int have = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const json_t *tr = json_object_get(clients[i], "trust");
+		double tot = json_number_value(json_object_get(tr, "total_ticks"));
+		double st = json_number_value(json_object_get(tr, "steal_ticks"));
+		double secs = json_number_value(json_object_get(tr, "switch_window_ns")) / 1e9;
+		if (tot > 0)
+			steal = fmax(steal, st / tot);
+		json_array_foreach(json_object_get(tr, "involuntary_switches"), k, v) {
+			/* counted from the start of warm-up to the end of the window */
+			double r = secs > 0 ? json_number_value(v) / secs : 0;
+			have = 1;
+			if (r > worst_rate) {
+				worst_rate = r;
+				snprintf(who, sizeof who, "client %zu thread %zu", i, k);
+				worst = who;
+			}
+		}
+	}
+	json_array_foreach(json_object_get(server, "per_worker"), k, v) {
+		double life = json_number_value(json_object_get(v, "life_ns")) / 1e9;
+		if (life <= 0 || !json_is_number(json_object_get(v, "involuntary_switches")))
+			continue;
+		double r = json_number_value(json_object_get(v, "involuntary_switches")) / life;
+		have = 1;
+		if (r > worst_rate) {
+			worst_rate = r;
+			snprintf(who, sizeof who, "server worker %zu", k);
+			worst = who;
+		}
+	}
+	if (!have)
+		return;
+	int warn = steal > c->steal || worst_rate > c->switches_per_s;
+	snprintf(d, sizeof d, "host steal %.2f%% (limit %.2f%%); most involuntary switches: %s, %.1f/s (limit %.1f/s)",
+		 steal * 100, c->steal * 100, *worst ? worst : "none", worst_rate, c->switches_per_s);
+	add(out, "interference", worst_rate, c->switches_per_s, warn, d);
+}
+
+static void check_counts(json_t *out, const json_t *pj)
+{
+	char d[160];
+	double sent = json_number_value(json_object_get(pj, "sent"));
+	const json_t *sat = json_object_get(pj, "saturated");
+	if (json_is_boolean(sat)) {
+		snprintf(d, sizeof d, "achieved %.0f of %.0f ops/s offered", json_number_value(json_object_get(pj, "achieved_ops")),
+			 json_number_value(json_object_get(pj, "offered_ops")));
+		add(out, "saturation", json_is_true(sat), 0, json_is_true(sat), d);
+	}
+	static const char *const names[] = { "unanswered", "unsent", "errors" };
+	for (int i = 0; i < 3; i++) {
+		double v = json_number_value(json_object_get(pj, names[i]));
+		snprintf(d, sizeof d, "%.0f of %.0f sent", v, sent);
+		add(out, names[i], v, 0, v > 0, d);
+	}
+}
+
+/* Every spinning thread on a CPU of its own (cpus.h): "shared" from any process warns. */
+static void check_placement(json_t *out, json_t *const *clients, size_t n, const json_t *server)
+{
+	int shared = json_is_true(json_object_get(json_object_get(server, "placement"), "shared"));
+	int unpinned = json_is_null(json_object_get(json_object_get(server, "placement"), "cpus"));
+	for (size_t i = 0; i < n; i++) {
+		shared |= json_is_true(json_object_get(json_object_get(clients[i], "placement"), "shared"));
+		unpinned |= json_is_null(json_object_get(json_object_get(clients[i], "placement"), "cpus"));
+	}
+	add(out, "placement", shared, 0, shared, shared ? "spinning threads share CPUs (more threads than CPUs "
+	    "on a host): latencies include scheduling delays" : unpinned ? "some threads are not pinned "
+	    "(cpus: none)" : "every spinning thread has a CPU of its own");
+}
+
+json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const *clients,
+		     size_t nclients, const json_t *server, double canary_ns, double canary_median)
+{
+	json_t *out = json_array();
+	char d[160];
+
+	check_lag(c, out, clients, nclients);
+	check_arrival(c, out, clients, nclients);
+	check_ci(c, out, pj);
+	check_halves(c, out, clients, nclients);
+	check_interference(c, out, clients, nclients, server);
+	if (canary_ns > 0 && canary_median > 0) {
+		double f = fmax(canary_ns / canary_median, canary_median / canary_ns);
+		snprintf(d, sizeof d, "canary p50 %.0f ns, run median %.0f ns", canary_ns, canary_median);
+		add(out, "canary_drift", f, c->canary_drift, f > c->canary_drift, d);
+	}
+	check_placement(out, clients, nclients, server);
+	check_counts(out, pj);
+	return out;
+}
+
+int checks_flagged(const json_t *checks, char *buf, size_t len)
+{
+	size_t i, o = 0;
+	const json_t *c;
+	int flagged = 0;
+	if (len)
+		buf[0] = '\0';
+	json_array_foreach(checks, i, c) {
+		if (strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") != 0)
+			continue;
+		flagged = 1;
+		if (o + 1 < len) {
+			int w = snprintf(buf + o, len - o, "%s%s", o ? "," : "",
+					 json_string_value(json_object_get(c, "name")));
+			if (w > 0)
+				o += (size_t)w;
+		}
+	}
+	return flagged;
+}

@@ -1,0 +1,71 @@
+/*
+ * checks.h - the self-checks on every measured point (docs/trust.md).
+ *
+ * A point's percentiles are only as good as the conditions it ran under.
+ * Each check reads what the processes reported (the clients' "trust"
+ * object: schedule lag, inter-send gaps, the two halves of the window,
+ * involuntary context switches and host steal; the server's per-worker
+ * switches; the canary beside the point) and says pass or warn, with the
+ * value and the threshold it was held to:
+ *
+ *   schedule_lag   share of requests posted later than lag_ns after their
+ *                  intended time (a client that cannot keep its schedule
+ *                  hides latency: coordinated omission); worst lag beside
+ *   arrival_fit    Anderson-Darling test of each client thread's actual
+ *                  inter-send times against the configured exponential;
+ *                  the smallest p, Bonferroni-corrected over threads
+ *   ci_p99/ci_p999 relative width of the order-statistic 95 % CI
+ *   stationarity   the window's halves: p50 and p99 differ by more than a
+ *                  factor AND their CIs do not overlap
+ *   interference   host CPU steal over the run, and involuntary context
+ *                  switches per second of every spinning thread
+ *   canary_drift   this point's canary against the run's median canary
+ *   saturation, unanswered, unsent, errors   as the point reports them
+ *
+ * A warning flags the point: `oqb run` prints it on the progress line,
+ * plots draw the point hollow, `oqb run --strict` fails the run.
+ */
+#ifndef OQB_CHECKS_H
+#define OQB_CHECKS_H
+
+#include <jansson.h>
+#include "conf.h"
+
+struct check_conf {
+	double lag_ns;          /* a send this late counts as lagging */
+	double lag_share;       /* warn above this share of lagging sends */
+	double arrival_p;       /* warn below this (corrected) p-value */
+	double ci_p99;          /* warn above this relative CI width */
+	double ci_p999;
+	double halves_p50;      /* warn above this ratio between halves ... */
+	double halves_p99;      /* ... when the halves' CIs do not overlap */
+	double steal;           /* warn above this share of host CPU time stolen */
+	double switches_per_s;  /* warn above this rate for any spinning thread */
+	double canary_drift;    /* warn when the canary is off the median by more than this factor */
+};
+
+/* The defaults (docs/trust.md says why each is what it is). */
+void checks_defaults(struct check_conf *c);
+
+/* Reads the config's "checks" object (NULL: defaults); unknown keys were
+ * already refused by the schema. */
+void checks_from_json(struct check_conf *c, const json_t *obj);
+
+/*
+ * The checks of one measured point (one trial): an array of
+ * {"name","value","threshold","status":"pass"|"warn","detail"}.
+ * pj is the merged point, clients the processes' results, server the
+ * server's, canary_ns this trial's canary p50 (<= 0: none) and
+ * canary_median the run's so far (<= 0: none).
+ */
+json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const *clients,
+		     size_t nclients, const json_t *server, double canary_ns, double canary_median);
+
+/* Whether any check in the array warns; names of the warnings into buf
+ * ("stationarity,interference"). */
+int checks_flagged(const json_t *checks, char *buf, size_t len);
+
+/* The schema of the config's "checks" object. */
+extern const struct conf_key checks_schema[];
+
+#endif

@@ -1,0 +1,233 @@
+/*
+ * trials.c - repeated trials, the canary, and the merged point (trials.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "hist.h"
+#include "merge.h"
+#include "runjson.h"
+#include "trials.h"
+
+static const char *const classes[] = { "all", "nilext", "non_nilext" };
+#define NCLASSES 3
+static const char *const counters[] = { "sent", "committed", "unanswered", "unsent", "ring_full_waits", "errors" };
+#define NCOUNTERS (sizeof counters / sizeof counters[0])
+
+double trials_canary(const char *bin_dir, int cpu_a, int cpu_b, double max_ms, char *why, size_t len)
+{
+	char prog[4200], cpus[64], ms[32], out[4096];
+	if (cpu_a < 0 || cpu_b < 0) {
+		snprintf(why, len, "threads not pinned (placement none): no CPUs to measure on");
+		return -1;
+	}
+	snprintf(prog, sizeof prog, "%s/oqb-floor", bin_dir);
+	snprintf(cpus, sizeof cpus, "%d,%d", cpu_a, cpu_b);
+	snprintf(ms, sizeof ms, "%g", max_ms);
+	char *argv[] = { prog, "--cpus", cpus, "--max-ms", ms, "20000", NULL };
+	if (run_capture(argv, out, sizeof out) != 0) {
+		snprintf(why, len, "%s failed: %.200s", prog, out);
+		return -1;
+	}
+	json_error_t je;
+	json_t *j = json_loads(out, 0, &je);
+	double p50 = json_number_value(json_object_get(json_object_get(j, "rtt_ns"), "p50"));
+	json_decref(j);
+	if (p50 <= 0) {
+		snprintf(why, len, "oqb-floor printed no usable rtt_ns.p50: %.120s", out);
+		return -1;
+	}
+	return p50;
+}
+
+static int first_cpu(const json_t *res)
+{
+	const json_t *c = json_array_get(json_object_get(json_object_get(res, "placement"), "cpus"), 0);
+	return json_is_integer(c) ? (int)json_integer_value(c) : -1;
+}
+
+void trials_canary_cpus(const json_t *server, json_t *const *clients, size_t n, int *a, int *b)
+{
+	*a = first_cpu(server);
+	*b = n ? first_cpu(clients[0]) : -1;
+}
+
+static json_t *placement_of(const json_t *pj)
+{
+	json_t *cl = json_array();
+	size_t i;
+	const json_t *c;
+	json_array_foreach(json_object_get(pj, "clients"), i, c)
+		json_array_append_new(cl, json_pack("{s:O?}", "placement", json_object_get(c, "placement")));
+	return json_pack("{s:O?,s:o}", "server", json_object_get(json_object_get(pj, "server"), "placement"),
+			 "clients", cl);
+}
+
+json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double canary_ns, json_t *checks)
+{
+	char flags[256];
+	json_t *e = json_object();
+	json_object_set_new(e, "trial", json_integer(trial));
+	json_object_set_new(e, "order", json_integer((json_int_t)order));
+	json_object_set(e, "dir", json_object_get(pj, "dir"));
+	json_object_set(e, "achieved_ops", json_object_get(pj, "achieved_ops"));
+	json_object_set(e, "saturated", json_object_get(pj, "saturated"));
+	json_object_set(e, "measured_ns", json_object_get(pj, "measured_ns"));
+	for (size_t k = 0; k < NCOUNTERS; k++)
+		json_object_set(e, counters[k], json_object_get(pj, counters[k]));
+	json_object_set(e, "lat_ns", json_object_get(pj, "lat_ns"));
+	json_object_set_new(e, "canary_ns", canary_ns > 0 ? json_real(canary_ns) : json_null());
+	json_object_set_new(e, "placement", placement_of(pj));
+	json_object_set(e, "checks", checks);
+	json_object_set_new(e, "flagged", json_boolean(checks_flagged(checks, flags, sizeof flags)));
+	return e;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* {"min","median","max","values"} of one percentile over the trials. */
+static json_t *spread_of(const json_t *entries, const char *cls, const char *pct)
+{
+	size_t n = json_array_size(entries), i, m = 0;
+	double *v = calloc(n ? n : 1, sizeof *v);
+	json_t *vals = json_array(), *e;
+	json_array_foreach(entries, i, e) {
+		const json_t *x = json_object_get(json_object_get(json_object_get(e, "lat_ns"), cls), pct);
+		const json_t *cnt = json_object_get(json_object_get(json_object_get(e, "lat_ns"), cls), "n");
+		if (!json_is_number(x) || json_integer_value(cnt) == 0)
+			continue;
+		v[m++] = json_number_value(x);
+		json_array_append_new(vals, json_real(json_number_value(x)));
+	}
+	json_t *s = m ? json_pack("{s:f,s:f,s:f,s:o}", "min", 0.0, "median", 0.0, "max", 0.0, "values", vals)
+		      : (json_decref(vals), json_null());
+	if (m) {
+		double med = median_of(v, m);
+		json_object_set_new(s, "min", json_real(v[0]));
+		json_object_set_new(s, "median", json_real(med));
+		json_object_set_new(s, "max", json_real(v[m - 1]));
+	}
+	free(v);
+	return s;
+}
+
+/* Per check name: warned in how many trials; the point warns if any did. */
+static json_t *checks_over(const json_t *entries, int *flagged)
+{
+	json_t *out = json_array(), *e, *c;
+	size_t i, k, n = json_array_size(entries);
+	*flagged = 0;
+	json_array_foreach(entries, i, e) {
+		json_array_foreach(json_object_get(e, "checks"), k, c) {
+			const char *name = json_string_value(json_object_get(c, "name"));
+			int warn = strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") == 0;
+			json_t *row = NULL, *r;
+			size_t j;
+			json_array_foreach(out, j, r)
+				if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
+					row = r;
+			if (!row) {
+				row = json_pack("{s:s,s:s,s:i,s:i,s:O,s:O}", "name", name, "status", "pass",
+						"trials_warned", 0, "trials", (int)n, "threshold",
+						json_object_get(c, "threshold"), "value", json_object_get(c, "value"));
+				json_array_append_new(out, row);
+			}
+			if (warn) {
+				json_object_set_new(row, "status", json_string("warn"));
+				json_object_set_new(row, "trials_warned",
+						    json_integer(json_integer_value(json_object_get(row, "trials_warned")) + 1));
+				/* the value of a warning trial, with its detail */
+				json_object_set(row, "value", json_object_get(c, "value"));
+				if (json_object_get(c, "detail"))
+					json_object_set(row, "detail", json_object_get(c, "detail"));
+				*flagged = 1;
+			} else if (!json_object_get(row, "detail") && json_object_get(c, "detail")) {
+				json_object_set(row, "detail", json_object_get(c, "detail"));
+			}
+		}
+	}
+	return out;
+}
+
+json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t errlen)
+{
+	struct hist *sum[NCLASSES] = { 0 }, *one = hist_new();
+	json_t *p = json_deep_copy(pj0), *e, *lat = json_object();
+	size_t i, n = json_array_size(entries);
+	double tot[NCOUNTERS] = { 0 }, ach = 0, measured = 0, *can = calloc(n ? n : 1, sizeof *can);
+	size_t ncan = 0, nsat = 0;
+	char what[64];
+
+	for (int c = 0; c < NCLASSES; c++)
+		sum[c] = hist_new();
+	if (!p || !one || !sum[0] || !sum[1] || !sum[2] || !can || !lat) {
+		snprintf(err, errlen, "out of memory merging trials");
+		goto fail;
+	}
+	json_array_foreach(entries, i, e) {
+		for (int c = 0; c < NCLASSES; c++) {
+			const json_t *hj = json_object_get(json_object_get(e, "lat_ns"), classes[c]);
+			if (!json_object_get(hj, "bins"))
+				continue;
+			snprintf(what, sizeof what, "trial %zu: lat_ns.%s", i, classes[c]);
+			if (merge_hist_from(one, hj, what, err, errlen) < 0)
+				goto fail;
+			hist_merge(sum[c], one);
+		}
+		for (size_t k = 0; k < NCOUNTERS; k++)
+			tot[k] += json_number_value(json_object_get(e, counters[k]));
+		ach += json_number_value(json_object_get(e, "achieved_ops"));
+		measured += json_number_value(json_object_get(e, "measured_ns"));
+		nsat += json_is_true(json_object_get(e, "saturated"));
+		if (json_is_number(json_object_get(e, "canary_ns")))
+			can[ncan++] = json_number_value(json_object_get(e, "canary_ns"));
+	}
+	for (int c = 0; c < NCLASSES; c++)
+		json_object_set_new(lat, classes[c], merge_summary(sum[c]));
+	json_object_set_new(p, "lat_ns", lat);
+	lat = NULL;
+	for (size_t k = 0; k < NCOUNTERS; k++)
+		json_object_set_new(p, counters[k], json_integer((json_int_t)tot[k]));
+	json_object_set_new(p, "achieved_ops", json_real(n ? ach / (double)n : 0));
+	json_object_set_new(p, "measured_ns", json_integer((json_int_t)measured));
+	if (json_is_boolean(json_object_get(pj0, "saturated")))
+		json_object_set_new(p, "saturated", json_boolean(nsat > 0));
+	json_object_set_new(p, "saturated_trials", json_integer((json_int_t)nsat));
+	json_object_set_new(p, "canary_ns", ncan ? json_real(median_of(can, ncan)) : json_null());
+	int flagged;
+	json_object_set_new(p, "checks", checks_over(entries, &flagged));
+	json_object_set_new(p, "flagged", json_boolean(flagged));
+	json_object_set_new(p, "spread", json_pack("{s:{s:o,s:o},s:{s:o,s:o},s:{s:o,s:o}}",
+		"all", "p50", spread_of(entries, "all", "p50"), "p99", spread_of(entries, "all", "p99"),
+		"nilext", "p50", spread_of(entries, "nilext", "p50"), "p99", spread_of(entries, "nilext", "p99"),
+		"non_nilext", "p50", spread_of(entries, "non_nilext", "p50"), "p99",
+		spread_of(entries, "non_nilext", "p99")));
+	json_object_set_new(p, "repeat", json_integer((json_int_t)n));
+	json_object_set(p, "trials", (json_t *)entries);
+	for (int c = 0; c < NCLASSES; c++)
+		hist_free(sum[c]);
+	hist_free(one);
+	free(can);
+	return p;
+fail:
+	for (int c = 0; c < NCLASSES; c++)
+		hist_free(sum[c]);
+	hist_free(one);
+	free(can);
+	json_decref(lat);
+	json_decref(p);
+	return NULL;
+}

@@ -1,0 +1,45 @@
+/*
+ * trials.h - repeated trials of a point, the canary beside each, and the
+ * point that run.json shows for them.
+ *
+ * With `repeat: N` every point runs N times, in rounds: each round runs
+ * every point once, in an order shuffled by the config's seed (randomised
+ * multiple interleaved trials, Abedi & Brecht, ICPE'17), so a slow drift of
+ * the machine spreads over all systems and loads instead of landing on
+ * one.  Each trial keeps its own histograms and self-checks.  The point is
+ * the bin-wise sum of its trials' histograms (percentiles are read from
+ * the sum, never averaged), with the spread between the trials' p50 and
+ * p99 beside it: the run-to-run variation that within-run CIs cannot show.
+ */
+#ifndef OQB_TRIALS_H
+#define OQB_TRIALS_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+/*
+ * The machine's floor beside a trial: bin/oqb-floor's cache-line ping-pong
+ * between CPUs a and b (the CPUs of server worker 0 and client thread 0),
+ * capped at max_ms.  Returns its p50 in ns, or -1 with why set.
+ */
+double trials_canary(const char *bin_dir, int cpu_a, int cpu_b, double max_ms, char *why, size_t len);
+
+/* The CPUs of server worker 0 and client 0's thread 0 from their results
+ * ("placement"), or -1 where unpinned or unknown. */
+void trials_canary_cpus(const json_t *server, json_t *const *clients, size_t n, int *a, int *b);
+
+/*
+ * One trial's entry for run.json from the point object of that trial (as
+ * merge_point made it): its histograms, counters, canary, checks (a new
+ * reference is taken), where its threads ran, and its order in the run.
+ */
+json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double canary_ns, json_t *checks);
+
+/*
+ * The point as run.json shows it, from the point object of its first trial
+ * (pj0, for the fields every trial shares) and the entries of all trials
+ * run so far.  NULL with err when a histogram cannot be read.
+ */
+json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t errlen);
+
+#endif
