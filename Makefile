@@ -140,3 +140,46 @@ clean:
 	rm -rf build bin
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# ---------------------------------------------------------------- fuzz
+# Fuzzing (tests/fuzz/README.md).  Each tests/fuzz/fuzz_NAME.c is one
+# libFuzzer target over one parser.
+#  - `make` also links each target with tests/fuzz/replay_main.c into
+#    $(O)/tests/fuzz-replay-NAME (this compiler, these flags), and builds
+#    $(O)/tests/bad-input-probe; tests/integration/fuzz-corpus.sh and
+#    bad-input.sh run them in `make test`: no fuzzer needed there.
+#  - `make fuzz` builds the targets with clang and libFuzzer in build/fuzz/
+#    and runs each FUZZ_SECONDS on its corpus (tests/fuzz/run-fuzz.sh);
+#    what it finds goes to build/fuzz/, never into the repository.
+FUZZ_CC      ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+.PHONY: fuzz fuzz-build
+all: $(patsubst tests/fuzz/fuzz_%.c,$(O)/tests/fuzz-replay-%,$(FUZZ_SRC)) $(O)/tests/bad-input-probe
+
+$(O)/tests/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c tests/fuzz/fuzz.h $(LIBA)
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -Itests/fuzz -DFUZZ_NAME='"$*"' -o $@ $< tests/fuzz/replay_main.c \
+	  $(LIBA) $(LDLIBS_ALL)
+
+$(O)/tests/bad-input-probe: tests/bad-input/probe.c $(LIBA)
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
+
+# Used with O=build/fuzz by fuzz-build: the library has coverage hooks.
+$(O)/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIBA)
+	@echo "  FUZZ  $@"
+	$(Q)$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(LIBA) $(LDLIBS_ALL)
+
+fuzz-build:
+	@$(MAKE) --no-print-directory O=build/fuzz CC=$(FUZZ_CC) OPT=-O1 WERROR=0 \
+	  SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" CFLAGS=-Wno-missing-field-initializers \
+	  $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
+
+fuzz: fuzz-build
+	@tests/fuzz/run-fuzz.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -362,3 +362,50 @@ void wire_decode_resp(const void *buf, struct wire_resp *r)
 	r->client_id = get32(p + 20);
 	r->reserved = get64(p + 24);
 }
+
+int wire_check_resp(const void *buf, size_t avail, struct wire_resp *r, const char **why)
+{
+	struct wire_resp tmp;
+	const char *dummy;
+
+	if (!r)
+		r = &tmp;
+	if (!why)
+		why = &dummy;
+	if (!buf || avail < WIRE_RESP_HDR) {
+		*why = "truncated response header";
+		return -1;
+	}
+	wire_decode_resp(buf, r);
+	if (r->kind != WIRE_RESP && r->kind != WIRE_ACK) {
+		*why = "bad response kind";
+		return -1;
+	}
+	if (r->op >= KV_OP_MAX_) {
+		*why = "bad op";
+		return -1;
+	}
+	if (r->status > KV_ERR_OP) {
+		*why = "bad status";
+		return -1;
+	}
+	if (r->val_len > KV_MAX_VALUE) {
+		*why = "value too long";
+		return -1;
+	}
+	if (r->kind == WIRE_ACK && r->val_len != 0) {
+		*why = "ACK with a value";
+		return -1;
+	}
+	/* val_len is bounded, so the sum cannot overflow. */
+	if ((size_t)WIRE_RESP_HDR + r->val_len > avail) {
+		*why = "value exceeds buffer";
+		return -1;
+	}
+	if (r->reserved != 0) {
+		*why = "reserved field not zero";
+		return -1;
+	}
+	*why = NULL;
+	return 0;
+}

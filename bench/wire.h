@@ -142,5 +142,16 @@ static inline const uint8_t *wire_val(const void *req, uint16_t key_len)
 void wire_encode_resp(void *buf, const struct wire_resp *r);
 void wire_decode_resp(const void *buf, struct wire_resp *r);
 
+/*
+ * Validates the response at buf, which has `avail` readable bytes (never
+ * reads beyond them): kind RESP or ACK, op < KV_OP_MAX_, a known status,
+ * val_len <= KV_MAX_VALUE and within avail (an ACK carries none), reserved
+ * zero.  Returns 0 (r, if not NULL, holds the decoded header; the value is
+ * the val_len bytes after the header), else -1 with a short static reason
+ * in *why (why may be NULL).  Responses carry no checksum: they come from
+ * the server over the transport's own integrity checks.
+ */
+int wire_check_resp(const void *buf, size_t avail, struct wire_resp *r, const char **why);
+
 
 #endif

@@ -51,6 +51,33 @@ static const char *json_hint(const char *text)
 	return "";
 }
 
+/*
+ * What conf_load_file and conf_load_buf share once jansson has answered:
+ * the parse error (with a hint) or the top-level check.
+ */
+static int load_finish(const char *name, json_t *root, const json_error_t *jerr, json_t **out,
+		       char *err, size_t errlen)
+{
+	if (root == NULL) {
+		if (jerr->position == 0 && strstr(jerr->text, "end of file"))
+			seterr(err, errlen, "%s: file is empty; expected a JSON object {...}", name);
+		else if (jerr->line > 0)
+			seterr(err, errlen, "%s:%d:%d: %s%s", name, jerr->line, jerr->column,
+			       jerr->text, json_hint(jerr->text));
+		else
+			seterr(err, errlen, "%s: %s", name, jerr->text);
+		return -1;
+	}
+	if (!json_is_object(root)) {
+		seterr(err, errlen, "%s: the top level must be a JSON object {...}, not %s",
+		       name, json_is_array(root) ? "an array" : "a single value");
+		json_decref(root);
+		return -1;
+	}
+	*out = root;
+	return 0;
+}
+
 int conf_load_file(const char *path, json_t **out, char *err, size_t errlen)
 {
 	json_error_t jerr;
@@ -75,24 +102,19 @@ int conf_load_file(const char *path, json_t **out, char *err, size_t errlen)
 	}
 	root = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	fclose(f);
-	if (root == NULL) {
-		if (jerr.position == 0 && strstr(jerr.text, "end of file"))
-			seterr(err, errlen, "%s: file is empty; expected a JSON object {...}", path);
-		else if (jerr.line > 0)
-			seterr(err, errlen, "%s:%d:%d: %s%s", path, jerr.line, jerr.column,
-			       jerr.text, json_hint(jerr.text));
-		else
-			seterr(err, errlen, "%s: %s", path, jerr.text);
-		return -1;
-	}
-	if (!json_is_object(root)) {
-		seterr(err, errlen, "%s: the top level must be a JSON object {...}, not %s",
-		       path, json_is_array(root) ? "an array" : "a single value");
-		json_decref(root);
-		return -1;
-	}
-	*out = root;
-	return 0;
+	return load_finish(path, root, &jerr, out, err, errlen);
+}
+
+int conf_load_buf(const char *name, const void *buf, size_t len, json_t **out,
+		  char *err, size_t errlen)
+{
+	json_error_t jerr;
+
+	*out = NULL;
+	if (name == NULL)
+		name = "config";
+	return load_finish(name, json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+					    &jerr), &jerr, out, err, errlen);
 }
 
 int conf_load_checked(const char *path, const struct conf_key *schema, json_t **out,

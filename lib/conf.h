@@ -61,6 +61,13 @@ struct conf_key {
  */
 int conf_load_file(const char *path, json_t **out, char *err, size_t errlen);
 
+/*
+ * The same over len bytes in memory (a config received or generated, the
+ * fuzz target); `name` stands for the file name in messages.
+ */
+int conf_load_buf(const char *name, const void *buf, size_t len, json_t **out,
+		  char *err, size_t errlen);
+
 /* conf_load_file() then conf_check(schema, where = path).  Returns 0 or -1. */
 int conf_load_checked(const char *path, const struct conf_key *schema, json_t **out,
 		      char *err, size_t errlen);

@@ -208,15 +208,23 @@ static json_t *parse_line(const struct ctl *c, const char *line, size_t n, char 
 	}
 	v = json_object_get(m, "v");
 	if (!json_is_integer(v) || json_integer_value(v) != CTL_VERSION) {
+		char got[48];
+
+		if (json_is_integer(v))
+			snprintf(got, sizeof got, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		else
+			snprintf(got, sizeof got, "%s", v ? "not an integer" : "missing");
 		set_err(err, errlen,
-			"control message from %s has protocol version %s, expected %d: "
+			"control message from %s has protocol version \"v\" %s, expected %d: "
 			"driver and binaries come from different builds; rebuild both (make)",
-			c->peer, json_is_integer(v) ? "other" : "missing", CTL_VERSION);
+			c->peer, got, CTL_VERSION);
 		json_decref(m);
 		return NULL;
 	}
 	if (!json_is_string(json_object_get(m, "type"))) {
-		set_err(err, errlen, "control message from %s has no \"type\"", c->peer);
+		set_err(err, errlen, "control message from %s has no string \"type\" (HELLO, DONE, "
+			"ERROR, ...): not an oqb process, or a different build; rebuild both (make)",
+			c->peer);
 		json_decref(m);
 		return NULL;
 	}
@@ -666,7 +674,6 @@ int ctl_listen(const char *host, unsigned *port, char *err, size_t errlen)
 struct ctl *ctl_accept(int lfd, char *err, size_t errlen)
 {
 	int fd, one = 1;
-	struct ctl *c;
 
 	do
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -676,7 +683,13 @@ struct ctl *ctl_accept(int lfd, char *err, size_t errlen)
 		return NULL;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	c = ctl_alloc(fd);
+	return ctl_from_fd(fd, err, errlen);
+}
+
+struct ctl *ctl_from_fd(int fd, char *err, size_t errlen)
+{
+	struct ctl *c = ctl_alloc(fd);
+
 	if (!c) {
 		close(fd);
 		set_err(err, errlen, "out of memory");

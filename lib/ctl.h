@@ -79,6 +79,14 @@ int ctl_listen(const char *host, unsigned *port, char *err, size_t errlen);
 /* Accepts one pending connection (non-blocking socket).  NULL + err. */
 struct ctl *ctl_accept(int lfd, char *err, size_t errlen);
 
+/*
+ * Wraps fd, already connected, as the driver's end of a control channel
+ * (ctl_accept does this after accept; tests and the fuzz target pass any
+ * readable fd, e.g. a file of recorded messages).  The ctl owns fd from
+ * here, also on failure.  NULL + err.
+ */
+struct ctl *ctl_from_fd(int fd, char *err, size_t errlen);
+
 int ctl_fd(const struct ctl *c);
 
 /* "ip:port" of the other end, for messages. */
