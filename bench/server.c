@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "exec.h"
+#include "fault.h"
 #include "log.h"
 #include "server.h"
 
@@ -29,13 +30,15 @@ struct worker {
 	pthread_t th;
 	int started;
 	struct exec x;
-	uint8_t *isvoid;          /* per ring position: arrival was a void */
+	uint8_t *isvoid;          /* per ring position: arrival was a void (2: a
+				     test-only fault executed it early) */
 	struct backend *be;
 	uint8_t *valbuf;
 	/* counters */
 	uint64_t executed, rejected, voided, misrouted, acks, resps, reply_errors;
 	uint64_t nilext, non_nilext, recovered;
 	const char *last_reject;
+	struct fault_worker fw;   /* test-only faults (fault.h) */
 	/* placement and interference over the worker's life */
 	int cpu;                  /* -1: unpinned */
 	uint64_t life_ns;
@@ -65,6 +68,9 @@ static void reply(struct worker *w, const struct wire_req *h, unsigned kind,
 	else
 		w->resps++;
 }
+
+static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on rule,
+		     const struct backend_req *br, struct backend_out *out);
 
 /* Executes the request in one slot, in slot order. */
 static void run_slot(struct worker *w, uint64_t slot)
@@ -106,17 +112,114 @@ static void run_slot(struct worker *w, uint64_t slot)
 		.val = wire_val(req, h.key_len), .val_len = h.val_len, .aux = h.aux,
 	};
 	struct backend_out out = { .status = KV_OK, .val = w->valbuf, .val_cap = KV_MAX_VALUE };
+	if (fault_mask && fault_run(w, &h, rule, &br, &out))
+		goto executed;   /* handled (or dropped) by a test-only fault */
 	s->c.be->exec(w->be, &br, &out);
 	w->executed++;
 	if (h.flags & KV_F_NILEXT)
 		w->nilext++;
 	else
 		w->non_nilext++;
+executed:
 	/* §5.3 order: execute, persist ReqToExecute, then respond. */
 	if (tp->srv_executed)
 		tp->srv_executed(s->tp, w->idx, slot);
 	if (rule == COMMIT_RESPONSE)
 		reply(w, &h, WIRE_RESP, out.status, out.val, out.val_len);
+}
+
+/* ---- test-only faults (fault.h); never on unless OQB_FAULT names them ---- */
+
+/* drop-after-ack, incr-nonatomic and server-delay-ns, around the backend
+ * call of run_slot.  Returns 1 if the request is to be dropped. */
+static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on rule,
+		     const struct backend_req *br, struct backend_out *out)
+{
+	struct fault_worker *f = &w->fw;
+	struct backend *be = w->be;
+	const struct backend_ops *ops = w->s->c.be;
+	if (fault_on(FAULT_SERVER_DELAY))
+		fault_delay();
+	if (fault_on(FAULT_DROP_AFTER_ACK) && rule != COMMIT_RESPONSE && (++f->n & 7) == 0)
+		return 1;   /* committed already (delivery or ACK), and never executed */
+	if (!fault_on(FAULT_INCR_NONATOMIC))
+		return 0;
+	/* The write-back of the previous incr lands after this request. */
+	int due = f->incr_pend;
+	struct fault_worker prev = *f;
+	f->incr_pend = 0;
+	if (h->op == KV_OP_INCR) {
+		struct backend_req g = *br;
+		g.op = KV_OP_GET;
+		ops->exec(be, &g, out);
+		uint64_t v = 0;
+		uint32_t i;
+		if (out->status == KV_OK) {
+			for (i = 0; i < out->val_len && i < 20 && out->val[i] >= '0' && out->val[i] <= '9'; i++)
+				v = v * 10 + (uint64_t)(out->val[i] - '0');
+			if (i != out->val_len || !i) {
+				out->status = KV_ERR_OP;
+				out->val_len = 0;
+			} else {
+				int n = snprintf(f->val, sizeof f->val, "%llu", (unsigned long long)(v + br->aux));
+				memcpy(out->val, f->val, (size_t)n);
+				out->val_len = (uint32_t)n;
+				f->vlen = (uint8_t)n;
+				f->klen = (uint16_t)(br->key_len < sizeof f->key ? br->key_len : sizeof f->key);
+				memcpy(f->key, br->key, f->klen);
+				f->incr_pend = 1;
+			}
+		}
+	} else {
+		ops->exec(be, br, out);
+	}
+	if (due) {
+		struct backend_req st = { .op = KV_OP_SET, .key = prev.key, .key_len = prev.klen,
+					  .val = (const uint8_t *)prev.val, .val_len = prev.vlen };
+		struct backend_out o2 = { .status = KV_OK, .val = NULL, .val_cap = 0 };
+		ops->exec(be, &st, &o2);
+	}
+	w->executed++;
+	return 1;
+}
+
+/* get-bypass: a get arriving behind unexecuted slots is served now. */
+static void fault_get_bypass(struct worker *w, uint64_t slot)
+{
+	struct server *s = w->s;
+	size_t avail;
+	struct wire_req h;
+	if (slot == w->x.idx || w->isvoid[slot & (s->c.tpc.ring_slots - 1)])
+		return;
+	const void *req = s->c.tp->srv_req(s->tp, w->idx, slot, &avail);
+	if (!req || wire_check(req, avail, &h, NULL) != 0 || h.op != KV_OP_GET)
+		return;
+	run_slot(w, slot);
+	w->isvoid[slot & (s->c.tpc.ring_slots - 1)] = 2;
+}
+
+/* exec-out-of-order: holds ready slots back and runs each group of up to
+ * FAULT_HOLD_MAX in reverse (or after 30 us), then releases them in order. */
+static int fault_exec_reversed(struct worker *w)
+{
+	struct server *s = w->s;
+	struct fault_worker *f = &w->fw;
+	const uint64_t mask = s->c.tpc.ring_slots - 1;
+	uint64_t slot;
+	while (f->nheld < FAULT_HOLD_MAX && (slot = exec_next(&w->x)) != EXEC_NONE) {
+		if (!f->nheld)
+			f->held_since = clock_ns();
+		f->held[f->nheld++] = slot;
+	}
+	if (!f->nheld || (f->nheld < FAULT_HOLD_MAX && clock_ns() - f->held_since < 30000))
+		return 0;
+	for (unsigned i = f->nheld; i-- > 0; )
+		if (!w->isvoid[f->held[i] & mask])
+			run_slot(w, f->held[i]);
+	for (unsigned i = 0; i < f->nheld; i++)
+		s->c.tp->srv_release(s->tp, w->idx, f->held[i]);
+	f->nheld = 0;
+	return 1;
 }
 
 static void *worker_main(void *arg)
@@ -147,12 +250,18 @@ static void *worker_main(void *arg)
 				continue;
 			}
 			w->isvoid[arr[i].slot & mask] = (uint8_t)arr[i].voided;
+			if (fault_on(FAULT_GET_BYPASS))
+				fault_get_bypass(w, arr[i].slot);
 		}
 		int did = 0;
 		uint64_t slot;
+		if (fault_on(FAULT_EXEC_OOO))
+			did = fault_exec_reversed(w);
 		while ((slot = exec_next(&w->x)) != EXEC_NONE) {
 			did = 1;
-			if (w->isvoid[slot & mask]) {
+			if (w->isvoid[slot & mask] == 2) {
+				/* executed early by a test-only fault */
+			} else if (w->isvoid[slot & mask]) {
 				w->voided++;
 				if (tp->srv_executed)
 					tp->srv_executed(s->tp, w->idx, slot);
@@ -192,6 +301,8 @@ static void recover_exec(void *arg, unsigned wi, const void *req, const struct w
 
 struct server *server_start(const struct server_conf *c, char *err, size_t errlen)
 {
+	if (fault_init("server", err, errlen) != 0)
+		return NULL;
 	struct server *s = calloc(1, sizeof *s);
 	if (!s) {
 		snprintf(err, errlen, "out of memory");

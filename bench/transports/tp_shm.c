@@ -73,6 +73,7 @@
 #include <libpmem.h>
 
 #include "clock.h"
+#include "fault.h"
 #include "log.h"
 #include "recovery.h"
 #include "transport.h"
@@ -355,8 +356,8 @@ static int recover_ring(struct tp_server *s, unsigned wi, char *err, size_t errl
 	w->recovered = 1;
 	/* Fault injection for the crash test's negative control only: proves
 	 * that the test detects lost commits when recovery is skipped. */
-	const char *fault = getenv("OQB_FAULT");
-	if (fault && !strcmp(fault, "skip-recovery")) {
+	char ferr[300];
+	if (fault_init("server", ferr, sizeof ferr) == 0 && fault_on(FAULT_SKIP_RECOVERY)) {
 		log_msg(LOG_WARN, "OQB_FAULT=skip-recovery: NOT replaying ring %u (test-only fault)", wi);
 		return 0;
 	}
@@ -830,6 +831,7 @@ struct tp_client {
 	uint8_t busy[SHM_MAX_WORKERS];      /* last post found the ring full */
 	uint64_t released_seen[SHM_MAX_WORKERS]; /* last value read of ring->released */
 	uint64_t busy_checks;
+	struct fault_deferq *fdq;          /* test-only: ack-before-alloc (fault.h) */
 	/* counters */
 	uint64_t posts, ring_full_waits, ring_full_ns, retries_voided, retries_quarantined;
 };
@@ -842,6 +844,10 @@ static struct tp_client *shm_cli_open(const struct tp_cli_conf *cc, char *err, s
 	char p[600];
 	if (!c) {
 		snprintf(err, errlen, "shm: out of memory");
+		return NULL;
+	}
+	if (fault_init("client", err, errlen) != 0) {
+		free(c);
 		return NULL;
 	}
 	c->c = *cc;
@@ -1067,10 +1073,14 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 	}
 	for (;;) {
 		uint64_t t;
+		/* test-only (fault.h): report the commit now, take the ticket later */
+		if (fault_on(FAULT_ACK_BEFORE_ALLOC) && fault_defer(&c->fdq, wi, req, len) == 0)
+			goto published;
 		if (shm_cli_claim(c, wi, &t, err, errlen) != 0)
 			return -1;
 		if (!shm_cli_publish(c, wi, t, req, len))
 			continue;   /* the worker gave up on us: not committed */
+published:
 		/* Published: for oq this is the commit (the hardware-ACK analogue). */
 		c->posts++;
 		struct tp_event *e = &c->evq[c->evq_head++ & (CLI_EVQ - 1)];
@@ -1093,6 +1103,8 @@ static int shm_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 	struct mbox_ring *rings = (struct mbox_ring *)(c->mbox + 1);
 	uint8_t *data0 = (uint8_t *)(rings + c->workers);
 
+	if (c->fdq)
+		fault_defer_flush(c->fdq, c, 0);
 	/* Release what the previous poll handed out. */
 	for (unsigned w = 0; w < c->workers; w++)
 		if (c->mtail[w] != atomic_load_explicit(&rings[w].tail, memory_order_relaxed))
@@ -1143,6 +1155,10 @@ static void shm_cli_close(struct tp_client *c)
 {
 	if (!c)
 		return;
+	if (c->fdq) {
+		fault_defer_flush(c->fdq, c, 1);
+		fault_defer_free(c->fdq);
+	}
 	if (c->mbox) {
 		char p[600];
 		snprintf(p, sizeof p, "%s/mbox-%u", c->dir, c->id & ID_MASK);

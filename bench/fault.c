@@ -1,0 +1,167 @@
+/*
+ * fault.c - test-only faults (fault.h): the OQB_FAULT parser and the
+ * ack-before-alloc deferral queue.  The server's faults live at their hook
+ * in bench/server.c, each behind fault_on(), which is one predictable
+ * branch on a global that is zero unless OQB_FAULT names a fault.
+ * tests/integration/check-faults.sh shows each correctness fault is caught
+ * by `oqb check` in every seed, and the correct server passes.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "fault.h"
+#include "log.h"
+#include "tp_shm.h"
+
+unsigned fault_mask;
+uint64_t fault_delay_ns;
+
+static const struct { const char *name; unsigned bit; } faults[] = {
+	{ "exec-out-of-order", FAULT_EXEC_OOO },
+	{ "ack-before-alloc", FAULT_ACK_BEFORE_ALLOC },
+	{ "get-bypass", FAULT_GET_BYPASS },
+	{ "drop-after-ack", FAULT_DROP_AFTER_ACK },
+	{ "incr-nonatomic", FAULT_INCR_NONATOMIC },
+	{ "skip-recovery", FAULT_SKIP_RECOVERY },
+};
+#define NFAULTS (sizeof faults / sizeof faults[0])
+
+int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, char *err, size_t errlen)
+{
+	*mask = 0;
+	*delay_ns = 0;
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+		char item[64];
+		snprintf(item, sizeof item, "%.*s", (int)(n < 63 ? n : 63), s);
+		s += n + (s[n] == ',');
+		if (!item[0])
+			continue;
+		unsigned long long d;
+		char tail;
+		if (sscanf(item, "server-delay-ns:%llu%c", &d, &tail) == 1) {
+			*mask |= FAULT_SERVER_DELAY;
+			*delay_ns = d;
+			continue;
+		}
+		size_t i;
+		for (i = 0; i < NFAULTS; i++)
+			if (!strcmp(item, faults[i].name))
+				break;
+		if (i == NFAULTS) {
+			snprintf(err, errlen, "OQB_FAULT: unknown fault \"%s\"; known: exec-out-of-order, "
+				 "ack-before-alloc, get-bypass, drop-after-ack, incr-nonatomic, "
+				 "server-delay-ns:N, skip-recovery (unset OQB_FAULT for a correct server)", item);
+			return -1;
+		}
+		*mask |= faults[i].bit;
+	}
+	return 0;
+}
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int init_rc;
+static char init_err[300];
+static const char *init_who = "process";
+
+static void init_once(void)
+{
+	const char *e = getenv("OQB_FAULT");
+	unsigned m;
+	uint64_t d;
+	if (fault_parse(e, &m, &d, init_err, sizeof init_err) != 0) {
+		init_rc = -1;
+		return;
+	}
+	fault_mask = m;
+	fault_delay_ns = d;
+	if (m)
+		log_msg(LOG_WARN, "!!! %s: TEST-ONLY FAULT INJECTION ON: OQB_FAULT=%s -- this %s is "
+			"deliberately %s; never use its results !!!", init_who, e,
+			init_who, (m & ~FAULT_SERVER_DELAY) ? "BROKEN" : "slowed down");
+}
+
+int fault_init(const char *who, char *err, size_t errlen)
+{
+	init_who = who;
+	pthread_once(&once, init_once);
+	if (init_rc)
+		snprintf(err, errlen, "%s", init_err);
+	return init_rc;
+}
+
+void fault_delay(void)
+{
+	clock_spin_until(clock_ns() + fault_delay_ns);
+}
+
+/* ---- ack-before-alloc ---- */
+
+#define DEFER_NS   50000ull
+#define DEFER_MAX  64
+
+struct deferred {
+	uint64_t since;
+	unsigned w;
+	uint32_t len;
+	uint8_t *req;
+};
+
+struct fault_deferq {
+	struct deferred d[DEFER_MAX];
+	unsigned head, tail;            /* FIFO: tail..head */
+};
+
+int fault_defer(struct fault_deferq **qp, unsigned w, const void *req, uint32_t len)
+{
+	struct fault_deferq *q = *qp;
+	if (!q && !(q = *qp = calloc(1, sizeof *q)))
+		return -1;
+	if (q->head - q->tail >= DEFER_MAX)
+		return -1;
+	struct deferred *d = &q->d[q->head % DEFER_MAX];
+	uint8_t *copy = realloc(d->req, len);
+	if (!copy)
+		return -1;
+	memcpy(copy, req, len);
+	d->req = copy;
+	d->len = len;
+	d->w = w;
+	d->since = clock_ns();
+	q->head++;
+	return 0;
+}
+
+int fault_defer_flush(struct fault_deferq *q, struct tp_client *c, int all)
+{
+	if (!q || q->head == q->tail)
+		return 0;
+	uint64_t now = clock_ns();
+	while (q->tail != q->head) {
+		struct deferred *d = &q->d[q->tail % DEFER_MAX];
+		if (!all && now - d->since < DEFER_NS)
+			break;
+		for (;;) {
+			uint64_t t;
+			char err[256];
+			if (shm_cli_claim(c, d->w, &t, err, sizeof err) != 0)
+				return -1;
+			if (shm_cli_publish(c, d->w, t, d->req, d->len))
+				break;
+		}
+		q->tail++;
+	}
+	return 0;
+}
+
+void fault_defer_free(struct fault_deferq *q)
+{
+	if (!q)
+		return;
+	for (unsigned i = 0; i < DEFER_MAX; i++)
+		free(q->d[i].req);
+	free(q);
+}

@@ -1,0 +1,91 @@
+/*
+ * fault.h - test-only faults, to prove that `oqb check` catches real bugs
+ * (tests/integration/check-faults.sh) and to slow a server on purpose.
+ *
+ * OQB_FAULT is read once, at the first fault_init() (server start, client
+ * connect): a comma-separated list of
+ *
+ *   exec-out-of-order  the worker runs each batch of ready slots in reverse
+ *                      (breaks Rule 2: execution in queue order)
+ *   ack-before-alloc   shm client: the publish (the oq commit) is reported
+ *                      at once and the ticket is taken ~50 us later, as if a
+ *                      NIC ACKed a SEND before the SRQ slot was allocated
+ *                      (breaks Rule 1)
+ *   get-bypass         a get that arrives behind unexecuted slots is served
+ *                      at once, bypassing the earlier puts in the queue
+ *   drop-after-ack     every 8th nilext request a worker executes is dropped
+ *                      (its commit, by delivery or ACK, has already happened)
+ *   incr-nonatomic     incr reads, answers, and writes its sum back only
+ *                      after the worker's next request (a lost update)
+ *   server-delay-ns:N  busy-wait N ns extra in every request the server
+ *                      executes (A/B regression tests; not a correctness bug)
+ *   skip-recovery      durable shm: do not replay rings (bench/transports/tp_shm.c)
+ *
+ * No fault is ever on unless named there; an unknown name is an error; the
+ * process prints a loud warning naming every fault that is on.
+ */
+#ifndef OQB_FAULT_H
+#define OQB_FAULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	FAULT_EXEC_OOO        = 1u << 0,
+	FAULT_ACK_BEFORE_ALLOC = 1u << 1,
+	FAULT_GET_BYPASS      = 1u << 2,
+	FAULT_DROP_AFTER_ACK  = 1u << 3,
+	FAULT_INCR_NONATOMIC  = 1u << 4,
+	FAULT_SERVER_DELAY    = 1u << 5,
+	FAULT_SKIP_RECOVERY   = 1u << 6,
+};
+
+extern unsigned fault_mask;          /* set once by fault_init */
+extern uint64_t fault_delay_ns;      /* server-delay-ns:N */
+
+/* Parses a fault list (as in OQB_FAULT) into *mask and *delay_ns; 0, or
+ * -1 with err naming the bad item and the valid names. */
+int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, char *err, size_t errlen);
+
+/* Reads OQB_FAULT once (later calls return the first result); `who`
+ * names the process in the warning.  0, or -1 with err. */
+int fault_init(const char *who, char *err, size_t errlen);
+
+static inline int fault_on(unsigned f)
+{
+	return __builtin_expect((fault_mask & f) != 0, 0);
+}
+
+/* A worker's fault state (bench/server.c). */
+#define FAULT_HOLD_MAX 8
+struct fault_worker {
+	uint64_t n;                        /* nilext requests seen (drop-after-ack) */
+	uint64_t held[FAULT_HOLD_MAX];     /* exec-out-of-order: slots held back */
+	unsigned nheld;
+	uint64_t held_since;
+	int incr_pend;                     /* incr-nonatomic: a write-back is due */
+	uint16_t klen;
+	uint8_t vlen;
+	uint8_t key[256];
+	char val[24];
+};
+
+/* server-delay-ns: spins fault_delay_ns. */
+void fault_delay(void);
+
+/* ---- ack-before-alloc (shm client) ---- */
+
+struct tp_client;
+struct fault_deferq;
+
+/* Keeps a copy of the request to publish later on worker w; 0, or -1 if
+ * the queue is full (the caller then posts it normally). */
+int fault_defer(struct fault_deferq **q, unsigned w, const void *req, uint32_t len);
+
+/* Publishes deferred requests older than the delay (all if `all`), each
+ * with shm_cli_claim + shm_cli_publish.  -1 if the server went away. */
+int fault_defer_flush(struct fault_deferq *q, struct tp_client *c, int all);
+
+void fault_defer_free(struct fault_deferq *q);
+
+#endif
