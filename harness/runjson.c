@@ -262,8 +262,18 @@ json_t *runjson_load(const char *path, char *err, size_t errlen)
 	if (!r) {
 		if (je.line < 0)
 			snprintf(err, errlen, "%s: cannot read: %s", path, je.text);
+		else if (je.position == 0 && strstr(je.text, "end of file"))
+			snprintf(err, errlen, "%s: file is empty; expected a run.json written by oqb run",
+				 path);
 		else
-			snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+			snprintf(err, errlen, "%s:%d:%d: %s; the file is damaged or is not a run.json",
+				 path, je.line, je.column, je.text);
+		return NULL;
+	}
+	if (!json_is_object(r)) {
+		snprintf(err, errlen, "%s: the top level is %s, not an object; is this an oqb run.json?",
+			 path, json_is_array(r) ? "an array" : "a single value");
+		json_decref(r);
 		return NULL;
 	}
 	schema = json_string_value(json_object_get(r, "schema"));

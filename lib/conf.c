@@ -48,6 +48,16 @@ static const char *json_hint(const char *text)
 		return " (JSON strings use double quotes)";
 	if (strstr(text, "near '}'") || strstr(text, "near ']'"))
 		return " (a trailing comma before it? JSON allows none)";
+	if (strstr(text, "end of file"))
+		return " (the file ends too early: a closing '}', ']' or '\"' missing?)";
+	if (strstr(text, "unable to decode byte") || strstr(text, "invalid UTF-8"))
+		return " (JSON files must be UTF-8: re-save the file as UTF-8)";
+	if (strstr(text, "duplicate object key"))
+		return " (a key may appear only once in an object: remove one)";
+	if (strstr(text, "number overflow"))
+		return " (a number too large for a double)";
+	if (strstr(text, "maximum parsing depth"))
+		return " (objects or arrays nested too deeply: a config needs only a few levels)";
 	return "";
 }
 

@@ -120,7 +120,7 @@ static void fill_peer(struct ctl *c)
 			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
 		snprintf(c->peer, sizeof c->peer, "%s:%s", host, port);
 	else
-		snprintf(c->peer, sizeof c->peer, "?");
+		snprintf(c->peer, sizeof c->peer, "fd %d", c->fd);   /* not a socket */
 }
 
 /*

@@ -148,12 +148,14 @@ int trace_parse_line(const char *line, size_t len, struct trace_rec *r, char *wh
 		return -1;
 	}
 	if (parse_u64(f[2], fl[2], UINT32_MAX, &v) < 0) {
-		snprintf(why, whylen, "key size \"%s\" is not a byte count", quote(f[2], fl[2], q, sizeof q));
+		snprintf(why, whylen, "key size \"%s\" is not a byte count (0 to %" PRIu32 ")",
+			 quote(f[2], fl[2], q, sizeof q), UINT32_MAX);
 		return -1;
 	}
 	r->key_size = (uint32_t)v;
 	if (parse_u64(f[3], fl[3], UINT32_MAX, &v) < 0) {
-		snprintf(why, whylen, "value size \"%s\" is not a byte count", quote(f[3], fl[3], q, sizeof q));
+		snprintf(why, whylen, "value size \"%s\" is not a byte count (0 to %" PRIu32 ")",
+			 quote(f[3], fl[3], q, sizeof q), UINT32_MAX);
 		return -1;
 	}
 	r->value_size = (uint32_t)v;
@@ -170,7 +172,8 @@ int trace_parse_line(const char *line, size_t len, struct trace_rec *r, char *wh
 	}
 	r->op = (enum trace_op)op;
 	if (parse_u64(f[6], fl[6], UINT32_MAX, &v) < 0) {
-		snprintf(why, whylen, "TTL \"%s\" is not a number of seconds", quote(f[6], fl[6], q, sizeof q));
+		snprintf(why, whylen, "TTL \"%s\" is not a whole number of seconds (0 to %" PRIu32 ")",
+			 quote(f[6], fl[6], q, sizeof q), UINT32_MAX);
 		return -1;
 	}
 	r->ttl = (uint32_t)v;
@@ -315,7 +318,8 @@ static int trace_fill(struct trace_reader *t, char *err, size_t errlen)
 		size_t n;
 
 		if (ZSTD_isError(r)) {
-			snprintf(err, errlen, "%s: corrupt zstd data after line %" PRIu64 ": %s",
+			snprintf(err, errlen, "%s: corrupt zstd data after line %" PRIu64 ": %s; the file "
+				 "is damaged (check it with zstd -t, re-download or re-compress it)",
 				 t->path, t->line, ZSTD_getErrorName(r));
 			return -1;
 		}
