@@ -2,8 +2,9 @@
  * compare.c - diff two run.json files and gate on regressions (compare.h).
  *
  * Output: one table row per BASE point, then one machine-readable line
- *   compare: N points, N regressions, N improvements, tolerance X%
- * (counts are points; a point with any regressed metric is one regression).
+ *   compare: N points, N regressions, N improvements, N inconclusive, tolerance X%, ...
+ * (counts are points; a point with any regressed metric is one regression,
+ * one with an inconclusive metric and no regression is inconclusive).
  */
 #include "compare.h"
 #include "merge.h"
@@ -11,6 +12,7 @@
 #include "run.h"
 #include "runjson.h"
 #include "stats.h"
+#include "stattest.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -19,27 +21,52 @@
 #include <string.h>
 
 struct cmp_opts {
-	double tolerance;
+	double tolerance, alpha, canary_drift;
 	int json;
+	int correction;
 };
+
+static const char *const corrections[] = { "bh", "holm", "none", NULL };
 
 #define O(f) offsetof(struct cmp_opts, f)
 static const struct opt cmp_tab[] = {
 	{ "tolerance", OPT_DBL, O(tolerance), "5", 0, 1000, NULL,
 	  "percent a metric may worsen before it counts (and only beyond the CIs)" },
+	{ "alpha", OPT_DBL, O(alpha), "0.05", 1e-9, 0.5, NULL,
+	  "significance level after the correction for many tests" },
+	{ "correction", OPT_ENUM, O(correction), "bh", 0, 0, corrections,
+	  "correction for testing many points at once: bh (Benjamini-Hochberg false discovery rate), "
+	  "holm (family-wise error), none" },
+	{ "canary-drift", OPT_DBL, O(canary_drift), "1.5", 1, 1000, NULL,
+	  "when the runs' median canaries differ by more than this factor, changes are inconclusive" },
 	{ "json", OPT_BOOL, O(json), NULL, 0, 0, NULL, "print the comparison as JSON instead of a table" },
-	{ NULL, .help = "compare two run.json files; exit 1 on regressions" },
+	{ NULL, .help = "compare two run.json files; exit 1 on a regression, 3 when a change could not be decided" },
 };
 #undef O
 
-enum verdict { SAME, WORSE, BETTER };
+enum verdict { SAME, WORSE, BETTER, UNDECIDED };
+static const char *const verdict_name[] = { "same", "regression", "improvement", "inconclusive" };
 
+#define MAX_TRIALS 1000
+
+/* One metric of one matched point pair. */
 struct metric {
 	const char *name;
-	double base, new_;
-	double base_lo, base_hi, new_lo, new_hi;   /* CIs; NAN when none */
 	int lower_is_better;
+	double b[MAX_TRIALS], n[MAX_TRIALS];   /* the trials' values */
+	size_t nb, nn;
+	double base, new_;                     /* medians over the trials */
+	double change;                         /* (new - base) / base */
+	double p, p_adj, ks_d, ks_p;           /* NAN when not tested */
+	size_t test;                           /* index into the run's p-values */
 	enum verdict v;
+	char why[200];
+};
+
+struct pair {
+	const json_t *bp, *np;
+	char load[64];
+	struct metric m[3];
 };
 
 /* A point's sweep key or value (run.json "sweep"), JSON null without one. */
@@ -84,59 +111,155 @@ static double getn(const json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void ci_of(const json_t *summary, const char *key, double *lo, double *hi)
+static int cmp_dbl(const void *a, const void *b)
 {
-	const json_t *c = json_object_get(summary, key);
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
 
-	*lo = *hi = NAN;
-	if (json_array_size(c) == 2) {
-		*lo = json_number_value(json_array_get(c, 0));
-		*hi = json_number_value(json_array_get(c, 1));
+static double median(const double *v, size_t n)
+{
+	double t[MAX_TRIALS];
+	if (!n)
+		return NAN;
+	memcpy(t, v, n * sizeof *t);
+	qsort(t, n, sizeof *t, cmp_dbl);
+	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/*
+ * The trials' values of one metric of a point: trials[].lat_ns.all.PCT
+ * (trials with no samples left out) or trials[].achieved_ops.  A run.json
+ * from before trials existed counts as one trial with the point's values.
+ */
+static size_t trial_values(const json_t *p, const char *metric, double *out)
+{
+	const json_t *trials = json_object_get(p, "trials"), *t;
+	size_t i, n = 0;
+	int lat = strcmp(metric, "achieved_ops") != 0;
+
+	if (!json_array_size(trials)) {
+		const json_t *src = lat ? json_object_get(json_object_get(p, "lat_ns"), "all") : p;
+		double v = getn(src, metric);
+		if (!isnan(v) && (!lat || getn(src, "n") > 0))
+			out[n++] = v;
+		return n;
+	}
+	json_array_foreach(trials, i, t) {
+		const json_t *src = lat ? json_object_get(json_object_get(t, "lat_ns"), "all") : t;
+		double v = getn(src, metric);
+		if (n < MAX_TRIALS && !isnan(v) && (!lat || getn(src, "n") > 0))
+			out[n++] = v;
+	}
+	return n;
+}
+
+/* A run's median canary over its points, or NAN. */
+static double run_canary(const json_t *run)
+{
+	double v[MAX_TRIALS];
+	size_t i, n = 0;
+	const json_t *p;
+	json_array_foreach(json_object_get(run, "points"), i, p)
+		if (n < MAX_TRIALS && json_is_number(json_object_get(p, "canary_ns")))
+			v[n++] = json_number_value(json_object_get(p, "canary_ns"));
+	return n ? median(v, n) : NAN;
+}
+
+/* The |z| whose two-sided normal p-value is p (bisection on erfc). */
+static double z_of_p(double p)
+{
+	double lo = 0, hi = 40;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+		if (erfc(mid / sqrt(2)) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/* Trials per side that would make a change of this size significant:
+ * z grows with the square root of the trials (normal approximation of the
+ * rank-sum test), and never fewer than the test needs at all. */
+static unsigned trials_needed(size_t n, double p, double alpha)
+{
+	unsigned floor_n = mwu_min_n(alpha);
+	if (!(p > 0 && p < 1))
+		return floor_n;
+	double z = z_of_p(p), zn = z_of_p(alpha);
+	double need = (double)n * (zn / z) * (zn / z);
+	unsigned k = need > 1e6 ? 1000000u : (unsigned)ceil(need);
+	return k > floor_n ? k : floor_n;
+}
+
+/* One metric: collect trials, test, and fill everything but the verdict. */
+static void measure(struct metric *m, const json_t *bp, const json_t *np, const char *name, int lib)
+{
+	char e[128];
+	memset(m, 0, sizeof *m);
+	m->name = name;
+	m->lower_is_better = lib;
+	m->nb = trial_values(bp, name, m->b);
+	m->nn = trial_values(np, name, m->n);
+	m->base = median(m->b, m->nb);
+	m->new_ = median(m->n, m->nn);
+	m->change = m->base > 0 ? (m->new_ - m->base) / m->base : NAN;
+	m->p = m->p_adj = m->ks_d = m->ks_p = NAN;
+	if (m->nb >= 2 && m->nn >= 2) {
+		struct mwu_result r;
+		if (mwu_test(m->b, m->nb, m->n, m->nn, &r, e, sizeof e) == 0)
+			m->p = r.p;
+		ks2_test(m->b, m->nb, m->n, m->nn, &m->ks_d, &m->ks_p, e, sizeof e);
 	}
 }
 
-/* The 95 % CI of the median from the summary's bins (NAN if no bins). */
-static void p50_ci(const json_t *summary, double *lo, double *hi)
+/*
+ * The verdict of one metric (compare.h): a change counts only when it is
+ * larger than the tolerance AND significant after the correction; a change
+ * larger than the tolerance that is not significant is inconclusive, with
+ * the trials that would decide it; single-trial runs cannot tell noise
+ * from change at all.
+ */
+static void judge(struct metric *m, double tol, double alpha, const char *env_note)
 {
-	struct hist *h = hist_new();
-	char err[256];
-	uint64_t l, u;
-
-	*lo = *hi = NAN;
-	if (!h)
-		return;
-	if (merge_hist_from(h, summary, "bins", err, sizeof err) == 0 && h->n > 0) {
-		stats_hist_pct_ci(h, 0.5, STATS_Z95, &l, &u);
-		*lo = (double)l;
-		*hi = (double)u;
-	}
-	hist_free(h);
-}
-
-static void judge(struct metric *m, double tol)
-{
-	int have_ci = !isnan(m->base_lo) && !isnan(m->new_lo);
-
+	int worse = m->lower_is_better ? m->change > 0 : m->change < 0;
 	m->v = SAME;
-	if (isnan(m->base) || isnan(m->new_))
+	if (isnan(m->change)) {
+		snprintf(m->why, sizeof m->why, "no samples on one side");
+		m->v = m->nb || m->nn ? UNDECIDED : SAME;
 		return;
-	if (m->lower_is_better) {
-		if (m->new_ > m->base * (1 + tol) && (!have_ci || m->new_lo > m->base_hi))
-			m->v = WORSE;
-		else if (m->new_ < m->base * (1 - tol) && (!have_ci || m->new_hi < m->base_lo))
-			m->v = BETTER;
-	} else {
-		if (m->new_ < m->base * (1 - tol))
-			m->v = WORSE;
-		else if (m->new_ > m->base * (1 + tol))
-			m->v = BETTER;
 	}
+	if (fabs(m->change) <= tol)
+		return;
+	if (isnan(m->p)) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "%s by %.0f%%, but with %zu and %zu trial(s) run-to-run noise "
+			 "cannot be told from a change; run both with repeat >= %u", worse ? "worse" : "better",
+			 fabs(m->change) * 100, m->nb, m->nn, mwu_min_n(alpha));
+		return;
+	}
+	if (m->p_adj >= alpha) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "%s by %.0f%% but not significant (p %.3g, corrected %.3g); "
+			 "about %u trials per side would decide it", worse ? "worse" : "better",
+			 fabs(m->change) * 100, m->p, m->p_adj, trials_needed(m->nb < m->nn ? m->nb : m->nn, m->p,
+			 alpha / 4));
+		return;
+	}
+	if (env_note) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "%s by %.0f%% (p %.3g), but %s", worse ? "worse" : "better",
+			 fabs(m->change) * 100, m->p_adj, env_note);
+		return;
+	}
+	m->v = worse ? WORSE : BETTER;
 }
 
 static void fmt_metric(char *buf, size_t len, const struct metric *m, int is_lat)
 {
-	char a[32], b[32];
-	double d = m->base != 0 ? (m->new_ - m->base) / m->base * 100 : 0;
+	char a[32], b[32], p[32] = "";
 
 	if (is_lat) {
 		fmt_ns(a, sizeof a, m->base);
@@ -145,27 +268,61 @@ static void fmt_metric(char *buf, size_t len, const struct metric *m, int is_lat
 		snprintf(a, sizeof a, "%.0f", m->base);
 		snprintf(b, sizeof b, "%.0f", m->new_);
 	}
+	if (!isnan(m->p_adj))
+		snprintf(p, sizeof p, " q%.2g", m->p_adj);
 	if (isnan(m->new_))
 		snprintf(buf, len, "%s -> ?", a);
 	else
-		snprintf(buf, len, "%s -> %s (%+.1f%%)%s", a, b, d,
-			 m->v == WORSE ? " !" : m->v == BETTER ? " +" : "");
+		snprintf(buf, len, "%s -> %s (%+.1f%%%s)%s", a, b, isnan(m->change) ? 0 : m->change * 100, p,
+			 m->v == WORSE ? " !" : m->v == BETTER ? " +" : m->v == UNDECIDED ? " ?" : "");
+}
+
+/* Adjusted p-values in place (corrections[]: bh, holm, none). */
+static void adjust(double *p, size_t m, int how)
+{
+	double *adj;
+	if (!m || how == 2 || !(adj = malloc(m * sizeof *adj)))
+		return;
+	if (how == 0)
+		bh_adjust(p, m, adj);
+	else
+		holm_adjust(p, m, adj);
+	memcpy(p, adj, m * sizeof *adj);
+	free(adj);
+}
+
+static void load_text(char *load, size_t len, const json_t *bp)
+{
+	if (json_is_number(json_object_get(bp, "offered_ops")))
+		snprintf(load, len, "%.0f", getn(bp, "offered_ops"));
+	else
+		snprintf(load, len, "closed/%.0f", getn(bp, "outstanding"));
+	if (json_object_get(bp, "sweep")) {
+		char *v = json_dumps(sweep_of(bp, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
+		size_t l = strlen(load);
+		snprintf(load + l, len - l, "@%.20s", v ? v : "?");
+		free(v);
+	}
 }
 
 int compare_main(int argc, char **argv)
 {
+	static const char *const mnames[3] = { "p50", "p99", "achieved_ops" };
 	struct cmp_opts o;
-	char err[1024];
-	int npos = 0, r;
+	char err[1024], env[300] = "";
+	int npos = 0, r, rc = 2;
 	json_t *base = NULL, *nw = NULL, *out = NULL;
-	size_t i, npoints = 0, nreg = 0, nimp = 0;
+	size_t i, npoints = 0, nreg = 0, nimp = 0, nund = 0, ntests = 0, npairs = 0;
+	struct pair *pairs = NULL;
+	double *pv = NULL;
 	json_t *bp;
 
 	r = opts_parse(cmp_tab, &o, argc, argv, &npos, err, sizeof err);
 	if (r == 1)
 		return 0;
 	if (r < 0 || npos != 2) {
-		fprintf(stderr, "oqb compare: %s\nusage: oqb compare BASE.json NEW.json [--tolerance PCT] [--json]\n",
+		fprintf(stderr, "oqb compare: %s\nusage: oqb compare BASE.json NEW.json [--tolerance PCT] "
+			"[--alpha A] [--correction bh|holm|none] [--json]\n",
 			r < 0 ? err : "expected two run.json files");
 		return 2;
 	}
@@ -186,104 +343,141 @@ int compare_main(int argc, char **argv)
 			fprintf(stderr, "oqb compare: warning: %s has status \"%s\" (an incomplete run)\n",
 				argv[k], st);
 	}
-	double tol = o.tolerance / 100;
+	double tol = o.tolerance / 100, cb = run_canary(base), cn = run_canary(nw);
+	if (!isnan(cb) && !isnan(cn) && fmax(cb / cn, cn / cb) > o.canary_drift)
+		snprintf(env, sizeof env, "the machines' canaries differ (%.0f ns vs %.0f ns: more than x%g), so the "
+			 "environment changed between the runs", cb, cn, o.canary_drift);
+
+	/* Match, measure and test every point, then correct all p-values at once. */
+	size_t nbase = json_array_size(json_object_get(base, "points"));
+	pairs = calloc(nbase ? nbase : 1, sizeof *pairs);
+	pv = calloc(3 * (nbase ? nbase : 1), sizeof *pv);
+	if (!pairs || !pv) {
+		fprintf(stderr, "oqb compare: out of memory\n");
+		goto done;
+	}
+	json_array_foreach(json_object_get(base, "points"), i, bp) {
+		struct pair *pr = &pairs[npairs++];
+		pr->bp = bp;
+		pr->np = find_point(json_object_get(nw, "points"), bp);
+		load_text(pr->load, sizeof pr->load, bp);
+		if (!pr->np)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			measure(&pr->m[k], bp, pr->np, mnames[k], k < 2);
+			if (!isnan(pr->m[k].p)) {
+				pr->m[k].test = ntests;
+				pv[ntests++] = pr->m[k].p;
+			}
+		}
+	}
+	adjust(pv, ntests, o.correction);
+
 	out = json_array();
 	if (!o.json)
-		printf("%-9s %12s  %-30s %-30s %-32s %s\n", "system", "load", "p50", "p99",
+		printf("%-9s %12s  %-34s %-34s %-34s %s\n", "system", "load", "p50 (median of trials)", "p99",
 		       "achieved ops/s", "verdict");
-
-	json_array_foreach(json_object_get(base, "points"), i, bp) {
-		const json_t *np = find_point(json_object_get(nw, "points"), bp);
-		const char *sys = json_string_value(json_object_get(bp, "system"));
-		char load[64], c1[128], c2[128], c3[128], verdict[128] = "";
-		struct metric m[3];
-		int worse = 0, better = 0;
+	for (i = 0; i < npairs; i++) {
+		struct pair *pr = &pairs[i];
+		const char *sys = json_string_value(json_object_get(pr->bp, "system"));
+		char c[3][160], verdict[700] = "";
+		int worse = 0, better = 0, und = 0;
 
 		npoints++;
-		if (json_is_number(json_object_get(bp, "offered_ops")))
-			snprintf(load, sizeof load, "%.0f", getn(bp, "offered_ops"));
-		else
-			snprintf(load, sizeof load, "closed/%.0f", getn(bp, "outstanding"));
-		if (json_object_get(bp, "sweep")) {
-			char *v = json_dumps(sweep_of(bp, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
-			size_t l = strlen(load);
-			snprintf(load + l, sizeof load - l, "@%.20s", v ? v : "?");
-			free(v);
-		}
-		if (!np) {
+		if (!pr->np) {
 			nreg++;
 			if (o.json)
 				json_array_append_new(out, json_pack("{s:s?, s:s, s:s}", "system", sys,
-								     "load", load, "verdict", "missing"));
+								     "load", pr->load, "verdict", "missing"));
 			else
-				printf("%-9s %12s  missing in %s\n", sys ? sys : "?", load, argv[2]);
+				printf("%-9s %12s  missing in %s\n", sys ? sys : "?", pr->load, argv[2]);
 			continue;
 		}
-		const json_t *ba = json_object_get(json_object_get(bp, "lat_ns"), "all");
-		const json_t *na = json_object_get(json_object_get(np, "lat_ns"), "all");
-		memset(m, 0, sizeof m);
-		m[0] = (struct metric){ .name = "p50", .base = getn(ba, "p50"), .new_ = getn(na, "p50"),
-					.lower_is_better = 1 };
-		p50_ci(ba, &m[0].base_lo, &m[0].base_hi);
-		p50_ci(na, &m[0].new_lo, &m[0].new_hi);
-		m[1] = (struct metric){ .name = "p99", .base = getn(ba, "p99"), .new_ = getn(na, "p99"),
-					.lower_is_better = 1 };
-		ci_of(ba, "p99_ci", &m[1].base_lo, &m[1].base_hi);
-		ci_of(na, "p99_ci", &m[1].new_lo, &m[1].new_hi);
-		m[2] = (struct metric){ .name = "achieved_ops", .base = getn(bp, "achieved_ops"),
-					.new_ = getn(np, "achieved_ops"), .base_lo = NAN, .base_hi = NAN,
-					.new_lo = NAN, .new_hi = NAN };
 		for (int k = 0; k < 3; k++) {
-			judge(&m[k], tol);
-			if (m[k].v == WORSE) {
-				worse = 1;
-				snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), "%s%s worse",
-					 verdict[0] ? ", " : "REGRESSION: ", m[k].name);
-			}
+			struct metric *m = &pr->m[k];
+			if (!isnan(m->p))
+				m->p_adj = pv[m->test];
+			judge(m, tol, o.alpha, env[0] ? env : NULL);
+			worse |= m->v == WORSE;
+			better |= m->v == BETTER;
+			und |= m->v == UNDECIDED;
 		}
-		for (int k = 0; k < 3 && !worse; k++) {
-			if (m[k].v == BETTER) {
-				better = 1;
-				snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), "%s%s better",
-					 verdict[0] ? ", " : "improved: ", m[k].name);
+		for (int pass = 0; pass < 3; pass++)
+			for (int k = 0; k < 3; k++) {
+				const struct metric *m = &pr->m[k];
+				enum verdict want = pass == 0 ? WORSE : pass == 1 ? BETTER : UNDECIDED;
+				if (m->v != want || (pass == 1 && worse) || (pass == 2 && (worse || better)))
+					continue;
+				size_t l = strlen(verdict);
+				snprintf(verdict + l, sizeof verdict - l, "%s%s %s%s%s%s", l ? "; " :
+					 pass == 0 ? "REGRESSION: " : pass == 1 ? "improved: " : "inconclusive: ",
+					 m->name, pass == 0 ? "worse" : pass == 1 ? "better" : "", pass == 2 ? "" : "",
+					 pass == 2 ? "(" : "", pass == 2 ? m->why : "");
+				if (pass == 2)
+					snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), ")");
 			}
-		}
 		if (!verdict[0])
-			snprintf(verdict, sizeof verdict, "ok");
+			snprintf(verdict, sizeof verdict, "same");
 		nreg += (size_t)worse;
-		nimp += (size_t)better;
+		nimp += (size_t)(better && !worse);
+		nund += (size_t)(und && !worse && !better);
 		if (o.json) {
-			json_t *row = json_pack("{s:s?, s:s, s:s}", "system", sys, "load", load, "verdict",
-						worse ? "regression" : better ? "improvement" : "ok");
-			for (int k = 0; k < 3; k++)
-				json_object_set_new(row, m[k].name,
-						    json_pack("{s:f, s:f, s:s}", "base", m[k].base, "new",
-							      isnan(m[k].new_) ? 0.0 : m[k].new_, "change",
-							      m[k].v == WORSE ? "worse" : m[k].v == BETTER ? "better" : "same"));
+			json_t *row = json_pack("{s:s?, s:s, s:s}", "system", sys, "load", pr->load, "verdict",
+						worse ? "regression" : better ? "improvement" : und ? "inconclusive" : "same");
+			for (int k = 0; k < 3; k++) {
+				const struct metric *m = &pr->m[k];
+				json_t *mj = json_pack("{s:f, s:f, s:i, s:i, s:s}", "base", isnan(m->base) ? 0.0 : m->base,
+						       "new", isnan(m->new_) ? 0.0 : m->new_, "trials_base", (int)m->nb,
+						       "trials_new", (int)m->nn, "verdict", verdict_name[m->v]);
+				json_object_set_new(mj, "change_pct", isnan(m->change) ? json_null() : json_real(m->change * 100));
+				json_object_set_new(mj, "mwu_p", isnan(m->p) ? json_null() : json_real(m->p));
+				json_object_set_new(mj, "p_adjusted", isnan(m->p_adj) ? json_null() : json_real(m->p_adj));
+				json_object_set_new(mj, "ks_d", isnan(m->ks_d) ? json_null() : json_real(m->ks_d));
+				json_object_set_new(mj, "ks_p", isnan(m->ks_p) ? json_null() : json_real(m->ks_p));
+				if (m->why[0])
+					json_object_set_new(mj, "why", json_string(m->why));
+				json_object_set_new(row, m->name, mj);
+			}
 			json_array_append_new(out, row);
 		} else {
-			fmt_metric(c1, sizeof c1, &m[0], 1);
-			fmt_metric(c2, sizeof c2, &m[1], 1);
-			fmt_metric(c3, sizeof c3, &m[2], 0);
-			printf("%-9s %12s  %-30s %-30s %-32s %s\n", sys ? sys : "?", load, c1, c2, c3, verdict);
+			fmt_metric(c[0], sizeof c[0], &pr->m[0], 1);
+			fmt_metric(c[1], sizeof c[1], &pr->m[1], 1);
+			fmt_metric(c[2], sizeof c[2], &pr->m[2], 0);
+			printf("%-9s %12s  %-34s %-34s %-34s %s\n", sys ? sys : "?", pr->load, c[0], c[1], c[2], verdict);
 		}
 	}
+	char how[200];
+	snprintf(how, sizeof how, "alpha %g after %s over %zu tests", o.alpha,
+		 o.correction == 0 ? "Benjamini-Hochberg" : o.correction == 1 ? "Holm" : "no correction", ntests);
 	if (o.json) {
-		json_t *doc = json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:f}}", "base", argv[1], "new",
-					argv[2], "points", out, "summary", "points", (json_int_t)npoints,
+		json_t *doc = json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:f, s:f, s:s, s:I}}", "base", argv[1],
+					"new", argv[2], "points", out, "summary", "points", (json_int_t)npoints,
 					"regressions", (json_int_t)nreg, "improvements", (json_int_t)nimp,
-					"tolerance_pct", o.tolerance);
+					"inconclusive", (json_int_t)nund, "tolerance_pct", o.tolerance, "alpha", o.alpha,
+					"correction", corrections[o.correction], "tests", (json_int_t)ntests);
 		out = NULL;
+		if (env[0])
+			json_object_set_new(json_object_get(doc, "summary"), "environment", json_string(env));
 		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 		putchar('\n');
 		json_decref(doc);
 	}
+	if (env[0])
+		fprintf(o.json ? stderr : stdout, "note: %s\n", env);
+	if (!ntests && !o.json)
+		printf("note: every point has a single trial on one side at least: run-to-run noise cannot be "
+		       "told from a change, so nothing is called a regression or an improvement; set repeat "
+		       "(>= %u) in both runs' configs\n", mwu_min_n(o.alpha));
 	/* With --json, stdout stays pure JSON; the summary line goes to stderr. */
 	fprintf(o.json ? stderr : stdout,
-		"compare: %zu points, %zu regressions, %zu improvements, tolerance %g%%\n", npoints, nreg,
-		nimp, o.tolerance);
+		"compare: %zu points, %zu regressions, %zu improvements, %zu inconclusive, tolerance %g%%, %s\n",
+		npoints, nreg, nimp, nund, o.tolerance, how);
+	rc = nreg ? 1 : nund ? 3 : 0;
+done:
+	free(pairs);
+	free(pv);
 	json_decref(out);
 	json_decref(base);
 	json_decref(nw);
-	return nreg ? 1 : 0;
+	return rc;
 }

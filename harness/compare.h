@@ -1,21 +1,33 @@
 /*
  * compare.h - `oqb compare BASE.json NEW.json`: the regression gate.
  *
- * Points are matched by system and offered load (closed loop: by
- * outstanding).  A metric counts as a regression only when it is worse by
- * more than the tolerance AND the two confidence intervals do not overlap,
- * so run-to-run noise does not fail a CI job:
- *   p99: worse than (1 + tol) x base and new p99_ci[0] > base p99_ci[1];
- *   p50: the same with 95 % CIs computed from the bins (lib/stats);
- *   achieved throughput: below (1 - tol) x base (a sum of counts, no CI).
- * Improvements are the mirror image.  A point of BASE missing from NEW is
- * a regression.
+ * Points are matched by system, offered load (closed loop: outstanding)
+ * and sweep value.  Per point three metrics are judged: the median over
+ * trials of p50 and of p99 (class "all"), and of achieved throughput.
+ *
+ * With at least two trials on both sides (config `repeat`), each metric is
+ * tested with the two-sided Mann-Whitney U test on the trials' values, the
+ * two-sample Kolmogorov-Smirnov test reported beside it, and all p-values
+ * of the comparison are corrected together (Benjamini-Hochberg by default,
+ * or Holm).  A metric is
+ *   same          when the change is within the tolerance (significant or not);
+ *   regression /  when it is worse / better by more than the tolerance AND
+ *   improvement   significant after the correction;
+ *   inconclusive  when it moved by more than the tolerance but is not
+ *                 significant (the row says about how many trials would
+ *                 decide it), or when the runs' canaries say the machine
+ *                 changed between them.
+ * Runs with one trial cannot tell run-to-run noise from a change (within-
+ * run CIs say nothing about it): a move beyond the tolerance is then
+ * inconclusive, never a regression.  A point of BASE missing from NEW is a
+ * regression.
  */
 #ifndef OQB_COMPARE_H
 #define OQB_COMPARE_H
 
-/* The `oqb compare` command.  Exit status: 0 no regression, 1 regressions,
- * 2 usage or input error. */
+/* The `oqb compare` command.  Exit status: 0 no regression and nothing
+ * undecided, 1 a regression, 2 usage or input error, 3 no regression but
+ * some change could not be decided. */
 int compare_main(int argc, char **argv);
 
 #endif

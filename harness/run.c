@@ -1204,6 +1204,10 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 	load_label(load, sizeof load, &r->rc, pt);
 	fmt_ns(p50, sizeof p50, json_number_value(json_object_get(all, "p50")));
 	fmt_ns(p99, sizeof p99, json_number_value(json_object_get(all, "p99")));
+	if (json_integer_value(json_object_get(all, "n")) == 0) {
+		snprintf(p50, sizeof p50, "- (no samples)");
+		snprintf(p99, sizeof p99, "-");
+	}
 	fmt_dur(eta, sizeof eta, done ? elapsed_s / (double)done * left : 0);
 	if (r->rc.repeat > 1)
 		snprintf(tr, sizeof tr, " trial %u/%lld", pt->trial + 1, r->rc.repeat);

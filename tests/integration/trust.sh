@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# trust.sh - the means to judge a number (docs/trust.md): placement, the
+# canary, repeated trials in shuffled rounds, the self-checks, --strict.
+# The checks must fire when they should and only then: a CPU hog started
+# on the server worker's CPU in the middle of a point is flagged by the
+# interference and stationarity checks while the same run without it is
+# not; a client offered far more than one thread can send is flagged by
+# the schedule-lag check.
+. "$(dirname "$0")/../lib.sh"
+ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+ncpu=$(nproc)
+
+# One server worker and one client thread: on two CPUs each gets its own.
+base() {   # base NAME SYSTEMS LOADS DURATION REPEAT
+	cat <<EOF
+{ "name": "$1", "transport": "shm", "systems": $2,
+  "server": { "workers": 1, "backend": { "kind": "null" } },
+  "clients": { "processes": 1, "threads": 1 },
+  "workload": { "kind": "kv", "put_ratio": 0.5, "key_size": 16, "value_size": 64, "keys": 1000 },
+  "arrival": { "kind": "poisson", "loads_ops": $3 },
+  "warmup_s": 0.3, "duration_s": $4, "repeat": $5, "seed": 3 }
+EOF
+}
+
+# --- repeated trials: rounds, shuffled, merged bin-wise -----------------
+base rep '["oq", "rawrpc"]' '[2000, 4000]' 0.3 3 >"$T/rep.json"
+if "$OQB_BIN/oqb" run "$T/rep.json" --out "$T/rep" >"$T/rep.out" 2>"$T/rep.err"; then
+	ok trials_run
+	R=$T/rep/run.json
+	jcheck trials_three_per_point "$R" '(.points | length) == 4 and all(.points[]; (.trials | length) == 3 and .repeat == 3)'
+	# every round runs every point once
+	jcheck trials_rounds "$R" '.trial_order.order as $o | all(range(3) as $t | [$o[] | select(.[1] == $t) | .[0]] | sort; . == [0,1,2,3])
+		and (.trial_order.order | length) == 12'
+	# the shuffle is not the plan's order in every round (4! orders; seed 3)
+	jcheck trials_shuffled "$R" '[.trial_order.order[] | .[0]] != [0,1,2,3,0,1,2,3,0,1,2,3]'
+	jcheck trials_merged_bins "$R" 'all(.points[]; .lat_ns.all.n == ([.trials[].lat_ns.all.n] | add))'
+	jcheck trials_spread "$R" 'all(.points[]; .spread.all.p50.min <= .spread.all.p50.median and
+		.spread.all.p50.median <= .spread.all.p50.max and (.spread.all.p50.values | length) == 3)'
+	jcheck trials_dirs_distinct "$R" '[.points[].trials[].dir] | length == (unique | length)'
+	jcheck checks_present "$R" 'all(.points[]; [.checks[].name] | contains(["schedule_lag", "arrival_fit",
+		"ci_p99", "ci_p999", "interference", "placement", "saturation", "unanswered", "unsent", "errors"]))
+		and all(.points[].trials[].checks[]; has("value") and has("threshold") and (.status == "pass" or .status == "warn"))'
+	jcheck environment_recorded "$R" '.environment | (.cpus_online >= 1) and (.cpu_model | length > 0) and
+		(.loadavg_1_5_15 | length == 3) and has("governor") and has("smt")'
+	if [ "$ncpu" -ge 2 ]; then
+		jcheck placement_distinct_cpus "$R" 'all(.points[].trials[].placement; .server.cpus[0] != .clients[0].placement.cpus[0]
+			and .server.shared == false)'
+		jcheck canary_beside_every_trial "$R" 'all(.points[].trials[]; .canary_ns > 0)'
+	else
+		skip placement_distinct_cpus "one CPU"
+		skip canary_beside_every_trial "one CPU"
+	fi
+	n=$(grep -c 'trial [0-9]/3' "$T/rep.err")
+	[ "$n" -eq 12 ] && ok progress_per_trial || notok progress_per_trial "$n progress lines with a trial for 12 trials"
+else
+	notok trials_run "$(tail -5 "$T/rep.err")"
+fi
+
+# --- schedule lag: far more than one client thread can send ------------
+base lag '["rawrpc"]' '[20000000]' 0.5 1 >"$T/lag.json"
+if "$OQB_BIN/oqb" run "$T/lag.json" --out "$T/lag" >"$T/lag.out" 2>"$T/lag.err"; then
+	jcheck schedule_lag_fires "$T/lag/run.json" '.points[0].checks[] | select(.name == "schedule_lag") | .status == "warn" and .value > 0.5'
+	grep -q 'CHECK: .*schedule_lag' "$T/lag.err" && ok check_on_progress_line || notok check_on_progress_line "$(cat "$T/lag.err")"
+	# --strict turns the same warning into a failed run
+	"$OQB_BIN/oqb" run "$T/lag.json" --out "$T/lag-strict" --strict >/dev/null 2>"$T/strict.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q -- '--strict: .*schedule_lag' "$T/strict.err" &&
+		jq -e '.status == "failed-checks"' "$T/lag-strict/run.json" >/dev/null; then
+		ok strict_fails_run
+	else
+		notok strict_fails_run "rc=$rc $(tail -3 "$T/strict.err")"
+	fi
+else
+	notok schedule_lag_fires "$(tail -5 "$T/lag.err")"
+fi
+
+# --- interference and stationarity: a hog on the worker's CPU ----------
+if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
+	base hog '["rawrpc"]' '[20000]' 3 1 >"$T/hog.json"
+	# the control: the same point, nothing else on the worker's CPU
+	"$OQB_BIN/oqb" run "$T/hog.json" --out "$T/calm" >/dev/null 2>"$T/calm.err"
+	cpu=$(jq '.points[0].trials[0].placement.server.cpus[0]' "$T/calm/run.json" 2>/dev/null)
+	# the hog: started in the middle of the window (start about 0.5 s
+	# after launch, warm-up 0.3 s, 3 s window), on the worker's CPU
+	"$OQB_BIN/oqb" run "$T/hog.json" --out "$T/hog" >/dev/null 2>"$T/hog.err" &
+	run_pid=$!
+	track "$run_pid"
+	sleep 2.4
+	taskset -c "${cpu:-0}" sh -c 'while :; do :; done' &
+	hog=$!
+	track "$hog"
+	sleep 2
+	kill "$hog" 2>/dev/null
+	wait "$hog" 2>/dev/null
+	wait "$run_pid"
+	status() { jq -r --arg n "$2" '.points[0].checks[] | select(.name == $n) | .status' "$1/run.json"; }
+	for c in interference stationarity; do
+		calm=$(status "$T/calm" $c); hogged=$(status "$T/hog" $c)
+		if [ "$hogged" = warn ] && [ "$calm" = pass ]; then
+			ok "hog_flagged_by_$c"
+		else
+			notok "hog_flagged_by_$c" "with the hog: $hogged, without: $calm; $(jq -c --arg n $c \
+				'[.points[0].checks[] | select(.name == $n) | .detail]' "$T/hog/run.json" "$T/calm/run.json")"
+		fi
+	done
+else
+	skip hog_flagged_by_interference "needs two CPUs and taskset"
+	skip hog_flagged_by_stationarity "needs two CPUs and taskset"
+fi
+
+# --- bad placement specs are refused before anything starts ------------
+base bad '["oq"]' '[1000]' 0.1 1 | jq '.server.cpus = "0-x"' >"$T/bad.json"
+"$OQB_BIN/oqb" run "$T/bad.json" --dry-run >/dev/null 2>"$T/bad.err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'server.cpus: CPU list "0-x" is malformed' "$T/bad.err"; then
+	ok bad_cpus_refused
+else
+	notok bad_cpus_refused "rc=$rc $(cat "$T/bad.err")"
+fi
+finish
