@@ -114,7 +114,8 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 	}
 	fprintf(f, "# oqb plot: latency vs throughput; one block per system (%s)\n",
 		json_string_value(json_object_get(run, "name")));
-	fprintf(f, "# achieved_ops p50_ns p99_ns offered_ops\n");
+	fprintf(f, "# achieved_ops p50_ns p99_ns offered_ops flagged p50_min p50_max p99_min p99_max\n"
+		"# (flagged: 1 when a self-check warned, docs/trust.md; min/max: over the trials)\n");
 	names[0] = '\0';
 	for (j = 0; j < nseen; j++) {
 		json_t *rows[1024];
@@ -142,11 +143,18 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 		fprintf(f, "# system %s\n", name);
 		for (i = 0; i < n; i++) {
 			const json_t *all = json_object_get(json_object_get(rows[i], "lat_ns"), "all");
-			fprintf(f, "%.1f %.0f %.0f %.1f\n",
-				json_number_value(json_object_get(rows[i], "achieved_ops")),
-				json_number_value(json_object_get(all, "p50")),
-				json_number_value(json_object_get(all, "p99")),
-				json_number_value(json_object_get(rows[i], "offered_ops")));
+			const json_t *sp = json_object_get(json_object_get(rows[i], "spread"), "all");
+			double p50 = json_number_value(json_object_get(all, "p50"));
+			double p99 = json_number_value(json_object_get(all, "p99"));
+			const json_t *s50 = json_object_get(sp, "p50"), *s99 = json_object_get(sp, "p99");
+			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f\n",
+				json_number_value(json_object_get(rows[i], "achieved_ops")), p50, p99,
+				json_number_value(json_object_get(rows[i], "offered_ops")),
+				json_is_true(json_object_get(rows[i], "flagged")),
+				s50 ? json_number_value(json_object_get(s50, "min")) : p50,
+				s50 ? json_number_value(json_object_get(s50, "max")) : p50,
+				s99 ? json_number_value(json_object_get(s99, "min")) : p99,
+				s99 ? json_number_value(json_object_get(s99, "max")) : p99);
 		}
 		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", blocks ? " " : "", name);
 		blocks++;
