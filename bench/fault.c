@@ -15,6 +15,7 @@
 #include "fault.h"
 #include "log.h"
 #include "tp_shm.h"
+#include "wire.h"
 
 unsigned fault_mask;
 uint64_t fault_delay_ns;
@@ -118,6 +119,13 @@ struct fault_deferq {
 int fault_defer(struct fault_deferq **qp, unsigned w, const void *req, uint32_t len)
 {
 	struct fault_deferq *q = *qp;
+	struct wire_req h;
+	/* Only what commits on the delivery is ACKed early: a nilext request.
+	 * Everything else is posted at once, so a get can overtake the set
+	 * its own client committed just before (paper §4's case). */
+	wire_decode_req(req, &h);
+	if (!(h.flags & KV_F_NILEXT) || (h.flags & KV_F_NONIDEMP))
+		return -1;
 	if (!q && !(q = *qp = calloc(1, sizeof *q)))
 		return -1;
 	if (q->head - q->tail >= DEFER_MAX)

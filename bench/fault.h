@@ -7,10 +7,11 @@
  *
  *   exec-out-of-order  the worker runs each batch of ready slots in reverse
  *                      (breaks Rule 2: execution in queue order)
- *   ack-before-alloc   shm client: the publish (the oq commit) is reported
- *                      at once and the ticket is taken ~50 us later, as if a
- *                      NIC ACKed a SEND before the SRQ slot was allocated
- *                      (breaks Rule 1)
+ *   ack-before-alloc   shm client: the publish (the oq commit) of a nilext
+ *                      request is reported at once and its ticket is taken
+ *                      ~50 us later, as if a NIC ACKed a SEND before the SRQ
+ *                      slot was allocated; other requests go at once and
+ *                      can take earlier slots (breaks Rule 1)
  *   get-bypass         a get that arrives behind unexecuted slots is served
  *                      at once, bypassing the earlier puts in the queue
  *   drop-after-ack     every 8th nilext request a worker executes is dropped
@@ -78,8 +79,9 @@ void fault_delay(void);
 struct tp_client;
 struct fault_deferq;
 
-/* Keeps a copy of the request to publish later on worker w; 0, or -1 if
- * the queue is full (the caller then posts it normally). */
+/* For a nilext request: keeps a copy to publish later on worker w, and
+ * returns 0 (the caller reports it delivered now).  -1 for any other
+ * request, or if the queue is full: the caller posts it normally. */
 int fault_defer(struct fault_deferq **q, unsigned w, const void *req, uint32_t len);
 
 /* Publishes deferred requests older than the delay (all if `all`), each

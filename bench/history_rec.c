@@ -37,15 +37,28 @@ struct hrec {
 	uint64_t mask;
 	uint32_t client_id;
 	double keys;
+	int numeric;
 };
 
 struct hrec *hrec_open(const struct hrec_conf *c, unsigned rank, unsigned thread,
 		       uint32_t client_id, unsigned pcap, char *err, size_t errlen)
 {
 	char path[512];
-	if (mkdir(c->dir, 0755) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "history directory %s: cannot create: %s", c->dir, strerror(errno));
-		return NULL;
+	/* mkdir -p: every parent, then the directory itself */
+	snprintf(path, sizeof path, "%s", c->dir);
+	for (char *p = path + 1;; p++) {
+		if (*p && *p != '/')
+			continue;
+		char was = *p;
+		*p = 0;
+		if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+			snprintf(err, errlen, "history directory %s: cannot create %s: %s", c->dir, path,
+				 strerror(errno));
+			return NULL;
+		}
+		*p = was;
+		if (!was)
+			break;
 	}
 	struct hrec *r = calloc(1, sizeof *r);
 	if (r)
@@ -58,6 +71,7 @@ struct hrec *hrec_open(const struct hrec_conf *c, unsigned rank, unsigned thread
 	r->mask = pcap - 1;
 	r->client_id = client_id;
 	r->keys = c->keys > 0 && c->keys < 1 ? c->keys : 1.0;
+	r->numeric = c->numeric;
 	struct history_header h = {
 		.clock_kind = HISTORY_CLOCK_MONOTONIC, .clock_bound_ns = c->clock_bound_ns,
 		.client_id = client_id, .flags = r->keys < 1 ? HISTORY_F_SAMPLED : 0,
@@ -94,7 +108,15 @@ void hrec_issue(struct hrec *r, uint64_t seq, const struct gen_op *op, uint8_t *
 	memcpy(o->key, op->key, op->key_len < HISTORY_KEY_SHOWN ? op->key_len : HISTORY_KEY_SHOWN);
 	if (op->op == KV_OP_SET) {
 		uint8_t *v = req + WIRE_HDR_SIZE + op->key_len;
-		if (op->val_len >= HISTORY_TAG_SIZE) {
+		if (r->numeric && op->val_len >= 1 && op->val_len <= 19) {
+			uint64_t x = seq;
+			for (uint32_t i = op->val_len; i-- > 0; x /= 10)
+				v[i] = (uint8_t)('0' + x % 10);
+			wire_req_seal(req, len);
+			uint32_t c;
+			uint64_t sq;
+			o->wkind = (uint8_t)history_value_kind(v, op->val_len, &c, &sq, &o->arg);
+		} else if (op->val_len >= HISTORY_TAG_SIZE) {
 			history_tag_put(v, r->client_id, seq);
 			wire_req_seal(req, len);
 			o->wkind = HV_TAG;

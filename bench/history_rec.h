@@ -28,6 +28,9 @@ struct hrec_conf {
 	const char *dir;             /* directory of the history files */
 	double keys;                 /* share of keys recorded, (0, 1] */
 	uint64_t clock_bound_ns;     /* clock offset bound written in the header */
+	int numeric;                 /* sets of 1-19 B write a decimal number
+				      * (seq mod 10^len) instead of a tag, so
+				      * that incr applies to them */
 };
 
 struct hrec;

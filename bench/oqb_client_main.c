@@ -34,6 +34,7 @@ struct cli_opts {
 	double connect_timeout_s;
 	const char *history;
 	double history_keys, history_clock_bound_us;
+	int history_numeric;
 	const char *cpus, *device;
 	int cpu_first;
 };
@@ -72,6 +73,8 @@ static const struct opt cli_tab[] = {
 	  "record every operation on the sampled keys into DIR/history-rR-tT.bin (oqb check reads them)" },
 	{ "history-keys", OPT_DBL, O(history_keys), "1", 1e-9, 1, NULL,
 	  "share of keys recorded, chosen by key hash (never a sample of one key's operations)" },
+	{ "history-numeric", OPT_BOOL, O(history_numeric), NULL, 0, -1, NULL,
+	  "with --history: short set values (1-19 B) are decimal numbers, so incr applies to them" },
 	{ "history-clock-bound-us", OPT_DBL, O(history_clock_bound_us), "0", 0, 1e9, NULL,
 	  "bound on this host's clock offset from the other client hosts (docs/correctness.md)" },
 	{ "out", OPT_STR, O(out), NULL, 0, -1, NULL, "write the result JSON here (default: stdout when run by hand)" },
@@ -179,6 +182,7 @@ int main(int argc, char **argv)
 	cc.connect_timeout_ms = (unsigned)(o.connect_timeout_s * 1000);
 	cc.history.dir = o.history;
 	cc.history.keys = o.history_keys;
+	cc.history.numeric = o.history_numeric;
 	cc.history.clock_bound_ns = (uint64_t)(o.history_clock_bound_us * 1000);
 	static struct cpu_plan cpus;
 	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.threads, o.device, &cpus, err, sizeof err) < 0) {
