@@ -26,6 +26,7 @@
 #include "ctl.h"
 #include "launch.h"
 #include "merge.h"
+#include "procargs.h"
 #include "rng.h"
 #include "runconf.h"
 #include "runjson.h"
@@ -239,6 +240,8 @@ static void point_name(char *buf, size_t len, const struct runconf *rc, const st
 	char tr[32] = "";
 	if (rc->repeat > 1)
 		snprintf(tr, sizeof tr, "-t%u", pt->trial + 1);
+	if (rc->converge)
+		snprintf(tr + strlen(tr), sizeof tr - strlen(tr), "-k%u", pt->chunk + 1);
 	if (pt->outstanding > 0)
 		snprintf(buf, len, "p%02u-%s%s-c%lld%s", pt->idx + 1, pt->system, sw, pt->outstanding, tr);
 	else
@@ -627,165 +630,6 @@ static void tsv_add(struct run *r, const struct prun *pr, const struct proc *p)
 	fflush(r->tsv);
 }
 
-static int push_extra(char ***argv, const json_t *extra)
-{
-	size_t i;
-	json_t *v;
-	int rc = 0;
-
-	json_array_foreach(extra, i, v)
-		rc |= argv_push(argv, json_string_value(v));
-	return rc;
-}
-
-static int push_kv(char ***argv, const char *k, const char *v)
-{
-	return argv_push(argv, k) | argv_push(argv, v);
-}
-
-static int push_num(char ***argv, const char *k, double v)
-{
-	char b[64];
-	snprintf(b, sizeof b, "%.10g", v);
-	return push_kv(argv, k, b);
-}
-
-static int same_host(const char *a, const char *b)
-{
-	return strcmp(a, b) == 0 || (host_is_local(a) && host_is_local(b));
-}
-
-/* Auto placement: the index of the first CPU client process `rank` takes
- * on its host, after the server's workers (when the server shares the
- * host) and the threads of the lower ranks on the same host. */
-static unsigned cpu_first(const struct runconf *rc, unsigned rank)
-{
-	const char *h = runconf_client_host(rc, rank);
-	unsigned first = same_host(h, rc->server_host) ? (unsigned)rc->workers : 0;
-	for (unsigned k = 0; k < rank; k++)
-		if (same_host(runconf_client_host(rc, k), h))
-			first += (unsigned)rc->threads;
-	return first;
-}
-
-/* Trials of one point use different arrival schedules and service times:
- * the config's seed for trial 0, then a seed per trial. */
-static unsigned long long trial_seed(const struct runconf *rc, const struct point *pt)
-{
-	return (unsigned long long)rc->seed + 1000003ull * pt->trial;
-}
-
-static char **server_argv(const struct run *r, const struct point *pt, const char *ctl_hp,
-			  const char *pmem)
-{
-	const struct runconf *rc = runconf_for(&r->rc, pt);
-	char **a = argv_new();
-	char path[PATH_MAX + 32];
-	int e = 0;
-
-	snprintf(path, sizeof path, "%s/oqb-server", r->bin);
-	e |= argv_push(&a, path);
-	e |= push_kv(&a, "--system", pt->system);
-	e |= push_kv(&a, "--transport", rc->transport);
-	e |= push_num(&a, "--workers", (double)rc->workers);
-	e |= push_kv(&a, "--backend", rc->backend);
-	if (rc->service_ns >= 0)
-		e |= push_num(&a, "--service-ns", (double)rc->service_ns);
-	if (rc->service_dist)
-		e |= push_kv(&a, "--service-dist", rc->service_dist);
-	if (rc->memory_mb >= 0)
-		e |= push_num(&a, "--memory-mb", (double)rc->memory_mb);
-	if (rc->pool_mb >= 0)
-		e |= push_num(&a, "--pool-mb", (double)rc->pool_mb);
-	if (runconf_durable(rc, pt->system))
-		e |= argv_push(&a, "--durable");
-	if (pmem && *pmem)
-		e |= push_kv(&a, "--pmem-path", pmem);
-	if (rc->ring_slots >= 0)
-		e |= push_num(&a, "--ring-slots", (double)rc->ring_slots);
-	if (rc->slot_size >= 0)
-		e |= push_num(&a, "--slot-size", (double)rc->slot_size);
-	if (rc->scratch_dir)
-		e |= push_kv(&a, "--run-dir", rc->scratch_dir);
-	if (rc->verbs_addr) {
-		e |= push_kv(&a, "--addr", rc->verbs_addr);
-		if (rc->verbs_port >= 0)
-			e |= push_num(&a, "--port", (double)rc->verbs_port);
-		if (rc->device)
-			e |= push_kv(&a, "--device", rc->device);
-		if (rc->ib_port >= 0)
-			e |= push_num(&a, "--ib-port", (double)rc->ib_port);
-		if (rc->gid_index >= -1)
-			e |= push_num(&a, "--gid-index", (double)rc->gid_index);
-		if (rc->recv_mode)
-			e |= push_kv(&a, "--recv-mode", rc->recv_mode);
-		if (rc->min_rnr_timer >= 0)
-			e |= push_num(&a, "--min-rnr-timer", (double)rc->min_rnr_timer);
-		if (rc->xrc)
-			e |= argv_push(&a, "--xrc");
-	}
-	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
-	e |= push_kv(&a, "--cpus", rc->srv_cpus);
-	e |= push_kv(&a, "--ctl", ctl_hp);
-	e |= push_kv(&a, "--rank", "0");
-	e |= push_extra(&a, rc->server_extra);
-	if (e) {
-		launch_argv_free(a);
-		return NULL;
-	}
-	return a;
-}
-
-static char **client_argv(const struct run *r, const struct point *pt, const char *ctl_hp,
-			  const char *endpoint, unsigned rank, const char *out)
-{
-	const struct runconf *rc = runconf_for(&r->rc, pt);
-	char **a = argv_new();
-	char path[PATH_MAX + 32];
-	char *wl = json_dumps(rc->workload, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	int e = !wl;
-
-	snprintf(path, sizeof path, "%s/oqb-client", r->bin);
-	e |= argv_push(&a, path);
-	e |= push_kv(&a, "--system", pt->system);
-	e |= push_kv(&a, "--transport", rc->transport);
-	e |= push_kv(&a, "--server", endpoint);
-	e |= push_num(&a, "--threads", (double)rc->threads);
-	e |= push_kv(&a, "--workload", wl ? wl : "{}");
-	if (pt->outstanding > 0) {
-		e |= push_kv(&a, "--arrival", "closed");
-		e |= push_num(&a, "--outstanding", (double)pt->outstanding);
-	} else {
-		/* The point's load is split evenly over the processes; each
-		 * process splits its share over its threads. */
-		e |= push_kv(&a, "--arrival", "poisson");
-		e |= push_num(&a, "--rate", pt->offered_ops / (double)rc->processes);
-	}
-	e |= push_num(&a, "--duration-s", rc->duration_s);
-	e |= push_num(&a, "--warmup-s", rc->warmup_s);
-	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
-	e |= push_num(&a, "--processes", (double)rc->processes);
-	e |= push_kv(&a, "--cpus", rc->cli_cpus);
-	e |= push_num(&a, "--cpu-first", cpu_first(rc, rank));
-	if (rc->device)
-		e |= push_kv(&a, "--device", rc->device);
-	if (runconf_durable(rc, pt->system))
-		e |= argv_push(&a, "--durable");
-	if (rc->delegation)
-		e |= argv_push(&a, "--delegation");
-	e |= push_kv(&a, "--ctl", ctl_hp);
-	e |= push_num(&a, "--rank", rank);
-	if (out)
-		e |= push_kv(&a, "--out", out);
-	e |= push_extra(&a, rc->client_extra);
-	free(wl);
-	if (e) {
-		launch_argv_free(a);
-		return NULL;
-	}
-	return a;
-}
-
 static int start_proc(struct prun *pr, struct proc *p, char **argv)
 {
 	char err[1024];
@@ -1131,7 +975,7 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 	}
 
 	/* Server first: clients need its endpoint. */
-	if (start_proc(pr, &pr->procs[0], server_argv(r, pt, pr->ctl_hp, pr->pmem)) < 0)
+	if (start_proc(pr, &pr->procs[0], procargs_server(r->bin, &r->rc, pt, pr->ctl_hp, pr->pmem)) < 0)
 		goto stop;
 	snprintf(err, sizeof err, "%g s (timeouts.hello_s)", rc->hello_s);
 	if (wait_all(pr, "server", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
@@ -1147,7 +991,7 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 		struct proc *p = &pr->procs[i];
 		/* --out only where the file lands in our results directory. */
 		const char *out = r->l.ops->direct ? p->json : NULL;
-		if (start_proc(pr, p, client_argv(r, pt, pr->ctl_hp, endpoint, p->rank, out)) < 0)
+		if (start_proc(pr, p, procargs_client(r->bin, &r->rc, pt, pr->ctl_hp, endpoint, p->rank, out)) < 0)
 			goto stop;
 	}
 	if (wait_all(pr, "client", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
@@ -1190,6 +1034,69 @@ stop:
 		}
 	}
 	return pj;
+}
+
+/*
+ * One trial.  With duration_s "auto" it is measured in chunks of
+ * convergence.chunk_s (each a fresh set of processes, its own warm-up),
+ * merged bin-wise, until the P99's 95 % CI is narrower than
+ * convergence.ci_p99 of it or convergence.max_s of measurement is reached;
+ * "convergence" in the point says which.  pr holds the last chunk's run,
+ * with the trial's merged checks and canary.
+ */
+static json_t *run_trial(struct run *r, struct prun *pr, const struct point *pt0)
+{
+	const struct runconf *rc = runconf_for(&r->rc, pt0);
+	if (!rc->converge)
+		return run_point(r, pr, pt0);
+
+	struct point pt = *pt0;
+	json_t *chunks = json_array(), *pj0 = NULL, *merged = NULL;
+	double measured = 0, width = INFINITY;
+	char e[512];
+	for (pt.chunk = 0;; pt.chunk++) {
+		if (pt.chunk)
+			prun_free(pr);
+		json_t *pj = run_point(r, pr, &pt);
+		if (!pj)
+			goto fail;
+		json_array_append_new(chunks, trials_entry(pj, pt.chunk, pt.chunk, pr->canary_ns, pr->checks));
+		if (!pj0)
+			pj0 = json_incref(pj);
+		json_decref(pj);
+		json_decref(merged);
+		merged = trials_point(pj0, chunks, e, sizeof e);
+		if (!merged) {
+			snprintf(pr->err, sizeof pr->err, "%s", e);
+			pr->failed = 1;
+			goto fail;
+		}
+		measured += rc->duration_s;
+		const json_t *all = json_object_get(json_object_get(merged, "lat_ns"), "all");
+		const json_t *ci = json_object_get(all, "p99_ci");
+		double p99 = json_number_value(json_object_get(all, "p99"));
+		if (p99 > 0 && json_array_size(ci) == 2)
+			width = (json_number_value(json_array_get(ci, 1)) - json_number_value(json_array_get(ci, 0))) / p99;
+		if (width <= rc->conv_ci || measured >= rc->conv_max_s - 1e-9 || g_signal)
+			break;
+	}
+	json_object_set_new(merged, "convergence", json_pack("{s:s,s:i,s:f,s:f,s:f,s:f}", "stopped_by",
+		width <= rc->conv_ci ? "ci_p99 reached" : g_signal ? "interrupted" : "max_s reached",
+		"chunks", (int)json_array_size(chunks), "measured_s", measured, "ci_p99", isfinite(width) ? width : -1.0,
+		"target_ci_p99", rc->conv_ci, "max_s", rc->conv_max_s));
+	json_object_del(merged, "trials");
+	json_object_set_new(merged, "chunks", chunks);
+	/* the trial's checks: per check, in how many chunks it warned */
+	json_decref(pr->checks);
+	pr->checks = json_incref(json_object_get(merged, "checks"));
+	pr->canary_ns = json_number_value(json_object_get(merged, "canary_ns"));
+	json_decref(pj0);
+	return merged;
+fail:
+	json_decref(chunks);
+	json_decref(pj0);
+	json_decref(merged);
+	return NULL;
 }
 
 static void progress(const struct run *r, const struct point *pt, const json_t *pj,
@@ -1249,13 +1156,13 @@ static int dry_run(struct run *r)
 		if (i % (r->rc.nsystems * r->rc.nloads) >= r->rc.nsystems)
 			continue;
 		point_pmem(r, pt, pmem, sizeof pmem);
-		a = server_argv(r, pt, "CTLHOST:PORT", pmem);
+		a = procargs_server(r->bin, &r->rc, pt, "CTLHOST:PORT", pmem);
 		d = a ? launch_describe(&r->l, rc->server_host, NULL, a) : NULL;
 		printf("  server 0 on %s: %s\n", rc->server_host, d ? d : "?");
 		free(d);
 		launch_argv_free(a);
 		for (unsigned c = 0; c < (unsigned)rc->processes; c++) {
-			a = client_argv(r, pt, "CTLHOST:PORT", "ENDPOINT", c, NULL);
+			a = procargs_client(r->bin, &r->rc, pt, "CTLHOST:PORT", "ENDPOINT", c, NULL);
 			d = a ? launch_describe(&r->l, runconf_client_host(rc, c), NULL, a) : NULL;
 			printf("  client %u on %s: %s\n", c, runconf_client_host(rc, c), d ? d : "?");
 			free(d);
@@ -1478,7 +1385,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		struct point pt = r->pts[r->order[k].point];
 		pt.trial = r->order[k].trial;
 		size_t i = r->order[k].point;
-		json_t *pj = run_point(r, &pr, &pt);
+		json_t *pj = run_trial(r, &pr, &pt);
 
 		if (pr.warn[0])
 			fprintf(stderr, "oqb: warning: %s\n", pr.warn);

@@ -73,6 +73,13 @@ static const struct conf_key verbs_keys[] = {
 	{ NULL }
 };
 
+static const struct conf_key convergence_keys[] = {
+	{ "ci_p99", CONF_NUM, 0, 0.001, 10, NULL, NULL, "stop when the P99's 95% CI is narrower than this share of it (default 0.05)" },
+	{ "chunk_s", CONF_NUM, 0, 0.01, 3600, NULL, NULL, "measured seconds per chunk (default 1)" },
+	{ "max_s", CONF_NUM, 0, 0.01, 86400, NULL, NULL, "stop at this many measured seconds whatever the CI (default 20)" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
+};
+
 static const struct conf_key sweep_keys[] = {
 	{ "key", CONF_STR, 1, 0, 0, NULL, NULL, "the config key to vary, a dotted path, e.g. workload.value_size" },
 	{ "values", CONF_ANY, 1, 0, 0, NULL, NULL, "the values it takes, an array; each one makes its own points" },
@@ -128,7 +135,8 @@ static const struct conf_key top_keys[] = {
 	{ "durable", CONF_ANY, 0, 0, 0, NULL, NULL, "durable mode (persistent receive rings, paper 5.3): true, false, or the systems that run it, e.g. [\"oq\"] (default false)" },
 	{ "verbs", CONF_OBJ, 0, 0, 0, NULL, verbs_keys, "verbs transport settings (transport verbs only)" },
 	{ "sweep", CONF_OBJ, 0, 0, 0, NULL, sweep_keys, "one more axis: {\"key\": \"workload.value_size\", \"values\": [100, 200]}" },
-	{ "duration_s", CONF_NUM, 0, 0.01, 86400, NULL, NULL, "measured seconds per point (default 5)" },
+	{ "duration_s", CONF_ANY, 0, 0, 0, NULL, NULL, "measured seconds per point (default 5), or \"auto\": measure in chunks until the P99 CI is narrow enough (see convergence)" },
+	{ "convergence", CONF_OBJ, 0, 0, 0, NULL, convergence_keys, "duration_s \"auto\": when to stop measuring a point" },
 	{ "warmup_s", CONF_NUM, 0, 0, 86400, NULL, NULL, "unmeasured seconds before (default 1)" },
 	{ "seed", CONF_INT, 0, 0, 9007199254740991.0, NULL, NULL, "random seed (default 1)" },
 	{ "repeat", CONF_INT, 0, 1, 1000, NULL, NULL, "trials of every point, run in a randomised interleaved order across systems and loads (default 1)" },
@@ -896,7 +904,31 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 
 	if (check_arrival(rc, json_object_get(rc->root, "arrival"), err, errlen) < 0)
 		goto fail;
-	rc->duration_s = conf_num(rc->root, "duration_s", 5);
+	{
+		const json_t *d = json_object_get(rc->root, "duration_s");
+		const json_t *cv = json_object_get(rc->root, "convergence");
+		rc->converge = json_is_string(d) && strcmp(json_string_value(d), "auto") == 0;
+		rc->conv_ci = conf_num(cv, "ci_p99", 0.05);
+		rc->conv_max_s = conf_num(cv, "max_s", 20);
+		if (d && !rc->converge && !json_is_number(d)) {
+			set_err(err, errlen, "%s: duration_s: expected a number (seconds) or \"auto\", got %s%s%s%s",
+				path, json_is_string(d) ? "string \"" : json_is_array(d) ? "an array" :
+				json_is_object(d) ? "an object" : "another type", json_is_string(d) ? json_string_value(d) : "",
+				json_is_string(d) ? "\"" : "", "");
+			goto fail;
+		}
+		if (d && !rc->converge && (json_number_value(d) < 0.01 || json_number_value(d) > 86400)) {
+			set_err(err, errlen, "%s: duration_s: %g is out of range (0.01 to 86400 seconds, or \"auto\")",
+				path, json_number_value(d));
+			goto fail;
+		}
+		if (cv && !rc->converge) {
+			set_err(err, errlen, "%s: convergence: only used with \"duration_s\": \"auto\"; remove it "
+				"or set duration_s to \"auto\"", path);
+			goto fail;
+		}
+		rc->duration_s = rc->converge ? conf_num(cv, "chunk_s", 1) : conf_num(rc->root, "duration_s", 5);
+	}
 	rc->warmup_s = conf_num(rc->root, "warmup_s", 1);
 	rc->seed = conf_int(rc->root, "seed", 1);
 	rc->repeat = conf_int(rc->root, "repeat", 1);

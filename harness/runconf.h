@@ -73,6 +73,8 @@ struct runconf {
 	double duration_s, warmup_s;
 	long long seed;
 	long long repeat;              /* trials per point */
+	int converge;                  /* duration_s "auto": duration_s is the chunk */
+	double conv_ci, conv_max_s;    /* stop at this P99 CI width, or this many seconds */
 	int canary;                    /* floor beside every trial */
 	struct check_conf checks;      /* self-check thresholds */
 	const char *srv_cpus, *cli_cpus; /* placement specs: auto, none, LIST */
@@ -110,6 +112,7 @@ struct point {
 	long long outstanding;         /* closed: per client thread; poisson: 0 */
 	int sweep;                     /* index into sweep.values, -1 without a sweep */
 	unsigned trial;                /* 0 .. repeat-1 */
+	unsigned chunk;                /* duration_s "auto": 0, 1, ... */
 };
 
 /*

@@ -79,6 +79,8 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	for (size_t k = 0; k < NCOUNTERS; k++)
 		json_object_set(e, counters[k], json_object_get(pj, counters[k]));
 	json_object_set(e, "lat_ns", json_object_get(pj, "lat_ns"));
+	if (json_object_get(pj, "convergence"))
+		json_object_set(e, "convergence", json_object_get(pj, "convergence"));
 	json_object_set_new(e, "canary_ns", canary_ns > 0 ? json_real(canary_ns) : json_null());
 	json_object_set_new(e, "placement", placement_of(pj));
 	json_object_set(e, "checks", checks);
@@ -215,6 +217,10 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t
 		"nilext", "p50", spread_of(entries, "nilext", "p50"), "p99", spread_of(entries, "nilext", "p99"),
 		"non_nilext", "p50", spread_of(entries, "non_nilext", "p50"), "p99",
 		spread_of(entries, "non_nilext", "p99")));
+	/* per trial, in the entries: not the first trial's at the point */
+	json_object_del(p, "chunks");
+	json_object_del(p, "convergence");
+	json_object_del(p, "canary_note");
 	json_object_set_new(p, "repeat", json_integer((json_int_t)n));
 	json_object_set(p, "trials", (json_t *)entries);
 	for (int c = 0; c < NCLASSES; c++)

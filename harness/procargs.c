@@ -1,0 +1,172 @@
+/*
+ * procargs.c - the command lines of oqb-server and oqb-client for one
+ * point of a run (procargs.h): every config key that a process needs
+ * becomes its flag here, and nowhere else.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch.h"
+#include "procargs.h"
+
+static int push_extra(char ***argv, const json_t *extra)
+{
+	size_t i;
+	json_t *v;
+	int rc = 0;
+
+	json_array_foreach(extra, i, v)
+		rc |= argv_push(argv, json_string_value(v));
+	return rc;
+}
+
+static int push_kv(char ***argv, const char *k, const char *v)
+{
+	return argv_push(argv, k) | argv_push(argv, v);
+}
+
+static int push_num(char ***argv, const char *k, double v)
+{
+	char b[64];
+	snprintf(b, sizeof b, "%.10g", v);
+	return push_kv(argv, k, b);
+}
+
+static int same_host(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0 || (host_is_local(a) && host_is_local(b));
+}
+
+/* Auto placement: the index of the first CPU client process `rank` takes
+ * on its host, after the server's workers (when the server shares the
+ * host) and the threads of the lower ranks on the same host. */
+static unsigned cpu_first(const struct runconf *rc, unsigned rank)
+{
+	const char *h = runconf_client_host(rc, rank);
+	unsigned first = same_host(h, rc->server_host) ? (unsigned)rc->workers : 0;
+	for (unsigned k = 0; k < rank; k++)
+		if (same_host(runconf_client_host(rc, k), h))
+			first += (unsigned)rc->threads;
+	return first;
+}
+
+/* Trials of one point use different arrival schedules and service times:
+ * the config's seed for trial 0, then a seed per trial. */
+static unsigned long long trial_seed(const struct runconf *rc, const struct point *pt)
+{
+	return (unsigned long long)rc->seed + 1000003ull * pt->trial;
+}
+
+char **procargs_server(const char *bin, const struct runconf *top, const struct point *pt, const char *ctl_hp,
+		       const char *pmem)
+{
+	const struct runconf *rc = runconf_for(top, pt);
+	char **a = argv_new();
+	char path[PATH_MAX + 32];
+	int e = 0;
+
+	snprintf(path, sizeof path, "%s/oqb-server", bin);
+	e |= argv_push(&a, path);
+	e |= push_kv(&a, "--system", pt->system);
+	e |= push_kv(&a, "--transport", rc->transport);
+	e |= push_num(&a, "--workers", (double)rc->workers);
+	e |= push_kv(&a, "--backend", rc->backend);
+	if (rc->service_ns >= 0)
+		e |= push_num(&a, "--service-ns", (double)rc->service_ns);
+	if (rc->service_dist)
+		e |= push_kv(&a, "--service-dist", rc->service_dist);
+	if (rc->memory_mb >= 0)
+		e |= push_num(&a, "--memory-mb", (double)rc->memory_mb);
+	if (rc->pool_mb >= 0)
+		e |= push_num(&a, "--pool-mb", (double)rc->pool_mb);
+	if (runconf_durable(rc, pt->system))
+		e |= argv_push(&a, "--durable");
+	if (pmem && *pmem)
+		e |= push_kv(&a, "--pmem-path", pmem);
+	if (rc->ring_slots >= 0)
+		e |= push_num(&a, "--ring-slots", (double)rc->ring_slots);
+	if (rc->slot_size >= 0)
+		e |= push_num(&a, "--slot-size", (double)rc->slot_size);
+	if (rc->scratch_dir)
+		e |= push_kv(&a, "--run-dir", rc->scratch_dir);
+	if (rc->verbs_addr) {
+		e |= push_kv(&a, "--addr", rc->verbs_addr);
+		if (rc->verbs_port >= 0)
+			e |= push_num(&a, "--port", (double)rc->verbs_port);
+		if (rc->device)
+			e |= push_kv(&a, "--device", rc->device);
+		if (rc->ib_port >= 0)
+			e |= push_num(&a, "--ib-port", (double)rc->ib_port);
+		if (rc->gid_index >= -1)
+			e |= push_num(&a, "--gid-index", (double)rc->gid_index);
+		if (rc->recv_mode)
+			e |= push_kv(&a, "--recv-mode", rc->recv_mode);
+		if (rc->min_rnr_timer >= 0)
+			e |= push_num(&a, "--min-rnr-timer", (double)rc->min_rnr_timer);
+		if (rc->xrc)
+			e |= argv_push(&a, "--xrc");
+	}
+	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
+	e |= push_kv(&a, "--cpus", rc->srv_cpus);
+	e |= push_kv(&a, "--ctl", ctl_hp);
+	e |= push_kv(&a, "--rank", "0");
+	e |= push_extra(&a, rc->server_extra);
+	if (e) {
+		launch_argv_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+char **procargs_client(const char *bin, const struct runconf *top, const struct point *pt, const char *ctl_hp,
+		       const char *endpoint, unsigned rank, const char *out)
+{
+	const struct runconf *rc = runconf_for(top, pt);
+	char **a = argv_new();
+	char path[PATH_MAX + 32];
+	char *wl = json_dumps(rc->workload, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	int e = !wl;
+
+	snprintf(path, sizeof path, "%s/oqb-client", bin);
+	e |= argv_push(&a, path);
+	e |= push_kv(&a, "--system", pt->system);
+	e |= push_kv(&a, "--transport", rc->transport);
+	e |= push_kv(&a, "--server", endpoint);
+	e |= push_num(&a, "--threads", (double)rc->threads);
+	e |= push_kv(&a, "--workload", wl ? wl : "{}");
+	if (pt->outstanding > 0) {
+		e |= push_kv(&a, "--arrival", "closed");
+		e |= push_num(&a, "--outstanding", (double)pt->outstanding);
+	} else {
+		/* The point's load is split evenly over the processes; each
+		 * process splits its share over its threads. */
+		e |= push_kv(&a, "--arrival", "poisson");
+		e |= push_num(&a, "--rate", pt->offered_ops / (double)rc->processes);
+	}
+	e |= push_num(&a, "--duration-s", rc->duration_s);
+	e |= push_num(&a, "--warmup-s", rc->warmup_s);
+	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
+	e |= push_num(&a, "--processes", (double)rc->processes);
+	e |= push_kv(&a, "--cpus", rc->cli_cpus);
+	e |= push_num(&a, "--cpu-first", cpu_first(rc, rank));
+	if (rc->device)
+		e |= push_kv(&a, "--device", rc->device);
+	if (runconf_durable(rc, pt->system))
+		e |= argv_push(&a, "--durable");
+	if (rc->delegation)
+		e |= argv_push(&a, "--delegation");
+	e |= push_kv(&a, "--ctl", ctl_hp);
+	e |= push_num(&a, "--rank", rank);
+	if (out)
+		e |= push_kv(&a, "--out", out);
+	e |= push_extra(&a, rc->client_extra);
+	free(wl);
+	if (e) {
+		launch_argv_free(a);
+		return NULL;
+	}
+	return a;
+}
+

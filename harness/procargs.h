@@ -1,0 +1,23 @@
+/*
+ * procargs.h - the command lines the driver starts processes with.
+ *
+ * Placement (docs/trust.md): the server's workers take the first CPUs of
+ * its host (--cpu-first 0); client process `rank` starts after them when
+ * it shares the server's host, and after the threads of the lower ranks on
+ * its host.  Trial t of a point runs with seed + 1000003 t.
+ */
+#ifndef OQB_PROCARGS_H
+#define OQB_PROCARGS_H
+
+#include "runconf.h"
+
+/* argv of the server of point pt (free with launch_argv_free), or NULL when
+ * out of memory.  bin: the directory of the binaries on the hosts. */
+char **procargs_server(const char *bin, const struct runconf *rc, const struct point *pt, const char *ctl_hp,
+		       const char *pmem);
+
+/* argv of client process `rank`; out: its --out file, or NULL. */
+char **procargs_client(const char *bin, const struct runconf *rc, const struct point *pt, const char *ctl_hp,
+		       const char *endpoint, unsigned rank, const char *out);
+
+#endif
