@@ -17,24 +17,27 @@ fi
 
 name=$(jq -r .name "$cfg")
 out=results/$name-$(date -u +%Y%m%dT%H%M%SZ)
-echo "demo: running $cfg into $out (about $(jq '(.systems|length) * (.arrival.loads_ops|length) * (.warmup_s + .duration_s + 1.5) | floor' "$cfg") s)"
+echo "demo: running $cfg into $out (about $(jq '(.systems|length) * (.arrival.loads_ops|length) * (.repeat // 1) * (.warmup_s + .duration_s + 0.6) | floor' "$cfg") s)"
 start=$SECONDS
 "$oqb" run "$cfg" --out "$out" >/dev/null
 "$oqb" plot "$out" >/dev/null
 
 echo
-echo "median latency (us) by offered load (ops/s); * = saturated, - = no samples"
+echo "median latency (us) by offered load (ops/s), the median over $(jq '.config.repeat // 1' "$out/run.json") trial(s) with the"
+echo "trials' range; * = saturated, ! = flagged by a self-check (run.json says which), - = no samples"
 jq -r '
 	(.points | map(.offered_ops) | unique) as $loads |
 	(["system"] + ($loads | map(tostring))) , (
 	  .points | group_by(.system) | sort_by(.[0].index)[] |
-	  [.[0].system] + [ .[] | (if .lat_ns.all.n > 0 then (.lat_ns.all.p50 / 1000 * 10 | round) / 10 | tostring
-	                           else "-" end) + (if .saturated then "*" else "" end) ])
+	  [.[0].system] + [ .[] | (if .lat_ns.all.n > 0 then ((.lat_ns.all.p50 / 100 | round) / 10 | tostring) +
+	      (if (.trials | length) > 1 and .spread.all.p50 then "[\((.spread.all.p50.min / 100 | round) / 10)-\((.spread.all.p50.max / 100 | round) / 10)]" else "" end)
+	                           else "-" end) + (if .saturated then "*" else "" end) + (if .flagged and (.saturated | not) then "!" else "" end) ])
 	| @tsv' "$out/run.json" | column -t
 echo
 echo "lowest median per load: $(jq -r '[.points | map(select(.lat_ns.all.n > 0)) |
 	group_by(.offered_ops)[] | "\(.[0].offered_ops): \(min_by(.lat_ns.all.p50).system)"] |
 	join(", ")' "$out/run.json")"
+jq -r '"self-checks: \([.points[] | select(.flagged)] | length) of \(.points | length) points flagged (\([.points[] | select(.saturated | not) | select(.flagged | not)] | length) of \([.points[] | select(.saturated | not)] | length) below saturation are clean); most frequent: \([.points[].checks[] | select(.status == "warn") | .name] | group_by(.) | map("\(.[0]) \(length)") | join(", "))"' "$out/run.json"
 echo "took $((SECONDS - start)) s"
 echo
 echo "run.json: $out/run.json"
