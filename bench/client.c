@@ -232,7 +232,8 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 	};
 	if (cl->c.durable && (op.flags & KV_F_NILEXT))
 		h.flags |= WIRE_F_DURABLE;
-	uint32_t len = wire_encode_req(t->reqbuf, REQBUF, &h, op.key, NULL);
+	uint32_t len = wire_encode_req(t->reqbuf, REQBUF, &h, op.key,
+				       t->hrec ? hrec_value(t->hrec, seq, &op) : NULL);
 	if (!len) {
 		snprintf(err, sizeof err, "op %s with a %u B key and %u B value does not fit a request",
 			 kv_op_name(op.op), op.key_len, op.val_len);

@@ -38,7 +38,30 @@ struct hrec {
 	uint32_t client_id;
 	double keys;
 	int numeric;
+	uint8_t *val;                /* hrec_value's buffer (a fixed filler) */
+	uint32_t val_cap;
+	uint64_t val_seq;            /* the seq whose tag val holds, or 0 */
 };
+
+const void *hrec_value(struct hrec *r, uint64_t seq, const struct gen_op *op)
+{
+	if (op->op != KV_OP_SET || op->val_len < HISTORY_TAG_SIZE || (r->numeric && op->val_len <= 19))
+		return NULL;
+	if (!history_key_sampled(history_key_hash(op->key, op->key_len), r->keys))
+		return NULL;
+	if (op->val_len > r->val_cap) {
+		uint8_t *nv = realloc(r->val, op->val_len);
+		if (!nv)
+			return NULL;
+		/* a filler that is neither a tag nor a number past the tag */
+		memset(nv + r->val_cap, 0x5a, op->val_len - r->val_cap);
+		r->val = nv;
+		r->val_cap = op->val_len;
+	}
+	history_tag_put(r->val, r->client_id, seq);
+	r->val_seq = seq;
+	return r->val;
+}
 
 struct hrec *hrec_open(const struct hrec_conf *c, unsigned rank, unsigned thread,
 		       uint32_t client_id, unsigned pcap, char *err, size_t errlen)
@@ -117,8 +140,10 @@ void hrec_issue(struct hrec *r, uint64_t seq, const struct gen_op *op, uint8_t *
 			uint64_t sq;
 			o->wkind = (uint8_t)history_value_kind(v, op->val_len, &c, &sq, &o->arg);
 		} else if (op->val_len >= HISTORY_TAG_SIZE) {
-			history_tag_put(v, r->client_id, seq);
-			wire_req_seal(req, len);
+			if (r->val_seq != seq) {   /* not encoded from hrec_value */
+				history_tag_put(v, r->client_id, seq);
+				wire_req_seal(req, len);
+			}
 			o->wkind = HV_TAG;
 		} else {
 			uint32_t c;
@@ -161,6 +186,7 @@ int hrec_close(struct hrec *r, char *err, size_t errlen)
 		if (r->pend[i].busy)
 			history_writer_add(&r->w, &r->pend[i].op);
 	int rc = history_writer_close(&r->w, err, errlen);
+	free(r->val);
 	free(r->pend);
 	free(r);
 	return rc;

@@ -40,8 +40,14 @@ struct hrec;
 struct hrec *hrec_open(const struct hrec_conf *c, unsigned rank, unsigned thread,
 		       uint32_t client_id, unsigned pcap, char *err, size_t errlen);
 
-/* req/len: the encoded request (its value may be rewritten and the request
- * resealed). */
+/* Before encoding: the value bytes to send for a SET on a sampled key
+ * (a fixed filler with the tag of (client, seq) in its first 16 bytes), or
+ * NULL (encode as usual).  Passing them to wire_encode_req saves resealing
+ * the request after tagging it. */
+const void *hrec_value(struct hrec *r, uint64_t seq, const struct gen_op *op);
+
+/* After encoding, before posting: req/len is the encoded request (if its
+ * value was not made by hrec_value, a SET is tagged here and resealed). */
 void hrec_issue(struct hrec *r, uint64_t seq, const struct gen_op *op, uint8_t *req, uint32_t len);
 
 /* ev commits its request (the caller checked); now: clock_ns() after the
