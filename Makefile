@@ -28,7 +28,7 @@ CFLAGS_ALL := -std=gnu11 -g $(OPT) $(WARN) -pthread -MMD -MP -D_GNU_SOURCE \
 ifeq ($(WERROR),1)
 CFLAGS_ALL += -Werror
 endif
-LDLIBS_ALL := -ljansson -lpmem -lzstd -lm -lpthread
+LDLIBS_ALL := -ljansson -lpmem -lzstd -lz -lm -lpthread
 
 # Optional back ends, built only where their headers exist (fio's CONFIG_RDMA).
 # VERBS_INC: where the verbs headers are (MLNX_OFED may install its own

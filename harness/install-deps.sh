@@ -7,7 +7,7 @@ set -euo pipefail
 
 PKGS=(
   build-essential pkg-config
-  libjansson-dev libpmem-dev libzstd-dev zstd
+  libjansson-dev libpmem-dev libzstd-dev zstd zlib1g-dev
   rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
   gnuplot-nox jq
   openssh-client openssh-server
