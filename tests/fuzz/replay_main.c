@@ -128,7 +128,8 @@ static int run_dir(const char *dir, size_t *count)
 	closedir(d);
 	if (rc < 0)
 		printf("not ok fuzz-%s: out of memory listing %s\n", FUZZ_NAME, dir);
-	qsort(names, n, sizeof *names, cmp_str);
+	if (n > 1)   /* names is NULL for an empty directory */
+		qsort(names, n, sizeof *names, cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0)
 			rc = run_file(names[i], count);
