@@ -143,7 +143,7 @@ static void check_arrival(const struct check_conf *c, json_t *out, json_t *const
 			if (!x)
 				continue;
 			for (size_t j = 0; j < m; j++)
-				x[j] = json_number_value(json_array_get(g, j));
+				x[j] = json_number_value(json_array_get(g, j)) + 0.5;   /* whole ns: the midpoint */
 			if (ad_exp_test(x, m, mean, &a2, &p, e, sizeof e) == 0) {
 				tested++;
 				if (p < minp) {
