@@ -23,6 +23,7 @@
  * refused (the server locks it).
  */
 #include "run.h"
+#include "check_cmd.h"
 #include "ctl.h"
 #include "launch.h"
 #include "merge.h"
@@ -917,6 +918,38 @@ static void self_check(struct run *r, struct prun *pr, json_t *pj, json_t *const
 	pr->checks = checks_point(&rc->checks, pj, cres, nc, pr->procs[0].result, pr->canary_ns, median);
 }
 
+/* history: every client records into POINT/history/ (docs/correctness.md). */
+static void history_args(char ***a, const char *pdir, const struct runconf *rc)
+{
+	char dir[PATH_MAX + 400], keys[32];
+	snprintf(dir, sizeof dir, "%s/history", pdir);
+	snprintf(keys, sizeof keys, "%.17g", rc->history_keys);
+	if (argv_push(a, "--history") | argv_push(a, dir) | argv_push(a, "--history-keys") |
+	    argv_push(a, keys) | (rc->history_numeric ? argv_push(a, "--history-numeric") : 0)) {
+		launch_argv_free(*a);
+		*a = NULL;
+	}
+}
+
+/* "check": true: oqb check the point's history; the verdict goes into the
+ * point object and POINT/check.json, and a violation is said loudly. */
+static void check_point(struct prun *pr, json_t *pj)
+{
+	char err[1024];
+	struct check_opts co = { .budget = { .time_s = 20, .mem_bytes = 1024u << 20 }, .threads = 2 };
+	json_t *v = check_point_dir(pr->pdir, &co, NULL, err, sizeof err);
+	if (!v) {
+		json_object_set_new(pj, "check", json_pack("{s:s,s:s}", "verdict", "unknown", "error", err));
+		fprintf(stderr, "oqb run: check: %s\n", err);
+		return;
+	}
+	const char *verdict = json_string_value(json_object_get(v, "verdict"));
+	if (verdict && strcmp(verdict, "ok"))
+		fprintf(stderr, "oqb run: check: point %s: %s (%s/check.json; oqb check %s)\n",
+			pr->pdir, verdict, pr->pdir, pr->pdir);
+	json_object_set_new(pj, "check", v);
+}
+
 static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 {
 	const struct runconf *rc = runconf_for(&r->rc, pt);
@@ -991,7 +1024,10 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 		struct proc *p = &pr->procs[i];
 		/* --out only where the file lands in our results directory. */
 		const char *out = r->l.ops->direct ? p->json : NULL;
-		if (start_proc(pr, p, procargs_client(r->bin, &r->rc, pt, pr->ctl_hp, endpoint, p->rank, out)) < 0)
+		char **a = procargs_client(r->bin, &r->rc, pt, pr->ctl_hp, endpoint, p->rank, out);
+		if (a && rc->history)
+			history_args(&a, pr->pdir, rc);
+		if (start_proc(pr, p, a) < 0)
 			goto stop;
 	}
 	if (wait_all(pr, "client", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
@@ -1031,6 +1067,8 @@ stop:
 						    json_array_get(r->rc.sweep_values, (size_t)pt->sweep),
 						    "index", pt->sweep));
 			self_check(r, pr, pj, cres, nc);
+			if (rc->check)
+				check_point(pr, pj);
 		}
 	}
 	return pj;

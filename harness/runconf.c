@@ -134,6 +134,8 @@ static const struct conf_key top_keys[] = {
 	{ "arrival", CONF_OBJ, 1, 0, 0, NULL, arrival_keys, "arrival process and the loads to sweep" },
 	{ "durable", CONF_ANY, 0, 0, 0, NULL, NULL, "durable mode (persistent receive rings, paper 5.3): true, false, or the systems that run it, e.g. [\"oq\"] (default false)" },
 	{ "verbs", CONF_OBJ, 0, 0, 0, NULL, verbs_keys, "verbs transport settings (transport verbs only)" },
+	{ "history", CONF_ANY, 0, 0, 0, NULL, NULL, "record client histories into POINT/history/: true, or {\"keys\": 0.1, \"numeric\": false} (docs/correctness.md; default false)" },
+	{ "check", CONF_BOOL, 0, 0, 0, NULL, NULL, "oqb check every point's history after it ran (needs history; default false)" },
 	{ "sweep", CONF_OBJ, 0, 0, 0, NULL, sweep_keys, "one more axis: {\"key\": \"workload.value_size\", \"values\": [100, 200]}" },
 	{ "duration_s", CONF_ANY, 0, 0, 0, NULL, NULL, "measured seconds per point (default 5), or \"auto\": measure in chunks until the P99 CI is narrow enough (see convergence)" },
 	{ "convergence", CONF_OBJ, 0, 0, 0, NULL, convergence_keys, "duration_s \"auto\": when to stop measuring a point" },
@@ -494,6 +496,56 @@ static int check_durable(struct runconf *rc, char *err, size_t errlen)
 			return -1;
 		}
 		rc->durable_mask |= 1u << s;
+	}
+	return 0;
+}
+
+/* `history`: true/false or {"keys": F, "numeric": B}; `check` needs it. */
+static int check_history(struct runconf *rc, char *err, size_t errlen)
+{
+	const json_t *h = json_object_get(rc->root, "history");
+	rc->history_keys = 1.0;
+	rc->history = h && !json_is_false(h) && !json_is_null(h);
+	if (json_is_object(h)) {
+		const char *k;
+		json_t *v;
+		json_object_foreach((json_t *)h, k, v) {
+			if (strcmp(k, "keys") && strcmp(k, "numeric")) {
+				set_err(err, errlen, "%s: history.%s: unknown key; history takes keys (share of "
+					"keys recorded, (0, 1]) and numeric (true/false)", rc->path, k);
+				return -1;
+			}
+		}
+		const json_t *kv = json_object_get(h, "keys");
+		if (kv && (!json_is_number(kv) || json_number_value(kv) <= 0 || json_number_value(kv) > 1)) {
+			set_err(err, errlen, "%s: history.keys: expected a number in (0, 1], the share of keys "
+				"recorded (e.g. 0.1)", rc->path);
+			return -1;
+		}
+		if (kv)
+			rc->history_keys = json_number_value(kv);
+		const json_t *nv = json_object_get(h, "numeric");
+		if (nv && !json_is_boolean(nv)) {
+			set_err(err, errlen, "%s: history.numeric: expected true or false", rc->path);
+			return -1;
+		}
+		rc->history_numeric = nv && json_is_true(nv);
+	} else if (h && !json_is_boolean(h) && !json_is_null(h)) {
+		set_err(err, errlen, "%s: history: expected true, false or {\"keys\": F, \"numeric\": B}",
+			rc->path);
+		return -1;
+	}
+	rc->check = conf_bool(rc->root, "check", 0);
+	if (rc->check && !rc->history) {
+		set_err(err, errlen, "%s: check: true needs \"history\": true (nothing is recorded to check)",
+			rc->path);
+		return -1;
+	}
+	if (rc->history && strcmp(rc->launcher, "local") != 0) {
+		set_err(err, errlen, "%s: history: the %s launcher would leave the files on the client "
+			"hosts; record with launcher local, or run oqb-client --history by hand and "
+			"oqb check the collected files", rc->path, rc->launcher);
+		return -1;
 	}
 	return 0;
 }
@@ -958,6 +1010,8 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	if (check_hosts(rc, err, errlen) < 0)
 		goto fail;
 	if (check_durable(rc, err, errlen) < 0)
+		goto fail;
+	if (check_history(rc, err, errlen) < 0)
 		goto fail;
 	if (check_pmem(rc, srv, err, errlen) < 0)
 		goto fail;

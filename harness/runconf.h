@@ -60,6 +60,12 @@ struct runconf {
 	long long gid_index;           /* -2 when not given (-1 is "auto") */
 	int xrc, delegation;
 
+	/* correctness (docs/correctness.md) */
+	int history;                   /* clients record histories into POINT/history/ */
+	int history_numeric;           /* history.numeric: decimal set values (incr) */
+	double history_keys;           /* history.keys: share of keys recorded */
+	int check;                     /* run oqb check on every point */
+
 	/* clients */
 	long long processes, threads;
 	const json_t *client_extra;

@@ -80,6 +80,19 @@ else
 		notok "unknown fault name refused" "$(cat "$T/badfault.err")"
 fi
 
+# the driver: "history" and "check" in a config record and check every point
+"$OQB_BIN/oqb" run configs/quickstart.json --out "$T/run" --quiet --set history=true --set check=true \
+	--set 'systems=["oq"]' --set 'arrival.loads_ops=[20000]' --set duration_s=0.3 --set warmup_s=0.1 \
+	--set workload.keys=2000 >"$T/run.out" 2>&1
+jcheck "oqb run with history and check: point verdict ok" "$T/run/run.json" \
+	'.points[0].check.verdict == "ok" and .points[0].check.ops > 3000'
+if "$OQB_BIN/oqb" run configs/quickstart.json --dry-run --set check=true >"$T/nohist.out" 2>&1; then
+	notok "check without history refused"
+else
+	grep -q 'needs "history": true' "$T/nohist.out" && ok "check without history refused" ||
+		notok "check without history refused" "$(cat "$T/nohist.out")"
+fi
+
 # >= 10^5 ops, 3 threads with 16 requests in flight each x 2 workers (shm
 # has no delegation), checked and passing
 if launch_server big 200 "$OQB_BIN/oqb-server" --system oq --backend cache --workers 2; then
