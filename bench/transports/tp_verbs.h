@@ -3,7 +3,8 @@
  * listing behind `oqb-server --list-devices`.
  *
  * Built only where libibverbs and librdmacm headers exist (the Makefile
- * defines OQB_HAVE_VERBS_TRANSPORT then).  See tp_verbs.c for the protocol
+ * builds bench/transports/verbs/ and defines OQB_HAVE_VERBS_TRANSPORT
+ * then).  See verbs/README.md for the protocol and which file holds what,
  * and docs/verbs.md for how to run it.
  */
 #ifndef OQB_TP_VERBS_H

@@ -1,0 +1,342 @@
+/*
+ * vb_cli_owner.c - the client's data path on one QP, done by whichever
+ * thread holds the QP's lock (flat combining, §5.2.2): post every lane's
+ * written requests, reap send completions and responses, and route them
+ * to the lanes; and the watchdogs that turn a stuck QP or a closed server
+ * into an error.  Without delegation a client has one lane and is always
+ * the owner; the code path is the same.
+ *
+ * Guarantees:
+ *  - Every SEND of a plain request is signaled; its completion is the
+ *    request's TP_EV_DELIVERED, oq's commit for nilext requests (Rule 1:
+ *    the RC ACK comes only after a receive WQE was taken).
+ *  - Durable mode (§5.3): a request marked WIRE_F_DURABLE is posted
+ *    unsignaled and followed on the same QP by a signaled 8-byte RDMA READ
+ *    of the worker's ring header; the READ's completion, which cannot
+ *    overtake the SEND's placement, replaces the SEND's as DELIVERED.
+ *  - A lane sees its events in QP completion order, per worker.
+ *  - A QP with requests in flight and no completion for VB_STALL_NS, a
+ *    failed completion, or a server that disconnects (noticed within
+ *    VB_CM_CHECK_NS) breaks the group with a message every later call
+ *    returns.
+ * Shown by the verbs suite: `vtest hwack` and `vtest order`, delegation on
+ * and off, the durable cases, and the "server killed under load" case.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "vb_internal.h"
+
+/* Marks g broken (once) with the message every later call returns. */
+void vb_group_break(struct vb_group *g, const char *fmt, ...)
+{
+	int was = atomic_exchange(&g->broken, 1);
+	if (was)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&g->err_mu);
+	vsnprintf(g->err, sizeof g->err, fmt, ap);
+	pthread_mutex_unlock(&g->err_mu);
+	va_end(ap);
+	log_msg(LOG_ERR, "%s", g->err);
+}
+
+void vb_group_err(struct vb_group *g, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&g->err_mu);
+	snprintf(err, errlen, "%s", g->err);
+	pthread_mutex_unlock(&g->err_mu);
+}
+
+static void break_wc(struct vb_group *g, const struct vb_cqp *q, const struct ibv_wc *wc)
+{
+	const char *why;
+	switch (wc->status) {
+	case IBV_WC_RETRY_EXC_ERR:
+		why = "transport retries exhausted: the server stopped answering (it crashed or the network is down)";
+		break;
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		why = "RNR retries exhausted: the server posted no receive buffer in time";
+		break;
+	case IBV_WC_WR_FLUSH_ERR:
+		why = "flushed: the connection was already broken or closed";
+		break;
+	case IBV_WC_REM_INV_REQ_ERR:
+		why = "the server refused the request (larger than its receive slot?)";
+		break;
+	case IBV_WC_REM_ACCESS_ERR:
+		why = "the server refused the durable READ (wrong region or rkey)";
+		break;
+	default:
+		why = "see the verbs status";
+		break;
+	}
+	vb_group_break(g, "request to worker %u of %s failed: %s: %s (vendor error 0x%x)", q->w, g->endpoint,
+		    ibv_wc_status_str(wc->status), why, wc->vendor_err);
+}
+
+/* Posts n response buffers back to the client SRQ. */
+void vb_repost_bufs(struct vb_group *g, const uint32_t *bi, unsigned n)
+{
+	struct ibv_recv_wr wr[VB_RECV_CHAIN];
+	struct ibv_sge sg[VB_RECV_CHAIN];
+	while (n) {
+		unsigned k = n < VB_RECV_CHAIN ? n : VB_RECV_CHAIN;
+		for (unsigned i = 0; i < k; i++) {
+			sg[i].addr = (uintptr_t)(g->rbuf + (size_t)bi[i] * g->slot_size);
+			sg[i].length = g->slot_size;
+			sg[i].lkey = g->rmr->lkey;
+			wr[i].wr_id = bi[i];
+		}
+		int e = vb_post_recv_chain(g->srq, wr, sg, k);
+		if (e) {
+			vb_group_break(g, "cannot repost response buffers on %s: %s", g->endpoint, strerror(e));
+			return;
+		}
+		bi += k;
+		n -= k;
+	}
+}
+
+/* Hands an event to lane L (owner side); -1 if its ring is full. */
+static int push_ev(struct vb_lane *L, unsigned w, const struct vb_ev *e)
+{
+	struct vb_lq *lq = &L->q[w];
+	uint64_t h = atomic_load_explicit(&lq->ev_head, memory_order_relaxed);
+	if (h - atomic_load_explicit(&lq->ev_tail, memory_order_acquire) >= L->evcap)
+		return -1;
+	lq->ev[h & (L->evcap - 1)] = *e;
+	atomic_store_explicit(&lq->ev_head, h + 1, memory_order_release);
+	return 0;
+}
+
+/* Owner: reaps send completions (DELIVERED) and responses of QP q. */
+static int owner_poll(struct vb_group *g, struct vb_cqp *q)
+{
+	struct ibv_wc wc[32];
+	const unsigned D = g->depth;
+	int did = 0;
+	int n = ibv_poll_cq(q->scq, 32, wc);
+	for (int i = 0; i < n; i++) {
+		/* wr_id: lane | worker << 16 | WRs completed << 32.  With XRC
+		 * one CQ serves every worker's requests (all under one lock). */
+		unsigned li = (unsigned)(wc[i].wr_id & 0xffffu), nwr = (unsigned)(wc[i].wr_id >> 32);
+		unsigned wq = (unsigned)(wc[i].wr_id >> 16) & 0xffffu;
+		struct vb_cqp *qq = wq < g->workers ? &g->q[wq] : q;
+		qq->sq_used -= nwr <= qq->sq_used ? nwr : qq->sq_used;
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			break_wc(g, qq, &wc[i]);
+			continue;
+		}
+		struct vb_lane *L = li < VB_MAX_LANES ? atomic_load_explicit(&g->lanes[li], memory_order_acquire) : NULL;
+		if (!L || !nwr)
+			continue;
+		struct vb_lq *lq = &L->q[qq->w];
+		uint64_t k = lq->done & (D - 1);
+		struct vb_ev e = { .seq = lq->mseq[k], .kind = TP_EV_DELIVERED, .buf = VB_NOBUF };
+		lq->done++;
+		atomic_store_explicit(&lq->done_pub, lq->done, memory_order_release);
+		qq->send_completions++;
+		if (push_ev(L, qq->w, &e) != 0)
+			qq->overflow++;
+	}
+	if (n > 0)
+		did += n;
+	n = ibv_poll_cq(q->rcq, 32, wc);
+	for (int i = 0; i < n; i++) {
+		uint32_t bi = (uint32_t)wc[i].wr_id;
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			q->bad++;
+			if (wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+				log_msg(LOG_WARN, "a response from worker %u of %s arrived with %s", q->w, g->endpoint,
+					ibv_wc_status_str(wc[i].status));
+				vb_repost_bufs(g, &bi, 1);
+			}
+			continue;
+		}
+		const uint8_t *p = g->rbuf + (size_t)bi * g->slot_size;
+		struct wire_resp r;
+		if (wc[i].byte_len < WIRE_RESP_HDR) {
+			q->bad++;
+			vb_repost_bufs(g, &bi, 1);
+			continue;
+		}
+		wire_decode_resp(p, &r);
+		if ((uint64_t)WIRE_RESP_HDR + r.val_len > wc[i].byte_len) {
+			q->bad++;
+			vb_repost_bufs(g, &bi, 1);
+			continue;
+		}
+		unsigned li = r.client_id & (VB_MAX_LANES - 1);
+		struct vb_lane *L = (r.client_id >> VB_LANE_BITS) == g->block ?
+			atomic_load_explicit(&g->lanes[li], memory_order_acquire) : NULL;
+		if (!L) {
+			q->stray++;
+			vb_repost_bufs(g, &bi, 1);
+			continue;
+		}
+		struct vb_ev e = {
+			.seq = r.seq, .status = r.status, .val_len = r.val_len, .buf = bi,
+			.kind = r.kind == WIRE_ACK ? TP_EV_ACK : TP_EV_RESP, .op = r.op,
+		};
+		/* with XRC every worker replies on one QP: the reply names it */
+		unsigned rw = q->shared && r.worker < g->workers ? r.worker : q->w;
+		q->responses++;
+		if (push_ev(L, rw, &e) != 0) {
+			q->overflow++;
+			vb_repost_bufs(g, &bi, 1);
+		}
+	}
+	if (n > 0)
+		did += n;
+	return did;
+}
+
+/* One WR of a chain on q: len bytes at addr in L's registered buffer
+ * (with XRC it names the worker's SRQ); the caller sets opcode and flags.
+ * wr_id: lane | worker << 16 | WRs it completes << 32. */
+static struct ibv_send_wr *chain_wr(struct ibv_send_wr *wr, struct ibv_sge *sg, const struct vb_cqp *q,
+				    const struct vb_lane *L, const void *addr, uint32_t len, uint64_t wr_id)
+{
+	sg->addr = (uintptr_t)addr;
+	sg->length = len;
+	sg->lkey = L->mr->lkey;
+	memset(wr, 0, sizeof *wr);
+	wr->wr_id = wr_id;
+	if (q->shared)
+		wr->qp_type.xrc.remote_srqn = q->srqn;
+	wr->sg_list = sg;
+	wr->num_sge = 1;
+	return wr;
+}
+
+/* Owner: posts every lane's written requests that fit the send queue. */
+static int owner_post(struct vb_group *g, struct vb_cqp *q)
+{
+	struct ibv_send_wr wr[32], *bad = NULL;
+	struct ibv_sge sg[32];
+	const unsigned D = g->depth, W = g->workers;
+	unsigned nwr = 0, reqs = 0;
+	int full = 0;
+	unsigned hi = atomic_load_explicit(&g->lanes_hi, memory_order_acquire);
+	for (unsigned k = 0; k < hi && !full; k++) {
+		unsigned li = (q->rr + k) % hi;
+		struct vb_lane *L = atomic_load_explicit(&g->lanes[li], memory_order_acquire);
+		if (!L)
+			continue;
+		struct vb_lq *lq = &L->q[q->w];
+		uint64_t head = atomic_load_explicit(&lq->head, memory_order_acquire);
+		while (lq->posted < head) {
+			unsigned slot = (unsigned)(lq->posted & (D - 1));
+			int dur = lq->mdur[slot];
+			unsigned need = dur ? 2 : 1;
+			if (q->sq_used + need > q->sq_depth) {
+				full = 1;
+				break;
+			}
+			if (nwr + need > 32)
+				break;   /* chain full: post it, come back next time */
+			uint32_t len = lq->mlen[slot];
+			uint64_t tag = (uint64_t)li | (uint64_t)q->w << 16;
+			uint8_t *buf = L->sbuf + ((size_t)q->w * D + slot) * g->slot_size;
+			uint64_t completes = dur ? 0 : 1;   /* a durable SEND: its READ does */
+			struct ibv_send_wr *sw = chain_wr(&wr[nwr], &sg[nwr], q, L, buf, len, tag | completes << 32);
+			sw->opcode = IBV_WR_SEND;
+			sw->send_flags = (len <= q->max_inline ? IBV_SEND_INLINE : 0) | (dur ? 0 : IBV_SEND_SIGNALED);
+			q->inline_sends += len <= q->max_inline;
+			nwr++;
+			if (dur) {
+				/* §5.3: the READ's completion implies the SEND before it
+				 * on this QP was placed; it replaces the SEND's CQE. */
+				uint8_t *dst = L->sbuf + (size_t)W * D * g->slot_size + (size_t)q->w * 64;
+				struct ibv_send_wr *rd = chain_wr(&wr[nwr], &sg[nwr], q, L, dst, 8, tag | 2ull << 32);
+				rd->opcode = IBV_WR_RDMA_READ;
+				rd->send_flags = IBV_SEND_SIGNALED;
+				rd->wr.rdma.remote_addr = q->read_addr;
+				rd->wr.rdma.rkey = q->read_rkey;
+				nwr++;
+				q->reads++;
+			}
+			q->sq_used += need;
+			lq->posted++;
+			reqs++;
+		}
+		if (nwr + 2 > 32)
+			break;
+	}
+	q->rr++;
+	if (!nwr)
+		return 0;
+	for (unsigned i = 0; i + 1 < nwr; i++)
+		wr[i].next = &wr[i + 1];
+	wr[nwr - 1].next = NULL;
+	int e = ibv_post_send(q->qp, wr, &bad);
+	if (e) {
+		vb_group_break(g, "posting requests to worker %u of %s failed: %s", q->w, g->endpoint, strerror(e));
+		return 0;
+	}
+	q->post_calls++;
+	q->sends += reqs;
+	return (int)reqs;
+}
+
+/* Does the owner's work on QP w if nobody else is doing it. */
+int vb_combine(struct vb_group *g, unsigned w)
+{
+	struct vb_cqp *q = &g->q[w];
+	if (pthread_mutex_trylock(q->lk) != 0)
+		return 0;
+	int did = owner_poll(g, q);
+	/* one chain holds up to 32 WRs (>= 16 requests); post more chains
+	 * while they come full, so a burst leaves in one go */
+	for (int k = 0; k < 8 && !atomic_load_explicit(&g->broken, memory_order_relaxed); k++) {
+		int p = owner_post(g, q);
+		did += p;
+		if (p < 16)
+			break;
+	}
+	if (!q->sq_used || did) {
+		q->progress_ns = 0;
+	} else {
+		/* Requests in flight and nothing completes: with rnr_retry 7
+		 * a server that stopped consuming would stall us forever. */
+		uint64_t now = clock_ns();
+		if (!q->progress_ns)
+			q->progress_ns = now;
+		else if (now - q->progress_ns > VB_STALL_NS)
+			vb_group_break(g, "worker %u of %s acknowledged none of %u requests in flight for %.0f s: the "
+				    "server is not consuming requests (hung or overloaded), or the connection is stuck",
+				    w, g->endpoint, q->sq_used, (double)(now - q->progress_ns) / 1e9);
+	}
+	pthread_mutex_unlock(q->lk);
+	return did;
+}
+
+/* Notices a server that closed or lost the connection (every 50 ms). */
+void vb_cm_check(struct vb_group *g)
+{
+	uint64_t now = clock_ns();
+	if (now < atomic_load_explicit(&g->next_cm_check, memory_order_relaxed))
+		return;
+	if (pthread_mutex_trylock(&g->cm_mu) != 0)
+		return;
+	atomic_store(&g->next_cm_check, now + VB_CM_CHECK_NS);
+	struct rdma_cm_event *ev;
+	while (rdma_get_cm_event(g->ch, &ev) == 0) {
+		enum rdma_cm_event_type t = ev->event;
+		struct vb_cqp *q = ev->id ? ev->id->context : NULL;
+		unsigned w = q ? q->w : 0;
+		rdma_ack_cm_event(ev);
+		if (t == RDMA_CM_EVENT_DISCONNECTED || t == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+		    t == RDMA_CM_EVENT_TIMEWAIT_EXIT)
+			vb_group_break(g, "the server at %s closed the connection to worker %u (%s): it stopped or "
+				    "crashed", g->endpoint, w, rdma_event_str(t));
+	}
+	pthread_mutex_unlock(&g->cm_mu);
+}
+
