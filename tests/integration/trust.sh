@@ -40,6 +40,8 @@ if "$OQB_BIN/oqb" run "$T/rep.json" --out "$T/rep" >"$T/rep.out" 2>"$T/rep.err";
 	jcheck checks_present "$R" 'all(.points[]; [.checks[].name] | contains(["schedule_lag", "arrival_fit",
 		"ci_p99", "ci_p999", "interference", "placement", "saturation", "unanswered", "unsent", "errors"]))
 		and all(.points[].trials[].checks[]; has("value") and has("threshold") and (.status == "pass" or .status == "warn"))'
+	jcheck readable_histograms "$R" 'all(.points[].lat_ns.all; (.hdr | type == "string" and startswith("HISTF")) and
+		([.ranges_ns[][2]] | add) == .n and all(.ranges_ns[]; .[0] <= .[1]))'
 	jcheck environment_recorded "$R" '.environment | (.cpus_online >= 1) and (.cpu_model | length > 0) and
 		(.loadavg_1_5_15 | length == 3) and has("governor") and has("smt")'
 	if [ "$ncpu" -ge 2 ]; then
