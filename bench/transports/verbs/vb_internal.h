@@ -8,10 +8,12 @@
  * Rule 1 and Rule 2 live, the receive modes, XRC, durable mode, the threads
  * and which file holds what -- is README.md next to this header.
  *
- * Only rdma-core's headers are included here, never MLNX_OFED's
- * verbs_exp.h: the code that needs it (vb_mp_exp.c) reaches the shared code
- * through what is declared below, and the shared code reaches it only
- * through vb_mp_hooks, which is NULL in a build without it (vb_mp_none.c).
+ * Nothing here names MLNX_OFED's experimental verbs (verbs_exp.h): the
+ * code that needs them (vb_mp_exp.c) reaches the shared code through what
+ * is declared below, and the shared code reaches it only through
+ * vb_mp_hooks, which is NULL in a build without it (vb_mp_none.c).  Every
+ * file of the folder compiles against rdma-core's headers and, with
+ * -DOQB_HAVE_VERBS_EXP=1, against MLNX_OFED 4.6's.
  */
 #ifndef OQB_VB_INTERNAL_H
 #define OQB_VB_INTERNAL_H

@@ -382,11 +382,11 @@ void vb_srv_close(struct tp_server *s)
 	for (unsigned i = 0; s->w && i < s->c.workers; i++)
 		if (s->w[i].s)
 			vb_worker_free(s, &s->w[i]);
+	free(s->w);
 	if (s->xrcd)
 		ibv_close_xrcd(s->xrcd);
 	vb_dealloc_pd(s->pd);
 	vb_destroy_channel(s->ch);
-	free(s->w);
 	free(s);
 }
 
