@@ -29,7 +29,7 @@ static uint32_t get32(const uint8_t *p)
 }
 static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
 
-static uint64_t mix64(uint64_t x)
+uint64_t history_mix64(uint64_t x)
 {
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ull;
@@ -47,7 +47,7 @@ uint64_t history_key_hash(const void *key, size_t len)
 		h ^= k[i];
 		h *= 0x100000001b3ull;
 	}
-	return mix64(h ^ len);
+	return history_mix64(h ^ len);
 }
 
 int history_key_sampled(uint64_t key_hash, double fraction)
@@ -55,7 +55,7 @@ int history_key_sampled(uint64_t key_hash, double fraction)
 	if (fraction >= 1.0)
 		return 1;
 	/* A second mix so the sample does not follow the worker partition. */
-	double u = (double)(mix64(key_hash ^ 0x5a3c) >> 11) * (1.0 / 9007199254740992.0);
+	double u = (double)(history_mix64(key_hash ^ 0x5a3c) >> 11) * (1.0 / 9007199254740992.0);
 	return u < fraction;
 }
 
@@ -73,7 +73,7 @@ uint64_t history_digest(const void *buf, size_t len)
 	uint64_t t = 0;
 	for (size_t k = 0; i + k < len; k++)
 		t |= (uint64_t)p[i + k] << (8 * k);
-	return mix64(h ^ t);
+	return history_mix64(h ^ t);
 }
 
 void history_tag_put(uint8_t *dst, uint32_t client, uint64_t seq)

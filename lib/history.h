@@ -117,6 +117,10 @@ uint64_t history_key_hash(const void *key, size_t len);
  * (deterministic: the same keys on every client and run). */
 int history_key_sampled(uint64_t key_hash, double fraction);
 
+/* A full 64-bit avalanche (splitmix64's finalizer): hashes for tags, keys
+ * and the checker's tables. */
+uint64_t history_mix64(uint64_t x);
+
 /* 64-bit digest of len bytes (not cryptographic; 8 bytes at a time). */
 uint64_t history_digest(const void *buf, size_t len);
 
