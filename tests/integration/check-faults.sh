@@ -81,7 +81,7 @@ else
 fi
 
 # the driver: "history" and "check" in a config record and check every point
-"$OQB_BIN/oqb" run configs/quickstart.json --out "$T/run" --quiet --set history=true --set check=true \
+"$OQB_BIN/oqb" run configs/quickstart.json --out "$T/run" --quiet --set history=true --set check=true --set repeat=1 \
 	--set 'systems=["oq"]' --set 'arrival.loads_ops=[20000]' --set duration_s=0.3 --set warmup_s=0.1 \
 	--set workload.keys=2000 >"$T/run.out" 2>&1
 jcheck "oqb run with history and check: point verdict ok" "$T/run/run.json" \

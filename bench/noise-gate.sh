@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# noise-gate.sh - does oqbench's verdict survive this machine's noise?
+# A benchmark to run on a quiet machine (not part of make test): it runs
+# the demo's config (configs/quickstart.json: repeat 5, shuffled rounds)
+# as A/A pairs and A/B pairs and prints what `oqb compare` said.
+#
+#   A/A: the same binaries twice, back to back; the gate must report no
+#        regression and no improvement.
+#   A/B: the second run with OQB_FAULT=server-delay-ns:N, N = 20 % of the
+#        first run's median rawrpc p50 below saturation; the gate must
+#        report a regression where the delay reaches the commit path
+#        (rawrpc, deferred; oq's nilext writes commit before execution,
+#        so its all-ops p50 hides most of a server delay, as the paper
+#        says it should).
+#   Stability: per pair, the share of points unflagged in both runs whose
+#        p50 is within 10 % and P99 within 25 %, and the share of points
+#        below saturation that are unflagged.
+#
+# Usage: bench/noise-gate.sh [PAIRS (5)] [CONFIG]   (from the checkout, after make)
+set -u
+cd "$(dirname "$0")/.."
+pairs=${1:-5}
+cfg=${2:-configs/quickstart.json}
+oqb=bin/oqb
+out=$(mktemp -d "${TMPDIR:-/tmp}/oqb-noise.XXXXXX")
+echo "noise-gate: $pairs A/A and $pairs A/B pairs of $cfg; runs kept in $out"
+
+stability() {   # stability A B: "stable X/Y unflagged-below-saturation P/Q"
+	jq -n --slurpfile a "$1/run.json" --slurpfile b "$2/run.json" -r '
+		[$a[0].points, $b[0].points] | transpose | map({a: .[0], b: .[1]}) as $ps |
+		[$ps[] | select((.a.flagged | not) and (.b.flagged | not) and .a.lat_ns.all.n > 0 and .b.lat_ns.all.n > 0)] as $both |
+		[$both[] | select(((.b.lat_ns.all.p50 / .a.lat_ns.all.p50) - 1 | fabs) <= 0.10 and
+				  ((.b.lat_ns.all.p99 / .a.lat_ns.all.p99) - 1 | fabs) <= 0.25)] as $ok |
+		[$ps[] | .a, .b | select(.saturated | not)] as $below |
+		"stable \($ok | length)/\($both | length) unflagged-below-saturation \([$below[] | select(.flagged | not)] | length)/\($below | length)"'
+}
+
+for kind in AA AB; do
+	for i in $(seq 1 "$pairs"); do
+		a=$out/$kind-$i-a b=$out/$kind-$i-b
+		"$oqb" run "$cfg" --out "$a" --quiet >/dev/null 2>"$a.err" || { echo "$kind $i: run a failed: $(tail -1 "$a.err")"; continue; }
+		env=()
+		if [ "$kind" = AB ]; then
+			p50=$(jq '[.points[] | select(.system == "rawrpc" and (.saturated | not)) | .lat_ns.all.p50] | sort | .[length / 2 | floor] // 0' "$a/run.json")
+			n=$(jq -n "$p50 * 0.2 | floor")
+			env=(OQB_FAULT="server-delay-ns:$n")
+		fi
+		env "${env[@]}" "$oqb" run "$cfg" --out "$b" --quiet >/dev/null 2>"$b.err" || { echo "$kind $i: run b failed: $(tail -1 "$b.err")"; continue; }
+		"$oqb" compare "$a/run.json" "$b/run.json" >"$out/$kind-$i.cmp" 2>&1
+		rc=$?
+		regs=$(grep -c 'REGRESSION' "$out/$kind-$i.cmp")
+		echo "$kind $i: exit $rc, $(tail -1 "$out/$kind-$i.cmp" | cut -d, -f2-4)${env:+ (${env[*]})}; $(stability "$a" "$b")"
+		if [ "$kind" = AB ]; then
+			jq -r -n --slurpfile a "$a/run.json" '$a[0].points[] | select(.saturated | not) | "\(.system) \(.offered_ops)"' |
+			while read -r sys load; do
+				row=$(awk -v s="$sys" -v l="$load" '$1 == s && $2 == l' "$out/$kind-$i.cmp")
+				echo "    $sys $load: $(echo "$row" | grep -o 'REGRESSION[^;]*\|inconclusive.*\|same\|improved.*' | head -1)"
+			done
+		fi
+	done
+done
