@@ -11,6 +11,7 @@ PKGS=(
   rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
   gnuplot-nox jq
   openssh-client openssh-server
+  slurmctld slurmd slurm-client munge   # the Slurm launcher's test (tests/integration/slurm.sh)
   # the Soft-RoCE VM that runs the verbs tests (tests/vm/rxe-vm)
   qemu-system-x86 linux-image-amd64 busybox-static iproute2 kmod xz-utils cpio
 )
