@@ -305,17 +305,148 @@ static void load_text(char *load, size_t len, const json_t *bp)
 	}
 }
 
-int compare_main(int argc, char **argv)
+json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *o, const char *new_name)
 {
 	static const char *const mnames[3] = { "p50", "p99", "achieved_ops" };
-	struct cmp_opts o;
-	char err[1024], env[300] = "";
-	int npos = 0, r, rc = 2;
-	json_t *base = NULL, *nw = NULL, *out = NULL;
+	char env[300] = "", line[1200];
 	size_t i, npoints = 0, nreg = 0, nimp = 0, nund = 0, ntests = 0, npairs = 0;
 	struct pair *pairs = NULL;
 	double *pv = NULL;
-	json_t *bp;
+	json_t *bp, *out = json_array(), *table = json_array();
+
+	double tol = o->tolerance_pct / 100, cb = run_canary(base), cn = run_canary(nw);
+	if (!isnan(cb) && !isnan(cn) && fmax(cb / cn, cn / cb) > o->canary_drift)
+		snprintf(env, sizeof env, "the machines' canaries differ (%.0f ns vs %.0f ns: more than x%g), so the "
+			 "environment changed between the runs", cb, cn, o->canary_drift);
+
+	/* Match, measure and test every point, then correct all p-values at once. */
+	size_t nbase = json_array_size(json_object_get(base, "points"));
+	pairs = calloc(nbase ? nbase : 1, sizeof *pairs);
+	pv = calloc(3 * (nbase ? nbase : 1), sizeof *pv);
+	if (!pairs || !pv || !out || !table) {
+		free(pairs);
+		free(pv);
+		json_decref(out);
+		json_decref(table);
+		return NULL;
+	}
+	json_array_foreach(json_object_get(base, "points"), i, bp) {
+		struct pair *pr = &pairs[npairs++];
+		pr->bp = bp;
+		pr->np = find_point(json_object_get(nw, "points"), bp);
+		load_text(pr->load, sizeof pr->load, bp);
+		if (!pr->np)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			measure(&pr->m[k], bp, pr->np, mnames[k], k < 2);
+			if (!isnan(pr->m[k].p)) {
+				pr->m[k].test = ntests;
+				pv[ntests++] = pr->m[k].p;
+			}
+		}
+	}
+	adjust(pv, ntests, o->correction);
+
+	snprintf(line, sizeof line, "%-9s %12s  %-34s %-34s %-34s %s", "system", "load", "p50 (median of trials)",
+		 "p99", "achieved ops/s", "verdict");
+	json_array_append_new(table, json_string(line));
+	for (i = 0; i < npairs; i++) {
+		struct pair *pr = &pairs[i];
+		const char *sys = json_string_value(json_object_get(pr->bp, "system"));
+		char c[3][160], verdict[700] = "";
+		int worse = 0, better = 0, und = 0;
+
+		npoints++;
+		if (!pr->np) {
+			nreg++;
+			json_array_append_new(out, json_pack("{s:s?, s:s, s:s}", "system", sys, "load", pr->load,
+							     "verdict", "missing"));
+			snprintf(line, sizeof line, "%-9s %12s  missing in %s", sys ? sys : "?", pr->load, new_name);
+			json_array_append_new(table, json_string(line));
+			continue;
+		}
+		for (int k = 0; k < 3; k++) {
+			struct metric *m = &pr->m[k];
+			if (!isnan(m->p))
+				m->p_adj = pv[m->test];
+			judge(m, tol, o->alpha, env[0] ? env : NULL);
+			worse |= m->v == WORSE;
+			better |= m->v == BETTER;
+			und |= m->v == UNDECIDED;
+		}
+		for (int pass = 0; pass < 3; pass++)
+			for (int k = 0; k < 3; k++) {
+				const struct metric *m = &pr->m[k];
+				enum verdict want = pass == 0 ? WORSE : pass == 1 ? BETTER : UNDECIDED;
+				if (m->v != want || (pass == 1 && worse) || (pass == 2 && (worse || better)))
+					continue;
+				size_t l = strlen(verdict);
+				snprintf(verdict + l, sizeof verdict - l, "%s%s %s%s%s", l ? "; " :
+					 pass == 0 ? "REGRESSION: " : pass == 1 ? "improved: " : "inconclusive: ",
+					 m->name, pass == 0 ? "worse" : pass == 1 ? "better" : "",
+					 pass == 2 ? "(" : "", pass == 2 ? m->why : "");
+				if (pass == 2)
+					snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), ")");
+			}
+		if (!verdict[0])
+			snprintf(verdict, sizeof verdict, "same");
+		nreg += (size_t)worse;
+		nimp += (size_t)(better && !worse);
+		nund += (size_t)(und && !worse && !better);
+		json_t *row = json_pack("{s:s?, s:s, s:s, s:s}", "system", sys, "load", pr->load, "verdict",
+					worse ? "regression" : better ? "improvement" : und ? "inconclusive" : "same",
+					"detail", verdict);
+		for (int k = 0; k < 3; k++) {
+			const struct metric *m = &pr->m[k];
+			json_t *mj = json_pack("{s:f, s:f, s:i, s:i, s:s}", "base", isnan(m->base) ? 0.0 : m->base,
+					       "new", isnan(m->new_) ? 0.0 : m->new_, "trials_base", (int)m->nb,
+					       "trials_new", (int)m->nn, "verdict", verdict_name[m->v]);
+			json_object_set_new(mj, "change_pct", isnan(m->change) ? json_null() : json_real(m->change * 100));
+			json_object_set_new(mj, "mwu_p", isnan(m->p) ? json_null() : json_real(m->p));
+			json_object_set_new(mj, "p_adjusted", isnan(m->p_adj) ? json_null() : json_real(m->p_adj));
+			json_object_set_new(mj, "ks_d", isnan(m->ks_d) ? json_null() : json_real(m->ks_d));
+			json_object_set_new(mj, "ks_p", isnan(m->ks_p) ? json_null() : json_real(m->ks_p));
+			if (m->why[0])
+				json_object_set_new(mj, "why", json_string(m->why));
+			json_object_set_new(row, m->name, mj);
+		}
+		json_array_append_new(out, row);
+		fmt_metric(c[0], sizeof c[0], &pr->m[0], 1);
+		fmt_metric(c[1], sizeof c[1], &pr->m[1], 1);
+		fmt_metric(c[2], sizeof c[2], &pr->m[2], 0);
+		snprintf(line, sizeof line, "%-9s %12s  %-34s %-34s %-34s %s", sys ? sys : "?", pr->load, c[0], c[1],
+			 c[2], verdict);
+		json_array_append_new(table, json_string(line));
+	}
+	char how[200];
+	snprintf(how, sizeof how, "alpha %g after %s over %zu tests", o->alpha,
+		 o->correction == 0 ? "Benjamini-Hochberg" : o->correction == 1 ? "Holm" : "no correction", ntests);
+	json_t *doc = json_pack("{s:o, s:{s:I, s:I, s:I, s:I, s:f, s:f, s:s, s:I, s:s}, s:o}", "points", out,
+				"summary", "points", (json_int_t)npoints, "regressions", (json_int_t)nreg,
+				"improvements", (json_int_t)nimp, "inconclusive", (json_int_t)nund,
+				"tolerance_pct", o->tolerance_pct, "alpha", o->alpha, "correction",
+				corrections[o->correction], "tests", (json_int_t)ntests, "how", how, "table", table);
+	json_t *notes = json_array();
+	if (env[0])
+		json_array_append_new(notes, json_string(env));
+	if (!ntests) {
+		snprintf(line, sizeof line, "every point has a single trial on one side at least: run-to-run noise "
+			 "cannot be told from a change, so nothing is called a regression or an improvement; set "
+			 "repeat (>= %u) in both runs' configs", mwu_min_n(o->alpha));
+		json_array_append_new(notes, json_string(line));
+	}
+	json_object_set_new(json_object_get(doc, "summary"), "notes", notes);
+	free(pairs);
+	free(pv);
+	return doc;
+}
+
+int compare_main(int argc, char **argv)
+{
+	struct cmp_opts o;
+	char err[1024];
+	int npos = 0, r, rc = 2;
+	json_t *base = NULL, *nw = NULL, *doc = NULL;
 
 	r = opts_parse(cmp_tab, &o, argc, argv, &npos, err, sizeof err);
 	if (r == 1)
@@ -343,140 +474,39 @@ int compare_main(int argc, char **argv)
 			fprintf(stderr, "oqb compare: warning: %s has status \"%s\" (an incomplete run)\n",
 				argv[k], st);
 	}
-	double tol = o.tolerance / 100, cb = run_canary(base), cn = run_canary(nw);
-	if (!isnan(cb) && !isnan(cn) && fmax(cb / cn, cn / cb) > o.canary_drift)
-		snprintf(env, sizeof env, "the machines' canaries differ (%.0f ns vs %.0f ns: more than x%g), so the "
-			 "environment changed between the runs", cb, cn, o.canary_drift);
-
-	/* Match, measure and test every point, then correct all p-values at once. */
-	size_t nbase = json_array_size(json_object_get(base, "points"));
-	pairs = calloc(nbase ? nbase : 1, sizeof *pairs);
-	pv = calloc(3 * (nbase ? nbase : 1), sizeof *pv);
-	if (!pairs || !pv) {
+	struct compare_params cp = { .tolerance_pct = o.tolerance, .alpha = o.alpha,
+				     .canary_drift = o.canary_drift, .correction = o.correction };
+	doc = compare_eval(base, nw, &cp, argv[2]);
+	if (!doc) {
 		fprintf(stderr, "oqb compare: out of memory\n");
 		goto done;
 	}
-	json_array_foreach(json_object_get(base, "points"), i, bp) {
-		struct pair *pr = &pairs[npairs++];
-		pr->bp = bp;
-		pr->np = find_point(json_object_get(nw, "points"), bp);
-		load_text(pr->load, sizeof pr->load, bp);
-		if (!pr->np)
-			continue;
-		for (int k = 0; k < 3; k++) {
-			measure(&pr->m[k], bp, pr->np, mnames[k], k < 2);
-			if (!isnan(pr->m[k].p)) {
-				pr->m[k].test = ntests;
-				pv[ntests++] = pr->m[k].p;
-			}
-		}
-	}
-	adjust(pv, ntests, o.correction);
-
-	out = json_array();
-	if (!o.json)
-		printf("%-9s %12s  %-34s %-34s %-34s %s\n", "system", "load", "p50 (median of trials)", "p99",
-		       "achieved ops/s", "verdict");
-	for (i = 0; i < npairs; i++) {
-		struct pair *pr = &pairs[i];
-		const char *sys = json_string_value(json_object_get(pr->bp, "system"));
-		char c[3][160], verdict[700] = "";
-		int worse = 0, better = 0, und = 0;
-
-		npoints++;
-		if (!pr->np) {
-			nreg++;
-			if (o.json)
-				json_array_append_new(out, json_pack("{s:s?, s:s, s:s}", "system", sys,
-								     "load", pr->load, "verdict", "missing"));
-			else
-				printf("%-9s %12s  missing in %s\n", sys ? sys : "?", pr->load, argv[2]);
-			continue;
-		}
-		for (int k = 0; k < 3; k++) {
-			struct metric *m = &pr->m[k];
-			if (!isnan(m->p))
-				m->p_adj = pv[m->test];
-			judge(m, tol, o.alpha, env[0] ? env : NULL);
-			worse |= m->v == WORSE;
-			better |= m->v == BETTER;
-			und |= m->v == UNDECIDED;
-		}
-		for (int pass = 0; pass < 3; pass++)
-			for (int k = 0; k < 3; k++) {
-				const struct metric *m = &pr->m[k];
-				enum verdict want = pass == 0 ? WORSE : pass == 1 ? BETTER : UNDECIDED;
-				if (m->v != want || (pass == 1 && worse) || (pass == 2 && (worse || better)))
-					continue;
-				size_t l = strlen(verdict);
-				snprintf(verdict + l, sizeof verdict - l, "%s%s %s%s%s%s", l ? "; " :
-					 pass == 0 ? "REGRESSION: " : pass == 1 ? "improved: " : "inconclusive: ",
-					 m->name, pass == 0 ? "worse" : pass == 1 ? "better" : "", pass == 2 ? "" : "",
-					 pass == 2 ? "(" : "", pass == 2 ? m->why : "");
-				if (pass == 2)
-					snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), ")");
-			}
-		if (!verdict[0])
-			snprintf(verdict, sizeof verdict, "same");
-		nreg += (size_t)worse;
-		nimp += (size_t)(better && !worse);
-		nund += (size_t)(und && !worse && !better);
-		if (o.json) {
-			json_t *row = json_pack("{s:s?, s:s, s:s}", "system", sys, "load", pr->load, "verdict",
-						worse ? "regression" : better ? "improvement" : und ? "inconclusive" : "same");
-			for (int k = 0; k < 3; k++) {
-				const struct metric *m = &pr->m[k];
-				json_t *mj = json_pack("{s:f, s:f, s:i, s:i, s:s}", "base", isnan(m->base) ? 0.0 : m->base,
-						       "new", isnan(m->new_) ? 0.0 : m->new_, "trials_base", (int)m->nb,
-						       "trials_new", (int)m->nn, "verdict", verdict_name[m->v]);
-				json_object_set_new(mj, "change_pct", isnan(m->change) ? json_null() : json_real(m->change * 100));
-				json_object_set_new(mj, "mwu_p", isnan(m->p) ? json_null() : json_real(m->p));
-				json_object_set_new(mj, "p_adjusted", isnan(m->p_adj) ? json_null() : json_real(m->p_adj));
-				json_object_set_new(mj, "ks_d", isnan(m->ks_d) ? json_null() : json_real(m->ks_d));
-				json_object_set_new(mj, "ks_p", isnan(m->ks_p) ? json_null() : json_real(m->ks_p));
-				if (m->why[0])
-					json_object_set_new(mj, "why", json_string(m->why));
-				json_object_set_new(row, m->name, mj);
-			}
-			json_array_append_new(out, row);
-		} else {
-			fmt_metric(c[0], sizeof c[0], &pr->m[0], 1);
-			fmt_metric(c[1], sizeof c[1], &pr->m[1], 1);
-			fmt_metric(c[2], sizeof c[2], &pr->m[2], 0);
-			printf("%-9s %12s  %-34s %-34s %-34s %s\n", sys ? sys : "?", pr->load, c[0], c[1], c[2], verdict);
-		}
-	}
-	char how[200];
-	snprintf(how, sizeof how, "alpha %g after %s over %zu tests", o.alpha,
-		 o.correction == 0 ? "Benjamini-Hochberg" : o.correction == 1 ? "Holm" : "no correction", ntests);
+	json_t *sum = json_object_get(doc, "summary"), *v;
+	size_t i;
 	if (o.json) {
-		json_t *doc = json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:f, s:f, s:s, s:I}}", "base", argv[1],
-					"new", argv[2], "points", out, "summary", "points", (json_int_t)npoints,
-					"regressions", (json_int_t)nreg, "improvements", (json_int_t)nimp,
-					"inconclusive", (json_int_t)nund, "tolerance_pct", o.tolerance, "alpha", o.alpha,
-					"correction", corrections[o.correction], "tests", (json_int_t)ntests);
-		out = NULL;
-		if (env[0])
-			json_object_set_new(json_object_get(doc, "summary"), "environment", json_string(env));
-		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+		json_t *j = json_pack("{s:s, s:s, s:O, s:O}", "base", argv[1], "new", argv[2], "points",
+				      json_object_get(doc, "points"), "summary", sum);
+		json_object_del(json_object_get(j, "summary"), "table");
+		json_dumpf(j, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 		putchar('\n');
-		json_decref(doc);
+		json_decref(j);
+	} else {
+		json_array_foreach(json_object_get(sum, "table"), i, v)
+			printf("%s\n", json_string_value(v));
 	}
-	if (env[0])
-		fprintf(o.json ? stderr : stdout, "note: %s\n", env);
-	if (!ntests && !o.json)
-		printf("note: every point has a single trial on one side at least: run-to-run noise cannot be "
-		       "told from a change, so nothing is called a regression or an improvement; set repeat "
-		       "(>= %u) in both runs' configs\n", mwu_min_n(o.alpha));
+	json_array_foreach(json_object_get(sum, "notes"), i, v)
+		fprintf(o.json ? stderr : stdout, "note: %s\n", json_string_value(v));
 	/* With --json, stdout stays pure JSON; the summary line goes to stderr. */
+	long long nreg = json_integer_value(json_object_get(sum, "regressions"));
+	long long nund = json_integer_value(json_object_get(sum, "inconclusive"));
 	fprintf(o.json ? stderr : stdout,
-		"compare: %zu points, %zu regressions, %zu improvements, %zu inconclusive, tolerance %g%%, %s\n",
-		npoints, nreg, nimp, nund, o.tolerance, how);
+		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%%, %s\n",
+		json_integer_value(json_object_get(sum, "points")), nreg,
+		json_integer_value(json_object_get(sum, "improvements")), nund, o.tolerance,
+		json_string_value(json_object_get(sum, "how")));
 	rc = nreg ? 1 : nund ? 3 : 0;
 done:
-	free(pairs);
-	free(pv);
-	json_decref(out);
+	json_decref(doc);
 	json_decref(base);
 	json_decref(nw);
 	return rc;

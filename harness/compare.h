@@ -25,6 +25,26 @@
 #ifndef OQB_COMPARE_H
 #define OQB_COMPARE_H
 
+#include <jansson.h>
+
+struct compare_params {
+	double tolerance_pct;    /* a change within it is "same" */
+	double alpha;            /* after the correction */
+	double canary_drift;     /* canaries further apart: inconclusive */
+	int correction;          /* 0 Benjamini-Hochberg, 1 Holm, 2 none */
+};
+
+/*
+ * Compares two loaded runs.  Returns {"points": [per BASE point: system,
+ * load, verdict (same | regression | improvement | inconclusive |
+ * missing), detail, and per metric base/new/change_pct/mwu_p/p_adjusted/
+ * ks_d/ks_p/trials/verdict/why], "summary": {points, regressions,
+ * improvements, inconclusive, tolerance_pct, alpha, correction, tests,
+ * how, notes[], table[] (the text rows)}}, or NULL when out of memory.
+ * new_name names NEW in "missing" rows.
+ */
+json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *p, const char *new_name);
+
 /* The `oqb compare` command.  Exit status: 0 no regression and nothing
  * undecided, 1 a regression, 2 usage or input error, 3 no regression but
  * some change could not be decided. */
