@@ -486,12 +486,11 @@ int compare_main(int argc, char **argv)
 	if (o.json) {
 		json_t *j = json_pack("{s:s, s:s, s:O, s:O}", "base", argv[1], "new", argv[2], "points",
 				      json_object_get(doc, "points"), "summary", sum);
-		json_object_del(json_object_get(j, "summary"), "table");
 		json_dumpf(j, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 		putchar('\n');
 		json_decref(j);
 	} else {
-		json_array_foreach(json_object_get(sum, "table"), i, v)
+		json_array_foreach(json_object_get(doc, "table"), i, v)
 			printf("%s\n", json_string_value(v));
 	}
 	json_array_foreach(json_object_get(sum, "notes"), i, v)

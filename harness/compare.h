@@ -40,7 +40,7 @@ struct compare_params {
  * missing), detail, and per metric base/new/change_pct/mwu_p/p_adjusted/
  * ks_d/ks_p/trials/verdict/why], "summary": {points, regressions,
  * improvements, inconclusive, tolerance_pct, alpha, correction, tests,
- * how, notes[], table[] (the text rows)}}, or NULL when out of memory.
+ * how, notes[]}, "table": [the text rows]}, or NULL when out of memory.
  * new_name names NEW in "missing" rows.
  */
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *p, const char *new_name);
