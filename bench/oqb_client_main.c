@@ -211,10 +211,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	/* Where it runs: the Slurm node inside a step (several can share one
+	 * host name), else the host name (tests/integration/slurm.sh). */
+	char node[256] = "";
+	if (getenv("SLURMD_NODENAME"))
+		snprintf(node, sizeof node, "%s", getenv("SLURMD_NODENAME"));
+	else
+		gethostname(node, sizeof node - 1);
 	uint64_t start_in = 10 * 1000000ull;
 	if (ctl) {
 		static volatile int lost;
-		json_t *info = json_pack("{s:i}", "pid", (int)getpid());
+		json_t *info = json_pack("{s:i,s:s}", "pid", (int)getpid(), "node", node);
 		if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
 		    ctl_start_watch(ctl, &lost, NULL, NULL) != 0) {
 			json_decref(info);
@@ -247,6 +254,7 @@ int main(int argc, char **argv)
 	int runrc = client_run(cl, start_in, err, sizeof err);
 	json_t *res = client_result(cl);
 	json_object_set_new(res, "placement", cpus_plan_json(&cpus, o.cpus));
+	json_object_set_new(res, "node", json_string(node));
 	if (runrc != 0) {
 		log_msg(LOG_ERR, "%s", err);
 		json_object_set_new(res, "error", json_string(err));

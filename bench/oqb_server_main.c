@@ -249,9 +249,16 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	json_t *info = json_pack("{s:s,s:s,s:s,s:i,s:i}", "endpoint", server_endpoint(the_server),
+	/* Where it runs: the Slurm node inside a step (several can share one
+	 * host name), else the host name (tests/integration/slurm.sh). */
+	char node[256] = "";
+	if (getenv("SLURMD_NODENAME"))
+		snprintf(node, sizeof node, "%s", getenv("SLURMD_NODENAME"));
+	else
+		gethostname(node, sizeof node - 1);
+	json_t *info = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s}", "endpoint", server_endpoint(the_server),
 				 "system", sc.sys->name, "transport", sc.tp->name,
-				 "workers", o.workers, "pid", (int)getpid());
+				 "workers", o.workers, "pid", (int)getpid(), "node", node);
 	if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
 	    ctl_start_watch(ctl, &ctl_lost, on_ctl_lost, NULL) != 0) {
 		json_decref(info);
@@ -279,6 +286,7 @@ int main(int argc, char **argv)
 			if (!bye) {
 				json_t *st = server_stats(the_server);
 				json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.cpus));
+				json_object_set_new(st, "node", json_string(node));
 				if (ctl_done(ctl, st, err, sizeof err) != 0)
 					log_msg(LOG_ERR, "control channel: %s", err);
 				json_decref(st);

@@ -83,6 +83,12 @@ char *launch_script(const char *cwd, char *const *argv);
 char **argv_new(void);
 int argv_push(char ***argv, const char *s);
 
+/*
+ * Whether Slurm nodes a and b are one machine (the same NodeHostName), as
+ * `scontrol show node` says inside an allocation; 0 when it cannot tell.
+ */
+int slurm_same_machine(const char *a, const char *b);
+
 extern const struct launch_ops launch_local_ops;
 extern const struct launch_ops launch_ssh_ops;
 extern const struct launch_ops launch_slurm_ops;

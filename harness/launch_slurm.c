@@ -7,6 +7,14 @@
  * client steps share nodes and CPUs of the allocation, and
  * --kill-on-bad-exit ends a step whose task fails.  Ending the srun PID
  * (after the control socket has closed) ends the step.
+ *
+ * Host names in the config are Slurm node names.  The server and each
+ * client report the node they run on (SLURMD_NODENAME, "node" in HELLO),
+ * and run.json records it per process, so placement is what the
+ * processes saw, not what was asked.  Several node names can be one
+ * machine (several slurmd on one host): slurm_same_machine asks Slurm
+ * (NodeHostName), so transport "shm" may span such nodes.
+ * tests/integration/slurm.sh runs all of this against real daemons.
  */
 #include "launch.h"
 #include "runconf.h"
@@ -58,6 +66,42 @@ oom:
 	launch_argv_free(w);
 	snprintf(err, errlen, "out of memory building the srun command for %s", host);
 	return NULL;
+}
+
+/* NodeHostName of Slurm node `node` (from `scontrol show node -o`), or -1. */
+static int node_host(const char *node, char *out, size_t outlen)
+{
+	char cmd[600] = "scontrol show node -o ";
+	size_t len = strlen(cmd);
+	char line[4096];
+	FILE *f;
+	int found = -1, st;
+
+	if (shell_quote(cmd, sizeof cmd, &len, node) < 0 || len + 12 >= sizeof cmd)
+		return -1;
+	snprintf(cmd + len, sizeof cmd - len, " 2>/dev/null");
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		const char *h = strstr(line, " NodeHostName=");
+		if (h && found < 0) {
+			h += strlen(" NodeHostName=");
+			snprintf(out, outlen, "%.*s", (int)strcspn(h, " \n"), h);
+			found = out[0] ? 0 : -1;
+		}
+	}
+	st = pclose(f);
+	return st == 0 ? found : -1;
+}
+
+int slurm_same_machine(const char *a, const char *b)
+{
+	char ha[256], hb[256];
+
+	if (!getenv("SLURM_JOB_ID") || node_host(a, ha, sizeof ha) < 0 || node_host(b, hb, sizeof hb) < 0)
+		return 0;
+	return strcmp(ha, hb) == 0;
 }
 
 const struct launch_ops launch_slurm_ops = {

@@ -399,10 +399,11 @@ static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 	if (strcmp(type, "HELLO") == 0) {
 		if (!p->hello) {
 			p->hello = json_incref(m);
-			json_t *row = json_pack("{s:I, s:s, s:I, s:O?, s:O?, s:I}",
+			json_t *row = json_pack("{s:I, s:s, s:I, s:O?, s:O?, s:O?, s:I}",
 						"point", (json_int_t)pr->pt->idx, "role", p->role,
 						"rank", (json_int_t)p->rank,
 						"host", json_object_get(m, "host"),
+						"node", json_object_get(m, "node"),
 						"pid", json_object_get(m, "pid"),
 						"local_pid", (json_int_t)p->pid);
 			json_array_append_new(json_object_get(json_object_get(pr->r->runj, "hosts"),

@@ -12,6 +12,7 @@
 #include "conf.h"
 #include "gen.h"
 #include "cpus.h"
+#include "launch.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -392,7 +393,9 @@ static int check_hosts(struct runconf *rc, char *err, size_t errlen)
 
 	if (strcmp(rc->transport, "shm") == 0) {
 		for (i = 0; i < rc->nclient_hosts; i++) {
-			if (!same_host(rc->client_hosts[i], rc->server_host)) {
+			if (!same_host(rc->client_hosts[i], rc->server_host) &&
+			    !(strcmp(rc->launcher, "slurm") == 0 &&
+			      slurm_same_machine(rc->client_hosts[i], rc->server_host))) {
 				set_err(err, errlen, "%s: hosts.clients[%zu] is \"%s\" but hosts.server is \"%s\": "
 					"transport \"shm\" runs on one machine; use the same host or "
 					"transport \"verbs\"", rc->path, i, rc->client_hosts[i], rc->server_host);
