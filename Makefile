@@ -54,6 +54,47 @@ endif
 
 VERBS_DIR := bench/transports/verbs
 ALL_SRC  := $(sort $(shell find $(SRC_DIRS) -name '*.c'))
+
+# ERPC_DIR: an eRPC checkout, built by its own README outside this
+# repository with TRANSPORT=infiniband (ROCE=on for RoCE).  Only then is
+# bench/transports/erpc/ built (system erpc; docs/erpc.md).  This project
+# never contains eRPC's code or a recipe that builds it.
+ERPC_SRC_DIR := bench/transports/erpc
+ERPC_DIR ?=
+ifneq ($(ERPC_DIR),)
+ERPC_LIB := $(firstword $(wildcard $(ERPC_DIR)/build/liberpc.a $(ERPC_DIR)/liberpc.a $(ERPC_DIR)/build/liberpc.so))
+ifeq ($(wildcard $(ERPC_DIR)/src/rpc.h),)
+$(error ERPC_DIR=$(ERPC_DIR): no src/rpc.h there; point ERPC_DIR at an eRPC checkout (docs/erpc.md))
+endif
+ifeq ($(wildcard $(ERPC_DIR)/src/config.h),)
+$(error ERPC_DIR=$(ERPC_DIR): no src/config.h: eRPC was not configured; run its cmake with -DTRANSPORT=infiniband and build it (its README, docs/erpc.md))
+endif
+ifeq ($(ERPC_LIB),)
+$(error ERPC_DIR=$(ERPC_DIR): no build/liberpc.a: build eRPC first (its README: cmake . -DTRANSPORT=infiniband -DROCE=on; make erpc), docs/erpc.md)
+endif
+ERPC_TRANSPORT := $(shell sed -n 's/^\#define CTransport //p' $(ERPC_DIR)/src/config.h)
+ifneq ($(ERPC_TRANSPORT),IBTransport)
+$(error ERPC_DIR=$(ERPC_DIR): eRPC was built for transport "$(ERPC_TRANSPORT)" (src/config.h) but the adapter needs IBTransport: rebuild eRPC with cmake -DTRANSPORT=infiniband (-DROCE=on for RoCE), docs/erpc.md)
+endif
+ifneq ($(HAVE_VERBS),1)
+$(error ERPC_DIR is set but the verbs headers are missing (eRPC's infiniband transport needs libibverbs-dev))
+endif
+ERPC_ROCE   := $(shell grep -q 'kIsRoCE = true' $(ERPC_DIR)/src/config.h && echo 1 || echo 0)
+ERPC_COMMIT := $(shell git -C $(ERPC_DIR) rev-parse HEAD 2>/dev/null || echo none)
+ERPC_DIRTY  := $(shell git -C $(ERPC_DIR) status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo 1 || echo 0)
+ERPC_FLAGS  := $(shell sed -n 's/^CXX_FLAGS = //p' $(ERPC_DIR)/CMakeFiles/erpc.dir/flags.make 2>/dev/null)
+ERPC_CXXFLAGS := -std=c++11 -g $(OPT) -Wall -Wextra -pthread -DERPC_INFINIBAND=true \
+                 -DERPC_LOG_LEVEL=2 -DERPC_TESTING=false -isystem $(ERPC_DIR)/src \
+                 -isystem $(ERPC_DIR)/third_party $(addprefix -I,$(INC_DIRS)) $(SAN) \
+                 -DOQB_ERPC_COMMIT='"$(ERPC_COMMIT)"' -DOQB_ERPC_DIRTY=$(ERPC_DIRTY) \
+                 -DOQB_ERPC_ROCE=$(ERPC_ROCE) -DOQB_ERPC_FLAGS='"$(ERPC_FLAGS)"'
+CFLAGS_ALL += -DOQB_HAVE_ERPC=1
+LDLIBS_ALL += $(ERPC_LIB) -lnuma -libverbs -lstdc++
+ERPC_OBJ := $(patsubst %.cc,$(O)/%.o,$(wildcard $(ERPC_SRC_DIR)/*.cc))
+else
+ALL_SRC  := $(filter-out $(ERPC_SRC_DIR)/%,$(ALL_SRC))
+ERPC_OBJ :=
+endif
 ifneq ($(HAVE_VERBS),1)
 ALL_SRC  := $(filter-out $(VERBS_DIR)/%,$(ALL_SRC))
 endif
@@ -76,7 +117,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-.PHONY: all test check deps deps-auto demo clean test-verbs microbench print-includes
+.PHONY: all test check deps deps-auto demo clean test-verbs test-erpc microbench print-includes
 all: $(BINS) $(UNIT_BIN)
 
 $(O)/%.o: %.c
@@ -84,7 +125,12 @@ $(O)/%.o: %.c
 	@echo "  CC    $<"
 	$(Q)$(CC) $(CFLAGS_ALL) -c -o $@ $<
 
-$(LIBA): $(LIB_OBJ)
+$(O)/%.o: %.cc
+	@mkdir -p $(dir $@)
+	@echo "  CXX   $<"
+	$(Q)g++ $(ERPC_CXXFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIBA): $(LIB_OBJ) $(ERPC_OBJ)
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -110,7 +156,18 @@ deps-auto:
 # `make test` = build, then every test (unit, integration, verbs-in-VM).
 test: deps-auto
 	@$(MAKE) --no-print-directory all
-	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh $(TESTS)
+	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) OQB_ERPC_DIR=$(ERPC_DIR) \
+	  OQB_ERPC=$(if $(ERPC_DIR),1,0) tests/run-tests.sh $(or $(TESTS),$(ERPC_TESTS))
+
+# The default groups, plus the eRPC tests (config.sh always; run-erpc.sh
+# runs in the VM with ERPC_DIR, and says skip without it).
+ERPC_TESTS := unit integration verbs tests/erpc/config.sh tests/erpc/run-erpc.sh
+
+# The eRPC adapter end to end in the Soft-RoCE VM (needs ERPC_DIR).
+test-erpc: deps-auto
+	@$(MAKE) --no-print-directory all
+	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) OQB_ERPC_DIR=$(ERPC_DIR) \
+	  OQB_ERPC=$(if $(ERPC_DIR),1,0) tests/run-tests.sh tests/erpc/config.sh tests/erpc/run-erpc.sh
 
 # Same tests under AddressSanitizer and UBSan, in a separate build tree.
 check: deps-auto

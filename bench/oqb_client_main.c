@@ -154,8 +154,9 @@ int main(int argc, char **argv)
 	cc.sys = system_find(system_name_list[o.system]);
 	cc.tp = transport_find(transport_name_list[o.transport]);
 	if (!cc.tp) {
-		fprintf(stderr, "oqb-client: --transport %s is not built into this binary (available: %s)\n",
-			transport_name_list[o.transport], transport_names());
+		fprintf(stderr, "oqb-client: --transport %s is not built into this binary (available: %s)%s\n",
+			transport_name_list[o.transport], transport_names(),
+			transport_hint(transport_name_list[o.transport]));
 		goto out;
 	}
 	cc.gen = gen_lookup(wl, "--workload", err, sizeof err);

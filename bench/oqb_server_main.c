@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 	if (!sc.tp) {
 		log_msg(LOG_ERR, "--transport %s is not built into this binary (available: %s)%s",
 			transport_name_list[o.transport], transport_names(),
-			o.transport == 1 ? "; install libibverbs-dev and librdmacm-dev and rebuild" : "");
+			transport_hint(transport_name_list[o.transport]));
 		return 2;
 	}
 	sc.be = backend_find(o.backend);

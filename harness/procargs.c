@@ -59,6 +59,12 @@ static unsigned long long trial_seed(const struct runconf *rc, const struct poin
 	return (unsigned long long)rc->seed + 1000003ull * pt->trial;
 }
 
+/* System erpc has its own transport; the others use the config's. */
+static const char *point_transport(const struct runconf *rc, const struct point *pt)
+{
+	return strcmp(pt->system, "erpc") == 0 ? "erpc" : rc->transport;
+}
+
 char **procargs_server(const char *bin, const struct runconf *top, const struct point *pt, const char *ctl_hp,
 		       const char *pmem)
 {
@@ -70,7 +76,7 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 	snprintf(path, sizeof path, "%s/oqb-server", bin);
 	e |= argv_push(&a, path);
 	e |= push_kv(&a, "--system", pt->system);
-	e |= push_kv(&a, "--transport", rc->transport);
+	e |= push_kv(&a, "--transport", point_transport(rc, pt));
 	e |= push_num(&a, "--workers", (double)rc->workers);
 	e |= push_kv(&a, "--backend", rc->backend);
 	if (rc->service_ns >= 0)
@@ -132,7 +138,7 @@ char **procargs_client(const char *bin, const struct runconf *top, const struct 
 	snprintf(path, sizeof path, "%s/oqb-client", bin);
 	e |= argv_push(&a, path);
 	e |= push_kv(&a, "--system", pt->system);
-	e |= push_kv(&a, "--transport", rc->transport);
+	e |= push_kv(&a, "--transport", point_transport(rc, pt));
 	e |= push_kv(&a, "--server", endpoint);
 	e |= push_num(&a, "--threads", (double)rc->threads);
 	e |= push_kv(&a, "--workload", wl ? wl : "{}");

@@ -13,6 +13,7 @@
 #include "gen.h"
 #include "cpus.h"
 #include "launch.h"
+#include "transport.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -25,7 +26,7 @@
 #include <unistd.h>
 
 static const char *const k_transports[] = { "shm", "verbs", NULL };
-static const char *const k_systems[] = { "oq", "rawrpc", "deferred", NULL };
+static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", NULL };
 static const char *const k_backends[] = { "null", "cache", "pmkv", NULL };
 static const char *const k_dists[] = { "fixed", "exp", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
@@ -128,7 +129,7 @@ static const struct conf_key top_keys[] = {
 	{ "name", CONF_STR, 1, 0, 0, NULL, NULL, "experiment name (letters, digits, . _ -)" },
 	{ "description", CONF_STR, 0, 0, 0, NULL, NULL, "free text" },
 	{ "transport", CONF_STR, 1, 0, 0, k_transports, NULL, "shm or verbs" },
-	{ "systems", CONF_ARR_STR, 1, 0, 0, k_systems, NULL, "systems to compare: oq, rawrpc, deferred" },
+	{ "systems", CONF_ARR_STR, 1, 0, 0, k_systems, NULL, "systems to compare: oq, rawrpc, deferred, erpc (erpc: builds with ERPC_DIR, docs/erpc.md)" },
 	{ "server", CONF_OBJ, 1, 0, 0, NULL, server_keys, "server shape" },
 	{ "clients", CONF_OBJ, 0, 0, 0, NULL, clients_keys, "client shape" },
 	{ "workload", CONF_OBJ, 1, 0, 0, NULL, NULL, "operation generator, passed to the clients (kind: kv, ycsb, twitter, trace, echo)" },
@@ -601,6 +602,34 @@ static int check_pmem(struct runconf *rc, const json_t *srv, char *err, size_t e
 	return 0;
 }
 
+/*
+ * System erpc runs over its own transport (the eRPC library, over RDMA), which
+ * this build has only when it was made with ERPC_DIR (docs/erpc.md).  Its
+ * server address and session port come from the verbs settings.
+ */
+static int check_erpc(const struct runconf *rc, char *err, size_t errlen)
+{
+	size_t s;
+	for (s = 0; s < rc->nsystems && strcmp(rc->systems[s], "erpc") != 0; s++)
+		;
+	if (s == rc->nsystems)
+		return 0;
+	if (!transport_find("erpc")) {
+		set_err(err, errlen, "%s: systems[%zu]: \"erpc\" is not in this build: it links the eRPC "
+			"library, which is built separately; rebuild with make ERPC_DIR=/path/to/erpc "
+			"(an eRPC checkout built with TRANSPORT=infiniband), see docs/erpc.md, or remove "
+			"\"erpc\" from systems", rc->path, s);
+		return -1;
+	}
+	if (strcmp(rc->transport, "verbs") != 0) {
+		set_err(err, errlen, "%s: systems[%zu]: \"erpc\" runs over RDMA and takes its address "
+			"from the verbs settings, and this config's transport is \"%s\"; set "
+			"\"transport\": \"verbs\"", rc->path, s, rc->transport);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_verbs(struct runconf *rc, char *err, size_t errlen)
 {
 	const json_t *v = json_object_get(rc->root, "verbs");
@@ -937,6 +966,8 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 		}
 	}
 	rc->nsystems = i;
+	if (check_erpc(rc, err, errlen) < 0)
+		goto fail;
 
 	srv = json_object_get(rc->root, "server");
 	rc->workers = conf_int(srv, "workers", 1);

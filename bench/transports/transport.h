@@ -120,6 +120,8 @@ struct transport_ops {
 
 const struct transport_ops *transport_find(const char *name);
 const char *transport_names(void);
+/* What to do when transport `name` is not in this build ("" if nothing). */
+const char *transport_hint(const char *name);
 extern const char *const transport_name_list[];
 
 #endif
