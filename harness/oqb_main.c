@@ -4,12 +4,14 @@
  *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]
  *   oqb plot RUN_DIR [--out DIR]
  *   oqb compare BASE.json NEW.json [--tolerance PCT] [--json]
+ *   oqb ab CONFIG --base BINDIR --new BINDIR   (the A/B gate, harness/ab.c)
  *   oqb crashtest CONFIG    (crash injection, harness/crashtest.c)
  *   oqb tgap ...            (T_gap analysis of traces, workloads/tgap.c)
  *   oqb config-keys         (every config key with its type and help)
  *
  * Only this file exits; the verbs return their exit status.
  */
+#include "ab.h"
 #include "compare.h"
 #include "conf.h"
 #include "check_cmd.h"
@@ -63,6 +65,9 @@ static void usage(FILE *f)
 		"                       latency vs throughput figures (SVG and PNG)\n"
 		"  compare BASE.json NEW.json [--tolerance PCT] [--json]\n"
 		"                       diff two runs; exit 1 on regressions\n"
+		"  ab CONFIG --base BINDIR --new BINDIR [--new-env K=V]...\n"
+		"                       A/B regression gate: both builds in shuffled rounds; exit 0/1/2/3\n"
+		"                       = no regression/regression/inconclusive/too noisy (docs/ci.md)\n"
 		"  crashtest CONFIG     kill a durable oq server under load, check every commit\n"
 		"  check RUN_DIR | HISTORY...\n"
 		"                       linearizability of recorded histories (docs/correctness.md)\n"
@@ -166,6 +171,8 @@ int main(int argc, char **argv)
 		return plot_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "compare"))
 		return compare_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "ab"))
+		return ab_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "crashtest"))
 		return crashtest_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "check"))
@@ -182,7 +189,7 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	}
-	static const char *const cmds[] = { "run", "plot", "compare", "crashtest", "check", "tgap", "config-keys",
+	static const char *const cmds[] = { "run", "plot", "compare", "ab", "crashtest", "check", "tgap", "config-keys",
 					    "help", NULL };
 	const char *near = conf_nearest(cmd, cmds, (size_t)-1);
 	fprintf(stderr, "oqb: unknown command \"%s\"%s%s%s (see oqb help)\n", cmd,

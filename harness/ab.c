@@ -1,0 +1,590 @@
+/*
+ * ab.c - `oqb ab`: the A/B regression gate (ab.h).
+ *
+ * Each side's runs are ordinary `oqb run` runs with one trial per point
+ * (repeat 1), its own binaries (hosts.bin_dir) and environment; round r
+ * of both sides uses seed + 7919 r.  The rounds' single trials become the
+ * trials of one combined run per side, which compare_eval judges.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ab.h"
+#include "compare.h"
+#include "opts.h"
+#include "rng.h"
+#include "run.h"
+#include "runconf.h"
+#include "runjson.h"
+
+#define AB_MAX_ROUNDS 200
+#define AB_MAX_ENV 32
+#define FLOOR_REPS 5
+
+enum { AB_SAME = 0, AB_REGRESSION = 1, AB_INCONCLUSIVE = 2, AB_NOISY = 3, AB_USAGE = 4, AB_RUNFAIL = 5 };
+static const char *const verdict_word[] = { "no regression", "REGRESSION", "inconclusive", "too noisy to judge" };
+
+struct ab_cli {
+	const char *base, *new_, *out;
+	int trials, max_trials, correction, quiet;
+	double tolerance, alpha, noise_limit, canary_drift;
+	long long seed;
+};
+
+static const char *const corrections[] = { "bh", "holm", "none", NULL };
+
+#define O(f) offsetof(struct ab_cli, f)
+static const struct opt ab_tab[] = {
+	{ "base", OPT_STR, O(base), NULL, 0, 0, NULL, "directory of BASE's built binaries (oqb-server, oqb-client, oqb-floor)" },
+	{ "new", OPT_STR, O(new_), NULL, 0, 0, NULL, "directory of NEW's built binaries" },
+	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL, "output directory (default results/ab-NAME-UTCSTAMP)" },
+	{ "trials", OPT_INT, O(trials), "5", 2, AB_MAX_ROUNDS, NULL, "rounds before the first verdict (each runs every point once per side)" },
+	{ "max-trials", OPT_INT, O(max_trials), "10", 2, AB_MAX_ROUNDS, NULL, "rounds at most, adding one at a time while a point is inconclusive" },
+	{ "tolerance", OPT_DBL, O(tolerance), "5", 0, 1000, NULL, "percent a metric may move before it can count" },
+	{ "alpha", OPT_DBL, O(alpha), "0.05", 1e-9, 0.5, NULL, "significance level after the correction" },
+	{ "correction", OPT_ENUM, O(correction), "bh", 0, 0, corrections, "bh (Benjamini-Hochberg), holm or none" },
+	{ "noise-limit", OPT_DBL, O(noise_limit), "1.5", 1, 1e9, NULL,
+	  "too noisy when the canary's readings before the gate spread, or its medians before and after differ, by more than this factor" },
+	{ "canary-drift", OPT_DBL, O(canary_drift), "1.5", 1, 1000, NULL, "as oqb compare's" },
+	{ "seed", OPT_U64, O(seed), "1", 0, 0, NULL, "seed of the rounds' order (the config's seed drives the schedules)" },
+	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "no progress lines" },
+	{ NULL, .help = "A/B gate: BASE and NEW binaries in shuffled rounds on the same hosts; "
+		"exit 0 no regression, 1 regression, 2 inconclusive, 3 too noisy, 4 usage, 5 a run failed" },
+};
+#undef O
+
+struct side {
+	const char *name;          /* "base" | "new" */
+	char bin[PATH_MAX];
+	const char *env[AB_MAX_ENV];
+	size_t nenv;
+	json_t *runs[AB_MAX_ROUNDS];
+};
+
+struct ab {
+	struct ab_cli c;
+	const char *config;
+	const char **sets;
+	size_t nsets;
+	char dir[PATH_MAX];
+	struct side side[2];
+	json_t *order;             /* [[round, "base"|"new"], ...] */
+	unsigned rounds;
+	struct rng rng;
+};
+
+/* The canary: oqb-floor's p50, FLOOR_REPS times. */
+static int floor_check(const struct ab *a, double *v, char *err, size_t errlen)
+{
+	char prog[PATH_MAX + 16], out[4096];
+	snprintf(prog, sizeof prog, "%s/oqb-floor", a->side[0].bin);
+	char *argv[] = { prog, "--max-ms", "300", "20000", NULL };
+	for (int i = 0; i < FLOOR_REPS; i++) {
+		json_error_t je;
+		if (run_capture(argv, out, sizeof out) != 0) {
+			snprintf(err, errlen, "%s failed: %.200s", prog, out);
+			return -1;
+		}
+		json_t *j = json_loads(out, 0, &je);
+		v[i] = json_number_value(json_object_get(json_object_get(j, "rtt_ns"), "p50"));
+		int rounds = (int)json_integer_value(json_object_get(j, "rounds"));
+		json_decref(j);
+		if (!(v[i] > 0) && rounds > 0)
+			v[i] = 300e6;   /* not one round trip measured in 300 ms: the machine is that busy */
+		if (!(v[i] > 0)) {
+			snprintf(err, errlen, "%s printed no rtt_ns.p50: %.200s", prog, out);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double p = *(const double *)x, q = *(const double *)y;
+	return p < q ? -1 : p > q;
+}
+
+static double median5(const double *v)
+{
+	double t[FLOOR_REPS];
+	memcpy(t, v, sizeof t);
+	qsort(t, FLOOR_REPS, sizeof *t, cmp_dbl);
+	return t[FLOOR_REPS / 2];
+}
+
+static json_t *floor_json(const double *v)
+{
+	json_t *a = json_array();
+	double lo = v[0], hi = v[0];
+	for (int i = 0; i < FLOOR_REPS; i++) {
+		json_array_append_new(a, json_real(v[i]));
+		lo = fmin(lo, v[i]);
+		hi = fmax(hi, v[i]);
+	}
+	return json_pack("{s:o,s:f,s:f}", "p50_ns", a, "median_ns", median5(v), "spread", hi / lo);
+}
+
+/* Sets NAME=VALUE pairs, remembering what was there; restore with undo. */
+static void env_apply(const struct side *s, char **saved)
+{
+	for (size_t i = 0; i < s->nenv; i++) {
+		const char *eq = strchr(s->env[i], '=');
+		char name[256];
+		snprintf(name, sizeof name, "%.*s", (int)(eq - s->env[i]), s->env[i]);
+		const char *old = getenv(name);
+		saved[i] = old ? strdup(old) : NULL;
+		setenv(name, eq + 1, 1);
+	}
+}
+
+static void env_undo(const struct side *s, char **saved)
+{
+	for (size_t i = 0; i < s->nenv; i++) {
+		const char *eq = strchr(s->env[i], '=');
+		char name[256];
+		snprintf(name, sizeof name, "%.*s", (int)(eq - s->env[i]), s->env[i]);
+		if (saved[i])
+			setenv(name, saved[i], 1);
+		else
+			unsetenv(name);
+		free(saved[i]);
+	}
+}
+
+/* One run of one side in round r. */
+static int run_side(struct ab *a, int si, unsigned r, char *err, size_t errlen)
+{
+	struct side *s = &a->side[si];
+	const char **sets = calloc(a->nsets + 4, sizeof *sets);
+	char seed[64], bin[PATH_MAX + 32], dir[PATH_MAX + 64], rundir[PATH_MAX], path[PATH_MAX + 96];
+	char *saved[AB_MAX_ENV];
+	struct runconf rc;
+
+	if (!sets) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* the config's own seed, moved per round */
+	if (runconf_load_sets(a->config, a->sets, a->nsets, &rc, err, errlen) < 0) {
+		free(sets);
+		return -1;
+	}
+	snprintf(seed, sizeof seed, "seed=%lld", rc.seed + 7919ll * r);
+	runconf_free(&rc);
+	memcpy(sets, a->sets, a->nsets * sizeof *sets);
+	snprintf(bin, sizeof bin, "hosts.bin_dir=\"%s\"", s->bin);
+	sets[a->nsets] = "repeat=1";
+	sets[a->nsets + 1] = seed;
+	sets[a->nsets + 2] = bin;
+	snprintf(dir, sizeof dir, "%s/r%02u-%s", a->dir, r + 1, s->name);
+	struct run_opts o = { .config = a->config, .out = dir, .quiet = 1, .sets = sets, .nsets = a->nsets + 3 };
+	env_apply(s, saved);
+	int rc2 = run_experiment(&o, rundir, sizeof rundir, err, errlen);
+	env_undo(s, saved);
+	free(sets);
+	if (rc2 != 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/run.json", dir);
+	s->runs[r] = runjson_load(path, err, errlen);
+	return s->runs[r] ? 0 : -1;
+}
+
+/* One run per side whose points hold the rounds' trials (compare.h). */
+static json_t *combine(const struct side *s, unsigned rounds, char *err, size_t errlen)
+{
+	json_t *c = json_deep_copy(s->runs[0]), *p;
+	size_t i;
+	json_array_foreach(json_object_get(c, "points"), i, p) {
+		json_t *trials = json_array();
+		double can[AB_MAX_ROUNDS];
+		size_t ncan = 0;
+		for (unsigned r = 0; r < rounds; r++) {
+			const json_t *q = json_array_get(json_object_get(s->runs[r], "points"), i);
+			if (!q || !json_equal(json_object_get(q, "system"), json_object_get(p, "system")) ||
+			    !json_equal(json_object_get(q, "offered_ops"), json_object_get(p, "offered_ops"))) {
+				snprintf(err, errlen, "%s round %u: point %zu is not the first round's (a config "
+					 "that plans differently per run?)", s->name, r + 1, i + 1);
+				json_decref(trials);
+				json_decref(c);
+				return NULL;
+			}
+			json_t *t = json_deep_copy(json_array_get(json_object_get(q, "trials"), 0));
+			json_object_set_new(t, "round", json_integer(r + 1));
+			if (json_is_number(json_object_get(t, "canary_ns")))
+				can[ncan++] = json_number_value(json_object_get(t, "canary_ns"));
+			json_array_append_new(trials, t);
+		}
+		json_object_set_new(p, "trials", trials);
+		if (ncan) {
+			qsort(can, ncan, sizeof *can, cmp_dbl);
+			json_object_set_new(p, "canary_ns", json_real(can[ncan / 2]));
+		}
+	}
+	return c;
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+	for (; s && *s; s++)
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+		}
+}
+
+static int write_junit(const struct ab *a, const json_t *doc, int verdict, const json_t *noise, double secs)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/junit.xml", a->dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	const json_t *pts = json_object_get(doc, "points"), *p;
+	size_t i, nfail = 0, nskip = 0;
+	json_array_foreach(pts, i, p) {
+		const char *v = json_string_value(json_object_get(p, "verdict"));
+		nfail += !strcmp(v, "regression") || !strcmp(v, "missing");
+		nskip += !strcmp(v, "inconclusive");
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"oqb ab ");
+	xml_escape(f, a->config);
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"%d\" time=\"%.1f\">\n",
+		json_array_size(pts) + 1, nfail + (verdict == AB_NOISY), nskip, 0, secs);
+	fprintf(f, "  <testcase classname=\"oqb.ab\" name=\"environment\">");
+	if (verdict == AB_NOISY) {
+		fprintf(f, "<failure message=\"too noisy to judge\">");
+		xml_escape(f, json_string_value(json_object_get(noise, "note")));
+		fprintf(f, "</failure>");
+	}
+	fprintf(f, "</testcase>\n");
+	json_array_foreach(pts, i, p) {
+		const char *v = json_string_value(json_object_get(p, "verdict"));
+		fprintf(f, "  <testcase classname=\"oqb.ab.");
+		xml_escape(f, json_string_value(json_object_get(p, "system")));
+		fprintf(f, "\" name=\"load ");
+		xml_escape(f, json_string_value(json_object_get(p, "load")));
+		fprintf(f, "\">");
+		const char *d = json_string_value(json_object_get(p, "detail"));
+		if (!strcmp(v, "regression") || !strcmp(v, "missing")) {
+			fprintf(f, "<failure message=\"");
+			xml_escape(f, d ? d : v);
+			fprintf(f, "\"/>");
+		} else if (!strcmp(v, "inconclusive")) {
+			fprintf(f, "<skipped message=\"");
+			xml_escape(f, d);
+			fprintf(f, "\"/>");
+		}
+		fprintf(f, "</testcase>\n");
+	}
+	fprintf(f, "</testsuite>\n");
+	return fclose(f);
+}
+
+static int write_markdown(const struct ab *a, const json_t *doc, int verdict, const json_t *noise)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/summary.md", a->dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	const json_t *sum = json_object_get(doc, "summary"), *p;
+	size_t i;
+	fprintf(f, "### oqb ab: %s\n\n", verdict_word[verdict]);
+	fprintf(f, "`%s`: base `%s`, new `%s`; %u rounds in shuffled order (RMIT); tolerance %g %%, "
+		"%s. Canary before %.0f ns, after %.0f ns.\n\n", a->config, a->side[0].bin,
+		a->side[1].bin, a->rounds, a->c.tolerance,
+		doc ? json_string_value(json_object_get(sum, "how")) : "no comparison",
+		json_number_value(json_object_get(json_object_get(noise, "before"), "median_ns")),
+		json_number_value(json_object_get(json_object_get(noise, "after"), "median_ns")));
+	if (json_is_string(json_object_get(noise, "note")))
+		fprintf(f, "**%s**\n\n", json_string_value(json_object_get(noise, "note")));
+	if (doc) {
+		fprintf(f, "| system | load | p50 base → new | p99 base → new | ops/s base → new | verdict |\n"
+			   "| --- | --- | --- | --- | --- | --- |\n");
+		json_array_foreach(json_object_get(doc, "points"), i, p) {
+			const json_t *m[3] = { json_object_get(p, "p50"), json_object_get(p, "p99"),
+					       json_object_get(p, "achieved_ops") };
+			fprintf(f, "| %s | %s |", json_string_value(json_object_get(p, "system")),
+				json_string_value(json_object_get(p, "load")));
+			for (int k = 0; k < 3; k++) {
+				if (!m[k]) {
+					fprintf(f, " - |");
+					continue;
+				}
+				double b = json_number_value(json_object_get(m[k], "base"));
+				double n = json_number_value(json_object_get(m[k], "new"));
+				const json_t *ch = json_object_get(m[k], "change_pct");
+				if (k < 2)
+					fprintf(f, " %.2f → %.2f µs (%+.1f %%) |", b / 1e3, n / 1e3, json_number_value(ch));
+				else
+					fprintf(f, " %.0f → %.0f (%+.1f %%) |", b, n, json_number_value(ch));
+			}
+			fprintf(f, " %s |\n", json_string_value(json_object_get(p, "detail")) ?: "missing");
+		}
+	}
+	return fclose(f);
+}
+
+/* Repeated options out of argv first: --set, --base-env, --new-env. */
+static int take_repeated(int argc, char **argv, char **rest, int *nrest, struct ab *a, char *err, size_t errlen)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i];
+		int is_set = !strcmp(o, "--set"), is_be = !strcmp(o, "--base-env"), is_ne = !strcmp(o, "--new-env");
+		if (i == 0 || !(is_set || is_be || is_ne)) {
+			rest[(*nrest)++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= argc) {
+			snprintf(err, errlen, "%s needs a value", o);
+			return -1;
+		}
+		const char *v = argv[++i];
+		if (is_set) {
+			a->sets[a->nsets++] = v;
+			continue;
+		}
+		struct side *s = &a->side[is_be ? 0 : 1];
+		if (!strchr(v, '=') || v[0] == '=' || strchr(v, '=') - v >= 255) {
+			snprintf(err, errlen, "%s %s: expected NAME=VALUE, e.g. %s OQB_FAULT=server-delay-ns:400", o, v, o);
+			return -1;
+		}
+		if (s->nenv >= AB_MAX_ENV) {
+			snprintf(err, errlen, "%s: at most %d", o, AB_MAX_ENV);
+			return -1;
+		}
+		s->env[s->nenv++] = v;
+	}
+	return 0;
+}
+
+static int check_bindir(const char *opt, const char *dir, char *out, size_t outlen, char *err, size_t errlen)
+{
+	static const char *const progs[] = { "oqb-server", "oqb-client", "oqb-floor" };
+	char path[PATH_MAX + 32];
+	if (!dir) {
+		snprintf(err, errlen, "%s DIR is required: the bin/ of a build of that revision", opt);
+		return -1;
+	}
+	if (!realpath(dir, out)) {
+		snprintf(err, errlen, "%s %s: %s", opt, dir, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", out, progs[i]);
+		if (access(path, X_OK) != 0) {
+			snprintf(err, errlen, "%s %s: no executable %s there (build that revision with make and give "
+				 "its bin/)", opt, dir, progs[i]);
+			return -1;
+		}
+	}
+	(void)outlen;
+	return 0;
+}
+
+int ab_main(int argc, char **argv)
+{
+	struct ab *a = calloc(1, sizeof *a);
+	char **rest = calloc((size_t)argc + 1, sizeof *rest), err[20000];
+	int nrest = 0, npos = 0, verdict = AB_USAGE;
+	json_t *doc = NULL, *bj = NULL, *nj = NULL, *noise = NULL;
+	double pre[FLOOR_REPS], post[FLOOR_REPS];
+	time_t t0 = time(NULL);
+
+	if (!a || !rest || !(a->sets = calloc((size_t)argc + 1, sizeof *a->sets))) {
+		fprintf(stderr, "oqb ab: out of memory\n");
+		goto out;
+	}
+	a->side[0].name = "base";
+	a->side[1].name = "new";
+	if (take_repeated(argc, argv, rest, &nrest, a, err, sizeof err) < 0) {
+		fprintf(stderr, "oqb ab: %s\n", err);
+		goto out;
+	}
+	int r = opts_parse(ab_tab, &a->c, nrest, rest, &npos, err, sizeof err);
+	if (r == 1) {
+		verdict = 0;
+		goto out;
+	}
+	if (r < 0 || npos != 1) {
+		fprintf(stderr, "oqb ab: %s\nusage: oqb ab CONFIG.json --base BINDIR --new BINDIR [--trials N] "
+			"[--max-trials N] [--new-env K=V]... [--base-env K=V]... [--set KEY=JSON]... [--out DIR]\n",
+			r < 0 ? err : "expected one config file");
+		goto out;
+	}
+	a->config = rest[1];
+	if (a->c.max_trials < a->c.trials)
+		a->c.max_trials = a->c.trials;
+	if (check_bindir("--base", a->c.base, a->side[0].bin, sizeof a->side[0].bin, err, sizeof err) < 0 ||
+	    check_bindir("--new", a->c.new_, a->side[1].bin, sizeof a->side[1].bin, err, sizeof err) < 0) {
+		fprintf(stderr, "oqb ab: %s\n", err);
+		goto out;
+	}
+	{
+		struct runconf rc;
+		if (runconf_load_sets(a->config, a->sets, a->nsets, &rc, err, sizeof err) < 0) {
+			fprintf(stderr, "oqb ab: %s\n", err);
+			goto out;
+		}
+		char stamp[32];
+		time_t now = time(NULL);
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+		if (a->c.out)
+			snprintf(a->dir, sizeof a->dir, "%s", a->c.out);
+		else
+			snprintf(a->dir, sizeof a->dir, "results/ab-%s-%s", rc.name, stamp);
+		runconf_free(&rc);
+	}
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/ab.json", a->dir);
+	if (access(path, F_OK) == 0) {
+		fprintf(stderr, "oqb ab: %s exists: choose another --out or remove it\n", path);
+		goto out;
+	}
+	if (!a->c.out)
+		mkdir("results", 0755);
+	if (mkdir(a->dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "oqb ab: cannot create %s: %s\n", a->dir, strerror(errno));
+		goto out;
+	}
+	rng_seed(&a->rng, (uint64_t)a->c.seed);
+	a->order = json_array();
+
+	/* Noise pre-check: the canary, FLOOR_REPS times. */
+	if (floor_check(a, pre, err, sizeof err) < 0) {
+		fprintf(stderr, "oqb ab: noise pre-check: %s\n", err);
+		verdict = AB_RUNFAIL;
+		goto out;
+	}
+	noise = json_pack("{s:o}", "before", floor_json(pre));
+	double spread = json_number_value(json_object_get(json_object_get(noise, "before"), "spread"));
+	if (spread > a->c.noise_limit) {
+		snprintf(err, sizeof err, "the canary's readings before the gate spread by x%.2f (limit x%g): the "
+			 "machine is too noisy to judge; nothing was run", spread, a->c.noise_limit);
+		json_object_set_new(noise, "note", json_string(err));
+		verdict = AB_NOISY;
+		goto report;
+	}
+
+	for (a->rounds = 0; a->rounds < (unsigned)a->c.max_trials;) {
+		unsigned rd = a->rounds;
+		int first = (int)(rng_next(&a->rng) & 1);
+		for (int k = 0; k < 2; k++) {
+			int si = k ? !first : first;
+			if (!a->c.quiet)
+				fprintf(stderr, "oqb ab: round %u: %s\n", rd + 1, a->side[si].name);
+			json_array_append_new(a->order, json_pack("[is]", rd + 1, a->side[si].name));
+			if (run_side(a, si, rd, err, sizeof err) < 0) {
+				fprintf(stderr, "oqb ab: round %u, %s: %s\n", rd + 1, a->side[si].name, err);
+				verdict = AB_RUNFAIL;
+				goto report;
+			}
+		}
+		a->rounds++;
+		if (a->rounds < (unsigned)a->c.trials)
+			continue;
+		json_decref(bj);
+		json_decref(nj);
+		json_decref(doc);
+		bj = combine(&a->side[0], a->rounds, err, sizeof err);
+		nj = bj ? combine(&a->side[1], a->rounds, err, sizeof err) : NULL;
+		if (!nj) {
+			fprintf(stderr, "oqb ab: %s\n", err);
+			verdict = AB_RUNFAIL;
+			goto report;
+		}
+		struct compare_params cp = { .tolerance_pct = a->c.tolerance, .alpha = a->c.alpha,
+					     .canary_drift = a->c.canary_drift, .correction = a->c.correction };
+		doc = compare_eval(bj, nj, &cp, "new");
+		const json_t *sum = json_object_get(doc, "summary");
+		long long reg = json_integer_value(json_object_get(sum, "regressions"));
+		long long und = json_integer_value(json_object_get(sum, "inconclusive"));
+		verdict = reg ? AB_REGRESSION : und ? AB_INCONCLUSIVE : AB_SAME;
+		if (!a->c.quiet)
+			fprintf(stderr, "oqb ab: after %u rounds: %lld regressions, %lld improvements, %lld inconclusive\n",
+				a->rounds, reg, json_integer_value(json_object_get(sum, "improvements")), und);
+		if (verdict != AB_INCONCLUSIVE)
+			break;
+	}
+
+	/* The canary again: did the machine change during the gate? */
+	if (floor_check(a, post, err, sizeof err) == 0) {
+		json_object_set_new(noise, "after", floor_json(post));
+		double f = fmax(median5(post) / median5(pre), median5(pre) / median5(post));
+		if (f > a->c.noise_limit) {
+			snprintf(err, sizeof err, "the canary moved by x%.2f between before and after the gate (limit x%g): "
+				 "the machine changed while it ran; the verdict would not be trustworthy", f, a->c.noise_limit);
+			json_object_set_new(noise, "note", json_string(err));
+			verdict = AB_NOISY;
+		}
+	}
+
+report:
+	{
+		json_t *abj = json_pack("{s:s,s:s,s:s,s:s,s:i,s:O,s:O?,s:O?}", "schema", "oqbench.ab/1", "config",
+					a->config, "verdict", verdict <= AB_NOISY ? verdict_word[verdict] : "a run failed",
+					"dir", a->dir, "rounds", (int)a->rounds, "order", a->order, "noise", noise,
+					"comparison", doc);
+		json_t *sides = json_object();
+		for (int k = 0; k < 2; k++) {
+			json_t *env = json_array();
+			for (size_t i = 0; i < a->side[k].nenv; i++)
+				json_array_append_new(env, json_string(a->side[k].env[i]));
+			json_object_set_new(sides, a->side[k].name, json_pack("{s:s,s:o}", "bin", a->side[k].bin, "env", env));
+		}
+		json_object_set_new(abj, "sides", sides);
+		json_object_set_new(abj, "exit_status", json_integer(verdict));
+		snprintf(path, sizeof path, "%s/ab.json", a->dir);
+		if (json_dump_file(abj, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0)
+			fprintf(stderr, "oqb ab: cannot write %s\n", path);
+		json_decref(abj);
+		if (verdict <= AB_NOISY) {
+			json_t *empty = doc ? NULL : json_pack("{s:[],s:{}}", "points", "summary");
+			write_junit(a, doc ? doc : empty, verdict, noise, difftime(time(NULL), t0));
+			write_markdown(a, doc, verdict, noise);
+			json_decref(empty);
+		}
+		if (doc && !a->c.quiet) {
+			size_t i;
+			json_t *v;
+			json_array_foreach(json_object_get(doc, "table"), i, v)
+				printf("%s\n", json_string_value(v));
+		}
+		printf("ab: %s after %u rounds; %s/ab.json, junit.xml, summary.md\n",
+		       verdict <= AB_NOISY ? verdict_word[verdict] : "a run failed", a->rounds, a->dir);
+		if (noise && json_object_get(noise, "note"))
+			printf("ab: %s\n", json_string_value(json_object_get(noise, "note")));
+	}
+out:
+	if (a) {
+		for (int k = 0; k < 2; k++)
+			for (unsigned rr = 0; rr < AB_MAX_ROUNDS; rr++)
+				json_decref(a->side[k].runs[rr]);
+		json_decref(a->order);
+		free(a->sets);
+	}
+	json_decref(doc);
+	json_decref(bj);
+	json_decref(nj);
+	json_decref(noise);
+	free(a);
+	free(rest);
+	return verdict;
+}

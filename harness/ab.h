@@ -1,0 +1,29 @@
+/*
+ * ab.h - `oqb ab CONFIG --base BINDIR --new BINDIR`: the A/B regression
+ * gate for CI (docs/ci.md).
+ *
+ * It runs the config with BASE's binaries and with NEW's on the same
+ * hosts, alternating in rounds whose order is shuffled (randomised
+ * multiple interleaved trials, RMIT): each round runs every point once
+ * with each side, both sides with the round's seed, so the two see the
+ * same schedules and the same drift of the machine.  Every round's run is
+ * kept.  After --trials rounds it judges each point as `oqb compare`
+ * does from the trials (Mann-Whitney U, Benjamini-Hochberg over all
+ * tests, tolerance AND significance); while points are inconclusive it
+ * adds rounds, up to --max-trials.  A noise pre-check (the canary,
+ * oqb-floor, several times) before the first round and after the last
+ * gives up when the machine is too noisy or changed during the gate.
+ *
+ * Writes DIR/ab.json (everything), DIR/junit.xml (one test case per
+ * point) and DIR/summary.md (a comment a CI job can post).
+ *
+ * Exit status: 0 no regression (nothing undecided), 1 a regression,
+ * 2 inconclusive, 3 too noisy to judge, 4 usage or input error, 5 a run
+ * failed.
+ */
+#ifndef OQB_AB_H
+#define OQB_AB_H
+
+int ab_main(int argc, char **argv);
+
+#endif

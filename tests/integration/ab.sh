@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# ab.sh - `oqb ab`, the A/B gate: exit statuses, outputs, RMIT order, and
+# that it catches a real slowdown (a test-only server delay on NEW) while
+# the same binaries on both sides are never called a regression; a noisy
+# canary (a stand-in oqb-floor whose readings jump) gives up with 3.
+. "$(dirname "$0")/../lib.sh"
+
+cat >"$T/cfg.json" <<CFG
+{ "name": "abt", "transport": "shm", "systems": ["rawrpc"],
+  "server": { "workers": 1, "backend": { "kind": "null" } },
+  "clients": { "processes": 1, "threads": 1 },
+  "workload": { "kind": "kv", "put_ratio": 0.5, "key_size": 16, "value_size": 64, "keys": 1000 },
+  "arrival": { "kind": "poisson", "loads_ops": [2000, 4000] },
+  "warmup_s": 0.1, "duration_s": 0.25, "seed": 3 }
+CFG
+ab() { "$OQB_BIN/oqb" ab "$T/cfg.json" --quiet "$@"; }
+
+# usage and input errors: 4, with the reason
+ab --new "$OQB_BIN" --out "$T/u1" >"$T/u1.out" 2>&1
+rc=$?
+[ $rc -eq 4 ] && grep -q -- '--base DIR is required' "$T/u1.out" && ok ab_usage_missing_base ||
+	notok ab_usage_missing_base "rc=$rc $(cat "$T/u1.out")"
+mkdir -p "$T/empty"
+ab --base "$T/empty" --new "$OQB_BIN" --out "$T/u2" >"$T/u2.out" 2>&1
+rc=$?
+[ $rc -eq 4 ] && grep -q 'no executable oqb-server there' "$T/u2.out" && ok ab_bad_bindir ||
+	notok ab_bad_bindir "rc=$rc $(cat "$T/u2.out")"
+
+# A/B: NEW's server waits 300 us per request: p50 grows a hundredfold
+ab --base "$OQB_BIN" --new "$OQB_BIN" --new-env OQB_FAULT=server-delay-ns:300000 --trials 4 --max-trials 6 \
+	--noise-limit 1e9 --out "$T/ab" >"$T/ab.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && jq -e '[.comparison.points[] | select(.p50.verdict == "regression")] | length >= 1' "$T/ab/ab.json" >/dev/null
+then ok ab_catches_server_delay
+else notok ab_catches_server_delay "rc=$rc $(tail -5 "$T/ab.out")"; fi
+jcheck ab_json "$T/ab/ab.json" '.schema == "oqbench.ab/1" and .exit_status == 1 and .verdict == "REGRESSION" and
+	.rounds >= 4 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:300000"]
+	and (.noise.before.p50_ns | length) == 5 and (.comparison.summary.regressions >= 1)'
+# RMIT: each round runs both sides (which first is drawn per round, seeded)
+jcheck ab_rounds_both_sides "$T/ab/ab.json" '[.order | group_by(.[0])[] | map(.[1]) | sort] | all(. == ["base","new"])'
+check ab_runs_kept test -f "$T/ab/r01-base/run.json" -a -f "$T/ab/r01-new/run.json"
+if grep -q '<testsuite name="oqb ab' "$T/ab/junit.xml" && grep -q '<failure message="REGRESSION' "$T/ab/junit.xml" &&
+	grep -q '^### oqb ab: REGRESSION' "$T/ab/summary.md" && grep -q '| rawrpc | 2000 |' "$T/ab/summary.md"; then
+	ok ab_junit_and_markdown
+else
+	notok ab_junit_and_markdown "$(cat "$T/ab/junit.xml" "$T/ab/summary.md")"
+fi
+
+# A/A: the same binaries on both sides are never a regression
+ab --base "$OQB_BIN" --new "$OQB_BIN" --trials 4 --max-trials 5 --noise-limit 1e9 --out "$T/aa" >"$T/aa.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] || [ $rc -eq 2 ]; then ok "ab_aa_no_regression (exit $rc)"
+else notok ab_aa_no_regression "rc=$rc $(tail -5 "$T/aa.out")"; fi
+
+# too noisy: a stand-in oqb-floor whose readings jump between 100 and 900 ns
+mkdir -p "$T/noisy"
+ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$T/noisy/"
+cat >"$T/noisy/oqb-floor" <<'SH'
+#!/bin/sh
+f=$(dirname "$0")/.n; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"
+echo "{\"rtt_ns\":{\"p50\":$(( n % 2 ? 900 : 100 )),\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
+SH
+chmod +x "$T/noisy/oqb-floor"
+ab --base "$T/noisy" --new "$OQB_BIN" --out "$T/noise" >"$T/noise.out" 2>&1
+rc=$?
+if [ $rc -eq 3 ] && grep -q 'too noisy to judge' "$T/noise.out" && [ ! -d "$T/noise/r01-base" ]; then
+	ok ab_too_noisy_gives_up
+else
+	notok ab_too_noisy_gives_up "rc=$rc $(cat "$T/noise.out")"
+fi
+jcheck ab_too_noisy_json "$T/noise/ab.json" '.exit_status == 3 and .rounds == 0 and .noise.before.spread == 9'
+finish
