@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# slurm.sh - the slurm launcher against real Slurm daemons on this host
+# (tests/slurm/cluster.sh: private munged, slurmctld and one slurmd per
+# node, on free ports, with a generated slurm.conf in $T).
+#
+# One node: `oqb run` of configs/tiny.json inside salloc and inside
+# sbatch -W completes with status ok; a SIGINT to oqb mid-run (what Ctrl-C
+# sends it) and a killed step (SIGKILL of the server's srun, and scancel of
+# the server's step) end the run with a message naming the server, and
+# leave no job, no step and no process of the cluster behind.  Two nodes
+# (two slurmd on this host): the server on n1 and the clients on n2, then
+# one client per node; run.json's hosts.processes must show the node each
+# process itself reported, and a negative control shows the check can fail.
+# Every daemon is stopped by PID, in the EXIT trap too.  Packages missing
+# or a cluster that cannot start: skip (under CI=true, where make deps
+# installed them, a cluster that cannot start is a failure).
+. "$(dirname "$0")/../lib.sh"
+ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$ROOT/tests/slurm/cluster.sh"
+trap 'slurm_cluster_stop; cleanup_' EXIT
+
+OQB=$OQB_BIN/oqb
+TINY=$ROOT/configs/tiny.json
+SLURM_SET=(--set 'hosts.launcher="slurm"' --quiet)
+# a single point that runs long enough to be interrupted
+LONG_SET=(--set 'systems=["oq"]' --set 'arrival.loads_ops=[2000]' --set 'duration_s=30')
+
+# start_cluster NAME NODE...: a fresh cluster in $T/NAME, or skip/not ok.
+start_cluster() {
+	local name=$1
+	shift
+	mkdir -p "$T/$name"
+	chmod 0755 "$T"   # munged (as munge) must reach its socket below it
+	slurm_cluster_start "$T/$name" "$@" && return 0
+	if [ "${CI:-}" = true ]; then
+		notok "slurm_cluster_$name" "the cluster did not start: $SLURM_WHY"
+		slurm_cluster_logs
+	else
+		skip slurm "$SLURM_WHY"
+		slurm_cluster_logs 2>/dev/null
+	fi
+	finish
+}
+
+# children PID: the PIDs whose parent is PID (from /proc, no fork per PID).
+children() {
+	local f st
+	for f in /proc/[0-9]*/stat; do
+		read -r st 2>/dev/null <"$f" || continue
+		st=${st##*) }   # "STATE PPID ..."
+		st=${st#* }
+		if [ "${st%% *}" = "$1" ]; then f=${f#/proc/}; echo "${f%/stat}"; fi
+	done
+}
+
+# cluster_procs: processes that carry this cluster's SLURM_CONF in their
+# environment (srun, slurmstepd, oqb, oqb-server, oqb-client...), except
+# the daemons, slurmctld's helper and this shell.  Built-ins only, so the scan sees no helper.
+cluster_procs() {
+	local d pid v skip p st ctld=${SLURM_PIDS[1]}
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		[ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] && continue
+		skip=0
+		for p in "${SLURM_PIDS[@]}"; do [ "$p" = "$pid" ] && skip=1; done
+		[ $skip = 1 ] && continue
+		read -r st 2>/dev/null <"$d/stat" || continue
+		st=${st##*) }
+		st=${st#* }
+		[ "${st%% *}" = "$ctld" ] && continue   # slurmctld's slurmscriptd
+		while IFS= read -r -d '' v; do
+			if [ "$v" = "SLURM_CONF=$SLURM_CONF" ]; then
+				echo "$pid $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | cut -c1-80)"
+				break
+			fi
+		done 2>/dev/null <"$d/environ"
+	done
+}
+
+# nothing_left NAME RUN_DIR: no job, no step, no process of the run or the
+# cluster is left (bounded poll: Slurm ends a step's processes within
+# KillWait), and none of the PIDs the run recorded (processes.tsv: srun;
+# run.json: the processes themselves) is alive.
+nothing_left() {
+	local name=$1 dir=$2 i jobs procs pids p alive
+	pids=$(cut -f6 "$dir/processes.tsv" 2>/dev/null; jq -r '.hosts.processes[].pid' "$dir/run.json" 2>/dev/null)
+	for i in $(seq 1 100); do
+		jobs=$(squeue -h -o '%i %T' 2>&1; squeue -h -s -o '%i %j' 2>&1)
+		procs=$(cluster_procs)
+		alive=""
+		for p in $pids; do slurm_pid_alive "$p" && alive="$alive $p"; done
+		[ -z "$jobs$procs$alive" ] && break
+		sleep 0.1
+	done
+	if [ -n "$jobs" ]; then notok "${name}_no_job_left" "squeue after 10 s: $jobs"; else ok "${name}_no_job_left"; fi
+	if [ -n "$procs$alive" ]; then
+		notok "${name}_no_process_left" "still there after 10 s: ${procs//$'\n'/; } recorded PIDs alive:$alive"
+	else
+		ok "${name}_no_process_left"
+	fi
+	[ -n "$pids" ] || notok "${name}_pids_recorded" "no PIDs in $dir/processes.tsv or run.json"
+}
+
+# wait_steps JOB N: until job JOB runs at least N steps (at most 20 s).
+wait_steps() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(squeue -h -s -j "$1" -o '%i' 2>/dev/null | grep -c .)" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# salloc_bg NAME ARGS...: `salloc -N1 oqb run tiny ARGS` in the background;
+# sets SA_PID (salloc), OQB_PID (oqb, its child) and JOB, once the server
+# and both clients run as steps.
+salloc_bg() {
+	local name=$1 i
+	shift
+	salloc -N1 -t 2 "$OQB" run "$TINY" "${SLURM_SET[@]}" "${LONG_SET[@]}" --out "$T/$name" "$@" \
+		>"$T/$name.out" 2>&1 &
+	SA_PID=$!
+	track "$SA_PID"
+	OQB_PID="" JOB=""
+	for i in $(seq 1 200); do
+		[ -z "$OQB_PID" ] && OQB_PID=$(children "$SA_PID" | head -1)
+		[ -z "$JOB" ] && JOB=$(squeue -h -o '%i' 2>/dev/null | head -1)
+		[ -n "$OQB_PID" ] && [ -n "$JOB" ] && break
+		sleep 0.1
+	done
+	[ -n "$OQB_PID" ] && [ -n "$JOB" ] && wait_steps "$JOB" 3
+}
+
+# wait_exit PID: its exit status, once it has exited (at most 30 s).
+wait_exit() {
+	local i
+	for i in $(seq 1 300); do
+		slurm_pid_alive "$1" || break
+		sleep 0.1
+	done
+	wait "$1"
+}
+
+# ---------------------------------------------------------------- one node
+start_cluster one n1
+ok slurm_cluster_one
+
+# salloc
+if salloc -N1 -t 2 "$OQB" run "$TINY" "${SLURM_SET[@]}" --out "$T/salloc" >"$T/salloc.out" 2>&1; then
+	ok salloc_run
+else
+	notok salloc_run "$(tail -5 "$T/salloc.out")"
+fi
+jcheck salloc_status_ok "$T/salloc/run.json" '.status == "ok" and (.points | length) == 4'
+jcheck salloc_nodes_n1 "$T/salloc/run.json" \
+	'(.hosts.processes | length) == 12 and all(.hosts.processes[]; .node == "n1")'
+
+# sbatch -W: the job's exit status is sbatch's
+cat >"$T/job.sh" <<EOF
+#!/bin/sh
+exec "$OQB" run "$TINY" --set 'hosts.launcher="slurm"' --set 'systems=["oq"]' --quiet --out "$T/sbatch"
+EOF
+if sbatch -W -N1 -t 2 -o "$T/sbatch.out" "$T/job.sh" >"$T/sbatch.submit" 2>&1; then
+	ok sbatch_run
+else
+	notok sbatch_run "$(cat "$T/sbatch.submit"; tail -5 "$T/sbatch.out")"
+fi
+jcheck sbatch_status_ok "$T/sbatch/run.json" \
+	'.status == "ok" and (.points | length) == 2 and all(.hosts.processes[]; .node == "n1")'
+
+# Ctrl-C: SIGINT to oqb (the driver) while the point runs
+if salloc_bg sigint; then
+	kill -INT "$OQB_PID"
+	wait_exit "$SA_PID"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then ok sigint_exit_nonzero; else notok sigint_exit_nonzero "salloc exited 0"; fi
+	jcheck sigint_interrupted "$T/sigint/run.json" '.status == "interrupted"'
+else
+	notok sigint_started "oqb did not start its 3 steps in 20 s: $(tail -5 "$T/sigint.out")"
+fi
+nothing_left sigint "$T/sigint"
+
+# a killed step: SIGKILL of the server's srun
+if salloc_bg srunkill; then
+	srun_pid=$(awk -F'\t' '$3 == "server" { print $6 }' "$T/srunkill/processes.tsv")
+	kill -KILL "$srun_pid"
+	wait_exit "$SA_PID"
+	rc=$?
+	if [ "$rc" -eq 1 ]; then ok srunkill_exit_1; else notok srunkill_exit_1 "salloc exited $rc"; fi
+	jcheck srunkill_error "$T/srunkill/run.json" \
+		'.status == "failed" and .error.role == "server" and (.error.message | test("signal 9"))'
+else
+	notok srunkill_started "oqb did not start its 3 steps in 20 s: $(tail -5 "$T/srunkill.out")"
+fi
+nothing_left srunkill "$T/srunkill"
+
+# a killed step: scancel of the server's step (the first step of the job)
+if salloc_bg scancel; then
+	step=$(squeue -h -s -j "$JOB" -o '%i' | sort -t. -k2,2n | head -1)
+	scancel "$step"
+	wait_exit "$SA_PID"
+	rc=$?
+	if [ "$rc" -eq 1 ]; then ok scancel_exit_1; else notok scancel_exit_1 "salloc exited $rc"; fi
+	jcheck scancel_error "$T/scancel/run.json" \
+		'.status == "failed" and .error.role == "server" and (.error.message | test("CANCELLED"))'
+else
+	notok scancel_started "oqb did not start its 3 steps in 20 s: $(tail -5 "$T/scancel.out")"
+fi
+nothing_left scancel "$T/scancel"
+slurm_cluster_stop
+
+# ---------------------------------------------------------------- two nodes
+start_cluster two n1 n2
+ok slurm_cluster_two
+TWO_SET=(--set 'hosts.ctl_addr="127.0.0.1"' --set 'systems=["oq"]' --set 'hosts.server="n1"')
+
+# the server on n1, both clients on n2
+if salloc -N2 -t 2 "$OQB" run "$TINY" "${SLURM_SET[@]}" "${TWO_SET[@]}" --set 'hosts.clients=["n2"]' \
+	--out "$T/split" >"$T/split.out" 2>&1; then
+	ok split_run
+else
+	notok split_run "$(tail -5 "$T/split.out")"
+fi
+SPLIT='(.hosts.processes | length) == 6 and
+	all(.hosts.processes[] | select(.role == "server"); .node == "n1") and
+	all(.hosts.processes[] | select(.role == "client"); .node == "n2")'
+jcheck split_status_ok "$T/split/run.json" '.status == "ok"'
+jcheck split_placement "$T/split/run.json" "$SPLIT"
+for f in "$T"/split/p*/client-*.json; do
+	jcheck "split_result_$(basename "$(dirname "$f")")_$(basename "$f" .json)" "$f" '.node == "n2"'
+done
+# negative control: the one-node run (everything on n1) fails the same check
+if jq -e "$SPLIT" "$T/salloc/run.json" >/dev/null 2>&1; then
+	notok split_placement_can_fail "the placement check passed on a run where every process ran on n1"
+else
+	ok split_placement_can_fail
+fi
+
+# one client per node: rank r runs on hosts.clients[r % 2]
+if salloc -N2 -t 2 "$OQB" run "$TINY" "${SLURM_SET[@]}" "${TWO_SET[@]}" --set 'hosts.clients=["n1","n2"]' \
+	--set 'arrival.loads_ops=[5000]' --out "$T/spread" >"$T/spread.out" 2>&1; then
+	ok spread_run
+else
+	notok spread_run "$(tail -5 "$T/spread.out")"
+fi
+jcheck spread_placement "$T/spread/run.json" '.status == "ok" and (.hosts.processes | length) == 3 and
+	all(.hosts.processes[] | select(.role == "client"); .node == (["n1", "n2"][.rank % 2])) and
+	all(.hosts.processes[] | select(.role == "server"); .node == "n1")'
+nothing_left two "$T/spread"
+
+slurm_cluster_stop
+alive=""
+for p in "${SLURM_PIDS_ALL[@]}"; do slurm_pid_alive "$p" && alive="$alive $p"; done
+if [ -z "$alive" ]; then ok daemons_stopped; else notok daemons_stopped "still running:$alive"; fi
+finish
