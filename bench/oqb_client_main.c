@@ -36,7 +36,7 @@ struct cli_opts {
 	double history_keys, history_clock_bound_us;
 	int history_numeric;
 	const char *cpus, *device;
-	int cpu_first;
+	int cpu_first, cpu_reserved;
 };
 
 static const char *const arrivals[] = { "poisson", "closed", NULL };
@@ -59,9 +59,11 @@ static const struct opt cli_tab[] = {
 	{ "drain-s", OPT_DBL, O(drain_s), "1", 0, 600, NULL, "how long to wait for answers after the end (s)" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed" },
 	{ "cpus", OPT_STR, O(cpus), "auto", 0, -1, NULL,
-	  "CPUs for the client threads: auto (one each, from --cpu-first), none, or a list like 0-3,8" },
+	  "CPUs for the client threads: auto (one each, from the last usable CPU down), none, or a list like 0-3,8" },
 	{ "cpu-first", OPT_INT, O(cpu_first), "0", 0, 1023, NULL,
-	  "auto placement: index of the first usable CPU to take (set by the driver per host)" },
+	  "auto placement: how many usable CPUs, counted from the last, to skip (set by the driver per host)" },
+	{ "cpu-reserved", OPT_INT, O(cpu_reserved), "0", 0, 1023, NULL,
+	  "auto placement: CPUs taken from the first by a server on this host (to say when they would be shared)" },
 	{ "device", OPT_STR, O(device), NULL, 0, -1, NULL,
 	  "verbs: the RDMA device, for auto placement on its NUMA node (optional)" },
 	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable commits (the server must be durable too)" },
@@ -186,7 +188,7 @@ int main(int argc, char **argv)
 	cc.history.numeric = o.history_numeric;
 	cc.history.clock_bound_ns = (uint64_t)(o.history_clock_bound_us * 1000);
 	static struct cpu_plan cpus;
-	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.threads, o.device, &cpus, err, sizeof err) < 0) {
+	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.threads, o.device, 1, (unsigned)o.cpu_reserved, &cpus, err, sizeof err) < 0) {
 		fprintf(stderr, "oqb-client: --cpus: %s\n", err);
 		rc = 2;
 		goto out;

@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 	sc.bc.pool_mb = o.pool_mb;
 	sc.bc.seed = o.seed;
 	static struct cpu_plan cpus;
-	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.workers, o.device, &cpus, err, sizeof err) < 0) {
+	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.workers, o.device, 0, 0, &cpus, err, sizeof err) < 0) {
 		log_msg(LOG_ERR, "--cpus: %s", err);
 		return 2;
 	}

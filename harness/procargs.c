@@ -39,13 +39,13 @@ static int same_host(const char *a, const char *b)
 	return strcmp(a, b) == 0 || (host_is_local(a) && host_is_local(b));
 }
 
-/* Auto placement: the index of the first CPU client process `rank` takes
- * on its host, after the server's workers (when the server shares the
- * host) and the threads of the lower ranks on the same host. */
+/* Auto placement: clients take CPUs from the last one down, servers from
+ * the first up.  How many CPUs, counted from the last, client process
+ * `rank` skips: the threads of the lower ranks on the same host. */
 static unsigned cpu_first(const struct runconf *rc, unsigned rank)
 {
 	const char *h = runconf_client_host(rc, rank);
-	unsigned first = same_host(h, rc->server_host) ? (unsigned)rc->workers : 0;
+	unsigned first = 0;
 	for (unsigned k = 0; k < rank; k++)
 		if (same_host(runconf_client_host(rc, k), h))
 			first += (unsigned)rc->threads;
@@ -157,6 +157,8 @@ char **procargs_client(const char *bin, const struct runconf *top, const struct 
 	e |= push_num(&a, "--processes", (double)rc->processes);
 	e |= push_kv(&a, "--cpus", rc->cli_cpus);
 	e |= push_num(&a, "--cpu-first", cpu_first(rc, rank));
+	if (same_host(runconf_client_host(rc, rank), rc->server_host))
+		e |= push_num(&a, "--cpu-reserved", (double)rc->workers);
 	if (rc->device)
 		e |= push_kv(&a, "--device", rc->device);
 	if (runconf_durable(rc, pt->system))

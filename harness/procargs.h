@@ -2,9 +2,10 @@
  * procargs.h - the command lines the driver starts processes with.
  *
  * Placement (docs/trust.md): the server's workers take the first CPUs of
- * its host (--cpu-first 0); client process `rank` starts after them when
- * it shares the server's host, and after the threads of the lower ranks on
- * its host.  Trial t of a point runs with seed + 1000003 t.
+ * its host; clients take them from the last one down, client process
+ * `rank` after the threads of the lower ranks on its host, and a client
+ * on the server's host is told how many the server took (--cpu-reserved)
+ * so that it can say when they meet.  Trial t of a point runs with seed + 1000003 t.
  */
 #ifndef OQB_PROCARGS_H
 #define OQB_PROCARGS_H

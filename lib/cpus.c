@@ -93,8 +93,8 @@ static int numa_cpus(const char *dev, int *out, int cap, int *node)
 	return n > 0 ? n : 0;
 }
 
-int cpus_plan(const char *spec, unsigned first, unsigned nthreads, const char *rdma_dev,
-	      struct cpu_plan *p, char *err, size_t errlen)
+int cpus_plan(const char *spec, unsigned first, unsigned nthreads, const char *rdma_dev, int from_end,
+	      unsigned reserved, struct cpu_plan *p, char *err, size_t errlen)
 {
 	static int allowed[CPUS_MAX], cand[CPUS_MAX];
 	int na = cpus_allowed(allowed, CPUS_MAX), nc = 0;
@@ -125,10 +125,12 @@ int cpus_plan(const char *spec, unsigned first, unsigned nthreads, const char *r
 			nc = na;
 			snprintf(p->source, sizeof p->source, "affinity");
 		}
-		if (first + nthreads > (unsigned)nc)
+		if (first + nthreads + reserved > (unsigned)nc)
 			p->shared = 1;
-		for (unsigned i = 0; i < nthreads; i++)
-			p->cpu[i] = cand[(first + i) % (unsigned)nc];
+		for (unsigned i = 0; i < nthreads; i++) {
+			unsigned at = (first + i) % (unsigned)nc;
+			p->cpu[i] = cand[from_end ? (unsigned)nc - 1 - at : at];
+		}
 	} else {
 		nc = cpus_parse(spec, cand, CPUS_MAX, err, errlen);
 		if (nc < 0)

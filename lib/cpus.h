@@ -10,7 +10,10 @@
  *   "auto"   distinct CPUs for the process's spinning threads, taken in
  *            order from the CPUs it may run on (sched_getaffinity), starting
  *            at an offset the driver gives each process on a host so that
- *            processes on one host do not overlap; restricted to the NUMA
+ *            processes on one host do not overlap; servers count from the
+ *            first CPU and clients from the last (from_end), so a server
+ *            and a client started by hand on one host with the defaults
+ *            (offset 0) do not share a CPU either; restricted to the NUMA
  *            node of the RDMA device when one is named and sysfs knows it.
  *            More threads than CPUs: the list wraps and `shared` is set.
  *   "none"   no pinning (the kernel places threads); recorded as such.
@@ -43,12 +46,13 @@ int cpus_allowed(int *out, int cap);
 
 /*
  * Plans nthreads threads by spec, starting at offset `first` of the
- * candidate list (auto), with `rdma_dev` (may be NULL) restricting auto to
+ * candidate list (auto; counted from its end when from_end, with the first
+ * `reserved` candidates taken by another process, the server's workers), with `rdma_dev` (may be NULL) restricting auto to
  * its NUMA node.  0, or -1 with err (a malformed spec, or a list naming a
  * CPU this process may not use).
  */
-int cpus_plan(const char *spec, unsigned first, unsigned nthreads, const char *rdma_dev,
-	      struct cpu_plan *p, char *err, size_t errlen);
+int cpus_plan(const char *spec, unsigned first, unsigned nthreads, const char *rdma_dev, int from_end,
+	      unsigned reserved, struct cpu_plan *p, char *err, size_t errlen);
 
 /* Pins the calling thread to cpu; 0 or -1 with err. */
 int cpus_pin_self(int cpu, char *err, size_t errlen);
