@@ -7,6 +7,7 @@
  *   oqb ab CONFIG --base BINDIR --new BINDIR   (the A/B gate, harness/ab.c)
  *   oqb crashtest CONFIG    (crash injection, harness/crashtest.c)
  *   oqb tgap ...            (T_gap analysis of traces, workloads/tgap.c)
+ *   oqb history ...         (performance history and change points, harness/perfhist.c)
  *   oqb config-keys         (every config key with its type and help)
  *
  * Only this file exits; the verbs return their exit status.
@@ -17,6 +18,7 @@
 #include "check_cmd.h"
 #include "crashtest.h"
 #include "opts.h"
+#include "perfhist.h"
 #include "plotcmd.h"
 #include "run.h"
 #include "runconf.h"
@@ -71,6 +73,8 @@ static void usage(FILE *f)
 		"  crashtest CONFIG     kill a durable oq server under load, check every commit\n"
 		"  check RUN_DIR | HISTORY...\n"
 		"                       linearizability of recorded histories (docs/correctness.md)\n"
+		"  history add|show|detect|export-otava|plot ...\n"
+		"                       performance history and change points (docs/history.md)\n"
 		"  tgap ...             T_gap analysis of request traces (oqb tgap --help)\n"
 		"  config-keys          list every config key\n"
 		"Each command takes --help.\n");
@@ -177,6 +181,8 @@ int main(int argc, char **argv)
 		return crashtest_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "check"))
 		return check_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "history"))
+		return perfhist_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "config-keys")) {
 		print_keys(runconf_schema(), "");
 		return 0;
@@ -189,7 +195,7 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	}
-	static const char *const cmds[] = { "run", "plot", "compare", "ab", "crashtest", "check", "tgap", "config-keys",
+	static const char *const cmds[] = { "run", "plot", "compare", "ab", "crashtest", "check", "tgap", "history", "config-keys",
 					    "help", NULL };
 	const char *near = conf_nearest(cmd, cmds, (size_t)-1);
 	fprintf(stderr, "oqb: unknown command \"%s\"%s%s%s (see oqb help)\n", cmd,

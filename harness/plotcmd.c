@@ -266,7 +266,7 @@ static int write_tp_data(const json_t *run, const char *path, char *names, size_
  * from the binary's directory (bin/../plot for `make`, deeper for builds
  * in build/<variant>/bin).  Returns 0 or -1.
  */
-static int find_plot_dir(char *out, size_t cap)
+int plot_find_dir(char *out, size_t cap)
 {
 	const char *env = getenv("OQB_PLOT_DIR");
 	char base[PATH_MAX], probe[PATH_MAX + 64];
@@ -345,7 +345,7 @@ int plot_main(int argc, char **argv)
 		fprintf(stderr, "oqb plot: cannot create %s: %s\n", o.out, strerror(errno));
 		goto out;
 	}
-	if (find_plot_dir(plotdir, sizeof plotdir) < 0) {
+	if (plot_find_dir(plotdir, sizeof plotdir) < 0) {
 		fprintf(stderr, "oqb plot: cannot find plot/latency-throughput.gp next to %s or above it; "
 			"set OQB_PLOT_DIR to the plot/ directory of oqbench\n", self_bin_dir());
 		goto out;

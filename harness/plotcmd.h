@@ -9,6 +9,14 @@
 #ifndef OQB_PLOTCMD_H
 #define OQB_PLOTCMD_H
 
+#include <stddef.h>
+
+/*
+ * The plot/ directory: $OQB_PLOT_DIR, else the first plot/ found going up
+ * from the binary's directory.  0, or -1 when there is none.
+ */
+int plot_find_dir(char *out, size_t cap);
+
 /* The `oqb plot` command; 0 on success, 1 on failure, 2 on usage errors. */
 int plot_main(int argc, char **argv);
 
