@@ -832,6 +832,11 @@ static int cmd_detect(const struct hopts *o)
 		}
 		json_decref(keys);
 	}
+	if (o->point && !nseries) {
+		fprintf(stderr, "oqb history detect: no run of %s has a point \"%s\" (oqb history show lists "
+			"the groups; points are SYSTEM@LOAD, e.g. oq@5000)\n", o->file, o->point);
+		goto out;
+	}
 	if (o->json) {
 		json_t *doc = json_pack("{s:s, s:{s:i, s:f, s:i, s:f}, s:I, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
 					"file", o->file, "params", "window", o->window, "pvalue", o->pvalue,
@@ -1029,6 +1034,10 @@ static int cmd_plot(const struct hopts *o)
 	int rc = 2, m = o->metric - 1;
 	FILE *f;
 
+	if (m < 0) {
+		fprintf(stderr, "oqb history plot: --metric must name one metric: p50, p99 or achieved_ops\n");
+		return 2;
+	}
 	ext = o->out ? strlen(o->out) : 0;
 	if (!o->out || ext < 5 || (strcmp(o->out + ext - 4, ".svg") && strcmp(o->out + ext - 4, ".png"))) {
 		fprintf(stderr, "oqb history plot: --out F.svg or F.png is required\n");
