@@ -85,7 +85,7 @@ ERPC_DIRTY  := $(shell git -C $(ERPC_DIR) status --porcelain --untracked-files=n
 ERPC_FLAGS  := $(shell sed -n 's/^CXX_FLAGS = //p' $(ERPC_DIR)/CMakeFiles/erpc.dir/flags.make 2>/dev/null)
 ERPC_CXXFLAGS := -std=c++11 -g $(OPT) -Wall -Wextra -pthread -DERPC_INFINIBAND=true \
                  -DERPC_LOG_LEVEL=2 -DERPC_TESTING=false -isystem $(ERPC_DIR)/src \
-                 -isystem $(ERPC_DIR)/third_party $(addprefix -I,$(INC_DIRS)) $(SAN) \
+                 -isystem $(ERPC_DIR)/third_party -isystem $(ERPC_DIR)/third_party/asio/include $(addprefix -I,$(INC_DIRS)) $(SAN) \
                  -DOQB_ERPC_COMMIT='"$(ERPC_COMMIT)"' -DOQB_ERPC_DIRTY=$(ERPC_DIRTY) \
                  -DOQB_ERPC_ROCE=$(ERPC_ROCE) -DOQB_ERPC_FLAGS='"$(ERPC_FLAGS)"'
 CFLAGS_ALL += -DOQB_HAVE_ERPC=1

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bench-erpc.sh - oq, rawrpc and erpc side by side, beside perftest, in one
+# run on one RDMA device (in the Soft-RoCE VM: tests/erpc/guest-erpc.sh).
+#
+# Usage: tests/erpc/bench-erpc.sh ADDR   (env: OQB_BIN, DEV, ITERS, DURATION_S)
+# For 64 B and 1 KB values: ib_send_lat (RC, rdma_cm) t_typical and p99;
+# each system's commit latency p50/p99 for SETs on the null backend, closed
+# loop, one in flight (oq: the RC hardware ACK; rawrpc and erpc: the
+# response); then the ratios rawrpc/erpc and oq/erpc of the p50s (the
+# project's goal: at most 0.7 and 0.5).  A benchmark: prints, never fails.
+set -u
+ADDR=${1:?give the RDMA device IP address}
+B=${OQB_BIN:-$PWD/bin}
+ITERS=${ITERS:-1000}
+DUR=${DURATION_S:-2}
+PORT=18700
+EPORT=31860
+DEV=${DEV:-${RXE_DEV:-rxe0}}
+T=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$T"; }
+trap cleanup EXIT
+
+# send_lat SIZE: "typical p99" in us of ib_send_lat -s SIZE (RC, rdma_cm).
+send_lat() {
+	local sz=$1 t0=$SECONDS
+	PORT=$((PORT + 1))
+	timeout -k 2 90 ib_send_lat -d "$DEV" -s "$sz" -n "$ITERS" -R -F -p "$PORT" >"$T/sl.srv" 2>&1 &
+	local sp=$!
+	pids+=("$sp")
+	while [ $((SECONDS - t0)) -lt 90 ]; do
+		timeout -k 2 90 ib_send_lat -d "$DEV" -s "$sz" -n "$ITERS" -R -F -p "$PORT" "$ADDR" >"$T/sl.cli" 2>&1 && break
+		kill -0 "$sp" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -TERM "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	# columns: bytes iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+	awk -v s="$sz" '$1 == s && NF >= 8 { print $5, $8; exit }' "$T/sl.cli"
+}
+
+# commit SYSTEM SIZE: "p50 p99" in ns of SETs with SIZE-byte values.
+commit() {
+	local sys=$1 sz=$2 ep= i tp=verbs port
+	PORT=$((PORT + 1))
+	port=$PORT
+	if [ "$sys" = erpc ]; then tp=erpc; EPORT=$((EPORT + 1)); port=$EPORT; fi
+	"$B/oqb-server" --transport "$tp" --addr "$ADDR" --port "$port" --system "$sys" --backend null \
+		--workers 1 --ring-slots 256 --slot-size 2048 >"$T/$sys.srv" 2>"$T/$sys.srv.err" &
+	local sp=$!
+	pids+=("$sp")
+	for i in $(seq 1 2400); do
+		ep=$(sed -n 's/^ready: endpoint //p' "$T/$sys.srv")
+		[ -n "$ep" ] && break
+		kill -0 "$sp" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ -n "$ep" ]; then
+		timeout -k 2 120 "$B/oqb-client" --transport "$tp" --server "$ep" --system "$sys" --arrival closed \
+			--outstanding 1 --threads 1 --duration-s "$DUR" --warmup-s 0.5 \
+			--workload "{\"kind\":\"kv\",\"put_ratio\":1.0,\"key_size\":16,\"value_size\":$sz,\"keys\":1000}" \
+			--out "$T/$sys.json" 2>"$T/$sys.cli.err" ||
+			echo "bench-erpc: $sys client: $(tail -n 2 "$T/$sys.cli.err" | tr '\n' ' ')" >&2
+	else
+		echo "bench-erpc: $sys server did not start: $(cat "$T/$sys.srv.err")" >&2
+	fi
+	kill -TERM "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	jq -r '"\(.summary_ns.nilext.p50) \(.summary_ns.nilext.p99)"' "$T/$sys.json" 2>/dev/null
+	rm -f "$T/$sys.json"
+}
+
+us() { awk -v v="$1" 'BEGIN { if (v == "" || v == "null") print "failed"; else printf "%.1f", v / 1000 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "null" || b == "null" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+
+echo "device $DEV, address $ADDR, SETs on the null backend, closed loop, 1 in flight"
+printf '  %-6s %-22s %-22s %-22s %-22s %-9s %-9s\n' size "ib_send_lat typ/p99" "oq p50/p99" "rawrpc p50/p99" \
+	"erpc p50/p99" "raw/erpc" "oq/erpc"
+for sz in 64 1024; do
+	read -r st sp9 <<<"$(send_lat "$sz")"
+	read -r oq50 oq99 <<<"$(commit oq "$sz")"
+	read -r rr50 rr99 <<<"$(commit rawrpc "$sz")"
+	read -r er50 er99 <<<"$(commit erpc "$sz")"
+	printf '  %-6s %-22s %-22s %-22s %-22s %-9s %-9s\n' "$sz B" "${st:-failed}/${sp9:-failed} us" \
+		"$(us "$oq50")/$(us "$oq99") us" "$(us "$rr50")/$(us "$rr99") us" "$(us "$er50")/$(us "$er99") us" \
+		"$(ratio "$rr50" "$er50")" "$(ratio "$oq50" "$er50")"
+done
+echo "  goal: rawrpc/erpc <= 0.70, oq/erpc <= 0.50 (p50s, same VM, same run)"
+exit 0
