@@ -47,19 +47,23 @@ json_t *merge_summary(const struct hist *h)
 	json_object_set_new(j, "p99_ci", ci_pair(lo, hi));
 	stats_hist_pct_ci(h, 0.999, STATS_Z95, &lo, &hi);
 	json_object_set_new(j, "p999_ci", ci_pair(lo, hi));
-	/* For readers without lib/hist.h: each bin's value range, and the
-	 * whole histogram in HdrHistogram's compressed interchange encoding
-	 * (HdrHistogram's libraries and HistogramLogAnalyzer decode it). */
+	/* For readers without lib/hist.h: the whole histogram in HdrHistogram's
+	 * compressed interchange encoding (HdrHistogram's libraries and
+	 * HistogramLogAnalyzer decode it); merge_ranges adds value ranges. */
+	char e[128], *hdr = hdr_encode_b64(h, e, sizeof e);
+	json_object_set_new(j, "hdr", hdr ? json_string(hdr) : json_null());
+	free(hdr);
+	return j;
+}
+
+void merge_ranges(json_t *summary, const struct hist *h)
+{
 	json_t *ranges = json_array();
 	for (unsigned i = 0; i < HIST_NCOUNTS; i++)
 		if (h->counts[i])
 			json_array_append_new(ranges, json_pack("[III]", (json_int_t)hist_index_low(i),
 				(json_int_t)(hist_index_low(i) + hist_index_width(i) - 1), (json_int_t)h->counts[i]));
-	json_object_set_new(j, "ranges_ns", ranges);
-	char e[128], *hdr = hdr_encode_b64(h, e, sizeof e);
-	json_object_set_new(j, "hdr", hdr ? json_string(hdr) : json_null());
-	free(hdr);
-	return j;
+	json_object_set_new(summary, "ranges_ns", ranges);
 }
 
 int merge_hist_from(struct hist *h, const json_t *j, const char *what, char *err, size_t errlen)

@@ -22,6 +22,10 @@
  */
 json_t *merge_summary(const struct hist *h);
 
+/* Adds "ranges_ns": [lowest, highest, count] of every non-empty bin (ns),
+ * for readers without lib/hist.h. */
+void merge_ranges(json_t *summary, const struct hist *h);
+
 /*
  * Reads a histogram out of a summary or a hist_to_json object (extra keys
  * are ignored).  Returns 0, or -1 with err naming `what` and the field.

@@ -1419,6 +1419,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		snprintf(err, errlen, "out of memory planning %zu trials", r->ntrials);
 		rc = 1;
 	}
+	uint64_t last_write = now_ms();
 	for (size_t k = 0; rc == 0 && k < r->ntrials; k++) {
 		struct prun pr;
 		struct point pt = r->pts[r->order[k].point];
@@ -1448,10 +1449,19 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 			r->pj0[i] = json_incref(pj);
 		json_decref(pj);
 		prun_free(&pr);
-		if (rebuild_points(r, err, errlen) < 0 || runjson_write(r->runj, r->dir, err, errlen) < 0) {
-			rc = 1;
-			break;
+		/* run.json after every trial, but at most every 5 s (it holds every
+		 * trial's histograms), and always after the last */
+		if (k + 1 == r->ntrials || now_ms() - last_write >= 5000) {
+			if (rebuild_points(r, err, errlen) < 0 || runjson_write(r->runj, r->dir, err, errlen) < 0) {
+				rc = 1;
+				break;
+			}
+			last_write = now_ms();
 		}
+	}
+	{
+		char e3[512];
+		rebuild_points(r, e3, sizeof e3);   /* the trials of a run that stopped early */
 	}
 	if (rc == 0)
 		json_object_set_new(r->runj, "status", json_string("ok"));

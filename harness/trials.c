@@ -2,11 +2,13 @@
  * trials.c - repeated trials, the canary, and the merged point (trials.h).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checks.h"
+#include "hdrenc.h"
 #include "hist.h"
 #include "merge.h"
 #include "runjson.h"
@@ -78,7 +80,16 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	json_object_set(e, "measured_ns", json_object_get(pj, "measured_ns"));
 	for (size_t k = 0; k < NCOUNTERS; k++)
 		json_object_set(e, counters[k], json_object_get(pj, counters[k]));
-	json_object_set(e, "lat_ns", json_object_get(pj, "lat_ns"));
+	/* A trial keeps its histograms in the HdrHistogram encoding (about a
+	 * tenth of the bins' size) with its exact n, min, max, sum and
+	 * overflow; the point's bins are rebuilt from them (trial_hist). */
+	json_t *lat = json_deep_copy(json_object_get(pj, "lat_ns")), *cls;
+	const char *cname;
+	json_object_foreach(lat, cname, cls) {
+		json_object_del(cls, "bins");
+		json_object_del(cls, "ranges_ns");
+	}
+	json_object_set_new(e, "lat_ns", lat);
 	if (json_object_get(pj, "convergence"))
 		json_object_set(e, "convergence", json_object_get(pj, "convergence"));
 	json_object_set_new(e, "canary_ns", canary_ns > 0 ? json_real(canary_ns) : json_null());
@@ -164,6 +175,30 @@ static json_t *checks_over(const json_t *entries, int *flagged)
 	return out;
 }
 
+/* A trial's histogram: its bins when it has them (older files), else its
+ * HdrHistogram text with the exact extremes, sum and overflow put back. */
+static int trial_hist(struct hist *h, const json_t *hj, const char *what, char *err, size_t errlen)
+{
+	char e[256];
+	if (json_object_get(hj, "bins"))
+		return merge_hist_from(h, hj, what, err, errlen);
+	const char *text = json_string_value(json_object_get(hj, "hdr"));
+	if (!text || hdr_decode_b64(text, h, e, sizeof e) < 0) {
+		snprintf(err, errlen, "%s: %s", what, text ? e : "neither bins nor an hdr encoding");
+		return -1;
+	}
+	if ((uint64_t)json_integer_value(json_object_get(hj, "n")) != h->n) {
+		snprintf(err, errlen, "%s: the hdr encoding holds %llu values, n says %lld", what,
+			 (unsigned long long)h->n, json_integer_value(json_object_get(hj, "n")));
+		return -1;
+	}
+	h->min = (uint64_t)json_integer_value(json_object_get(hj, "min"));
+	h->max = (uint64_t)json_integer_value(json_object_get(hj, "max"));
+	h->sum = json_number_value(json_object_get(hj, "sum"));
+	h->overflow = (uint64_t)json_integer_value(json_object_get(hj, "overflow"));
+	return 0;
+}
+
 json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t errlen)
 {
 	struct hist *sum[NCLASSES] = { 0 }, *one = hist_new();
@@ -182,10 +217,10 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t
 	json_array_foreach(entries, i, e) {
 		for (int c = 0; c < NCLASSES; c++) {
 			const json_t *hj = json_object_get(json_object_get(e, "lat_ns"), classes[c]);
-			if (!json_object_get(hj, "bins"))
+			if (!hj || json_integer_value(json_object_get(hj, "n")) == 0)
 				continue;
 			snprintf(what, sizeof what, "trial %zu: lat_ns.%s", i, classes[c]);
-			if (merge_hist_from(one, hj, what, err, errlen) < 0)
+			if (trial_hist(one, hj, what, err, errlen) < 0)
 				goto fail;
 			hist_merge(sum[c], one);
 		}
@@ -199,6 +234,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t
 	}
 	for (int c = 0; c < NCLASSES; c++)
 		json_object_set_new(lat, classes[c], merge_summary(sum[c]));
+	merge_ranges(json_object_get(lat, "all"), sum[0]);
 	json_object_set_new(p, "lat_ns", lat);
 	lat = NULL;
 	for (size_t k = 0; k < NCOUNTERS; k++)
