@@ -134,25 +134,30 @@ static json_t *floor_json(const double *v)
 	return json_pack("{s:o,s:f,s:f}", "p50_ns", a, "median_ns", median5(v), "spread", hi / lo);
 }
 
-/* Sets NAME=VALUE pairs, remembering what was there; restore with undo. */
+/* The NAME of "NAME=VALUE" into buf. */
+static const char *env_name(const char *kv, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.*s", (int)(strchr(kv, '=') - kv), kv);
+	return buf;
+}
+
+/* Sets a side's NAME=VALUE pairs, remembering what was there; env_undo
+ * puts it back. */
 static void env_apply(const struct side *s, char **saved)
 {
+	char name[256];
 	for (size_t i = 0; i < s->nenv; i++) {
-		const char *eq = strchr(s->env[i], '=');
-		char name[256];
-		snprintf(name, sizeof name, "%.*s", (int)(eq - s->env[i]), s->env[i]);
-		const char *old = getenv(name);
+		const char *old = getenv(env_name(s->env[i], name, sizeof name));
 		saved[i] = old ? strdup(old) : NULL;
-		setenv(name, eq + 1, 1);
+		setenv(name, strchr(s->env[i], '=') + 1, 1);
 	}
 }
 
 static void env_undo(const struct side *s, char **saved)
 {
+	char name[256];
 	for (size_t i = 0; i < s->nenv; i++) {
-		const char *eq = strchr(s->env[i], '=');
-		char name[256];
-		snprintf(name, sizeof name, "%.*s", (int)(eq - s->env[i]), s->env[i]);
+		env_name(s->env[i], name, sizeof name);
 		if (saved[i])
 			setenv(name, saved[i], 1);
 		else
