@@ -112,8 +112,8 @@ wait_steps() {
 }
 
 # salloc_bg NAME ARGS...: `salloc -N1 oqb run tiny ARGS` in the background;
-# sets SA_PID (salloc), OQB_PID (oqb, its child) and JOB, once the server
-# and both clients run as steps.
+# sets SA_PID (salloc), OQB_PID (oqb, its child), JOB and seen (the
+# cluster's processes), once the server and both clients run as steps.
 salloc_bg() {
 	local name=$1 i
 	shift
@@ -128,7 +128,14 @@ salloc_bg() {
 		[ -n "$OQB_PID" ] && [ -n "$JOB" ] && break
 		sleep 0.1
 	done
-	[ -n "$OQB_PID" ] && [ -n "$JOB" ] && wait_steps "$JOB" 3
+	[ -n "$OQB_PID" ] && [ -n "$JOB" ] && wait_steps "$JOB" 3 || return 1
+	# and until their tasks run the server and both clients
+	for i in $(seq 1 100); do
+		seen=$(cluster_procs)
+		grep -q 'oqb-server' <<<"$seen" && [ "$(grep -c 'oqb-client' <<<"$seen")" -ge 2 ] && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # wait_exit PID: its exit status, once it has exited (at most 30 s).
@@ -170,6 +177,13 @@ jcheck sbatch_status_ok "$T/sbatch/run.json" \
 
 # Ctrl-C: SIGINT to oqb (the driver) while the point runs
 if salloc_bg sigint; then
+	# negative control for nothing_left: the scan sees a running run
+	# (oqb, its srun steps and the oqb-server and oqb-client they run)
+	if grep -q "^$OQB_PID " <<<"$seen" && grep -q 'srun' <<<"$seen"; then
+		ok sigint_scan_sees_run
+	else
+		notok sigint_scan_sees_run "the process scan missed oqb (pid $OQB_PID) or its server and clients: ${seen//$'\n'/; }"
+	fi
 	kill -INT "$OQB_PID"
 	wait_exit "$SA_PID"
 	rc=$?
@@ -180,37 +194,31 @@ else
 fi
 nothing_left sigint "$T/sigint"
 
-# a killed step: SIGKILL of the server's srun
-if salloc_bg srunkill; then
-	srun_pid=$(awk -F'\t' '$3 == "server" { print $6 }' "$T/srunkill/processes.tsv")
-	kill -KILL "$srun_pid"
-	wait_exit "$SA_PID"
-	rc=$?
-	if [ "$rc" -eq 1 ]; then ok srunkill_exit_1; else notok srunkill_exit_1 "salloc exited $rc"; fi
-	jcheck srunkill_error "$T/srunkill/run.json" \
-		'.status == "failed" and .error.role == "server" and (.error.message | test(":server:0\\] "))'
-	jq -r '"  srun killed: " + .error.message' "$T/srunkill/run.json" >&2
-else
-	notok srunkill_started "oqb did not start its 3 steps in 20 s: $(tail -5 "$T/srunkill.out")"
-fi
-nothing_left srunkill "$T/srunkill"
-
-# a killed step: scancel of the server's step (the first step of the job)
-if salloc_bg scancel; then
-	step=$(squeue -h -s -j "$JOB" -o '%i' | sort -t. -k2,2n | head -1)
-	scancel "$step"
-	wait_exit "$SA_PID"
-	rc=$?
-	if [ "$rc" -eq 1 ]; then ok scancel_exit_1; else notok scancel_exit_1 "salloc exited $rc"; fi
-	# the driver sees the step's end first as srun's exit or as the
-	# server's control connection closing: either names the server
-	jcheck scancel_error "$T/scancel/run.json" \
-		'.status == "failed" and .error.role == "server" and (.error.message | test(":server:0\\] "))'
-	jq -r '"  scancel: " + .error.message' "$T/scancel/run.json" >&2
-else
-	notok scancel_started "oqb did not start its 3 steps in 20 s: $(tail -5 "$T/scancel.out")"
-fi
-nothing_left scancel "$T/scancel"
+# killed_step NAME CMD...: a long run whose server step is ended by CMD
+# (eval'd with $SRUN_PID, the server's srun, and $STEP, its Slurm step:
+# the job's first) must fail with status 1 and an error naming the server
+# (the driver sees srun's exit or the closed control connection first),
+# and leave nothing behind.
+killed_step() {
+	local name=$1 rc SRUN_PID STEP
+	shift
+	if salloc_bg "$name"; then
+		SRUN_PID=$(awk -F'\t' '$3 == "server" { print $6 }' "$T/$name/processes.tsv")
+		STEP=$(squeue -h -s -j "$JOB" -o '%i' | sort -t. -k2,2n | head -1)
+		eval "$*"
+		wait_exit "$SA_PID"
+		rc=$?
+		if [ "$rc" -eq 1 ]; then ok "${name}_exit_1"; else notok "${name}_exit_1" "salloc exited $rc"; fi
+		jcheck "${name}_error" "$T/$name/run.json" \
+			'.status == "failed" and .error.role == "server" and (.error.message | test(":server:0\\] "))'
+		jq -r --arg n "$name" '"  \($n): " + .error.message' "$T/$name/run.json" >&2
+	else
+		notok "${name}_started" "oqb did not start its 3 steps in 20 s: $(tail -5 "$T/$name.out")"
+	fi
+	nothing_left "$name" "$T/$name"
+}
+killed_step srunkill 'kill -KILL "$SRUN_PID"'
+killed_step scancel 'scancel "$STEP"'
 slurm_cluster_stop
 
 # ---------------------------------------------------------------- two nodes
