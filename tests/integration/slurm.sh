@@ -10,7 +10,9 @@
 # leave no job, no step and no process of the cluster behind.  Two nodes
 # (two slurmd on this host): the server on n1 and the clients on n2, then
 # one client per node; run.json's hosts.processes must show the node each
-# process itself reported, and a negative control shows the check can fail.
+# process itself reported, and a negative control shows the check can fail;
+# shm across node names is refused for a node Slurm does not place on
+# this machine.
 # Every daemon is stopped by PID, in the EXIT trap too.  Packages missing
 # or a cluster that cannot start: skip (under CI=true, where make deps
 # installed them, a cluster that cannot start is a failure).
@@ -246,6 +248,17 @@ if jq -e "$SPLIT" "$T/salloc/run.json" >/dev/null 2>&1; then
 	notok split_placement_can_fail "the placement check passed on a run where every process ran on n1"
 else
 	ok split_placement_can_fail
+fi
+
+# shm across node names is accepted only for nodes Slurm puts on one
+# machine: a node it does not know is refused before anything starts
+salloc -N2 -t 2 "$OQB" run "$TINY" "${SLURM_SET[@]}" "${TWO_SET[@]}" --set 'hosts.clients=["n9"]' \
+	--out "$T/n9" >"$T/n9.out" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'transport "shm" runs on one machine' "$T/n9.out"; then
+	ok shm_unknown_node_refused
+else
+	notok shm_unknown_node_refused "exit $rc: $(tail -3 "$T/n9.out")"
 fi
 
 # one client per node: rank r runs on hosts.clients[r % 2]
