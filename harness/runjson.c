@@ -7,6 +7,7 @@
  * an error: metadata must not stop a run.
  */
 #include "runjson.h"
+#include "transport.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +132,12 @@ static json_t *transport_info(const struct runconf *rc)
 			ibv_free_device_list(list);
 		json_object_set_new(t, "driver_host_devices", devs);
 	}
+#endif
+#if OQB_HAVE_ERPC
+	/* System erpc runs over transport erpc: which eRPC build (docs/erpc.md). */
+	for (size_t s = 0; s < rc->nsystems; s++)
+		if (strcmp(rc->systems[s], "erpc") == 0)
+			json_object_set_new(t, "erpc_build", tp_erpc_build_json());
 #endif
 	return t;
 }

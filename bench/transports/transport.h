@@ -122,6 +122,10 @@ const struct transport_ops *transport_find(const char *name);
 const char *transport_names(void);
 /* What to do when transport `name` is not in this build ("" if nothing). */
 const char *transport_hint(const char *name);
+#if OQB_HAVE_ERPC
+/* The eRPC build the erpc transport links (commit, transport, MTU, flags). */
+json_t *tp_erpc_build_json(void);
+#endif
 extern const char *const transport_name_list[];
 
 #endif

@@ -8,6 +8,8 @@
 # loop, one in flight (oq: the RC hardware ACK; rawrpc and erpc: the
 # response); then the ratios rawrpc/erpc and oq/erpc of the p50s (the
 # project's goal: at most 0.7 and 0.5).  A benchmark: prints, never fails.
+# eRPC writes its log lines to stdout, so every process's stdout goes to a
+# file here.
 set -u
 ADDR=${1:?give the RDMA device IP address}
 B=${OQB_BIN:-$PWD/bin}
@@ -59,13 +61,17 @@ commit() {
 		timeout -k 2 120 "$B/oqb-client" --transport "$tp" --server "$ep" --system "$sys" --arrival closed \
 			--outstanding 1 --threads 1 --duration-s "$DUR" --warmup-s 0.5 \
 			--workload "{\"kind\":\"kv\",\"put_ratio\":1.0,\"key_size\":16,\"value_size\":$sz,\"keys\":1000}" \
-			--out "$T/$sys.json" 2>"$T/$sys.cli.err" ||
+			--out "$T/$sys.json" >"$T/$sys.cli.out" 2>"$T/$sys.cli.err" ||
 			echo "bench-erpc: $sys client: $(tail -n 2 "$T/$sys.cli.err" | tr '\n' ' ')" >&2
 	else
 		echo "bench-erpc: $sys server did not start: $(cat "$T/$sys.srv.err")" >&2
 	fi
 	kill -TERM "$sp" 2>/dev/null
 	wait "$sp" 2>/dev/null
+	if [ "$(jq -r '.summary_ns.nilext.n // 0' "$T/$sys.json" 2>/dev/null)" = 0 ]; then
+		echo "bench-erpc: $sys measured nothing: $(jq -c '{committed, unanswered, errors, stray_events,
+			lat_ns, transport_stats}' "$T/$sys.json" 2>&1 | cut -c1-600)" >&2
+	fi
 	jq -r '"\(.summary_ns.nilext.p50) \(.summary_ns.nilext.p99)"' "$T/$sys.json" 2>/dev/null
 	rm -f "$T/$sys.json"
 }

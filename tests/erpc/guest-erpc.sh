@@ -117,7 +117,8 @@ cat >"$T/four.json" <<EOF
 EOF
 if timeout -k 5 400 "$B/oqb" run "$T/four.json" --out "$T/four" --quiet >"$T/four.out" 2>&1; then
 	jcheck "oqb run: oq, rawrpc, deferred and erpc in one sweep" "$T/four/run.json" \
-		'(.points | length) == 4 and ([.points[].system] | sort) == ["deferred","erpc","oq","rawrpc"]'
+		'(.points | length) == 4 and ([.points[].system] | sort) == ["deferred","erpc","oq","rawrpc"] and
+		 .transport.erpc_build.transport == "infiniband" and (.transport.erpc_build.commit | length) > 0'
 	if timeout -k 5 120 "$B/oqb" plot "$T/four" >"$T/plot.out" 2>&1; then ok "oqb plot: the four-system run plots"
 	else notok "oqb plot of the four-system run" "$(tail -5 "$T/plot.out")"; fi
 else

@@ -268,13 +268,15 @@ int es_connect(struct es_rpc *r, const char *addr, unsigned udp_port, unsigned r
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (;;) {
 			r->rpc->run_event_loop_once();
-			if (r->rpc->is_connected(s))
-				return s;
+			/* First: eRPC frees a refused session, and is_connected
+			 * would read it. */
 			if (r->sm_err) {
 				say(err, errlen, "eRPC: session to " + uri + " Rpc " + std::to_string(rpc_id) +
 					" refused (" + r->sm_why + "); is the server running with that many workers?");
 				return -1;
 			}
+			if (r->sm_connected == s && r->rpc->is_connected(s))
+				return s;
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > timeout_ms) {
 				say(err, errlen, "eRPC: no session to " + uri + " Rpc " + std::to_string(rpc_id) +

@@ -75,7 +75,7 @@ struct tp_server {
 	char endpoint[160];
 };
 
-static json_t *build_json(void)
+json_t *tp_erpc_build_json(void)
 {
 	return json_pack("{s:s,s:s,s:b,s:b,s:i,s:s}", "commit", OQB_ERPC_COMMIT, "transport", es_transport(),
 			 "modified", OQB_ERPC_DIRTY, "roce", es_is_roce(), "mtu_data",
@@ -253,7 +253,7 @@ static json_t *erpc_srv_stats(struct tp_server *s)
 			"empty_answers", (json_int_t)w->empty_answers, "reply_errors", (json_int_t)w->reply_errors));
 	}
 	return json_pack("{s:s,s:i,s:o,s:o}", "name", "erpc", "udp_port", (int)s->port,
-			 "erpc_build", build_json(), "per_worker", ws);
+			 "erpc_build", tp_erpc_build_json(), "per_worker", ws);
 }
 
 static void erpc_srv_close(struct tp_server *s)
@@ -428,12 +428,12 @@ static int client_rpc(struct tp_client *c)
 		return 0;
 	c->rpc = es_rpc_new(cnx, c->thread, c, NULL, cli_on_resp, c->npairs, ERPC_REQ_MAX, ERPC_RESP_MAX,
 			    c->err, sizeof c->err);
-	for (unsigned w = 0; c->rpc && w < c->workers; w++) {
+	int bad = !c->rpc;
+	for (unsigned w = 0; !bad && w < c->workers; w++) {
 		c->session[w] = es_connect(c->rpc, c->addr, c->port, w, c->connect_ms, c->err, sizeof c->err);
-		if (c->session[w] < 0)
-			break;
+		bad = c->session[w] < 0;
 	}
-	if (!c->rpc || c->session[c->workers - 1] < 0) {
+	if (bad) {
 		c->failed = 1;
 		return -1;
 	}
@@ -515,7 +515,7 @@ static json_t *erpc_cli_stats(struct tp_client *c)
 {
 	return json_pack("{s:s,s:I,s:I,s:I,s:i,s:o}", "name", "erpc", "posted", (json_int_t)c->posted,
 			 "answered", (json_int_t)c->answered, "bad_responses", (json_int_t)c->bad_responses,
-			 "udp_port", (int)cnx_port, "erpc_build", build_json());
+			 "udp_port", (int)cnx_port, "erpc_build", tp_erpc_build_json());
 }
 
 static void erpc_cli_close(struct tp_client *c)
