@@ -2,7 +2,8 @@
 # bench-erpc.sh - oq, rawrpc and erpc side by side, beside perftest, in one
 # run on one RDMA device (in the Soft-RoCE VM: tests/erpc/guest-erpc.sh).
 #
-# Usage: tests/erpc/bench-erpc.sh ADDR   (env: OQB_BIN, DEV, ITERS, DURATION_S)
+# Usage: tests/erpc/bench-erpc.sh ADDR
+#   (env: OQB_BIN, DEV, ITERS, DURATION_S, CPUS: --cpus of both processes, auto)
 # For 64 B and 1 KB values: ib_send_lat (RC, rdma_cm) t_typical and p99;
 # each system's commit latency p50/p99 for SETs on the null backend, closed
 # loop, one in flight (oq: the RC hardware ACK; rawrpc and erpc: the
@@ -18,6 +19,7 @@ DUR=${DURATION_S:-2}
 PORT=18700
 EPORT=31860
 DEV=${DEV:-${RXE_DEV:-rxe0}}
+CPUS=${CPUS:-auto}
 T=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$T"; }
@@ -48,7 +50,7 @@ commit() {
 	port=$PORT
 	if [ "$sys" = erpc ]; then tp=erpc; EPORT=$((EPORT + 1)); port=$EPORT; fi
 	"$B/oqb-server" --transport "$tp" --addr "$ADDR" --port "$port" --system "$sys" --backend null \
-		--workers 1 --ring-slots 256 --slot-size 2048 >"$T/$sys.srv" 2>"$T/$sys.srv.err" &
+		--workers 1 --ring-slots 256 --slot-size 2048 --cpus "$CPUS" >"$T/$sys.srv" 2>"$T/$sys.srv.err" &
 	local sp=$!
 	pids+=("$sp")
 	for i in $(seq 1 2400); do
@@ -59,7 +61,7 @@ commit() {
 	done
 	if [ -n "$ep" ]; then
 		timeout -k 2 120 "$B/oqb-client" --transport "$tp" --server "$ep" --system "$sys" --arrival closed \
-			--outstanding 1 --threads 1 --duration-s "$DUR" --warmup-s 0.5 \
+			--outstanding 1 --threads 1 --duration-s "$DUR" --warmup-s 0.5 --cpus "$CPUS" \
 			--workload "{\"kind\":\"kv\",\"put_ratio\":1.0,\"key_size\":16,\"value_size\":$sz,\"keys\":1000}" \
 			--out "$T/$sys.json" >"$T/$sys.cli.out" 2>"$T/$sys.cli.err" ||
 			echo "bench-erpc: $sys client: $(tail -n 2 "$T/$sys.cli.err" | tr '\n' ' ')" >&2
@@ -79,7 +81,7 @@ commit() {
 us() { awk -v v="$1" 'BEGIN { if (v == "" || v == "null") print "failed"; else printf "%.1f", v / 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "null" || b == "null" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 
-echo "device $DEV, address $ADDR, SETs on the null backend, closed loop, 1 in flight"
+echo "device $DEV, address $ADDR, SETs on the null backend, closed loop, 1 in flight, cpus $CPUS"
 printf '  %-6s %-22s %-22s %-22s %-22s %-9s %-9s\n' size "ib_send_lat typ/p99" "oq p50/p99" "rawrpc p50/p99" \
 	"erpc p50/p99" "raw/erpc" "oq/erpc"
 for sz in 64 1024; do
