@@ -160,9 +160,11 @@ EOF
 		SLURM_WHY="the nodes were not idle within 20 s: $(sinfo -h -N -o '%N %t' 2>&1 | tr '\n' ' ')"
 		return 1
 	fi
+	# each recorded PID is the daemon itself (nothing forked away from it)
 	for pid in "${SLURM_PIDS[@]}"; do
-		if ! slurm_pid_alive "$pid"; then
-			SLURM_WHY="daemon pid $pid exited"
+		read -r n 2>/dev/null <"/proc/$pid/comm"
+		if ! slurm_pid_alive "$pid" || { [ "$n" != munged ] && [ "$n" != slurmctld ] && [ "$n" != slurmd ]; }; then
+			SLURM_WHY="daemon pid $pid is not running or is not a daemon (${n:-gone})"
 			return 1
 		fi
 	done
