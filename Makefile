@@ -83,7 +83,7 @@ ERPC_ROCE   := $(shell grep -q 'kIsRoCE = true' $(ERPC_DIR)/src/config.h && echo
 ERPC_COMMIT := $(shell git -C $(ERPC_DIR) rev-parse HEAD 2>/dev/null || echo none)
 ERPC_DIRTY  := $(shell git -C $(ERPC_DIR) status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo 1 || echo 0)
 ERPC_FLAGS  := $(shell sed -n 's/^CXX_FLAGS = //p' $(ERPC_DIR)/CMakeFiles/erpc.dir/flags.make 2>/dev/null)
-ERPC_CXXFLAGS := -std=c++11 -g $(OPT) -Wall -Wextra -pthread -DERPC_INFINIBAND=true \
+ERPC_CXXFLAGS := -std=c++11 -g $(OPT) -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -pthread -DERPC_INFINIBAND=true \
                  -DERPC_LOG_LEVEL=2 -DERPC_TESTING=false -isystem $(ERPC_DIR)/src \
                  -isystem $(ERPC_DIR)/third_party -isystem $(ERPC_DIR)/third_party/asio/include $(addprefix -I,$(INC_DIRS)) $(SAN) \
                  -DOQB_ERPC_COMMIT='"$(ERPC_COMMIT)"' -DOQB_ERPC_DIRTY=$(ERPC_DIRTY) \
