@@ -1174,10 +1174,13 @@ static int dry_run(struct run *r)
 
 	if (r->rc.nsweep)
 		snprintf(sweep, sizeof sweep, " x %zu sweep values", r->rc.nsweep);
+	char trials[48] = "";
+	if (r->rc.repeat > 1)
+		snprintf(trials, sizeof trials, " x %lld trials", r->rc.repeat);
 	printf("config %s: %zu points (%zu systems%s x %zu loads)%s, launcher %s, %lld client "
 	       "process(es) x %lld thread(s), about %.0f s of measurement%s\n",
 	       r->rc.path, r->npts, r->rc.nsystems, sweep, r->rc.nloads,
-	       r->rc.repeat > 1 ? " x repeat" : "", r->rc.launcher, r->rc.processes, r->rc.threads,
+	       trials, r->rc.launcher, r->rc.processes, r->rc.threads,
 	       (double)r->npts * (double)r->rc.repeat * (r->rc.warmup_s + r->rc.duration_s),
 	       r->rc.converge ? " per chunk (duration_s auto)" : "");
 	if (json_array_size(r->rc.overrides)) {
