@@ -13,7 +13,7 @@
 #include "gen.h"
 #include "cpus.h"
 #include "launch.h"
-#include "transport.h"
+#include "buildinfo.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -614,7 +614,7 @@ static int check_erpc(const struct runconf *rc, char *err, size_t errlen)
 		;
 	if (s == rc->nsystems)
 		return 0;
-	if (!transport_find("erpc")) {
+	if (!buildinfo_has_transport("erpc")) {
 		set_err(err, errlen, "%s: systems[%zu]: \"erpc\" is not in this build: it links the eRPC "
 			"library, which is built separately; rebuild with make ERPC_DIR=/path/to/erpc "
 			"(an eRPC checkout built with TRANSPORT=infiniband), see docs/erpc.md, or remove "

@@ -7,7 +7,7 @@
  * an error: metadata must not stop a run.
  */
 #include "runjson.h"
-#include "transport.h"
+#include "buildinfo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -137,7 +137,7 @@ static json_t *transport_info(const struct runconf *rc)
 	/* System erpc runs over transport erpc: which eRPC build (docs/erpc.md). */
 	for (size_t s = 0; s < rc->nsystems; s++)
 		if (strcmp(rc->systems[s], "erpc") == 0)
-			json_object_set_new(t, "erpc_build", tp_erpc_build_json());
+			json_object_set_new(t, "erpc_build", buildinfo_erpc());
 #endif
 	return t;
 }
