@@ -74,6 +74,7 @@ struct cthread {
 	unsigned ngaps;
 	uint64_t last_send;
 	long nivcsw;              /* involuntary context switches from start to end */
+	uint64_t cpu_ns;          /* CPU time the thread got from start to end */
 };
 
 struct client {
@@ -300,6 +301,13 @@ static void load_phase(struct cthread *t)
 	}
 }
 
+/* User plus system CPU time of a rusage, in ns. */
+static uint64_t ru_ns(const struct rusage *r)
+{
+	return (uint64_t)(r->ru_utime.tv_sec + r->ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(r->ru_utime.tv_usec + r->ru_stime.tv_usec) * 1000ull;
+}
+
 static void *thread_main(void *arg)
 {
 	struct cthread *t = arg;
@@ -327,13 +335,13 @@ static void *thread_main(void *arg)
 	t->end = t->warm_end + c->duration_ns;
 	t->mid = t->warm_end + c->duration_ns / 2;
 	struct rusage ru0, ru1;
-	int have_ru = getrusage(RUSAGE_THREAD, &ru0) == 0;
 	uint64_t aseed = c->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)c->rank << 32) ^ t->idx ^ 0xa77;
 	if (c->arrival == ARRIVAL_POISSON)
 		arrival_init_poisson(&t->arr, start, c->rate / c->threads, aseed);
 	else
 		arrival_init_closed(&t->arr, c->outstanding, aseed);
 	clock_spin_until(start);
+	int have_ru = getrusage(RUSAGE_THREAD, &ru0) == 0;   /* from the start: warm-up and window */
 
 	unsigned idle = 0;
 	for (;;) {
@@ -368,8 +376,10 @@ static void *thread_main(void *arg)
 			sched_yield();
 		}
 	}
-	if (have_ru && getrusage(RUSAGE_THREAD, &ru1) == 0)
+	if (have_ru && getrusage(RUSAGE_THREAD, &ru1) == 0) {
 		t->nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
+		t->cpu_ns = ru_ns(&ru1) - ru_ns(&ru0);
+	}
 	/* Requests that were due but never sent (the client fell behind). */
 	if (c->arrival == ARRIVAL_POISSON && !t->gen_done)
 		while (arrival_peek(&t->arr) < t->end) {
@@ -535,7 +545,7 @@ int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen
 static json_t *trust_json(struct client *cl)
 {
 	struct hist *lag = hist_new(), *h0 = hist_new(), *h1 = hist_new();
-	json_t *gaps = json_array(), *sw = json_array(), *cpus = json_array();
+	json_t *gaps = json_array(), *sw = json_array(), *cpus = json_array(), *cpu = json_array();
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		struct cthread *t = &cl->t[i];
 		if (lag && t->lag)
@@ -549,6 +559,7 @@ static json_t *trust_json(struct client *cl)
 			json_array_append_new(g, json_integer((json_int_t)t->gaps[k]));
 		json_array_append_new(gaps, g);
 		json_array_append_new(sw, json_integer(t->nivcsw));
+		json_array_append_new(cpu, json_integer((json_int_t)t->cpu_ns));
 		json_array_append_new(cpus, t->cpu >= 0 ? json_integer(t->cpu) : json_null());
 	}
 	json_t *j = json_pack("{s:o,s:o,s:o,s:f,s:o,s:o,s:I,s:I,s:I,s:I}",
@@ -561,6 +572,7 @@ static json_t *trust_json(struct client *cl)
 		"window_ns", (json_int_t)cl->c.duration_ns,
 		"switch_window_ns", (json_int_t)(cl->c.warmup_ns + cl->c.duration_ns),
 		"steal_ticks", (json_int_t)cl->steal_ticks, "total_ticks", (json_int_t)cl->total_ticks);
+	json_object_set_new(j, "cpu_ns", cpu);
 	hist_free(lag);
 	hist_free(h0);
 	hist_free(h1);

@@ -43,6 +43,7 @@ struct worker {
 	int cpu;                  /* -1: unpinned */
 	uint64_t life_ns;
 	long nivcsw;              /* involuntary context switches */
+	uint64_t cpu_ns;          /* CPU time the thread got (user + system) */
 };
 
 struct server {
@@ -282,6 +283,8 @@ static void *worker_main(void *arg)
 	w->life_ns = clock_ns() - born;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0)
 		w->nivcsw = ru.ru_nivcsw;
+	w->cpu_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull +
+		    (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
 	return NULL;
 }
 
@@ -391,6 +394,7 @@ json_t *server_stats(struct server *s)
 		json_object_set_new(wj, "cpu", w->cpu >= 0 ? json_integer(w->cpu) : json_null());
 		json_object_set_new(wj, "life_ns", json_integer((json_int_t)w->life_ns));
 		json_object_set_new(wj, "involuntary_switches", json_integer(w->nivcsw));
+		json_object_set_new(wj, "cpu_ns", json_integer((json_int_t)w->cpu_ns));
 		if (w->last_reject)
 			json_object_set_new(wj, "last_reject_reason", json_string(w->last_reject));
 		if (w->be && s->c.be->stats_json) {

@@ -17,8 +17,9 @@
  *   ci_p99/ci_p999 relative width of the order-statistic 95 % CI
  *   stationarity   the window's halves: p50 and p99 differ by more than a
  *                  factor AND their CIs do not overlap
- *   interference   host CPU steal over the run, and involuntary context
- *                  switches per second of every spinning thread
+ *   interference   the least share of its CPU any spinning thread got
+ *                  (user + system time over wall time; involuntary context
+ *                  switches beside it), and host CPU steal
  *   canary_drift   this point's canary against the run's median canary
  *   saturation, unanswered, unsent, errors   as the point reports them
  *
@@ -40,7 +41,7 @@ struct check_conf {
 	double halves_p50;      /* warn above this ratio between halves ... */
 	double halves_p99;      /* ... when the halves' CIs do not overlap */
 	double steal;           /* warn above this share of host CPU time stolen */
-	double switches_per_s;  /* warn above this rate for any spinning thread */
+	double cpu_share;       /* warn when a spinning thread got less of its CPU */
 	double canary_drift;    /* warn when the canary is off the median by more than this factor */
 };
 
