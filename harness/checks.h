@@ -62,6 +62,11 @@ void checks_from_json(struct check_conf *c, const json_t *obj);
 json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const *clients,
 		     size_t nclients, const json_t *server, double canary_ns, double canary_median);
 
+struct hist;
+/* The ci_p99 and ci_p999 checks of histogram h, appended to out (used on a
+ * point's histogram merged over its trials). */
+void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h);
+
 /* Whether any check in the array warns; names of the warnings into buf
  * ("stationarity,interference"). */
 int checks_flagged(const json_t *checks, char *buf, size_t len);

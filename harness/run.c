@@ -1104,7 +1104,7 @@ static json_t *run_trial(struct run *r, struct prun *pr, const struct point *pt0
 			pj0 = json_incref(pj);
 		json_decref(pj);
 		json_decref(merged);
-		merged = trials_point(pj0, chunks, e, sizeof e);
+		merged = trials_point(pj0, chunks, &rc->checks, e, sizeof e);
 		if (!merged) {
 			snprintf(pr->err, sizeof pr->err, "%s", e);
 			pr->failed = 1;
@@ -1286,7 +1286,7 @@ static int rebuild_points(struct run *r, char *err, size_t errlen)
 	for (size_t i = 0; i < r->npts; i++) {
 		if (!r->entries[i])
 			continue;
-		json_t *p = trials_point(r->pj0[i], r->entries[i], err, errlen);
+		json_t *p = trials_point(r->pj0[i], r->entries[i], &runconf_for(&r->rc, &r->pts[i])->checks, err, errlen);
 		if (!p) {
 			json_decref(pts);
 			return -1;

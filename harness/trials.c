@@ -137,8 +137,16 @@ static json_t *spread_of(const json_t *entries, const char *cls, const char *pct
 	return s;
 }
 
-/* Per check name: warned in how many trials; the point warns if any did. */
-static json_t *checks_over(const json_t *entries, int *flagged)
+/*
+ * Per check name: in how many trials it warned.  The point warns when it
+ * warned in at least half of them (every trial's own checks stay in
+ * trials[], and a minority is named in the row's note): one trial of five
+ * caught by a stall of the host says the trial is off, not the point,
+ * whose spread shows it.  ci_p99 and ci_p999 are judged again on the
+ * point's merged histogram, the one its percentiles come from.
+ */
+static json_t *checks_over(const json_t *entries, const struct check_conf *cc, const struct hist *merged,
+			   int *flagged)
 {
 	json_t *out = json_array(), *e, *c;
 	size_t i, k, n = json_array_size(entries);
@@ -149,6 +157,8 @@ static json_t *checks_over(const json_t *entries, int *flagged)
 			int warn = strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") == 0;
 			json_t *row = NULL, *r;
 			size_t j;
+			if (cc && merged && (!strcmp(name, "ci_p99") || !strcmp(name, "ci_p999")))
+				continue;
 			json_array_foreach(out, j, r)
 				if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
 					row = r;
@@ -159,18 +169,39 @@ static json_t *checks_over(const json_t *entries, int *flagged)
 				json_array_append_new(out, row);
 			}
 			if (warn) {
-				json_object_set_new(row, "status", json_string("warn"));
 				json_object_set_new(row, "trials_warned",
 						    json_integer(json_integer_value(json_object_get(row, "trials_warned")) + 1));
 				/* the value of a warning trial, with its detail */
 				json_object_set(row, "value", json_object_get(c, "value"));
 				if (json_object_get(c, "detail"))
 					json_object_set(row, "detail", json_object_get(c, "detail"));
-				*flagged = 1;
 			} else if (!json_object_get(row, "detail") && json_object_get(c, "detail")) {
 				json_object_set(row, "detail", json_object_get(c, "detail"));
 			}
 		}
+	}
+	json_array_foreach(out, i, c) {
+		long long w = json_integer_value(json_object_get(c, "trials_warned"));
+		if (w * 2 >= (long long)n && w > 0) {
+			json_object_set_new(c, "status", json_string("warn"));
+			*flagged = 1;
+		} else if (w > 0) {
+			char note[96];
+			snprintf(note, sizeof note, "warned in %lld of %zu trials (see trials[].checks)", w, n);
+			json_object_set_new(c, "note", json_string(note));
+		}
+	}
+	if (cc && merged) {
+		json_t *ci = json_array(), *r;
+		checks_ci(cc, ci, merged);
+		json_array_foreach(ci, i, r) {
+			json_object_set_new(r, "trials", json_integer((json_int_t)n));
+			json_object_set_new(r, "note", json_string("judged on the point's histogram merged over its trials"));
+			if (!strcmp(json_string_value(json_object_get(r, "status")), "warn"))
+				*flagged = 1;
+			json_array_append(out, r);
+		}
+		json_decref(ci);
 	}
 	return out;
 }
@@ -199,7 +230,8 @@ static int trial_hist(struct hist *h, const json_t *hj, const char *what, char *
 	return 0;
 }
 
-json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t errlen)
+json_t *trials_point(const json_t *pj0, const json_t *entries, const struct check_conf *cc, char *err,
+		     size_t errlen)
 {
 	struct hist *sum[NCLASSES] = { 0 }, *one = hist_new();
 	json_t *p = json_deep_copy(pj0), *e, *lat = json_object();
@@ -246,7 +278,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t
 	json_object_set_new(p, "saturated_trials", json_integer((json_int_t)nsat));
 	json_object_set_new(p, "canary_ns", ncan ? json_real(median_of(can, ncan)) : json_null());
 	int flagged;
-	json_object_set_new(p, "checks", checks_over(entries, &flagged));
+	json_object_set_new(p, "checks", checks_over(entries, cc, sum[0], &flagged));
 	json_object_set_new(p, "flagged", json_boolean(flagged));
 	json_object_set_new(p, "spread", json_pack("{s:{s:o,s:o},s:{s:o,s:o},s:{s:o,s:o}}",
 		"all", "p50", spread_of(entries, "all", "p50"), "p99", spread_of(entries, "all", "p99"),

@@ -38,8 +38,13 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 /*
  * The point as run.json shows it, from the point object of its first trial
  * (pj0, for the fields every trial shares) and the entries of all trials
- * run so far.  NULL with err when a histogram cannot be read.
+ * run so far.  A check warns at the point when it warned in at least half
+ * of the trials; ci_p99 and ci_p999 are judged on the merged histogram
+ * with cc's thresholds (cc NULL: as the trials said).  NULL with err when
+ * a histogram cannot be read.
  */
-json_t *trials_point(const json_t *pj0, const json_t *entries, char *err, size_t errlen);
+struct check_conf;
+json_t *trials_point(const json_t *pj0, const json_t *entries, const struct check_conf *cc, char *err,
+		     size_t errlen);
 
 #endif
