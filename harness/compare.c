@@ -242,10 +242,15 @@ static void judge(struct metric *m, double tol, double alpha, const char *env_no
 	}
 	if (m->p_adj >= alpha) {
 		m->v = UNDECIDED;
-		snprintf(m->why, sizeof m->why, "%s by %.0f%% but not significant (p %.3g, corrected %.3g); "
-			 "about %u trials per side would decide it", worse ? "worse" : "better",
-			 fabs(m->change) * 100, m->p, m->p_adj, trials_needed(m->nb < m->nn ? m->nb : m->nn, m->p,
-			 alpha / 4));
+		if (m->p >= 0.5)
+			snprintf(m->why, sizeof m->why, "%s by %.0f%% in the medians, but the trials overlap (p %.3g): "
+				 "run-to-run noise this large hides any change of this size; more trials would "
+				 "hardly decide it", worse ? "worse" : "better", fabs(m->change) * 100, m->p);
+		else
+			snprintf(m->why, sizeof m->why, "%s by %.0f%% but not significant (p %.3g, corrected %.3g); "
+				 "about %u trials per side would decide it", worse ? "worse" : "better",
+				 fabs(m->change) * 100, m->p, m->p_adj,
+				 trials_needed(m->nb < m->nn ? m->nb : m->nn, m->p, alpha / 4));
 		return;
 	}
 	if (env_note) {
