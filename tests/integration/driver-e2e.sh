@@ -120,7 +120,8 @@ else
 fi
 "$OQB_BIN/oqb" compare "$T/tb.json" "$T/tn.json" >"$T/tn.out" 2>&1
 rc=$?
-if [ $rc -eq 3 ] && grep -q 'not significant' "$T/tn.out" && grep -q 'trials per side would decide it' "$T/tn.out"; then
+if [ $rc -eq 3 ] && grep -q 'inconclusive: p50' "$T/tn.out" &&
+	grep -Eq 'trials per side would decide it|more trials would hardly decide it' "$T/tn.out"; then
 	ok compare_trials_inconclusive
 else
 	notok compare_trials_inconclusive "rc=$rc: $(cat "$T/tn.out")"
