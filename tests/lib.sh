@@ -63,3 +63,21 @@ launch_server() {
 }
 
 finish() { exit "$TEST_FAILED"; }
+
+# refused NAME JQ-EDIT WORD...: the config $BASE with JQ-EDIT applied makes
+# `oqb run` exit 2 before it starts anything (no results directory), with
+# every WORD in its message.
+refused() {
+	local name=$1 edit=$2 out rc w miss=""
+	shift 2
+	jq "$edit" "$BASE" >"$T/$name.json" || { notok "$name" "jq edit failed"; return; }
+	out=$("$OQB_BIN/oqb" run "$T/$name.json" --out "$T/out-$name" 2>&1)
+	rc=$?
+	for w in "$@"; do
+		case $out in *"$w"*) ;; *) miss="$miss [$w]" ;; esac
+	done
+	if [ $rc -ne 2 ]; then notok "$name" "exit status $rc, expected 2: $out"
+	elif [ -n "$miss" ]; then notok "$name" "message lacks$miss: $out"
+	elif [ -e "$T/out-$name" ]; then notok "$name" "a results directory was created for a bad config"
+	else ok "$name"; fi
+}

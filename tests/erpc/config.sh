@@ -11,26 +11,11 @@
 ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BASE=$ROOT/configs/tiny.json
 
-# refuse NAME JQ-EDIT WORD...: oqb run exits 2, no results directory, every WORD in the message.
-refuse() {
-	local name=$1 edit=$2 out rc w miss=""
-	shift 2
-	jq "$edit" "$BASE" >"$T/$name.json" || { notok "$name" "jq edit failed"; return; }
-	out=$("$OQB_BIN/oqb" run "$T/$name.json" --out "$T/out-$name" 2>&1)
-	rc=$?
-	for w in "$@"; do
-		case $out in *"$w"*) ;; *) miss="$miss [$w]" ;; esac
-	done
-	if [ $rc -ne 2 ]; then notok "$name" "exit status $rc, expected 2: $out"
-	elif [ -n "$miss" ]; then notok "$name" "message lacks$miss: $out"
-	elif [ -e "$T/out-$name" ]; then notok "$name" "a results directory was created"
-	else ok "$name"; fi
-}
 
 # A misspelt name is answered with erpc: the name is known.
-refuse erpc_known_name '.systems = ["oq", "erpcc"]' 'systems[1]' 'did you mean "erpc"'
+refused erpc_known_name '.systems = ["oq", "erpcc"]' 'systems[1]' 'did you mean "erpc"'
 if [ "${OQB_ERPC:-0}" != 1 ]; then
-	refuse erpc_not_built '.transport = "verbs" | .systems = ["oq", "erpc"]' \
+	refused erpc_not_built '.transport = "verbs" | .systems = ["oq", "erpc"]' \
 		'systems[1]' 'not in this build' ERPC_DIR docs/erpc.md
 	for p in server client; do
 		extra=(); [ $p = client ] && extra=(--server x)
@@ -42,6 +27,6 @@ if [ "${OQB_ERPC:-0}" != 1 ]; then
 	done
 else
 	# shm has no RDMA address for eRPC.
-	refuse erpc_needs_verbs '.systems = ["oq", "erpc"]' 'systems[1]' erpc '"transport": "verbs"'
+	refused erpc_needs_verbs '.systems = ["oq", "erpc"]' 'systems[1]' erpc '"transport": "verbs"'
 fi
 finish

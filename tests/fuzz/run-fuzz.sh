@@ -7,7 +7,7 @@
 # (tests/fuzz/regress/NAME-*.bin) as seeds.  New inputs go to
 # BUILD_DIR/scratch/NAME/, crashes to BUILD_DIR/crash/NAME-*, the log to
 # BUILD_DIR/log/NAME.log; the repository is never written.  The working
-# directory is an empty BUILD_DIR/work/, so a config naming a relative
+# directory is an empty scratch folder under BUILD_DIR, so a config naming a relative
 # file finds nothing.  tests/fuzz/NAME.dict, if there, is the target's
 # dictionary (keys and words of its format).  One line per target: executions per second, the
 # final corpus (inputs/bytes), the new inputs, and any crash.
