@@ -206,7 +206,6 @@ static void check_halves(const struct check_conf *c, json_t *out, json_t *const 
 	char d[240];
 	if (a && b && merge_trust(a, clients, n, "halves_ns", 0) && merge_trust(b, clients, n, "halves_ns", 1) &&
 	    a->n >= 100 && b->n >= 100) {
-		double worst = 1;
 		int warn = 0;
 		static const double ps[2] = { 0.5, 0.99 };
 		double r[2];
@@ -219,15 +218,14 @@ static void check_halves(const struct check_conf *c, json_t *out, json_t *const 
 			int apart = ahi < blo || bhi < alo;
 			if (apart && r[i] > (i ? c->halves_p99 : c->halves_p50))
 				warn = 1;
-			worst = fmax(worst, r[i] / (i ? c->halves_p99 : c->halves_p50));
 		}
 		snprintf(d, sizeof d, "first half p50 %.1f us p99 %.1f us, second half p50 %.1f us p99 %.1f us "
 			 "(factors %.2f, %.2f; limits %.2f, %.2f when CIs do not overlap)",
 			 hist_percentile(a, 50) / 1e3, hist_percentile(a, 99) / 1e3, hist_percentile(b, 50) / 1e3,
 			 hist_percentile(b, 99) / 1e3, r[0], r[1], c->halves_p50, c->halves_p99);
-		add(out, "stationarity", r[0] / c->halves_p50 > r[1] / c->halves_p99 ? r[0] : r[1],
-		    r[0] / c->halves_p50 > r[1] / c->halves_p99 ? c->halves_p50 : c->halves_p99, warn, d);
-		(void)worst;
+		/* the value is the factor closer to its limit */
+		int p99 = r[1] / c->halves_p99 >= r[0] / c->halves_p50;
+		add(out, "stationarity", r[p99], p99 ? c->halves_p99 : c->halves_p50, warn, d);
 	}
 	hist_free(a);
 	hist_free(b);

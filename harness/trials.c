@@ -125,13 +125,13 @@ static json_t *spread_of(const json_t *entries, const char *cls, const char *pct
 		v[m++] = json_number_value(x);
 		json_array_append_new(vals, json_real(json_number_value(x)));
 	}
-	json_t *s = m ? json_pack("{s:f,s:f,s:f,s:o}", "min", 0.0, "median", 0.0, "max", 0.0, "values", vals)
-		      : (json_decref(vals), json_null());
+	json_t *s;
 	if (m) {
-		double med = median_of(v, m);
-		json_object_set_new(s, "min", json_real(v[0]));
-		json_object_set_new(s, "median", json_real(med));
-		json_object_set_new(s, "max", json_real(v[m - 1]));
+		double med = median_of(v, m);   /* sorts v */
+		s = json_pack("{s:f,s:f,s:f,s:o}", "min", v[0], "median", med, "max", v[m - 1], "values", vals);
+	} else {
+		json_decref(vals);
+		s = json_null();
 	}
 	free(v);
 	return s;
