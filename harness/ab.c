@@ -36,7 +36,7 @@ static const char *const verdict_word[] = { "no regression", "REGRESSION", "inco
 struct ab_cli {
 	const char *base, *new_, *out;
 	int trials, max_trials, correction, quiet;
-	double tolerance, alpha, noise_limit, canary_drift;
+	double tolerance, tolerance_p99, alpha, noise_limit, canary_drift;
 	long long seed;
 };
 
@@ -49,7 +49,8 @@ static const struct opt ab_tab[] = {
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL, "output directory (default results/ab-NAME-UTCSTAMP)" },
 	{ "trials", OPT_INT, O(trials), "5", 2, AB_MAX_ROUNDS, NULL, "rounds before the first verdict (each runs every point once per side)" },
 	{ "max-trials", OPT_INT, O(max_trials), "10", 2, AB_MAX_ROUNDS, NULL, "rounds at most, adding one at a time while a point is inconclusive" },
-	{ "tolerance", OPT_DBL, O(tolerance), "5", 0, 1000, NULL, "percent a metric may move before it can count" },
+	{ "tolerance", OPT_DBL, O(tolerance), "5", 0, 1000, NULL, "percent p50 or throughput may move before the move can count" },
+	{ "tolerance-p99", OPT_DBL, O(tolerance_p99), "25", 0, 1000, NULL, "the same for p99 (as oqb compare's)" },
 	{ "alpha", OPT_DBL, O(alpha), "0.05", 1e-9, 0.5, NULL, "significance level after the correction" },
 	{ "correction", OPT_ENUM, O(correction), "bh", 0, 0, corrections, "bh (Benjamini-Hochberg), holm or none" },
 	{ "noise-limit", OPT_DBL, O(noise_limit), "1.5", 1, 1e9, NULL,
@@ -310,9 +311,9 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 	const json_t *sum = json_object_get(doc, "summary"), *p;
 	size_t i;
 	fprintf(f, "### oqb ab: %s\n\n", verdict_word[verdict]);
-	fprintf(f, "`%s`: base `%s`, new `%s`; %u rounds in shuffled order (RMIT); tolerance %g %%, "
+	fprintf(f, "`%s`: base `%s`, new `%s`; %u rounds in shuffled order (RMIT); tolerance %g %% (p99 %g %%), "
 		"%s. Canary before %.0f ns, after %.0f ns.\n\n", a->config, a->side[0].bin,
-		a->side[1].bin, a->rounds, a->c.tolerance,
+		a->side[1].bin, a->rounds, a->c.tolerance, a->c.tolerance_p99,
 		doc ? json_string_value(json_object_get(sum, "how")) : "no comparison",
 		json_number_value(json_object_get(json_object_get(noise, "before"), "median_ns")),
 		json_number_value(json_object_get(json_object_get(noise, "after"), "median_ns")));
@@ -515,7 +516,8 @@ int ab_main(int argc, char **argv)
 			verdict = AB_RUNFAIL;
 			goto report;
 		}
-		struct compare_params cp = { .tolerance_pct = a->c.tolerance, .alpha = a->c.alpha,
+		struct compare_params cp = { .tolerance_pct = a->c.tolerance, .tolerance_p99_pct = a->c.tolerance_p99,
+					     .alpha = a->c.alpha,
 					     .canary_drift = a->c.canary_drift, .correction = a->c.correction };
 		doc = compare_eval(bj, nj, &cp, "new");
 		const json_t *sum = json_object_get(doc, "summary");

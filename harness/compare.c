@@ -21,7 +21,7 @@
 #include <string.h>
 
 struct cmp_opts {
-	double tolerance, alpha, canary_drift;
+	double tolerance, tolerance_p99, alpha, canary_drift;
 	int json;
 	int correction;
 };
@@ -31,7 +31,9 @@ static const char *const corrections[] = { "bh", "holm", "none", NULL };
 #define O(f) offsetof(struct cmp_opts, f)
 static const struct opt cmp_tab[] = {
 	{ "tolerance", OPT_DBL, O(tolerance), "5", 0, 1000, NULL,
-	  "percent a metric may worsen before it counts (and only beyond the CIs)" },
+	  "percent p50 or throughput may move before the move can count (and only when significant)" },
+	{ "tolerance-p99", OPT_DBL, O(tolerance_p99), "25", 0, 1000, NULL,
+	  "the same for p99 (docs/trust.md: why it is wider)" },
 	{ "alpha", OPT_DBL, O(alpha), "0.05", 1e-9, 0.5, NULL,
 	  "significance level after the correction for many tests" },
 	{ "correction", OPT_ENUM, O(correction), "bh", 0, 0, corrections,
@@ -319,7 +321,8 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	double *pv = NULL;
 	json_t *bp, *out = json_array(), *table = json_array();
 
-	double tol = o->tolerance_pct / 100, cb = run_canary(base), cn = run_canary(nw);
+	double tol[3] = { o->tolerance_pct / 100, o->tolerance_p99_pct / 100, o->tolerance_pct / 100 };
+	double cb = run_canary(base), cn = run_canary(nw);
 	if (!isnan(cb) && !isnan(cn) && fmax(cb / cn, cn / cb) > o->canary_drift)
 		snprintf(env, sizeof env, "the machines' canaries differ (%.0f ns vs %.0f ns: more than x%g), so the "
 			 "environment changed between the runs", cb, cn, o->canary_drift);
@@ -374,7 +377,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			struct metric *m = &pr->m[k];
 			if (!isnan(m->p))
 				m->p_adj = pv[m->test];
-			judge(m, tol, o->alpha, env[0] ? env : NULL);
+			judge(m, tol[k], o->alpha, env[0] ? env : NULL);
 			worse |= m->v == WORSE;
 			better |= m->v == BETTER;
 			und |= m->v == UNDECIDED;
@@ -426,10 +429,10 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	char how[200];
 	snprintf(how, sizeof how, "alpha %g after %s over %zu tests", o->alpha,
 		 o->correction == 0 ? "Benjamini-Hochberg" : o->correction == 1 ? "Holm" : "no correction", ntests);
-	json_t *doc = json_pack("{s:o, s:{s:I, s:I, s:I, s:I, s:f, s:f, s:s, s:I, s:s}, s:o}", "points", out,
+	json_t *doc = json_pack("{s:o, s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:s, s:I, s:s}, s:o}", "points", out,
 				"summary", "points", (json_int_t)npoints, "regressions", (json_int_t)nreg,
 				"improvements", (json_int_t)nimp, "inconclusive", (json_int_t)nund,
-				"tolerance_pct", o->tolerance_pct, "alpha", o->alpha, "correction",
+				"tolerance_pct", o->tolerance_pct, "tolerance_p99_pct", o->tolerance_p99_pct, "alpha", o->alpha, "correction",
 				corrections[o->correction], "tests", (json_int_t)ntests, "how", how, "table", table);
 	json_t *notes = json_array();
 	if (env[0])
@@ -457,7 +460,7 @@ int compare_main(int argc, char **argv)
 	if (r == 1)
 		return 0;
 	if (r < 0 || npos != 2) {
-		fprintf(stderr, "oqb compare: %s\nusage: oqb compare BASE.json NEW.json [--tolerance PCT] "
+		fprintf(stderr, "oqb compare: %s\nusage: oqb compare BASE.json NEW.json [--tolerance PCT] [--tolerance-p99 PCT] "
 			"[--alpha A] [--correction bh|holm|none] [--json]\n",
 			r < 0 ? err : "expected two run.json files");
 		return 2;
@@ -479,8 +482,8 @@ int compare_main(int argc, char **argv)
 			fprintf(stderr, "oqb compare: warning: %s has status \"%s\" (an incomplete run)\n",
 				argv[k], st);
 	}
-	struct compare_params cp = { .tolerance_pct = o.tolerance, .alpha = o.alpha,
-				     .canary_drift = o.canary_drift, .correction = o.correction };
+	struct compare_params cp = { .tolerance_pct = o.tolerance, .tolerance_p99_pct = o.tolerance_p99,
+				     .alpha = o.alpha, .canary_drift = o.canary_drift, .correction = o.correction };
 	doc = compare_eval(base, nw, &cp, argv[2]);
 	if (!doc) {
 		fprintf(stderr, "oqb compare: out of memory\n");
@@ -504,10 +507,10 @@ int compare_main(int argc, char **argv)
 	long long nreg = json_integer_value(json_object_get(sum, "regressions"));
 	long long nund = json_integer_value(json_object_get(sum, "inconclusive"));
 	fprintf(o.json ? stderr : stdout,
-		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%%, %s\n",
+		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%% (p99 %g%%), %s\n",
 		json_integer_value(json_object_get(sum, "points")), nreg,
 		json_integer_value(json_object_get(sum, "improvements")), nund, o.tolerance,
-		json_string_value(json_object_get(sum, "how")));
+		o.tolerance_p99, json_string_value(json_object_get(sum, "how")));
 	rc = nreg ? 1 : nund ? 3 : 0;
 done:
 	json_decref(doc);

@@ -10,7 +10,9 @@
  * two-sample Kolmogorov-Smirnov test reported beside it, and all p-values
  * of the comparison are corrected together (Benjamini-Hochberg by default,
  * or Holm).  A metric is
- *   same          when the change is within the tolerance (significant or not);
+ *   same          when the change is within the tolerance (significant or not;
+ *                 p99 has its own, wider one: a tail percentile of short
+ *                 trials moves more between identical runs than a median);
  *   regression /  when it is worse / better by more than the tolerance AND
  *   improvement   significant after the correction;
  *   inconclusive  when it moved by more than the tolerance but is not
@@ -28,7 +30,8 @@
 #include <jansson.h>
 
 struct compare_params {
-	double tolerance_pct;    /* a change within it is "same" */
+	double tolerance_pct;    /* a p50 or throughput change within it is "same" */
+	double tolerance_p99_pct; /* the same for p99, the noisiest metric */
 	double alpha;            /* after the correction */
 	double canary_drift;     /* canaries further apart: inconclusive */
 	int correction;          /* 0 Benjamini-Hochberg, 1 Holm, 2 none */

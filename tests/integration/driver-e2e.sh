@@ -133,6 +133,23 @@ if [ $rc -eq 1 ] && grep -q 'achieved_ops worse' "$T/ts.out"; then
 else
 	notok compare_flags_throughput "rc=$rc: $(cat "$T/ts.out")"
 fi
+# p99 has its own tolerance (25 % by default): a significant +20 % p99 is
+# the same, +40 % is a regression, and +20 % is one with --tolerance-p99 10.
+jq "$(trials 1 0 1)"' | .points[0].trials |= [.[] | .lat_ns.all.p99 *= 1.2]' "$R" >"$T/t99a.json"
+jq "$(trials 1 0 1)"' | .points[0].trials |= [.[] | .lat_ns.all.p99 *= 1.4]' "$R" >"$T/t99b.json"
+"$OQB_BIN/oqb" compare "$T/tb.json" "$T/t99a.json" >"$T/t99a.out" 2>&1
+rc1=$?
+"$OQB_BIN/oqb" compare "$T/tb.json" "$T/t99b.json" >"$T/t99b.out" 2>&1
+rc2=$?
+"$OQB_BIN/oqb" compare "$T/tb.json" "$T/t99a.json" --tolerance-p99 10 >"$T/t99c.out" 2>&1
+rc3=$?
+if [ $rc1 -eq 0 ] && tail -1 "$T/t99a.out" | grep -q ", 0 regressions, 0 improvements, 0 inconclusive, tolerance 5% (p99 25%)" &&
+	[ $rc2 -eq 1 ] && grep -q 'REGRESSION: p99 worse' "$T/t99b.out" &&
+	[ $rc3 -eq 1 ] && grep -q 'REGRESSION: p99 worse' "$T/t99c.out"; then
+	ok compare_p99_tolerance
+else
+	notok compare_p99_tolerance "rc=$rc1/$rc2/$rc3: $(tail -2 "$T/t99a.out") | $(tail -2 "$T/t99b.out") | $(tail -2 "$T/t99c.out")"
+fi
 "$OQB_BIN/oqb" compare "$T/tb.json" "$T/tw.json" --json >"$T/cmp.json" 2>/dev/null
 jcheck compare_json "$T/cmp.json" '.summary.regressions == 1 and (.points | length) == '"$npoints"' and
 	.summary.correction == "bh" and .points[0].p50.verdict == "regression" and .points[0].p50.mwu_p < 0.01 and
