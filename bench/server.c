@@ -354,6 +354,8 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 		}
 		s->w[i].started = 1;
 	}
+	if (c->tp->srv_ready && c->tp->srv_ready(s->tp, err, errlen) != 0)
+		goto fail;
 	return s;
 fail:
 	server_destroy(s);

@@ -91,6 +91,10 @@ struct transport_ops {
 
 	struct tp_server *(*srv_open)(const struct tp_srv_conf *c, char *err, size_t errlen);
 	const char *(*srv_endpoint)(struct tp_server *s);
+	/* Called once the worker threads run: waits until each can serve
+	 * (a transport whose workers set up on their own threads), or returns
+	 * -1 with the cause.  May be NULL (ready when srv_open returned). */
+	int (*srv_ready)(struct tp_server *s, char *err, size_t errlen);
 	int (*srv_poll)(struct tp_server *s, unsigned w, struct tp_arrival *a, int max);
 	const void *(*srv_req)(struct tp_server *s, unsigned w, uint64_t slot, size_t *avail);
 	/* The request in slot has been executed (or skipped): durable

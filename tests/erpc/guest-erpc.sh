@@ -3,7 +3,9 @@
 # (tests/erpc/run-erpc.sh starts it through tests/vm/rxe-vm; by hand on a
 # host with an RDMA device: RXE_IP=ADDR OQB_BIN=DIR bash tests/erpc/guest-erpc.sh).
 #
-# Covers: the clear errors (no hugepages, UDP port in use, session refused),
+# Covers: the clear errors (no hugepages; too few for a worker's Rpc, which
+# must fail the server before "ready" and fail `oqb run` with the cause, not
+# hang it; UDP port in use; session refused),
 # echo on the null backend, a set/get workload whose history `oqb check`
 # finds linearizable (read-your-writes included), and `oqb run` with all
 # four systems.  Then, unless OQB_ERPC_BENCH=0, the side-by-side benchmark
@@ -43,6 +45,42 @@ start_server() {   # start_server NAME ARGS...
 echo 0 >/proc/sys/vm/nr_hugepages
 expect_err "error: no hugepages" "hugepages.*nr_hugepages" \
 	"$B/oqb-server" --system erpc --transport erpc --addr "$RXE_IP" --port "$PORT"
+
+# ---- too few hugepages: the preflight passes, a worker's Rpc cannot be made
+# (its 4.25 MB receive ring needs 3 pages).  The server must not say ready
+# (the echo case below, with 512 pages, is the control that it does).
+echo 2 >/proc/sys/vm/nr_hugepages
+out=$(timeout -k 5 120 "$B/oqb-server" --system erpc --transport erpc --addr "$RXE_IP" --port "$PORT" \
+	--workers 2 2>&1 </dev/null)
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [[ $out != *"ready:"* ]] &&
+   grep -Eq "worker [01] cannot serve: .*huge ?pages" <<<"$out"; then
+	ok "error: a worker without its eRPC Rpc fails the server before ready"
+else
+	notok "error: a worker without its eRPC Rpc fails the server before ready" "rc=$rc: $out"
+fi
+cat >"$T/erpc-only.json" <<EOF
+{
+	"name": "erpc-only",
+	"transport": "verbs",
+	"systems": ["erpc"],
+	"verbs": { "addr": "$RXE_IP", "port": $PORT },
+	"server": { "workers": 2, "backend": { "kind": "null" }, "ring_slots": 256 },
+	"clients": { "processes": 1, "threads": 1 },
+	"workload": { "kind": "kv", "put_ratio": 1.0, "key_size": 16, "value_size": 64, "keys": 100 },
+	"arrival": { "kind": "poisson", "loads_ops": [100] },
+	"warmup_s": 0.2,
+	"duration_s": 0.3,
+	"seed": 5
+}
+EOF
+timeout -k 5 300 "$B/oqb" run "$T/erpc-only.json" --out "$T/erpc-only" --quiet >"$T/erpc-only.out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -Eq "cannot serve: .*huge ?pages" "$T/erpc-only.out"; then
+	ok "error: oqb run fails, naming the worker's cause (too few hugepages)"
+else
+	notok "error: oqb run with a worker that cannot serve" "rc=$rc: $(tail -8 "$T/erpc-only.out")"
+fi
 echo 512 >/proc/sys/vm/nr_hugepages
 if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -lt 64 ]; then
 	notok "hugepages: cannot reserve 512 x 2 MB in the guest" "$(grep Huge /proc/meminfo)"

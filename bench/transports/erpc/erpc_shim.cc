@@ -68,7 +68,8 @@ static std::string explain(const std::string &what)
 		hint = "no usable RDMA device: load rdma_rxe (rdma link add rxe0 type rxe netdev IFACE) or use a host with an RDMA NIC";
 	else if (what.find("uge") != std::string::npos || what.find("SHM") != std::string::npos ||
 		 what.find("shm") != std::string::npos || what.find("CQ") != std::string::npos)
-		hint = "no hugepages: reserve some, e.g. echo 512 > /proc/sys/vm/nr_hugepages (as root)";
+		hint = "too few hugepages free (each Rpc maps about 24 MB of 2 MB pages): reserve more, "
+		       "e.g. echo 512 > /proc/sys/vm/nr_hugepages (as root)";
 	else if (what.find("root") != std::string::npos)
 		hint = "eRPC needs root (it maps hugepages with shmget)";
 	else

@@ -72,6 +72,8 @@ struct tp_server {
 	unsigned port;
 	struct ew *w;
 	_Atomic unsigned ready, failed;
+	pthread_mutex_t why_mu;     /* the first worker failure, for srv_ready */
+	char why[600];
 	char endpoint[160];
 };
 
@@ -123,6 +125,7 @@ static struct tp_server *erpc_srv_open(const struct tp_srv_conf *c, char *err, s
 		return NULL;
 	}
 	s->c = *c;
+	pthread_mutex_init(&s->why_mu, NULL);
 	s->port = c->port >= ERPC_PORT_BASE && c->port < ERPC_PORT_BASE + ERPC_PORTS ? c->port : ERPC_PORT_BASE;
 	s->w = calloc(c->workers, sizeof *s->w);
 	if (!s->w)
@@ -149,19 +152,38 @@ fail:
 			free(s->w[i].buf);
 			free(s->w[i].slot);
 		}
+	pthread_mutex_destroy(&s->why_mu);
 	free(s->w);
 	free(s);
 	return NULL;
 }
 
 /* Waits until every worker has made its Rpc, so that clients told the
- * endpoint can connect at once. */
-static const char *erpc_srv_endpoint(struct tp_server *s)
+ * endpoint can connect at once; the first worker that could not is the
+ * server's error (server_start fails with it, before "ready"). */
+static int erpc_srv_ready(struct tp_server *s, char *err, size_t errlen)
 {
 	uint64_t t0 = clock_ns();
-	while (atomic_load(&s->ready) + atomic_load(&s->failed) < s->c.workers &&
-	       clock_ns() - t0 < ERPC_READY_MS * 1000000ull)
+	unsigned ok;
+	while ((ok = atomic_load(&s->ready)) < s->c.workers && !atomic_load(&s->failed)) {
+		if (clock_ns() - t0 > ERPC_READY_MS * 1000000ull) {
+			snprintf(err, errlen, "transport erpc: only %u of %u workers made their eRPC Rpc within %u s; "
+				 "the host is overloaded, or eRPC hangs in its set-up (see the log above)",
+				 ok, s->c.workers, ERPC_READY_MS / 1000);
+			return -1;
+		}
 		usleep(1000);
+	}
+	if (!atomic_load(&s->failed))
+		return 0;
+	pthread_mutex_lock(&s->why_mu);
+	snprintf(err, errlen, "transport erpc: %s", s->why);
+	pthread_mutex_unlock(&s->why_mu);
+	return -1;
+}
+
+static const char *erpc_srv_endpoint(struct tp_server *s)
+{
 	return s->endpoint;
 }
 
@@ -175,6 +197,10 @@ static int worker_rpc(struct ew *w)
 	w->rpc = es_rpc_new(w->s->nx, w->idx, w, srv_on_req, NULL, 0, 0, 0, err, sizeof err);
 	if (!w->rpc) {
 		log_msg(LOG_ERR, "worker %u: %s", w->idx, err);
+		pthread_mutex_lock(&w->s->why_mu);
+		if (!w->s->why[0])
+			snprintf(w->s->why, sizeof w->s->why, "worker %u cannot serve: %s", w->idx, err);
+		pthread_mutex_unlock(&w->s->why_mu);
 		w->idx = ~0u;   /* never again */
 		atomic_fetch_add(&w->s->failed, 1);
 		return -1;
@@ -266,6 +292,7 @@ static void erpc_srv_close(struct tp_server *s)
 		free(s->w[i].slot);
 	}
 	es_nexus_free(s->nx);
+	pthread_mutex_destroy(&s->why_mu);
 	free(s->w);
 	free(s);
 }
@@ -534,6 +561,7 @@ const struct transport_ops tp_erpc_ops = {
 	.version = TRANSPORT_OPS_VERSION,
 	.srv_open = erpc_srv_open,
 	.srv_endpoint = erpc_srv_endpoint,
+	.srv_ready = erpc_srv_ready,
 	.srv_poll = erpc_srv_poll,
 	.srv_req = erpc_srv_req,
 	.srv_release = erpc_srv_release,
