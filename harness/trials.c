@@ -171,8 +171,11 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 			if (warn) {
 				json_object_set_new(row, "trials_warned",
 						    json_integer(json_integer_value(json_object_get(row, "trials_warned")) + 1));
-				/* the value of a warning trial, with its detail */
+				/* the value of a warning trial, with its threshold
+				 * (stationarity's depends on which half-factor
+				 * warned) and its detail */
 				json_object_set(row, "value", json_object_get(c, "value"));
+				json_object_set(row, "threshold", json_object_get(c, "threshold"));
 				if (json_object_get(c, "detail"))
 					json_object_set(row, "detail", json_object_get(c, "detail"));
 			} else if (!json_object_get(row, "detail") && json_object_get(c, "detail")) {

@@ -105,6 +105,12 @@ if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
 				'[.points[0].checks[] | select(.name == $n) | .detail]' "$T/hog/run.json" "$T/calm/run.json")"
 		fi
 	done
+	# a point's warning shows the value, threshold and detail of one
+	# warning trial, all three from the same trial
+	jcheck point_warning_from_one_trial "$T/hog/run.json" '.points[0] as $p |
+		[$p.checks[] | select(.trials_warned > 0)] as $w | ($w | length) > 0 and all($w[]; . as $c |
+		any($p.trials[].checks[]; .name == $c.name and .status == "warn" and .value == $c.value and
+			.threshold == $c.threshold and .detail == $c.detail))'
 else
 	skip hog_flagged_by_interference "needs two CPUs and taskset"
 	skip hog_flagged_by_stationarity "needs two CPUs and taskset"
