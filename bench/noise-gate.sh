@@ -6,8 +6,9 @@
 #
 #   A/A: the same binaries twice, back to back; the gate must report no
 #        regression and no improvement.
-#   A/B: the second run with OQB_FAULT=server-delay-ns:N, N = 20 % of the
-#        first run's median rawrpc p50 below saturation; the gate must
+#   A/B: a third run right after the pair, with OQB_FAULT=server-delay-ns:N,
+#        N = 20 % of the first run's median rawrpc p50 below saturation,
+#        compared with the second run; the gate must
 #        report a regression where the delay reaches the commit path
 #        (rawrpc, deferred; oq's nilext writes commit before execution,
 #        so its all-ops p50 hides most of a server delay, as the paper
@@ -23,7 +24,7 @@ pairs=${1:-5}
 cfg=${2:-configs/quickstart.json}
 oqb=bin/oqb
 out=$(mktemp -d "${TMPDIR:-/tmp}/oqb-noise.XXXXXX")
-echo "noise-gate: $pairs A/A and $pairs A/B pairs of $cfg; runs kept in $out"
+echo "noise-gate: $pairs A/A and $pairs A/B pairs of $cfg ($((3 * pairs)) runs); runs kept in $out"
 
 stability() {   # stability A B: "stable X/Y unflagged-below-saturation P/Q"
 	jq -n --slurpfile a "$1/run.json" --slurpfile b "$2/run.json" -r '
@@ -35,27 +36,28 @@ stability() {   # stability A B: "stable X/Y unflagged-below-saturation P/Q"
 		"stable \($ok | length)/\($both | length) unflagged-below-saturation \([$below[] | select(.flagged | not)] | length)/\($below | length)"'
 }
 
-for kind in AA AB; do
-	for i in $(seq 1 "$pairs"); do
-		a=$out/$kind-$i-a b=$out/$kind-$i-b
-		"$oqb" run "$cfg" --out "$a" --quiet >/dev/null 2>"$a.err" || { echo "$kind $i: run a failed: $(tail -1 "$a.err")"; continue; }
-		env=()
-		if [ "$kind" = AB ]; then
-			p50=$(jq '[.points[] | select(.system == "rawrpc" and (.saturated | not)) | .lat_ns.all.p50] | sort | .[length / 2 | floor] // 0' "$a/run.json")
-			n=$(jq -n "$p50 * 0.2 | floor")
-			env=(OQB_FAULT="server-delay-ns:$n")
-		fi
-		env "${env[@]}" "$oqb" run "$cfg" --out "$b" --quiet >/dev/null 2>"$b.err" || { echo "$kind $i: run b failed: $(tail -1 "$b.err")"; continue; }
-		"$oqb" compare "$a/run.json" "$b/run.json" >"$out/$kind-$i.cmp" 2>&1
-		rc=$?
-		regs=$(grep -c 'REGRESSION' "$out/$kind-$i.cmp")
-		echo "$kind $i: exit $rc, $(tail -1 "$out/$kind-$i.cmp" | cut -d, -f2-4)${env:+ (${env[*]})}; $(stability "$a" "$b")"
-		if [ "$kind" = AB ]; then
-			jq -r -n --slurpfile a "$a/run.json" '$a[0].points[] | select(.saturated | not) | "\(.system) \(.offered_ops)"' |
-			while read -r sys load; do
-				row=$(awk -v s="$sys" -v l="$load" '$1 == s && $2 == l' "$out/$kind-$i.cmp")
-				echo "    $sys $load: $(echo "$row" | grep -o 'REGRESSION[^;]*\|inconclusive.*\|same\|improved.*' | head -1)"
-			done
-		fi
+run() {   # run DIR [ENV...]: one run of the config, quiet
+	local d=$1; shift
+	env "$@" "$oqb" run "$cfg" --out "$d" --quiet >/dev/null 2>"$d.err" || { echo "run $d failed: $(tail -1 "$d.err")"; return 1; }
+}
+verdict() {   # verdict KIND I A B NOTE: compare and print
+	"$oqb" compare "$3/run.json" "$4/run.json" >"$out/$1-$2.cmp" 2>&1
+	local rc=$?
+	echo "$1 $2: exit $rc, $(tail -1 "$out/$1-$2.cmp" | cut -d, -f2-4)${5:+ ($5)}; $(stability "$3" "$4")"
+}
+# Each pair of pairs is three back-to-back runs a, b, f: A/A compares a
+# with b, A/B compares b with f, which runs with the server delay.
+for i in $(seq 1 "$pairs"); do
+	a=$out/run-$i-a b=$out/run-$i-b f=$out/run-$i-f
+	run "$a" && run "$b" || continue
+	verdict AA "$i" "$a" "$b"
+	p50=$(jq '[.points[] | select(.system == "rawrpc" and (.saturated | not)) | .lat_ns.all.p50] | sort | .[length / 2 | floor] // 0' "$a/run.json")
+	fault="OQB_FAULT=server-delay-ns:$(jq -n "$p50 * 0.2 | floor")"
+	run "$f" "$fault" || continue
+	verdict AB "$i" "$b" "$f" "$fault"
+	jq -r -n --slurpfile a "$b/run.json" '$a[0].points[] | select(.saturated | not) | "\(.system) \(.offered_ops)"' |
+	while read -r sys load; do
+		row=$(awk -v s="$sys" -v l="$load" '$1 == s && $2 == l' "$out/AB-$i.cmp")
+		echo "    $sys $load: $(echo "$row" | grep -o 'REGRESSION[^;]*\|inconclusive.*\|same\|improved.*' | head -1)"
 	done
 done
