@@ -95,6 +95,7 @@ struct run {
 	double *canaries;              /* every canary p50 so far */
 	size_t ncanaries;
 	struct trial_ref { size_t point; unsigned trial; } *order;
+	unsigned nprobes;              /* knee search probes run (knee.h) */
 };
 
 struct prun {
@@ -214,6 +215,8 @@ static void load_label(char *buf, size_t len, const struct runconf *rc, const st
 	free(v);
 	if (pt->outstanding > 0)
 		snprintf(buf, len, "%soutstanding=%lld", sw, pt->outstanding);
+	else if (rc->knee.on && rc->knee_ops <= 0)
+		snprintf(buf, len, "%sload=%g x knee", sw, pt->offered_ops);   /* a fraction until the search */
 	else
 		snprintf(buf, len, "%sload=%.0f ops/s", sw, pt->offered_ops);
 }
@@ -1138,6 +1141,92 @@ fail:
 	return NULL;
 }
 
+/*
+ * The knee search's probe (knee.h): one short point of `system`, run like
+ * any other (its processes, logs and results in RUN/knee/pNN-...), with
+ * the search's probe_s and warmup_s, one trial, and no canary, history
+ * or check; find_knee sets those for the search and restores them.
+ */
+static int knee_probe(void *ctx, const char *system, double offered_ops, struct knee_probe *out,
+		      char *err, size_t errlen)
+{
+	struct run *r = ctx;
+	struct prun pr;
+	struct point pt = { .idx = r->nprobes++, .system = system, .offered_ops = offered_ops, .sweep = -1 };
+	json_t *pj = run_point(r, &pr, &pt);
+
+	if (pr.warn[0])
+		fprintf(stderr, "oqb: warning: %s\n", pr.warn);
+	if (pj)
+		knee_verdict(pj, pr.checks, out);
+	else
+		snprintf(err, errlen, "knee search: probe of system=%s at %.0f ops/s: %s", system,
+			 offered_ops, pr.err);
+	json_decref(pj);
+	prun_free(&pr);
+	return pj ? 0 : -1;
+}
+
+/*
+ * arrival.loads_ops {"auto": true}: the knee search, then the sweep's loads
+ * (fractions x knee) into the config and the plan.  run.json gets "knee"
+ * either way (with the probes run so far when the search failed).
+ */
+static int find_knee(struct run *r, char *err, size_t errlen)
+{
+	struct runconf *rc = &r->rc;
+	struct knee_result res;
+	size_t n = strlen(r->dir);
+	double dur = rc->duration_s, warm = rc->warmup_s;
+	int canary = rc->canary, history = rc->history, check = rc->check, converge = rc->converge;
+	long long repeat = rc->repeat;
+	int ret;
+
+	if (n + sizeof "/knee" > sizeof r->dir) {
+		snprintf(err, errlen, "%s: path too long for the knee probes' directory", r->dir);
+		return -1;
+	}
+	memcpy(r->dir + n, "/knee", sizeof "/knee");
+	rc->duration_s = rc->knee.probe_s;
+	rc->warmup_s = rc->knee.warmup_s;
+	rc->canary = rc->history = rc->check = rc->converge = 0;
+	rc->repeat = 1;
+	ret = knee_search(&rc->knee, rc->systems, rc->nsystems, knee_probe, r, r->o->quiet ? NULL : stderr,
+			  &res, err, errlen);
+	r->dir[n] = '\0';
+	rc->duration_s = dur;
+	rc->warmup_s = warm;
+	rc->canary = canary;
+	rc->history = history;
+	rc->check = check;
+	rc->converge = converge;
+	rc->repeat = repeat;
+	if (ret == 0) {
+		rc->knee_ops = res.ops;
+		knee_loads(&rc->knee, res.ops, rc->loads);
+		r->npts = runconf_plan(rc, r->pts, MAX_POINTS);
+		if (!r->o->quiet) {
+			char slow[160] = "";
+			if (res.slowest)
+				snprintf(slow, sizeof slow, " (slowest: %s, which did not sustain %.0f)", res.slowest,
+					 res.hi);
+			fprintf(stderr, "knee: %.0f ops/s%s%s, %zu probes in %.0f s; loads:", res.ops,
+				res.capped ? " (search.max_ops reached: a lower bound)" : "", slow, res.nprobes,
+				res.elapsed_s);
+			for (size_t i = 0; i < rc->nloads; i++)
+				fprintf(stderr, " %.0f", rc->loads[i]);
+			fprintf(stderr, "\n");
+		}
+	}
+	json_object_set_new(r->runj, "knee", knee_json(&rc->knee, &res, ret == 0 ? rc->loads : NULL));
+	if (ret < 0) {
+		json_object_set_new(r->runj, "error", json_pack("{s:s}", "message", err));
+		json_object_set_new(r->runj, "status", json_string(g_signal ? "interrupted" : "failed"));
+	}
+	knee_result_free(&res);
+	return ret;
+}
+
 static void progress(const struct run *r, const struct point *pt, const json_t *pj,
 		     const json_t *checks, double elapsed_s, size_t done)
 {
@@ -1188,11 +1277,19 @@ static int dry_run(struct run *r)
 		printf("overrides: %s\n", ov ? ov : "?");
 		free(ov);
 	}
+	if (r->rc.knee.on) {
+		knee_describe(stdout, &r->rc.knee, r->rc.systems, r->rc.nsystems);
+		printf("command lines below: the sweep's, shown at search.start_ops' rate (%.0f ops/s), since the knee is not known yet\n",
+		       r->rc.knee.start_ops);
+	}
 	for (size_t i = 0; i < r->npts; i++) {
-		const struct point *pt = &r->pts[i];
+		struct point shown = r->pts[i];
+		const struct point *pt = &shown;
+		if (r->rc.knee.on)
+			shown.offered_ops = r->rc.knee.start_ops;
 		const struct runconf *rc = runconf_for(&r->rc, pt);
 		char load[400], pmem[PATH_MAX + 64];
-		load_label(load, sizeof load, &r->rc, pt);
+		load_label(load, sizeof load, &r->rc, &r->pts[i]);
 		printf("[%zu/%zu] system=%s %s%s\n", i + 1, r->npts, pt->system, load,
 		       runconf_durable(rc, pt->system) ? " durable" : "");
 		/* Command lines of the first load of each sweep value (every
@@ -1420,7 +1517,11 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 
 	rc = 0;
 	t0 = now_ms();
-	if (plan_order(r) < 0) {
+	if (r->rc.knee.on && find_knee(r, err, errlen) < 0)
+		rc = 1;
+	else if (r->rc.arrival == ARRIVAL_POISSON && !r->rc.knee.on)
+		json_object_set_new(r->runj, "knee", knee_json_fixed(r->rc.loads, r->rc.nloads));
+	if (rc == 0 && plan_order(r) < 0) {
 		snprintf(err, errlen, "out of memory planning %zu trials", r->ntrials);
 		rc = 1;
 	}

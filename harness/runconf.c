@@ -90,7 +90,7 @@ static const struct conf_key sweep_keys[] = {
 
 static const struct conf_key arrival_keys[] = {
 	{ "kind", CONF_STR, 1, 0, 0, k_arrivals, NULL, "poisson (open loop) or closed" },
-	{ "loads_ops", CONF_NUM_OR_ARR, 0, 1, 1e10, NULL, NULL, "poisson: total offered loads to sweep (ops/s)" },
+	{ "loads_ops", CONF_ANY, 0, 0, 0, NULL, NULL, "poisson: total offered loads to sweep (ops/s), a number or an array, or {\"auto\": true, \"fractions\": [...], \"search\": {...}} to find the knee first and sweep fractions of it (docs/config.md)" },
 	{ "outstanding", CONF_NUM_OR_ARR, 0, 1, 1e6, NULL, NULL, "closed: requests in flight per client thread (sweepable)" },
 	{ NULL }
 };
@@ -260,6 +260,40 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 	return 0;
 }
 
+/*
+ * loads_ops: a number or a list (checked as the schema would, so its
+ * messages name the element), or the automatic form (knee.h), whose
+ * fractions stand in rc->loads until the search has found the knee.
+ */
+static int check_loads(struct runconf *rc, const json_t *a, const char *where, size_t *n,
+		       char *err, size_t errlen)
+{
+	static const struct conf_key row[] = {
+		{ "loads_ops", CONF_NUM_OR_ARR, 0, 1, 1e10, NULL, NULL, "" },
+		{ NULL, 0, 0, 0, 0, NULL, NULL, NULL }
+	};
+	const json_t *v = json_object_get(a, "loads_ops");
+	int bad;
+
+	*n = 0;
+	if (!v)
+		return 0;
+	if (json_is_object(v)) {
+		if (knee_conf_parse(v, where, &rc->knee, err, errlen) < 0)
+			return -1;
+		memcpy(rc->loads, rc->knee.fractions, rc->knee.nfractions * sizeof rc->loads[0]);
+		*n = rc->knee.nfractions;
+		return 0;
+	}
+	json_t *one = json_pack("{s:O}", "loads_ops", v);
+	bad = conf_check(one, row, where, err, errlen) < 0;
+	json_decref(one);
+	if (bad)
+		return -1;
+	*n = conf_nums(a, "loads_ops", rc->loads, RUNCONF_MAX_LOADS);
+	return 0;
+}
+
 static int check_arrival(struct runconf *rc, const json_t *a, char *err, size_t errlen)
 {
 	const char *kind = conf_str(a, "kind", "poisson");
@@ -271,7 +305,8 @@ static int check_arrival(struct runconf *rc, const json_t *a, char *err, size_t 
 		rc->arrival = ARRIVAL_POISSON;
 		if (forbid(a, "outstanding", where, "by kind \"poisson\" (that is for \"closed\")", err, errlen))
 			return -1;
-		n = conf_nums(a, "loads_ops", rc->loads, RUNCONF_MAX_LOADS);
+		if (check_loads(rc, a, where, &n, err, errlen) < 0)
+			return -1;
 		if (n == 0) {
 			set_err(err, errlen, "%s.loads_ops: missing; kind \"poisson\" needs the offered "
 				"loads to sweep, e.g. \"loads_ops\": [100000, 200000]", where);
@@ -1055,6 +1090,12 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 		goto fail;
 	if (top && check_sweep(rc, err, errlen) < 0)
 		goto fail;
+	if (rc->knee.on && rc->nsweep) {
+		set_err(err, errlen, "%s: arrival.loads_ops: the automatic form finds one knee, and with "
+			"sweep each value (%s) would need its own; list the loads, or run one config per "
+			"value with --set %s=VALUE", path, rc->sweep_key, rc->sweep_key);
+		goto fail;
+	}
 	if (rc->nsystems * (rc->nsweep ? rc->nsweep : 1) * rc->nloads > RUNCONF_MAX_POINTS) {
 		set_err(err, errlen, "%s: %zu systems x %zu sweep values x %zu loads is more than %d points; "
 			"split the experiment into several configs", path, rc->nsystems,

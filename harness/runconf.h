@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "checks.h"
+#include "knee.h"
 
 #define RUNCONF_MAX_SYSTEMS 8
 #define RUNCONF_MAX_LOADS   256
@@ -75,6 +76,10 @@ struct runconf {
 	enum arrival_kind arrival;
 	double loads[RUNCONF_MAX_LOADS];
 	size_t nloads;
+	/* loads_ops {"auto": true, ...} (knee.h): until the search has run,
+	 * loads[] holds the fractions and knee_ops is 0 */
+	struct knee_conf knee;
+	double knee_ops;
 
 	double duration_s, warmup_s;
 	long long seed;
