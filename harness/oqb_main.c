@@ -3,6 +3,7 @@
  *
  *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]
  *   oqb plot RUN_DIR [--out DIR]
+ *   oqb figures [--runs DIR] [--out DIR] [--check]   (harness/figures.c)
  *   oqb compare BASE.json NEW.json [--tolerance PCT] [--json]
  *   oqb ab CONFIG --base BINDIR --new BINDIR   (the A/B gate, harness/ab.c)
  *   oqb crashtest CONFIG    (crash injection, harness/crashtest.c)
@@ -17,6 +18,7 @@
 #include "conf.h"
 #include "check_cmd.h"
 #include "crashtest.h"
+#include "figures.h"
 #include "opts.h"
 #include "perfhist.h"
 #include "plotcmd.h"
@@ -65,6 +67,8 @@ static void usage(FILE *f)
 		"                       run a sweep; writes DIR/run.json (docs/driver.md)\n"
 		"  plot RUN_DIR [--out DIR]\n"
 		"                       latency vs throughput figures (SVG and PNG)\n"
+		"  figures [--runs DIR] [--out DIR] [--check]\n"
+		"                       the paper's figures and the claims report (docs/figures.md)\n"
 		"  compare BASE.json NEW.json [--tolerance PCT] [--json]\n"
 		"                       diff two runs; exit 1 on regressions\n"
 		"  ab CONFIG --base BINDIR --new BINDIR [--new-env K=V]...\n"
@@ -173,6 +177,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "plot"))
 		return plot_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "figures"))
+		return figures_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "compare"))
 		return compare_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "ab"))
@@ -195,7 +201,7 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	}
-	static const char *const cmds[] = { "run", "plot", "compare", "ab", "crashtest", "check", "tgap", "history", "config-keys",
+	static const char *const cmds[] = { "run", "plot", "figures", "compare", "ab", "crashtest", "check", "tgap", "history", "config-keys",
 					    "help", NULL };
 	const char *near = conf_nearest(cmd, cmds, (size_t)-1);
 	fprintf(stderr, "oqb: unknown command \"%s\"%s%s%s (see oqb help)\n", cmd,
