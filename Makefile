@@ -117,7 +117,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-.PHONY: all test check deps deps-auto demo clean test-verbs test-erpc microbench print-includes
+.PHONY: all test check deps deps-auto demo clean test-verbs test-erpc microbench bench print-includes
 all: $(BINS) $(UNIT_BIN)
 
 $(O)/%.o: %.c
@@ -188,6 +188,12 @@ print-includes:
 
 microbench: all
 	@$(BIN)/oqb-microbench
+
+# Instructions per request of client, worker and hist_record (callgrind),
+# against the gate in results/baselines/icount.json (bench/icount.sh).
+bench: all
+	@OQB_BIN=$(abspath $(BIN)) bench/icount.sh --check results/baselines/icount.json; rc=$$?; \
+	  if [ $$rc = 3 ]; then OQB_BIN=$(abspath $(BIN)) bench/icount.sh; else exit $$rc; fi
 
 demo: deps-auto
 	@$(MAKE) --no-print-directory all

@@ -460,6 +460,14 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 							    pcap, err, errlen)))
 			goto fail;
 	}
+	if (c->manual) {
+		for (unsigned i = 0; i < c->threads; i++) {
+			struct cthread *t = &cl->t[i];
+			t->warm_end = 0;
+			t->end = t->mid = UINT64_MAX;
+		}
+		return cl;
+	}
 	for (unsigned i = 0; i < c->threads; i++) {
 		int e = pthread_create(&cl->t[i].th, NULL, thread_main, &cl->t[i]);
 		if (e) {
@@ -482,6 +490,16 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 fail:
 	client_destroy(cl);
 	return NULL;
+}
+
+int client_step_issue(struct client *cl, uint64_t t_int)
+{
+	return issue(&cl->t[0], t_int, 0, 0);
+}
+
+int client_step_poll(struct client *cl)
+{
+	return poll_events(&cl->t[0], 0);
 }
 
 /* The host's CPU time in ticks from /proc/stat's "cpu" line: steal and

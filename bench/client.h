@@ -36,6 +36,8 @@ struct client_conf {
 	unsigned connect_timeout_ms; /* verbs: 0 = transport default */
 	struct hrec_conf history;    /* record histories; history.dir NULL: off */
 	const struct cpu_plan *cpus; /* thread i runs on cpus->cpu[i]; NULL or n = 0: unpinned */
+	int manual;                  /* no threads and no load phase: the caller drives
+					thread 0 with client_step_issue/poll (oqb-icount) */
 };
 
 struct client;
@@ -56,5 +58,12 @@ int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen
 json_t *client_result(struct client *cl);
 
 void client_destroy(struct client *cl);
+
+/* Manual clients only (oqb-icount): thread 0's send path for one request
+ * due at t_int (generate, encode, post; 1 sent, 0 busy or the pending
+ * table is full, -1 failed) and its receive path (poll, match, record;
+ * the number of events handled).  Every commit is recorded. */
+int client_step_issue(struct client *cl, uint64_t t_int);
+int client_step_poll(struct client *cl);
 
 #endif

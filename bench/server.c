@@ -141,8 +141,10 @@ static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on 
 	const struct backend_ops *ops = w->s->c.be;
 	if (fault_on(FAULT_SERVER_DELAY))
 		fault_delay();
-	if (fault_on(FAULT_DROP_AFTER_ACK) && rule != COMMIT_RESPONSE && (++f->n & 7) == 0)
+	if (fault_on(FAULT_DROP_AFTER_ACK) && rule != COMMIT_RESPONSE && (++f->n & 7) == 0) {
+		fault_fired(FAULT_DROP_AFTER_ACK);
 		return 1;   /* committed already (delivery or ACK), and never executed */
+	}
 	if (!fault_on(FAULT_INCR_NONATOMIC))
 		return 0;
 	/* The write-back of the previous incr lands after this request. */
@@ -175,6 +177,7 @@ static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on 
 		ops->exec(be, br, out);
 	}
 	if (due) {
+		fault_fired(FAULT_INCR_NONATOMIC);   /* another request ran in between */
 		struct backend_req st = { .op = KV_OP_SET, .key = prev.key, .key_len = prev.klen,
 					  .val = (const uint8_t *)prev.val, .val_len = prev.vlen };
 		struct backend_out o2 = { .status = KV_OK, .val = NULL, .val_cap = 0 };
@@ -196,6 +199,7 @@ static void fault_get_bypass(struct worker *w, uint64_t slot)
 	if (!req || wire_check(req, avail, &h, NULL) != 0 || h.op != KV_OP_GET)
 		return;
 	run_slot(w, slot);
+	fault_fired(FAULT_GET_BYPASS);
 	w->isvoid[slot & (s->c.tpc.ring_slots - 1)] = 2;
 }
 
@@ -214,6 +218,8 @@ static int fault_exec_reversed(struct worker *w)
 	}
 	if (!f->nheld || (f->nheld < FAULT_HOLD_MAX && clock_ns() - f->held_since < 30000))
 		return 0;
+	if (f->nheld > 1)
+		fault_fired(FAULT_EXEC_OOO);
 	for (unsigned i = f->nheld; i-- > 0; )
 		if (!w->isvoid[f->held[i] & mask])
 			run_slot(w, f->held[i]);
@@ -223,12 +229,57 @@ static int fault_exec_reversed(struct worker *w)
 	return 1;
 }
 
+/* One pass of the worker loop: poll, mark arrivals, run and release what
+ * is ready in slot order, flush.  Returns 1 if it did anything. */
+static int worker_step(struct worker *w, struct tp_arrival *arr)
+{
+	struct server *s = w->s;
+	const struct transport_ops *tp = s->c.tp;
+	const uint64_t mask = s->c.tpc.ring_slots - 1;
+	int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
+	for (int i = 0; i < n; i++) {
+		if (exec_arrive(&w->x, arr[i].slot) != 0) {
+			log_msg(LOG_ERR, "worker %u: transport reported slot %llu outside the executor "
+				"window (idx %llu); this is a transport bug", w->idx,
+				(unsigned long long)arr[i].slot, (unsigned long long)w->x.idx);
+			continue;
+		}
+		w->isvoid[arr[i].slot & mask] = (uint8_t)arr[i].voided;
+		if (fault_on(FAULT_GET_BYPASS))
+			fault_get_bypass(w, arr[i].slot);
+	}
+	int did = 0;
+	uint64_t slot;
+	if (fault_on(FAULT_EXEC_OOO))
+		did = fault_exec_reversed(w);
+	while ((slot = exec_next(&w->x)) != EXEC_NONE) {
+		did = 1;
+		if (w->isvoid[slot & mask] == 2) {
+			/* executed early by a test-only fault */
+		} else if (w->isvoid[slot & mask]) {
+			w->voided++;
+			if (tp->srv_executed)
+				tp->srv_executed(s->tp, w->idx, slot);
+		} else {
+			run_slot(w, slot);
+		}
+		tp->srv_release(s->tp, w->idx, slot);
+	}
+	if (did)
+		tp->srv_flush(s->tp, w->idx);
+	return did;
+}
+
+int server_step(struct server *s, unsigned wi)
+{
+	struct tp_arrival arr[POLL_BATCH];
+	return worker_step(&s->w[wi], arr);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct server *s = w->s;
-	const struct transport_ops *tp = s->c.tp;
-	const uint64_t mask = s->c.tpc.ring_slots - 1;
 	struct tp_arrival arr[POLL_BATCH];
 	unsigned idle = 0;
 	uint64_t born = clock_ns();
@@ -242,37 +293,7 @@ static void *worker_main(void *arg)
 		}
 	}
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
-		for (int i = 0; i < n; i++) {
-			if (exec_arrive(&w->x, arr[i].slot) != 0) {
-				log_msg(LOG_ERR, "worker %u: transport reported slot %llu outside the executor "
-					"window (idx %llu); this is a transport bug", w->idx,
-					(unsigned long long)arr[i].slot, (unsigned long long)w->x.idx);
-				continue;
-			}
-			w->isvoid[arr[i].slot & mask] = (uint8_t)arr[i].voided;
-			if (fault_on(FAULT_GET_BYPASS))
-				fault_get_bypass(w, arr[i].slot);
-		}
-		int did = 0;
-		uint64_t slot;
-		if (fault_on(FAULT_EXEC_OOO))
-			did = fault_exec_reversed(w);
-		while ((slot = exec_next(&w->x)) != EXEC_NONE) {
-			did = 1;
-			if (w->isvoid[slot & mask] == 2) {
-				/* executed early by a test-only fault */
-			} else if (w->isvoid[slot & mask]) {
-				w->voided++;
-				if (tp->srv_executed)
-					tp->srv_executed(s->tp, w->idx, slot);
-			} else {
-				run_slot(w, slot);
-			}
-			tp->srv_release(s->tp, w->idx, slot);
-		}
-		if (did) {
-			tp->srv_flush(s->tp, w->idx);
+		if (worker_step(w, arr)) {
 			idle = 0;
 		} else if (++idle >= 256) {
 			/* Spin, but let other threads on this core run. */
@@ -346,7 +367,7 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 	s->tp = c->tp->srv_open(&tpc, err, errlen);
 	if (!s->tp)
 		goto fail;
-	for (unsigned i = 0; i < c->tpc.workers; i++) {
+	for (unsigned i = 0; i < c->tpc.workers && !c->manual; i++) {
 		int e = pthread_create(&s->w[i].th, NULL, worker_main, &s->w[i]);
 		if (e) {
 			snprintf(err, errlen, "cannot start worker thread %u: %s", i, strerror(e));

@@ -19,6 +19,8 @@ struct server_conf {
 	struct tp_srv_conf tpc;
 	struct backend_conf bc;
 	const struct cpu_plan *cpus;   /* worker i runs on cpus->cpu[i]; NULL or n = 0: unpinned */
+	int manual;                    /* no worker threads: the caller runs server_step
+					  (the single-threaded instruction-count driver) */
 };
 
 struct server;
@@ -26,6 +28,9 @@ struct server;
 /* Opens the transport and the backends and starts the workers. */
 struct server *server_start(const struct server_conf *c, char *err, size_t errlen);
 const char *server_endpoint(struct server *s);
+/* One pass of worker wi's loop in the caller's thread (manual servers
+ * only): poll, execute in slot order, reply, flush.  1 if it did work. */
+int server_step(struct server *s, unsigned wi);
 /* Asks the workers to finish and joins them. */
 void server_stop(struct server *s);
 /* Counters (call after server_stop for final numbers). */
