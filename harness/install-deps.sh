@@ -10,6 +10,7 @@ PKGS=(
   libjansson-dev libpmem-dev libzstd-dev zstd zlib1g-dev
   rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
   gnuplot-nox jq
+  chromium   # loads the figures report headless (tests/integration/report-browser.sh)
   valgrind   # instruction counts per request (bench/icount.sh, tests/integration/icount.sh)
   openssh-client openssh-server
   slurmctld slurmd slurm-client munge   # the Slurm launcher's test (tests/integration/slurm.sh)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# figures.sh - `make figures`: every paper figure's config (configs/fig*.json)
+# at a quick scale on this machine, the T_gap CDF of the sample traces, then
+# `oqb figures`, which draws Figs 2 and 6-11 and writes the report.  The
+# last line printed is the path of the report's index.html.
+#
+# Usage: harness/figures.sh   (make figures builds first)
+# Environment: OQB_BIN (default bin), FIGURES_OUT (default
+# results/figures-UTCSTAMP), FIGURES_SET (overrides for every config,
+# default the quick scale below), FIGURES_ONLY (a pattern of config names).
+#
+# Quick scale: 0.5 s measured per point after 0.2 s of warm-up, one trial.
+# The configs that need hosts and an RDMA NIC (transport verbs) are checked
+# with --dry-run only.  The full scale is for a lab cluster: docs/figures.md.
+set -u
+cd "$(dirname "$0")/.."
+bin=${OQB_BIN:-bin}
+out=${FIGURES_OUT:-results/figures-$(date -u +%Y%m%dT%H%M%SZ)}
+read -r -a quick <<<"${FIGURES_SET:---set duration_s=0.5 --set warmup_s=0.2}"
+only=${FIGURES_ONLY:-*}
+
+if [ ! -x "$bin/oqb" ]; then
+	echo "figures: $bin/oqb is missing; run make first" >&2
+	exit 1
+fi
+mkdir -p "$out/runs" || exit 1
+start=$SECONDS
+configs=(configs/fig*.json)
+n=${#configs[@]} i=0 failed=0
+for c in "${configs[@]}"; do
+	i=$((i + 1))
+	name=$(basename "$c" .json)
+	# shellcheck disable=SC2254
+	case $name in $only) ;; *) continue ;; esac
+	t0=$SECONDS
+	if [ "$(jq -r .transport "$c")" = verbs ]; then
+		if "$bin/oqb" run "$c" --dry-run >"$out/runs/$name.dry-run.txt" 2>&1; then
+			echo "figures: [$i/$n] $name: transport verbs, --dry-run only (lab hosts): ok" >&2
+		else
+			echo "figures: [$i/$n] $name: --dry-run failed, see $out/runs/$name.dry-run.txt" >&2
+			failed=$((failed + 1))
+		fi
+		continue
+	fi
+	if "$bin/oqb" run "$c" "${quick[@]}" --quiet --out "$out/runs/$name" \
+		>"$out/runs/$name.log" 2>&1; then
+		echo "figures: [$i/$n] $name: $((SECONDS - t0)) s" >&2
+	else
+		echo "figures: [$i/$n] $name failed after $((SECONDS - t0)) s ($out/runs/$name.log); its panel says not run" >&2
+		failed=$((failed + 1))
+	fi
+done
+"$bin/oqb" tgap --quiet --cdf "$out/runs/tgap-cdf.dat" traces/cluster*-sample.csv.zst >/dev/null ||
+	echo "figures: oqb tgap failed; Fig 2 says not run" >&2
+"$bin/oqb" figures --runs "$out/runs" --check >"$out/check.txt" 2>&1
+echo "figures: fidelity check (exit $?): $(tail -1 "$out/check.txt") ($out/check.txt)" >&2
+echo "figures: $failed config(s) failed; $((SECONDS - start)) s in all" >&2
+"$bin/oqb" figures --runs "$out/runs" --out "$out/report" || exit 1

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# figures-check.sh - the plumbing of `oqb figures` and its fidelity check
+# on the fixed result files in tests/figures/ (tests/figures/make-fixtures.sh
+# says how they were made): holds/ passes every qualitative claim (exit 0),
+# fails/ breaks exactly one, which the output names (exit 1); missing runs
+# are "cannot judge" (exit 2), not a pass; the report draws every figure,
+# says "not run" for panels without runs, and its claims table compares
+# the paper's numbers with the fixtures' at the knee and at 80 % of it.
+. "$(dirname "$0")/../lib.sh"
+FIX=$OQB_ROOT/tests/figures
+
+out=$("$OQB_BIN/oqb" figures --runs "$FIX/holds" --check 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c '^PASS ' <<<"$out")" -eq 6 ]; then ok check-holds
+else notok check-holds "exit $rc, expected 0 with 6 PASS lines: $out"; fi
+
+out=$("$OQB_BIN/oqb" figures --runs "$FIX/fails" --check 2>&1); rc=$?
+if [ $rc -eq 1 ] && [ "$(grep -c '^FAIL ' <<<"$out")" -eq 1 ] &&
+	grep -q '^FAIL cluster31-order-oq<deferred<rawrpc: .*deferred 3.0 us' <<<"$out"; then ok check-fails-names-claim
+else notok check-fails-names-claim "exit $rc, expected 1 naming cluster31's order claim: $out"; fi
+
+# cannot judge: no runs at all, or cluster 31 missing
+mkdir -p "$T/empty" "$T/only12"
+out=$("$OQB_BIN/oqb" figures --runs "$T/empty" --check 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q 'no run.json under' <<<"$out"; then ok check-no-runs
+else notok check-no-runs "exit $rc, expected 2: $out"; fi
+cp -r "$FIX/holds/c12" "$T/only12/"
+out=$("$OQB_BIN/oqb" figures --runs "$T/only12" --check 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q 'cluster 31' <<<"$out"; then ok check-missing-cluster
+else notok check-missing-cluster "exit $rc, expected 2 naming cluster 31: $out"; fi
+
+# the report
+out=$("$OQB_BIN/oqb" figures --runs "$FIX/fails" --out "$T/rep" 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ "$(tail -1 <<<"$out")" = "$T/rep/index.html" ]; then ok report-path-last-line
+else notok report-path-last-line "exit $rc: $out"; fi
+miss=""
+for f in fig2 fig6 fig7 fig8 fig9 fig10 fig11; do
+	[ -s "$T/rep/$f.svg" ] && grep -q '<svg' "$T/rep/$f.svg" || miss="$miss $f"
+done
+if [ -z "$miss" ]; then ok report-every-figure; else notok report-every-figure "missing or empty:$miss"; fi
+if grep -q "not run" "$T/rep/fig8.svg" && grep -q "Cluster-19" "$T/rep/fig8.svg"; then ok report-not-run-panel
+else notok report-not-run-panel "fig8.svg has no 'not run' panel for cluster 19"; fi
+# cluster 12 at the knee (100 Kops/s) and at 80 Kops/s: oq 4.2 us vs rawrpc 56 us = -92.5 %
+row=$(grep '82.30 % lower median than RawRPC' "$T/rep/index.html")
+if grep -q -- '-82.3 %</td><td class=num>-94.6 %</td><td class=num>-92.5 %</td><td>yes / yes' <<<"$row"; then
+	ok report-claim-row
+else notok report-claim-row "cluster 12's median row: $row"; fi
+if grep -q 'knee 100000 ops/s (search)' "$T/rep/index.html"; then ok report-peak-basis
+else notok report-peak-basis "the runs table does not name the knee as the peak"; fi
+if grep -q '<tr class=fails><td>cluster31-order-oq&lt;deferred&lt;rawrpc</td><td>fails' "$T/rep/index.html"; then
+	ok report-check-section
+else notok report-check-section "the failing claim is not in the report's check table"; fi
+
+# a peak without a knee: the highest load with no flagged point (100 Kops/s here: 110 and 125 are flagged)
+mkdir -p "$T/noknee/c12"
+jq 'del(.knee)' "$FIX/holds/c12/run.json" >"$T/noknee/c12/run.json"
+"$OQB_BIN/oqb" figures --runs "$T/noknee" --out "$T/noknee/rep" >/dev/null 2>&1
+if grep -q '100 Kops/s: no knee in run.json: highest load with no point flagged' "$T/noknee/rep/index.html"; then
+	ok report-peak-without-knee
+else notok report-peak-without-knee "$(grep -o 'Kops/s: [^<]*' "$T/noknee/rep/index.html" | head -2)"; fi
+
+# bad input: a damaged run.json and a claims file without claims
+mkdir -p "$T/bad/x" && echo '{"schema":' >"$T/bad/x/run.json"
+out=$("$OQB_BIN/oqb" figures --runs "$T/bad" 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q "$T/bad/x/run.json" <<<"$out"; then ok bad-run-json
+else notok bad-run-json "exit $rc: $out"; fi
+echo '{"claims": 3}' >"$T/claims.json"
+out=$("$OQB_BIN/oqb" figures --runs "$FIX/holds" --out "$T/rep2" --claims "$T/claims.json" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q 'claims.json.*claims' <<<"$out"; then ok bad-claims-file
+else notok bad-claims-file "exit $rc: $out"; fi
+finish
