@@ -117,7 +117,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-.PHONY: all test check deps deps-auto demo clean test-verbs test-erpc microbench bench print-includes
+.PHONY: all test check deps deps-auto demo figures clean test-verbs test-erpc microbench bench print-includes
 all: $(BINS) $(UNIT_BIN)
 
 $(O)/%.o: %.c
@@ -198,6 +198,12 @@ bench: all
 demo: deps-auto
 	@$(MAKE) --no-print-directory all
 	@harness/demo.sh
+
+# Every paper figure at a quick scale on this machine, then the report
+# (harness/figures.sh, docs/figures.md); the last line is its index.html.
+figures: deps-auto
+	@$(MAKE) --no-print-directory all
+	@OQB_BIN=$(BIN) harness/figures.sh
 
 clean:
 	rm -rf build bin
