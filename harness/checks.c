@@ -22,8 +22,8 @@ const struct conf_key checks_schema[] = {
 	{ "lag_ns", CONF_NUM, 0, 0, 1e12, NULL, NULL, "schedule lag: a send this much later than intended lags (default 20000)" },
 	{ "lag_share", CONF_NUM, 0, 0, 1, NULL, NULL, "schedule lag: warn above this share of lagging sends (default 0.05)" },
 	{ "arrival_p", CONF_NUM, 0, 0, 1, NULL, NULL, "arrival fit: warn below this Bonferroni-corrected Anderson-Darling p (default 0.001)" },
-	{ "ci_p99", CONF_NUM, 0, 0, 100, NULL, NULL, "warn above this relative width of the P99 95% CI (default 0.1)" },
-	{ "ci_p999", CONF_NUM, 0, 0, 100, NULL, NULL, "warn above this relative width of the P99.9 95% CI (default 0.25)" },
+	{ "ci_p99", CONF_NUM, 0, 0, 100, NULL, NULL, "warn above this relative width of the P99 95% CI (default 0.25, compare's p99 tolerance)" },
+	{ "ci_p999", CONF_NUM, 0, 0, 100, NULL, NULL, "warn above this relative width of the P99.9 95% CI (default 0.5)" },
 	{ "halves_p50", CONF_NUM, 0, 1, 1000, NULL, NULL, "stationarity: warn when the window's halves' p50 differ by more than this factor, CIs apart (default 1.25)" },
 	{ "halves_p99", CONF_NUM, 0, 1, 1000, NULL, NULL, "stationarity: the same for p99 (default 10: one stall of a shared host moves a half's p99 by several times)" },
 	{ "steal", CONF_NUM, 0, 0, 1, NULL, NULL, "interference: warn above this share of host CPU time stolen (default 0.02)" },
@@ -37,8 +37,8 @@ void checks_defaults(struct check_conf *c)
 	c->lag_ns = 20000;
 	c->lag_share = 0.05;
 	c->arrival_p = 0.001;
-	c->ci_p99 = 0.10;
-	c->ci_p999 = 0.25;
+	c->ci_p99 = 0.25;
+	c->ci_p999 = 0.50;
 	c->halves_p50 = 1.25;
 	c->halves_p99 = 10;
 	c->steal = 0.02;
@@ -72,7 +72,9 @@ void checks_from_json(struct check_conf *c, const json_t *obj)
 
 static void add(json_t *arr, const char *name, double value, double threshold, int warn, const char *detail)
 {
-	json_t *c = json_pack("{s:s,s:f,s:f,s:s}", "name", name, "value", isfinite(value) ? value : 0.0,
+	/* a value without bound (a CI open at the top) is null, never a
+	 * number that would read as a good one */
+	json_t *c = json_pack("{s:s,s:o,s:f,s:s}", "name", name, "value", isfinite(value) ? json_real(value) : json_null(),
 			      "threshold", threshold, "status", warn ? "warn" : "pass");
 	if (detail && *detail)
 		json_object_set_new(c, "detail", json_string(detail));
@@ -184,8 +186,20 @@ void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h)
 			stats_hist_pct_ci(h, q[i].p, STATS_Z95, &lo, &hi);
 			double w = v ? (double)(hi - lo) / (double)v : 0;
 			double thr = i ? c->ci_p999 : c->ci_p99;
-			snprintf(d, sizeof d, "95%% CI [%.1f, %.1f] us around %.1f us from %llu samples", lo / 1e3,
-				 hi / 1e3, v / 1e3, (unsigned long long)h->n);
+			/* The CI's upper rank past the sample's end: nothing
+			 * bounds the percentile from above (300 samples put the
+			 * P99.9 at the largest one), however narrow the clamped
+			 * interval looks. */
+			double np = (double)h->n * q[i].p;
+			if (ceil(np + STATS_Z95 * sqrt(np * (1 - q[i].p))) + 1 > (double)h->n) {
+				w = INFINITY;
+				snprintf(d, sizeof d, "only %.1f of %llu samples expected above it: its 95%% CI reaches past "
+					 "the largest sample, so it has no upper bound; measure longer", (double)h->n - np,
+					 (unsigned long long)h->n);
+			} else {
+				snprintf(d, sizeof d, "95%% CI [%.1f, %.1f] us around %.1f us from %llu samples", lo / 1e3,
+					 hi / 1e3, v / 1e3, (unsigned long long)h->n);
+			}
 			add(out, q[i].name, w, thr, w > thr, d);
 		}
 	}

@@ -1,0 +1,114 @@
+/*
+ * test_checks.c - the sample-adequacy self-checks (ci_p99, ci_p999 in
+ * harness/checks.c): a tail known from a handful of samples warns, the
+ * same shape with many samples passes, the thresholds come from the
+ * config, the defaults are the ones docs/trust.md names, and a percentile
+ * whose CI reaches past the largest sample is never passed.
+ */
+#include "unit.h"
+#include "checks.h"
+#include "hist.h"
+#include "rng.h"
+
+#include <math.h>
+#include <string.h>
+
+/* n samples of an exponential with mean 10 us plus 1 us: a shape whose
+ * tail thins out, as latency tails do. */
+static struct hist *expo(uint64_t n, uint64_t seed)
+{
+	struct hist *h = hist_new();
+	struct rng r;
+	rng_seed(&r, seed);
+	for (uint64_t i = 0; i < n && h; i++)
+		hist_record(h, 1000 + (uint64_t)(-10000.0 * log(1.0 - rng_double(&r))));
+	return h;
+}
+
+static const json_t *row(const json_t *out, const char *name)
+{
+	size_t i;
+	const json_t *c;
+	json_array_foreach(out, i, c)
+		if (!strcmp(json_string_value(json_object_get(c, "name")), name))
+			return c;
+	return NULL;
+}
+
+static const char *status(const json_t *out, const char *name)
+{
+	const json_t *c = row(out, name);
+	return c ? json_string_value(json_object_get(c, "status")) : "(missing)";
+}
+
+TEST(defaults_are_documented_ones)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	CHECK(c.ci_p99 == 0.25, "ci_p99 default %g", c.ci_p99);
+	CHECK(c.ci_p999 == 0.50, "ci_p999 default %g", c.ci_p999);
+}
+
+TEST(few_tail_samples_warn_many_pass)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	struct hist *few = expo(1000, 1), *many = expo(2000000, 2);
+	REQUIRE(few && many);
+	json_t *a = json_array(), *b = json_array();
+	checks_ci(&c, a, few);
+	checks_ci(&c, b, many);
+	CHECK(!strcmp(status(a, "ci_p99"), "warn"), "1000 samples: ci_p99 %s", status(a, "ci_p99"));
+	CHECK(!strcmp(status(a, "ci_p999"), "warn"), "1000 samples: ci_p999 %s", status(a, "ci_p999"));
+	CHECK(!strcmp(status(b, "ci_p99"), "pass"), "2M samples: ci_p99 %s", status(b, "ci_p99"));
+	CHECK(!strcmp(status(b, "ci_p999"), "pass"), "2M samples: ci_p999 %s", status(b, "ci_p999"));
+	/* the value is the CI's width over the percentile, and it shrinks
+	 * with the sample */
+	double wa = json_number_value(json_object_get(row(a, "ci_p99"), "value"));
+	double wb = json_number_value(json_object_get(row(b, "ci_p99"), "value"));
+	CHECK(wa > c.ci_p99 && wb < c.ci_p99 && wb > 0, "widths %g and %g", wa, wb);
+	/* 1000 samples leave 1 expected above the P99.9: its CI has no top,
+	 * which the row says with a null value, never a narrow-looking width */
+	const json_t *r = row(a, "ci_p999");
+	CHECK(r && json_is_null(json_object_get(r, "value")), "P99.9 of 1000 samples has a value");
+	CHECK(r && strstr(json_string_value(json_object_get(r, "detail")) ?: "", "no upper bound"));
+	json_decref(a);
+	json_decref(b);
+	hist_free(few);
+	hist_free(many);
+}
+
+TEST(threshold_comes_from_config)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	json_t *cfg = json_pack("{s:f, s:f}", "ci_p99", 1e-6, "ci_p999", 100.0);
+	checks_from_json(&c, cfg);
+	struct hist *many = expo(2000000, 3);
+	REQUIRE(many);
+	json_t *out = json_array();
+	checks_ci(&c, out, many);
+	/* an impossible P99 target warns even on 2M samples; a lax P99.9 one passes */
+	CHECK(!strcmp(status(out, "ci_p99"), "warn"), "ci_p99 %s", status(out, "ci_p99"));
+	CHECK(!strcmp(status(out, "ci_p999"), "pass"), "ci_p999 %s", status(out, "ci_p999"));
+	CHECK(json_number_value(json_object_get(row(out, "ci_p99"), "threshold")) == 1e-6);
+	json_decref(out);
+	json_decref(cfg);
+	hist_free(many);
+}
+
+TEST(empty_histogram_has_nothing_to_judge)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	struct hist *h = hist_new();
+	REQUIRE(h);
+	json_t *out = json_array();
+	checks_ci(&c, out, h);
+	CHECK(json_array_size(out) == 0, "%zu rows for no samples", json_array_size(out));
+	json_decref(out);
+	hist_free(h);
+}
+
+UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, threshold_comes_from_config,
+	  empty_histogram_has_nothing_to_judge)
