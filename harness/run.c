@@ -31,6 +31,7 @@
 #include "rng.h"
 #include "runconf.h"
 #include "runjson.h"
+#include "stats.h"
 #include "trials.h"
 
 #include <ctype.h>
@@ -1117,7 +1118,9 @@ static json_t *run_trial(struct run *r, struct prun *pr, const struct point *pt0
 		const json_t *all = json_object_get(json_object_get(merged, "lat_ns"), "all");
 		const json_t *ci = json_object_get(all, "p99_ci");
 		double p99 = json_number_value(json_object_get(all, "p99"));
-		if (p99 > 0 && json_array_size(ci) == 2)
+		double n = json_number_value(json_object_get(all, "n")), np = n * 0.99;
+		/* a CI whose top rank is past the last sample bounds nothing (checks_ci) */
+		if (p99 > 0 && json_array_size(ci) == 2 && ceil(np + STATS_Z95 * sqrt(np * 0.01)) + 1 <= n)
 			width = (json_number_value(json_array_get(ci, 1)) - json_number_value(json_array_get(ci, 0))) / p99;
 		if (width <= rc->conv_ci || measured >= rc->conv_max_s - 1e-9 || g_signal)
 			break;
