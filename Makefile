@@ -67,14 +67,14 @@ ifeq ($(wildcard $(ERPC_DIR)/src/rpc.h),)
 $(error ERPC_DIR=$(ERPC_DIR): no src/rpc.h there; point ERPC_DIR at an eRPC checkout (docs/erpc.md))
 endif
 ifeq ($(wildcard $(ERPC_DIR)/src/config.h),)
-$(error ERPC_DIR=$(ERPC_DIR): no src/config.h: eRPC was not configured; run its cmake with -DTRANSPORT=infiniband and build it (its README, docs/erpc.md))
+$(error ERPC_DIR=$(ERPC_DIR): no src/config.h: eRPC was not configured there; configure and build it as its README says, for its infiniband transport (docs/erpc.md))
 endif
 ifeq ($(ERPC_LIB),)
-$(error ERPC_DIR=$(ERPC_DIR): no build/liberpc.a: build eRPC first (its README: cmake . -DTRANSPORT=infiniband -DROCE=on; make erpc), docs/erpc.md)
+$(error ERPC_DIR=$(ERPC_DIR): no build/liberpc.a: build eRPC first, as its README says, for its infiniband transport with RoCE on for RoCE or Soft-RoCE (docs/erpc.md))
 endif
 ERPC_TRANSPORT := $(shell sed -n 's/^\#define CTransport //p' $(ERPC_DIR)/src/config.h)
 ifneq ($(ERPC_TRANSPORT),IBTransport)
-$(error ERPC_DIR=$(ERPC_DIR): eRPC was built for transport "$(ERPC_TRANSPORT)" (src/config.h) but the adapter needs IBTransport: rebuild eRPC with cmake -DTRANSPORT=infiniband (-DROCE=on for RoCE), docs/erpc.md)
+$(error ERPC_DIR=$(ERPC_DIR): eRPC was built for transport "$(ERPC_TRANSPORT)" (src/config.h) but the adapter needs IBTransport: rebuild eRPC for its infiniband transport, RoCE on for RoCE (its README; docs/erpc.md))
 endif
 ifneq ($(HAVE_VERBS),1)
 $(error ERPC_DIR is set but the verbs headers are missing (eRPC's infiniband transport needs libibverbs-dev))
