@@ -426,7 +426,8 @@ static int load_tree(struct fctx *x, const char *dir, int depth, char *err, size
 		names[n++] = strdup(e->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof *names, cmp_name);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_name);
 	for (size_t i = 0; i < n; i++) {
 		char sub[PATH_MAX];
 		struct stat st;
