@@ -7,9 +7,13 @@
 # Usage: harness/figures.sh   (make figures builds first)
 # Environment: OQB_BIN (default bin), FIGURES_OUT (default
 # results/figures-UTCSTAMP), FIGURES_SET (overrides for every config,
-# default the quick scale below), FIGURES_ONLY (a pattern of config names).
+# default the quick scale below), FIGURES_FRACTIONS (the fractions of the
+# knee swept by configs whose loads are the automatic form), FIGURES_ONLY
+# (a pattern of config names).
 #
-# Quick scale: 0.5 s measured per point after 0.2 s of warm-up, one trial.
+# Quick scale: 0.5 s measured per point after 0.2 s of warm-up, one trial,
+# and 7 fractions of the knee instead of the configs' 9 (0.1, 0.5, 0.8,
+# 0.9, 1, 1.1, 1.25: 80 % of the knee, the knee and two loads past it stay).
 # The configs that need hosts and an RDMA NIC (transport verbs) are checked
 # with --dry-run only.  The full scale is for a lab cluster: docs/figures.md.
 set -u
@@ -18,6 +22,7 @@ bin=${OQB_BIN:-bin}
 out=${FIGURES_OUT:-results/figures-$(date -u +%Y%m%dT%H%M%SZ)}
 read -r -a quick <<<"${FIGURES_SET:---set duration_s=0.5 --set warmup_s=0.2}"
 only=${FIGURES_ONLY:-*}
+fractions=${FIGURES_FRACTIONS:-[0.1,0.5,0.8,0.9,1,1.1,1.25]}
 
 if [ ! -x "$bin/oqb" ]; then
 	echo "figures: $bin/oqb is missing; run make first" >&2
@@ -42,7 +47,11 @@ for c in "${configs[@]}"; do
 		fi
 		continue
 	fi
-	if "$bin/oqb" run "$c" "${quick[@]}" --quiet --out "$out/runs/$name" \
+	extra=()
+	if [ "$(jq -r '.arrival.loads_ops.auto? // false' "$c" 2>/dev/null)" = true ]; then
+		extra=(--set "arrival.loads_ops=$(jq -c --argjson f "$fractions" '.arrival.loads_ops + {fractions: $f}' "$c")")
+	fi
+	if "$bin/oqb" run "$c" "${quick[@]}" "${extra[@]}" --quiet --out "$out/runs/$name" \
 		>"$out/runs/$name.log" 2>&1; then
 		echo "figures: [$i/$n] $name: $((SECONDS - t0)) s" >&2
 	else
