@@ -7,6 +7,7 @@
  * by `oqb check` in every seed, and the correct server passes.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,32 @@ static const struct { const char *name; unsigned bit; } faults[] = {
 	{ "skip-recovery", FAULT_SKIP_RECOVERY },
 };
 #define NFAULTS (sizeof faults / sizeof faults[0])
+
+static _Atomic uint64_t fired[32];   /* by bit number of the FAULT_* flag */
+
+void fault_fired(unsigned f)
+{
+	atomic_fetch_add_explicit(&fired[__builtin_ctz(f) & 31], 1, memory_order_relaxed);
+}
+
+uint64_t fault_fired_count(unsigned f)
+{
+	return atomic_load_explicit(&fired[__builtin_ctz(f) & 31], memory_order_relaxed);
+}
+
+/* At exit: one line with the firings of every correctness fault that is
+ * on (skip-recovery and server-delay-ns are not counted). */
+static void report_fired(void)
+{
+	char line[400];
+	size_t len = (size_t)snprintf(line, sizeof line, "OQB_FAULT fired:");
+	for (size_t i = 0; i < NFAULTS && len < sizeof line; i++)
+		if ((fault_mask & faults[i].bit) && faults[i].bit != FAULT_SKIP_RECOVERY)
+			len += (size_t)snprintf(line + len, sizeof line - len, " %s=%llu", faults[i].name,
+						(unsigned long long)fault_fired_count(faults[i].bit));
+	if (fault_mask & ~(unsigned)(FAULT_SKIP_RECOVERY | FAULT_SERVER_DELAY))
+		fprintf(stderr, "%s\n", line);
+}
 
 int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, char *err, size_t errlen)
 {
@@ -83,6 +110,8 @@ static void init_once(void)
 	fault_delay_ns = d;
 	if (d)
 		calibrate();
+	if (m & ~(unsigned)(FAULT_SKIP_RECOVERY | FAULT_SERVER_DELAY))
+		atexit(report_fired);
 	if (m)
 		log_msg(LOG_WARN, "!!! %s: TEST-ONLY FAULT INJECTION ON: OQB_FAULT=%s -- this %s is "
 			"deliberately %s; never use its results !!!", init_who, e,
@@ -188,6 +217,7 @@ int fault_defer(struct fault_deferq **qp, unsigned w, const void *req, uint32_t 
 	d->w = w;
 	d->since = clock_ns();
 	q->head++;
+	fault_fired(FAULT_ACK_BEFORE_ALLOC);
 	return 0;
 }
 

@@ -24,6 +24,13 @@
  *
  * No fault is ever on unless named there; an unknown name is an error; the
  * process prints a loud warning naming every fault that is on.
+ *
+ * A fault that is on but never changed what happened proves nothing, so
+ * each hook calls fault_fired() where the fault actually bent the protocol,
+ * and a process with faults on prints, as it exits, one line on stderr:
+ *   OQB_FAULT fired: get-bypass=123
+ * (every correctness fault that is on, 0 included).  check-faults.sh
+ * requires a count above zero before it requires `oqb check` to catch it.
  */
 #ifndef OQB_FAULT_H
 #define OQB_FAULT_H
@@ -56,6 +63,12 @@ static inline int fault_on(unsigned f)
 {
 	return __builtin_expect((fault_mask & f) != 0, 0);
 }
+
+/* Counts one firing of fault f (one FAULT_* bit); thread-safe. */
+void fault_fired(unsigned f);
+
+/* How often fault f fired so far in this process. */
+uint64_t fault_fired_count(unsigned f);
 
 /* A worker's fault state (bench/server.c). */
 #define FAULT_HOLD_MAX 8
