@@ -9,10 +9,14 @@
  *    request that never committed is written with t_ret = all ones and
  *    status unknown (it may have taken effect at any later time, or never);
  *  - a SET with room for it carries the unique tag (client, seq) in its
- *    first 16 value bytes, so the value a get returns names its write.
- * Cost per recorded op: two clock reads, a key hash, a reseal of the
- * request's checksum for a set, a digest of a returned value, and a 96 B
- * append to a 1 MiB buffer (bench/history-cost.sh measures the total).
+ *    first 16 value bytes, so the value a get returns names its write, and
+ *    records the digest of all the bytes it wrote, so the checker can tell
+ *    that a get returned all of them (lib/history.h, "Read digests").
+ * Cost per recorded op: two clock reads, one key hash, a digest of a
+ * returned value, and a 96 B append to a 1 MiB buffer; a set made from
+ * hrec_value's buffer needs no reseal, and its digest costs three mixes
+ * (the filler's part is kept per length).  bench/history-cost.sh measures
+ * the total.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,13 +45,17 @@ struct hrec {
 	uint8_t *val;                /* hrec_value's buffer (a fixed filler) */
 	uint32_t val_cap;
 	uint64_t val_seq;            /* the seq whose tag val holds, or 0 */
+	uint64_t val_kh;             /* its key's hash (hrec_issue reuses it) */
+	uint32_t tail_len;           /* history_digest_tail of the filler after */
+	uint64_t tail;               /* the tag, for a value of tail_len bytes */
 };
 
 const void *hrec_value(struct hrec *r, uint64_t seq, const struct gen_op *op)
 {
 	if (op->op != KV_OP_SET || op->val_len < HISTORY_TAG_SIZE || (r->numeric && op->val_len <= 19))
 		return NULL;
-	if (!history_key_sampled(history_key_hash(op->key, op->key_len), r->keys))
+	uint64_t kh = history_key_hash(op->key, op->key_len);
+	if (!history_key_sampled(kh, r->keys))
 		return NULL;
 	if (op->val_len > r->val_cap) {
 		uint8_t *nv = realloc(r->val, op->val_len);
@@ -60,6 +68,11 @@ const void *hrec_value(struct hrec *r, uint64_t seq, const struct gen_op *op)
 	}
 	history_tag_put(r->val, r->client_id, seq);
 	r->val_seq = seq;
+	r->val_kh = kh;
+	if (r->tail_len != op->val_len) {   /* the filler is the same for every tag */
+		r->tail = history_digest_tail(r->val + HISTORY_TAG_SIZE, op->val_len - HISTORY_TAG_SIZE);
+		r->tail_len = op->val_len;
+	}
 	return r->val;
 }
 
@@ -112,8 +125,9 @@ struct hrec *hrec_open(const struct hrec_conf *c, unsigned rank, unsigned thread
 
 void hrec_issue(struct hrec *r, uint64_t seq, const struct gen_op *op, uint8_t *req, uint32_t len)
 {
-	uint64_t kh = history_key_hash(op->key, op->key_len);
-	if (!history_key_sampled(kh, r->keys))
+	int from_val = r->val_seq == seq;   /* encoded from hrec_value's buffer */
+	uint64_t kh = from_val ? r->val_kh : history_key_hash(op->key, op->key_len);
+	if (!from_val && !history_key_sampled(kh, r->keys))
 		return;
 	struct hslot *s = &r->pend[seq & r->mask];
 	if (s->busy)   /* never committed (a failed post): unknown outcome */
@@ -140,11 +154,15 @@ void hrec_issue(struct hrec *r, uint64_t seq, const struct gen_op *op, uint8_t *
 			uint64_t sq;
 			o->wkind = (uint8_t)history_value_kind(v, op->val_len, &c, &sq, &o->arg);
 		} else if (op->val_len >= HISTORY_TAG_SIZE) {
-			if (r->val_seq != seq) {   /* not encoded from hrec_value */
+			if (from_val) {
+				o->arg = history_digest_join(v, r->tail, op->val_len);
+			} else {
 				history_tag_put(v, r->client_id, seq);
 				wire_req_seal(req, len);
+				o->arg = history_digest(v, op->val_len);
 			}
 			o->wkind = HV_TAG;
+			o->dflags = HISTORY_D_WRITTEN;
 		} else {
 			uint32_t c;
 			uint64_t sq;
@@ -172,6 +190,8 @@ void hrec_commit(struct hrec *r, const struct tp_event *ev, uint64_t now)
 			o->val_len = ev->val_len;
 			o->rkind = (uint8_t)history_value_kind(ev->val, ev->val_len, &o->rclient,
 							       &o->rseq, &o->rval);
+			if (o->rkind == HV_TAG)
+				o->dflags = HISTORY_D_READ;
 		}
 	}
 	history_writer_add(&r->w, o);

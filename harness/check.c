@@ -43,6 +43,11 @@ uint64_t check_returned_id(const struct history_op *o)
 	return o->rkind == HV_TAG ? tag_id(o->rclient, o->rseq) : o->rval;
 }
 
+int check_digest_differs(int hasd, uint64_t written, const struct history_op *get)
+{
+	return hasd && get->rkind == HV_TAG && (get->dflags & HISTORY_D_READ) && get->rval != written;
+}
+
 int check_is_state_op(const struct history_op *o)
 {
 	return o->op == KV_OP_GET || o->op == KV_OP_SET || o->op == KV_OP_DEL || o->op == KV_OP_INCR;
@@ -62,6 +67,8 @@ int check_step(const struct history_op *o, struct check_state *s)
 			s->present = 1;
 			s->kind = o->wkind;
 			s->v = check_written_id(o);
+			s->hasd = o->wkind == HV_TAG && (o->dflags & HISTORY_D_WRITTEN);
+			s->d = s->hasd ? o->arg : 0;
 		} else if (o->status == KV_ERR_NOSPACE) {
 			s->present = 0;
 		}
@@ -71,7 +78,8 @@ int check_step(const struct history_op *o, struct check_state *s)
 			return 1;
 		if (!s->present)
 			return o->status == KV_NOT_FOUND;
-		return o->status == KV_OK && o->rkind == s->kind && check_returned_id(o) == s->v;
+		return o->status == KV_OK && o->rkind == s->kind && check_returned_id(o) == s->v &&
+		       !check_digest_differs(s->hasd, s->d, o);
 	case KV_OP_DEL:
 		if (!nc && o->status == KV_OK && !s->present)
 			return 0;
@@ -236,6 +244,14 @@ static int fast_check(const struct kop *k, size_t n, struct check_key_result *r)
 				goto out;
 			}
 			long w = cl[x].w;
+			const struct history_op *wo = k[w].h;
+			if (check_digest_differs(wo->wkind == HV_TAG && (wo->dflags & HISTORY_D_WRITTEN),
+						 wo->arg, o)) {
+				violation(r, k, (long)i, w, "the get returned this set's tag on other bytes "
+					  "(their digests differ): a torn or corrupt value that no set wrote");
+				rc = 0;
+				goto out;
+			}
 			if (k[i].ret < k[w].inv) {
 				violation(r, k, (long)i, w, "the get returned before the set it read was invoked");
 				rc = 0;
@@ -321,17 +337,22 @@ static int ev_cmp(const void *a, const void *b)
 }
 
 struct cache {
-	uint64_t *slots;             /* per slot: hash, present|kind, v, then words */
+	uint64_t *slots;             /* per slot: hash, present|kind|hasd, v, d, then words */
 	size_t cap, used, words, stride;
 	size_t bytes;
 };
 
+static uint64_t state_word(const struct check_state *s)
+{
+	return (uint64_t)s->hasd << 16 | (uint64_t)s->present << 8 | s->kind;
+}
+
 static uint64_t state_hash(const uint64_t *bits, size_t words, const struct check_state *s)
 {
-	uint64_t h = 0x12345 ^ ((uint64_t)s->present << 8 | s->kind);
+	uint64_t h = 0x12345 ^ state_word(s);
 	for (size_t i = 0; i < words; i++)
 		h = history_mix64(h ^ bits[i]);
-	return history_mix64(h ^ s->v) | 1;   /* 0 marks an empty slot */
+	return history_mix64(h ^ s->v ^ history_mix64(s->d)) | 1;   /* 0 marks an empty slot */
 }
 
 static int cache_grow(struct cache *c, size_t max_bytes)
@@ -369,18 +390,20 @@ static int cache_insert(struct cache *c, const uint64_t *bits, const struct chec
 			return g < 0 ? -1 : 2;
 	}
 	uint64_t h = state_hash(bits, c->words, s);
-	uint64_t sv = (uint64_t)s->present << 8 | s->kind;
+	uint64_t sv = state_word(s);
 	for (size_t j = h & (c->cap - 1);; j = (j + 1) & (c->cap - 1)) {
 		uint64_t *e = c->slots + j * c->stride;
 		if (!e[0]) {
 			e[0] = h;
 			e[1] = sv;
 			e[2] = s->v;
-			memcpy(e + 3, bits, c->words * 8);
+			e[3] = s->d;
+			memcpy(e + 4, bits, c->words * 8);
 			c->used++;
 			return 1;
 		}
-		if (e[0] == h && e[1] == sv && e[2] == s->v && !memcmp(e + 3, bits, c->words * 8))
+		if (e[0] == h && e[1] == sv && e[2] == s->v && e[3] == s->d &&
+		    !memcmp(e + 4, bits, c->words * 8))
 			return 0;
 	}
 }
@@ -416,7 +439,7 @@ static int search(const struct kop *k, size_t n, const struct check_budget *b,
 	struct frame *stack = malloc((n + 1) * sizeof *stack);
 	size_t words = (n + 63) / 64;
 	uint64_t *bits = calloc(words ? words : 1, 8);
-	struct cache c = { .words = words, .stride = 3 + words };
+	struct cache c = { .words = words, .stride = 4 + words };
 	int rc = -1;
 	if (!evs || !stack || !bits)
 		goto out;
@@ -447,7 +470,7 @@ static int search(const struct kop *k, size_t n, const struct check_budget *b,
 		evs[i].prev = i ? &evs[i - 1] : head;
 		evs[i].next = i + 1 < 2 * n ? &evs[i + 1] : NULL;
 	}
-	struct check_state s = { 0, 0, 0 };
+	struct check_state s = { 0 };
 	size_t depth = 0, best = 0;
 	long best_bad = -1;
 	uint64_t iter = 0;

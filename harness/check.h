@@ -45,10 +45,15 @@ enum check_verdict { CHECK_OK = 0, CHECK_VIOLATION = 1, CHECK_UNKNOWN = 2 };
 
 const char *check_verdict_name(enum check_verdict v);
 
-/* The model's state of one key. */
+/* The model's state of one key.  A tagged value's identity is its tag;
+ * when its set recorded the digest of its bytes (HISTORY_D_WRITTEN), a get
+ * that recorded the digest of what it got (HISTORY_D_READ) must match that
+ * too: the right tag on other bytes is a value nobody wrote. */
 struct check_state {
 	uint8_t present, kind;       /* kind: enum history_vkind of the value */
+	uint8_t hasd;                /* d holds the written bytes' digest */
 	uint64_t v;                  /* value identity (check_value_id) */
+	uint64_t d;
 };
 
 /* Identity of the value an op wrote (set) or returned (get/incr): the tag
@@ -59,6 +64,10 @@ uint64_t check_returned_id(const struct history_op *o);
 /* Applies o to *s: 1 if o's recorded output is what the model gives in
  * state *s (or is unchecked), with *s updated; 0 if not (*s unchanged). */
 int check_step(const struct history_op *o, struct check_state *s);
+
+/* Whether get returned a tagged value whose recorded digest differs from
+ * `written`, the digest its set recorded (hasd: the set recorded one). */
+int check_digest_differs(int hasd, uint64_t written, const struct history_op *get);
 
 /* Whether an op takes part in the model (not nop/echo). */
 int check_is_state_op(const struct history_op *o);

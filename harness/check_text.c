@@ -12,7 +12,9 @@
  *   OP      set | get | del | incr
  *   ARG     set: the value written: C:S (the unique tag of client C, seq S;
  *           C must be this line's client), #N (a decimal number), or xHEX
- *           (an opaque value by its digest); incr: the delta
+ *           (an opaque value by its digest); incr: the delta.  A tag may
+ *           carry the digest of all the value's bytes: C:S/xHEX (what the
+ *           recorder writes; a get's C:S/xHEX must then match it)
  *   RESULT  ok [VALUE] | nf (not found) | err (not a number) | nospace |
  *           - (committed, status not seen: a delivery or ACK commit)
  *           VALUE as ARG, for a get or incr that returned one
@@ -29,9 +31,11 @@
 #include "check.h"
 #include "kvop.h"
 
-static int parse_value(const char *s, uint8_t *kind, uint32_t *client, uint64_t *seq, uint64_t *v)
+static int parse_value(const char *s, uint8_t *kind, uint32_t *client, uint64_t *seq, uint64_t *v,
+		       int *digest)
 {
 	char *end;
+	*digest = 0;
 	if (s[0] == '#') {
 		*kind = HV_NUM;
 		*v = strtoull(s + 1, &end, 10);
@@ -47,12 +51,19 @@ static int parse_value(const char *s, uint8_t *kind, uint32_t *client, uint64_t 
 		return -1;
 	const char *q = end + 1;
 	*seq = strtoull(q, &end, 10);
-	if (end == q || *end)
+	if (end == q || (*end && *end != '/'))
 		return -1;
 	*kind = HV_TAG;
 	*client = (uint32_t)c;
 	*v = 0;
-	return 0;
+	if (!*end)
+		return 0;
+	if (end[1] != 'x')
+		return -1;
+	q = end + 2;
+	*v = strtoull(q, &end, 16);
+	*digest = 1;
+	return end == q || *end ? -1 : 0;
 }
 
 static int parse_line(char *line, unsigned lineno, struct history_op *o, char *why, size_t wl)
@@ -107,10 +118,12 @@ static int parse_line(char *line, unsigned lineno, struct history_op *o, char *w
 		if (op == KV_OP_SET) {
 			uint32_t c = 0;
 			uint64_t s = lineno;
-			if (parse_value(tok[i], &o->wkind, &c, &s, &o->arg) != 0) {
-				snprintf(why, wl, "value \"%s\": expected C:S, #N or xHEX", tok[i]);
+			int dg;
+			if (parse_value(tok[i], &o->wkind, &c, &s, &o->arg, &dg) != 0) {
+				snprintf(why, wl, "value \"%s\": expected C:S, C:S/xHEX, #N or xHEX", tok[i]);
 				return -1;
 			}
+			o->dflags = dg ? HISTORY_D_WRITTEN : 0;
 			if (o->wkind == HV_TAG) {
 				if (c != o->client) {
 					snprintf(why, wl, "tag %s names client %u, but the line's client is %u",
@@ -160,11 +173,14 @@ static int parse_line(char *line, unsigned lineno, struct history_op *o, char *w
 			return -1;
 		}
 		uint8_t kind;
-		if (parse_value(tok[i + 2], &kind, &o->rclient, &o->rseq, &o->rval) != 0) {
-			snprintf(why, wl, "returned value \"%s\": expected C:S, #N or xHEX", tok[i + 2]);
+		int dg;
+		if (parse_value(tok[i + 2], &kind, &o->rclient, &o->rseq, &o->rval, &dg) != 0) {
+			snprintf(why, wl, "returned value \"%s\": expected C:S, C:S/xHEX, #N or xHEX",
+				 tok[i + 2]);
 			return -1;
 		}
 		o->rkind = kind;
+		o->dflags = dg ? HISTORY_D_READ : 0;
 	} else if (o->status == KV_OK && (op == KV_OP_GET || op == KV_OP_INCR)) {
 		snprintf(why, wl, "an ok %s must say the value it returned", tok[3]);
 		return -1;
@@ -243,9 +259,11 @@ fail:
 	return -1;
 }
 
-static void value_text(char *b, size_t l, uint8_t kind, uint32_t c, uint64_t s, uint64_t v)
+static void value_text(char *b, size_t l, uint8_t kind, uint32_t c, uint64_t s, uint64_t v, int dg)
 {
-	if (kind == HV_TAG)
+	if (kind == HV_TAG && dg)
+		snprintf(b, l, "%" PRIu32 ":%" PRIu64 "/x%" PRIx64, c, s, v);
+	else if (kind == HV_TAG)
 		snprintf(b, l, "%" PRIu32 ":%" PRIu64, c, s);
 	else if (kind == HV_NUM)
 		snprintf(b, l, "#%" PRIu64, v);
@@ -255,7 +273,7 @@ static void value_text(char *b, size_t l, uint8_t kind, uint32_t c, uint64_t s, 
 
 void check_op_text(char *buf, size_t len, const struct history_op *o, uint64_t t0, int us)
 {
-	char key[HISTORY_KEY_SHOWN * 4 + 8], arg[48] = "", res[64], ret[32];
+	char key[HISTORY_KEY_SHOWN * 4 + 8], arg[64] = "", res[96], ret[32];
 	size_t kl = o->key_len < HISTORY_KEY_SHOWN ? o->key_len : HISTORY_KEY_SHOWN, j = 0;
 	for (size_t i = 0; i < kl; i++)
 		j += (size_t)snprintf(key + j, sizeof key - j, isgraph(o->key[i]) && o->key[i] != '#'
@@ -263,7 +281,8 @@ void check_op_text(char *buf, size_t len, const struct history_op *o, uint64_t t
 	if (o->key_len > HISTORY_KEY_SHOWN)
 		snprintf(key + j, sizeof key - j, "...");
 	if (o->op == KV_OP_SET)
-		value_text(arg, sizeof arg, o->wkind, o->client, o->seq, o->arg);
+		value_text(arg, sizeof arg, o->wkind, o->client, o->seq, o->arg,
+			   o->dflags & HISTORY_D_WRITTEN);
 	else if (o->op == KV_OP_INCR)
 		snprintf(arg, sizeof arg, "%" PRIu64, o->arg);
 	double div = us ? 1000.0 : 1.0;
@@ -275,9 +294,10 @@ void check_op_text(char *buf, size_t len, const struct history_op *o, uint64_t t
 	case HISTORY_ST_UNKNOWN: res[0] = 0; break;
 	case HISTORY_ST_UNSEEN: snprintf(res, sizeof res, " -> -"); break;
 	case KV_OK: {
-		char v[48] = "";
+		char v[64] = "";
 		if (o->rkind != HV_NONE)
-			value_text(v, sizeof v, o->rkind, o->rclient, o->rseq, o->rval);
+			value_text(v, sizeof v, o->rkind, o->rclient, o->rseq, o->rval,
+				   o->dflags & HISTORY_D_READ);
 		snprintf(res, sizeof res, " -> ok%s%s", *v ? " " : "", v);
 		break;
 	}

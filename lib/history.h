@@ -37,9 +37,12 @@
  *      38  1   key_len  the whole key's length (<= KV_MAX_KEY)
  *      39  1   vkinds   bits 0-1: kind of the value written (set),
  *                       bits 2-3: kind of the value returned (get, incr);
- *                       enum history_vkind
- *      40  8   arg      set: the value's number (NUM) or digest (DIGEST);
- *                       incr: the delta
+ *                       enum history_vkind; bit 4 (HISTORY_D_WRITTEN): a
+ *                       TAG set's arg is the digest of the bytes written;
+ *                       bit 5 (HISTORY_D_READ): a TAG get's rval is the
+ *                       digest of the bytes returned
+ *      40  8   arg      set: the value's number (NUM) or digest (DIGEST,
+ *                       and TAG with HISTORY_D_WRITTEN); incr: the delta
  *      48  8   rseq     returned TAG: the seq named by the value's tag
  *      56  4   rclient  returned TAG: the client named by the tag
  *      60  4   val_len  set: bytes written; get/incr: bytes returned
@@ -61,6 +64,16 @@
  * (DIGEST): such a key cannot use the checker's unique-value fast path and
  * goes to the general search.  A value made of 1-20 decimal digits (what
  * incr stores and returns) is recorded as its number (NUM).
+ *
+ * Read digests.  The tag names the write a get saw, the digest says the
+ * get saw all of it: a tagged set records the digest of every byte it
+ * wrote, a get the digest of every byte it got back, and the checker's
+ * model requires them equal.  A value with the right tag and other bytes
+ * (torn by a concurrent write, mixed with a stale value, truncated) was
+ * written by no one, and is a violation.  The digest of a value of 16 or
+ * more bytes is computed as two parts, the first 16 bytes and the rest
+ * (history_digest_tail, history_digest_join), so a recorder that writes
+ * one filler under changing tags digests the filler once per length.
  */
 #ifndef OQB_HISTORY_H
 #define OQB_HISTORY_H
@@ -84,6 +97,10 @@ enum history_vkind { HV_NONE = 0, HV_TAG = 1, HV_NUM = 2, HV_DIGEST = 3 };
 
 #define HISTORY_F_SAMPLED 0x1u   /* only a sample of the keys is recorded */
 
+/* struct history_op.dflags: which digests a TAG op carries */
+#define HISTORY_D_WRITTEN 0x1u   /* set: arg = history_digest of the bytes written */
+#define HISTORY_D_READ    0x2u   /* get: rval = history_digest of the bytes returned */
+
 struct history_header {
 	uint16_t version, record_size;
 	uint16_t clock_kind;
@@ -101,6 +118,7 @@ struct history_op {
 	uint32_t client;
 	uint8_t op, status, key_len;
 	uint8_t wkind, rkind;        /* enum history_vkind */
+	uint8_t dflags;              /* HISTORY_D_* */
 	uint64_t arg;
 	uint64_t rseq;
 	uint32_t rclient;
@@ -121,8 +139,14 @@ int history_key_sampled(uint64_t key_hash, double fraction);
  * and the checker's tables. */
 uint64_t history_mix64(uint64_t x);
 
-/* 64-bit digest of len bytes (not cryptographic; 8 bytes at a time). */
+/* 64-bit digest of len bytes (not cryptographic: it finds torn and corrupt
+ * values, not forgeries; four independent 8-byte lanes). */
 uint64_t history_digest(const void *buf, size_t len);
+
+/* For len >= HISTORY_TAG_SIZE, history_digest(v, len) ==
+ * history_digest_join(v, history_digest_tail(v + 16, len - 16), len). */
+uint64_t history_digest_tail(const void *rest, size_t n);
+uint64_t history_digest_join(const uint8_t *head16, uint64_t tail, size_t len);
 
 /* Writes the 16-byte value tag of (client, seq) into dst. */
 void history_tag_put(uint8_t *dst, uint32_t client, uint64_t seq);

@@ -48,7 +48,7 @@ static int bf_rec(const struct history_op *o, size_t n, unsigned done, struct ch
 
 static int brute(const struct history_op *o, size_t n)
 {
-	struct check_state s = { 0, 0, 0 };
+	struct check_state s = { 0 };
 	return bf_rec(o, n, 0, s);
 }
 
@@ -147,7 +147,7 @@ static size_t gen_history(struct rng *r, const struct gen_cfg *g, struct history
 		for (size_t j = i; j > 0 && point[ord[j]] < point[ord[j - 1]]; j--) {
 			size_t t = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = t;
 		}
-	struct check_state s = { 0, 0, 0 };
+	struct check_state s = { 0 };
 	for (size_t x = 0; x < n; x++) {
 		struct history_op *p = &o[ord[x]];
 		if (rng_below(r, 100) < (uint64_t)g->unknown_pct) {
