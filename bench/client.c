@@ -145,8 +145,9 @@ static int poll_events(struct cthread *t, uint64_t now)
 			t->status_errors++;
 		if (p->t_int >= t->warm_end && p->t_int < t->end) {
 			uint64_t lat = now > p->t_int ? now - p->t_int : 0;
+			/* "all" is not recorded per request: it is the merge of
+			 * the two halves (client_result), which hold it exactly */
 			hist_record(t->h[p->cls], lat);
-			hist_record(t->h[CLS_ALL], lat);
 			hist_record(t->half[p->t_int >= t->mid], lat);
 		}
 		if (now >= t->warm_end && now < t->end)
@@ -156,8 +157,9 @@ static int poll_events(struct cthread *t, uint64_t now)
 }
 
 /* Posts the request in reqbuf (its pending entry is filled in): 1 sent,
- * 0 the transport is busy (keep it and poll), -1 failed. */
-static int post_held(struct cthread *t, int loading)
+ * 0 the transport is busy (keep it and poll), -1 failed.  now: the clock
+ * read once for the caller's send window, taken as the send time. */
+static int post_held(struct cthread *t, int loading, uint64_t now)
 {
 	struct client *cl = t->cl;
 	struct pend *p = &t->pend[t->seq & t->pmask];
@@ -179,7 +181,6 @@ static int post_held(struct cthread *t, int loading)
 		t->cls_sent[p->cls]++;
 		/* by the time it was sent, not intended: a client that fell
 		 * behind in the warm-up sends the window's requests late */
-		uint64_t now = clock_ns();
 		if (now >= t->warm_end && now < t->end) {
 			hist_record(t->lag, now > p->t_int ? now - p->t_int : 0);
 			if (t->ngaps < GAPS_MAX) {
@@ -197,7 +198,7 @@ static int post_held(struct cthread *t, int loading)
  * 0 if it must wait (the pending table is full), -1 when the generator is
  * exhausted or failed, or the transport failed.
  */
-static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i)
+static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i, uint64_t now)
 {
 	struct client *cl = t->cl;
 	struct pend *p = &t->pend[(t->seq + 1) & t->pmask];
@@ -206,7 +207,7 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 	int r;
 
 	if (t->held)
-		return post_held(t, loading);
+		return post_held(t, loading, now);
 	if (p->busy)
 		return 0;
 	/* Generators fill op, key, sizes and flags; only the optional field
@@ -225,7 +226,7 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 		return -1;
 	}
 	uint64_t seq = ++t->seq;
-	unsigned w = client_route(op.key, op.key_len, t->workers);
+	unsigned w = t->workers > 1 ? client_route(op.key, op.key_len, t->workers) : 0;
 	struct wire_req h = {
 		.op = (uint8_t)op.op, .flags = (uint16_t)op.flags, .key_len = op.key_len,
 		.val_len = op.val_len, .client_id = t->client_id, .worker = w,
@@ -251,7 +252,7 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 	t->held = 1;
 	t->held_w = w;
 	t->held_len = len;
-	return post_held(t, loading);
+	return post_held(t, loading, now);
 }
 
 static void drain(struct cthread *t, uint64_t deadline)
@@ -284,7 +285,8 @@ static void load_phase(struct cthread *t)
 		if (poll_events(t, 0))
 			last_progress = clock_ns();
 		while (t->outstanding < 64) {
-			int r = issue(t, clock_ns(), 1, i);
+			uint64_t t_now = clock_ns();
+			int r = issue(t, t_now, 1, i, t_now);
 			if (r <= 0)
 				break;
 			i++;
@@ -353,7 +355,7 @@ static void *thread_main(void *arg)
 			if (c->arrival == ARRIVAL_POISSON) {
 				/* at most a batch before polling, so events keep up */
 				for (int b = 0; b < 32 && arrival_peek(&t->arr) <= now; b++) {
-					int r = issue(t, arrival_peek(&t->arr), 0, 0);
+					int r = issue(t, arrival_peek(&t->arr), 0, 0, now);
 					if (r <= 0)
 						break;   /* backlog stays on the schedule */
 					arrival_next(&t->arr);
@@ -361,7 +363,7 @@ static void *thread_main(void *arg)
 				}
 			} else {
 				for (int b = 0; b < 32 && t->outstanding < c->outstanding; b++) {
-					if (issue(t, now, 0, 0) <= 0)
+					if (issue(t, now, 0, 0, now) <= 0)
 						break;
 					did = 1;
 				}
@@ -494,7 +496,7 @@ fail:
 
 int client_step_issue(struct client *cl, uint64_t t_int)
 {
-	return issue(&cl->t[0], t_int, 0, 0);
+	return issue(&cl->t[0], t_int, 0, 0, clock_ns());
 }
 
 int client_step_poll(struct client *cl)
@@ -607,9 +609,13 @@ json_t *client_result(struct client *cl)
 		m[k] = hist_new();
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		struct cthread *t = &cl->t[i];
-		for (int k = 0; k < NCLS; k++)
+		for (int k = 0; k < CLS_ALL; k++)
 			if (m[k] && t->h[k])
 				hist_merge(m[k], t->h[k]);
+		if (m[CLS_ALL])
+			for (int k = 0; k < 2; k++)
+				if (t->half[k])
+					hist_merge(m[CLS_ALL], t->half[k]);
 		sent += t->sent; committed += t->committed; inwin += t->committed_in_window;
 		unans += t->unanswered; unsent += t->unsent; nf += t->status_not_found;
 		serr += t->status_errors; stray += t->stray_events; loaded += t->loaded;

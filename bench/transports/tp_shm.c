@@ -80,7 +80,7 @@
 #include "tp_shm.h"
 
 #define SHM_MAGIC        0x6f71622d73686d31ull   /* "oqb-shm1" */
-#define SHM_VERSION      1
+#define SHM_VERSION      2                       /* 2: mailbox records without a head */
 #define SHM_MAX_WORKERS  64
 #define SHM_MAX_CLIENTS  65536
 #define ID_BITS          20                      /* client id = gen << 20 | n */
@@ -125,8 +125,9 @@ struct ring_hdr {
 };
 
 struct mbox_ring {
-	_Atomic uint64_t head;             /* producer (worker) */
-	uint8_t pad0[CL - 8];
+	_Atomic uint64_t head;             /* producer (worker); the client never reads it */
+	uint64_t tail_seen;                /* the worker's last read of `tail` */
+	uint8_t pad0[CL - 16];
 	_Atomic uint64_t tail;             /* consumer (client) */
 	uint8_t pad1[CL - 8];
 };
@@ -243,6 +244,9 @@ struct srv_worker {
 	unsigned npend;
 	struct mbox_hdr **mbox;        /* client id -> mapping (lazy) */
 	unsigned mbox_max;             /* highest id + 1 mapped so far */
+	uint32_t last_id;              /* the client of the last reply ... */
+	struct mbox_hdr *last_mbox;    /* ... and its mailbox */
+	uint64_t released;             /* tickets below it released; published at flush */
 	int is_pmem;                   /* durable: mapping is real PM */
 	struct recovery_report rec;    /* durable: what the restart recovered */
 	int recovered;                 /* 1 if a previous ring was scanned */
@@ -642,10 +646,9 @@ static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 	_Atomic uint64_t *st = &w->state[(slot & (n - 1)) * ST_STRIDE];
 	/* Only a slot we executed is handed to the next lap here; a voided
 	 * slot was already recycled (or retired) by the void CAS. */
-	if (atomic_load_explicit(st, memory_order_relaxed) != ST(slot, ST_PUB)) {
-		atomic_store_explicit(&w->ring->released, slot + 1, memory_order_release);
+	w->released = slot + 1;
+	if (atomic_load_explicit(st, memory_order_relaxed) != ST(slot, ST_PUB))
 		return;
-	}
 	if (s->c.durable) {
 		/* "Repost the buffer": invalidate the old request first, so a
 		 * later recovery can never take it for a new one, then extend
@@ -659,7 +662,6 @@ static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 	atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
 	if (s->c.durable)
 		persist(st, 8, w->is_pmem);
-	atomic_store_explicit(&w->ring->released, slot + 1, memory_order_release);
 }
 
 static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint32_t full_id)
@@ -688,14 +690,30 @@ static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint
 	return m;
 }
 
+/*
+ * Mailbox record: an 8-byte header word (the record's length in bytes, a
+ * multiple of 8, or MBOX_WRAP: continue at offset 0), the response header,
+ * the value.  There is no head for the client to poll: the worker writes
+ * the record, zeroes the header word that follows it, and only then stores
+ * the record's own header (release), so the word a client reads next is
+ * always either a complete record's header or 0.  The client needs one
+ * line per response (the record), not the record and a head.  The worker
+ * reads the client's `tail` only when its cached copy says the mailbox
+ * may be full.
+ */
 static int shm_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
 			 const struct wire_resp *r, const void *val)
 {
 	struct srv_worker *w = &s->w[wi];
-	struct mbox_hdr *m = srv_mbox(s, w, client_id);
-	if (!m) {
-		w->unknown_client++;
-		return -1;
+	struct mbox_hdr *m = w->last_mbox;
+	if (client_id != w->last_id || !m) {
+		m = srv_mbox(s, w, client_id);
+		if (!m) {
+			w->unknown_client++;
+			return -1;
+		}
+		w->last_id = client_id;
+		w->last_mbox = m;
 	}
 	struct mbox_ring *mr = (struct mbox_ring *)(m + 1) + wi;
 	uint8_t *data = (uint8_t *)((struct mbox_ring *)(m + 1) + m->workers) + (size_t)wi * MBOX_CAP;
@@ -706,43 +724,62 @@ static int shm_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
 	}
 	uint64_t head = atomic_load_explicit(&mr->head, memory_order_relaxed);
 	uint64_t pos = head & (MBOX_CAP - 1);
-	uint64_t need = len + ((MBOX_CAP - pos < len) ? MBOX_CAP - pos : 0);
-	uint64_t waited_since = 0;
-	for (;;) {
-		uint64_t tail = atomic_load_explicit(&mr->tail, memory_order_acquire);
-		if (MBOX_CAP - (head - tail) >= need)
-			break;
-		/* Mailbox full: the client is slow or gone.  Wait a while for a
-		 * live client; drop the reply for a dead one. */
-		uint64_t now = clock_ns();
-		if (!waited_since) {
-			waited_since = now;
-			w->reply_full_waits++;
+	/* the record, the zeroed header after it, and the skipped end of the
+	 * buffer if it does not fit before the wrap */
+	uint64_t need = len + 8 + ((MBOX_CAP - pos < len + 8) ? MBOX_CAP - pos : 0);
+	if (MBOX_CAP - (head - mr->tail_seen) < need) {
+		uint64_t waited_since = 0;
+		for (;;) {
+			mr->tail_seen = atomic_load_explicit(&mr->tail, memory_order_acquire);
+			if (MBOX_CAP - (head - mr->tail_seen) >= need)
+				break;
+			/* Mailbox full: the client is slow or gone.  Wait a while
+			 * for a live client; drop the reply for a dead one. */
+			uint64_t now = clock_ns();
+			if (!waited_since) {
+				waited_since = now;
+				w->reply_full_waits++;
+			}
+			if ((kill((pid_t)m->client_pid, 0) != 0 && errno == ESRCH) ||
+			    now - waited_since > 1000000000ull) {
+				w->reply_drops++;
+				return -1;
+			}
+			sched_yield();
 		}
-		if ((kill((pid_t)m->client_pid, 0) != 0 && errno == ESRCH) ||
-		    now - waited_since > 1000000000ull) {
-			w->reply_drops++;
-			return -1;
-		}
-		sched_yield();
 	}
-	if (MBOX_CAP - pos < len) {
-		*(uint32_t *)(data + pos) = MBOX_WRAP;
+	_Atomic uint64_t *wrap = NULL;
+	if (MBOX_CAP - pos < len + 8) {
+		wrap = (_Atomic uint64_t *)(data + pos);
 		head += MBOX_CAP - pos;
 		pos = 0;
 	}
-	*(uint32_t *)(data + pos) = len;
 	wire_encode_resp(data + pos + 8, r);
 	if (r->val_len)
 		memcpy(data + pos + 8 + WIRE_RESP_HDR, val, r->val_len);
-	atomic_store_explicit(&mr->head, head + len, memory_order_release);
+	atomic_store_explicit((_Atomic uint64_t *)(data + pos + len), 0, memory_order_relaxed);
+	if (wrap) {
+		/* the record at 0 first, then the marker that leads to it */
+		atomic_store_explicit((_Atomic uint64_t *)(data + pos), len, memory_order_relaxed);
+		atomic_store_explicit(wrap, MBOX_WRAP, memory_order_release);
+	} else {
+		atomic_store_explicit((_Atomic uint64_t *)(data + pos), len, memory_order_release);
+	}
+	atomic_store_explicit(&mr->head, head + len, memory_order_relaxed);
 	w->replies++;
 	return 0;
 }
 
-static void shm_srv_flush(struct tp_server *s, unsigned w)
+/* Replies are visible once written.  What flush publishes is `released`,
+ * once per batch rather than per slot: clients read it only when their
+ * cached value says the ring is full, and a value that lags by a batch
+ * only makes them say busy a little longer, never overwrite a slot (the
+ * slot state decides that). */
+static void shm_srv_flush(struct tp_server *s, unsigned wi)
 {
-	(void)s; (void)w;   /* replies are visible once written */
+	struct srv_worker *w = &s->w[wi];
+	if (atomic_load_explicit(&w->ring->released, memory_order_relaxed) != w->released)
+		atomic_store_explicit(&w->ring->released, w->released, memory_order_release);
 }
 
 static json_t *shm_srv_stats(struct tp_server *s)
@@ -1083,11 +1120,9 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 published:
 		/* Published: for oq this is the commit (the hardware-ACK analogue). */
 		c->posts++;
-		struct tp_event *e = &c->evq[c->evq_head++ & (CLI_EVQ - 1)];
-		memset(e, 0, sizeof *e);
-		e->seq = seq;
-		e->kind = TP_EV_DELIVERED;
-		e->worker = (uint16_t)wi;
+		c->evq[c->evq_head++ & (CLI_EVQ - 1)] = (struct tp_event){
+			.seq = seq, .kind = TP_EV_DELIVERED, .worker = (uint16_t)wi,
+		};
 		return 0;
 	}
 }
@@ -1113,13 +1148,14 @@ static int shm_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 	while (c->evq_tail < c->evq_head && k < max)   /* DELIVERED, oldest first */
 		ev[k++] = c->evq[c->evq_tail++ & (CLI_EVQ - 1)];
 	for (unsigned w = 0; w < c->workers && k < max; w++) {
-		struct mbox_ring *mr = &rings[w];
 		uint8_t *data = data0 + (size_t)w * MBOX_CAP;
-		uint64_t head = atomic_load_explicit(&mr->head, memory_order_acquire);
 		uint64_t t = c->mtail[w];
-		while (t < head && k < max) {
+		while (k < max) {
 			uint64_t pos = t & (MBOX_CAP - 1);
-			uint32_t len = *(uint32_t *)(data + pos);
+			/* 0: nothing yet (the worker zeroes the word after each record) */
+			uint64_t len = atomic_load_explicit((_Atomic uint64_t *)(data + pos), memory_order_acquire);
+			if (!len)
+				break;
 			if (len == MBOX_WRAP) {
 				t += MBOX_CAP - pos;
 				continue;
