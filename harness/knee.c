@@ -12,7 +12,6 @@
 #include "conf.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,18 +36,6 @@ static const struct conf_key auto_keys[] = {
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL }
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 int knee_conf_parse(const json_t *v, const char *where, struct knee_conf *kc, char *err, size_t errlen)
 {
 	char at[1200];
@@ -60,30 +47,30 @@ int knee_conf_parse(const json_t *v, const char *where, struct knee_conf *kc, ch
 	if (conf_check(v, auto_keys, at, err, errlen) < 0)
 		return -1;
 	if (!json_is_true(json_object_get(v, "auto"))) {
-		set_err(err, errlen, "%s.auto: false is not a form of its own; give the loads as a list "
-			"(\"loads_ops\": [100000, 200000]) or set \"auto\": true", at);
+		snprintf(err, errlen, "%s.auto: false is not a form of its own; give the loads as a list "
+			 "(\"loads_ops\": [100000, 200000]) or set \"auto\": true", at);
 		return -1;
 	}
 	kc->on = 1;
 	fr = json_object_get(v, "fractions");
 	if (fr) {
 		if (json_array_size(fr) == 0) {
-			set_err(err, errlen, "%s.fractions: empty; list the loads to sweep as fractions of "
-				"the knee, e.g. [0.1, 0.5, 0.9, 1.0, 1.1], or leave the key out for the default",
-				at);
+			snprintf(err, errlen, "%s.fractions: empty; list the loads to sweep as fractions of "
+				 "the knee, e.g. [0.1, 0.5, 0.9, 1.0, 1.1], or leave the key out for the default",
+				 at);
 			return -1;
 		}
 		if (json_array_size(fr) > KNEE_MAX_FRACTIONS) {
-			set_err(err, errlen, "%s.fractions: %zu fractions; at most %d", at,
-				json_array_size(fr), KNEE_MAX_FRACTIONS);
+			snprintf(err, errlen, "%s.fractions: %zu fractions; at most %d", at,
+				 json_array_size(fr), KNEE_MAX_FRACTIONS);
 			return -1;
 		}
 		json_array_foreach(fr, i, e) {
 			kc->fractions[i] = json_number_value(e);
 			if (i && kc->fractions[i] <= kc->fractions[i - 1]) {
-				set_err(err, errlen, "%s.fractions[%zu]: %g does not exceed fractions[%zu] (%g); "
-					"list the fractions in increasing order, each once", at, i,
-					kc->fractions[i], i - 1, kc->fractions[i - 1]);
+				snprintf(err, errlen, "%s.fractions[%zu]: %g does not exceed fractions[%zu] (%g); "
+					 "list the fractions in increasing order, each once", at, i,
+					 kc->fractions[i], i - 1, kc->fractions[i - 1]);
 				return -1;
 			}
 		}
@@ -101,8 +88,8 @@ int knee_conf_parse(const json_t *v, const char *where, struct knee_conf *kc, ch
 	kc->refine = (int)conf_int(s, "refine", 3);
 	kc->confirm = (int)conf_int(s, "confirm", 1);
 	if (kc->max_ops < kc->start_ops) {
-		set_err(err, errlen, "%s.search.max_ops: %g is below start_ops (%g); raise max_ops or "
-			"lower start_ops", at, kc->max_ops, kc->start_ops);
+		snprintf(err, errlen, "%s.search.max_ops: %g is below start_ops (%g); raise max_ops or "
+			 "lower start_ops", at, kc->max_ops, kc->start_ops);
 		return -1;
 	}
 	return 0;
@@ -222,7 +209,7 @@ static int probe_load(struct search *s, double load, const char **who)
 				size_t cap = s->cap ? 2 * s->cap : 16;
 				struct knee_probe *p = realloc(res->probes, cap * sizeof *p);
 				if (!p) {
-					set_err(s->err, s->errlen, "out of memory recording knee probes");
+					snprintf(s->err, s->errlen, "out of memory recording knee probes");
 					return -1;
 				}
 				res->probes = p;
@@ -250,65 +237,64 @@ static int probe_load(struct search *s, double load, const char **who)
 	return 1;
 }
 
+/* Probes load and moves the bracket: lo up to it if every system
+ * sustained it, hi down to it (naming the system) if one did not.
+ * Returns probe_load's 1, 0 or -1. */
+static int narrow(struct search *s, double load, double *lo, double *hi)
+{
+	const char *who = NULL;
+	int r = probe_load(s, load, &who);
+
+	if (r == 1) {
+		*lo = load;
+	} else if (r == 0) {
+		*hi = load;
+		s->res->slowest = who;
+	}
+	return r;
+}
+
 int knee_search(const struct knee_conf *kc, const char *const *systems, size_t nsystems,
 		knee_probe_fn fn, void *ctx, FILE *progress, struct knee_result *res,
 		char *err, size_t errlen)
 {
 	struct search s = { .kc = kc, .systems = systems, .nsystems = nsystems, .fn = fn, .ctx = ctx,
 			    .progress = progress, .res = res, .err = err, .errlen = errlen };
-	double t0 = now_s(), lo = 0, hi = 0, load = sig3(kc->start_ops, 0);
-	const char *who = NULL;
+	double t0 = now_s(), lo = 0, hi = 0, load;
 	int r;
 
 	memset(res, 0, sizeof *res);
 	if (nsystems == 0) {
-		set_err(err, errlen, "knee search: no systems to probe");
+		snprintf(err, errlen, "knee search: no systems to probe");
 		return -1;
 	}
-	r = probe_load(&s, load, &who);
+	r = narrow(&s, sig3(kc->start_ops, 0), &lo, &hi);
 	if (r < 0)
 		goto out;
 	if (r == 1) {
 		/* upwards while every system keeps up */
-		lo = load;
-		while (lo < kc->max_ops) {
+		while (hi == 0 && lo < kc->max_ops) {
 			load = fmin(sig3(lo * kc->factor, 0), kc->max_ops);
 			if (load <= lo)
 				break;
-			r = probe_load(&s, load, &who);
-			if (r < 0)
+			if ((r = narrow(&s, load, &lo, &hi)) < 0)
 				goto out;
-			if (r == 0) {
-				hi = load;
-				res->slowest = who;
-				break;
-			}
-			lo = load;
 		}
 		res->capped = hi == 0;
 	} else {
 		/* start_ops is past the knee already: downwards */
-		hi = load;
-		res->slowest = who;
 		for (int d = 0; d < KNEE_MAX_DOWN && lo == 0; d++) {
 			load = sig3(hi / kc->factor, 0);
 			if (load < 1)
 				break;
-			r = probe_load(&s, load, &who);
-			if (r < 0)
+			if ((r = narrow(&s, load, &lo, &hi)) < 0)
 				goto out;
-			if (r == 1) {
-				lo = load;
-			} else {
-				hi = load;
-				res->slowest = who;
-			}
 		}
 		if (lo == 0) {
-			set_err(err, errlen, "knee search: even %.0f ops/s was not sustained (%s saturated; "
-				"%zu probes down from arrival.loads_ops.search.start_ops %.0f); check that the "
-				"system runs at all at a low load (a fixed list such as [100]), or lower start_ops",
-				hi, res->slowest, res->nprobes, kc->start_ops);
+			snprintf(err, errlen, "knee search: even %.0f ops/s was not sustained (%s saturated; "
+				 "%zu probes down from arrival.loads_ops.search.start_ops %.0f); check that the "
+				 "system runs at all at a low load (a fixed list such as [100]), or lower start_ops",
+				 hi, res->slowest, res->nprobes, kc->start_ops);
 			r = -1;
 			goto out;
 		}
@@ -317,15 +303,8 @@ int knee_search(const struct knee_conf *kc, const char *const *systems, size_t n
 		double mid = sig3(sqrt(lo * hi), 0);
 		if (mid <= lo || mid >= hi)
 			break;   /* three significant digits cannot split it further */
-		r = probe_load(&s, mid, &who);
-		if (r < 0)
+		if ((r = narrow(&s, mid, &lo, &hi)) < 0)
 			goto out;
-		if (r == 1) {
-			lo = mid;
-		} else {
-			hi = mid;
-			res->slowest = who;
-		}
 	}
 	res->ops = knee_round(lo);
 	r = 0;
