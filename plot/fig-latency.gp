@@ -69,6 +69,7 @@ do for [k = 1:4] {
 		set xrange [0:*]
 		if (Y_min > 0 && Y_max > 10 * Y_min) {
 			set logscale y 10
+			set format y "10^{%L}"
 			set yrange [*:*]
 		} else {
 			set yrange [0:*]
