@@ -537,14 +537,14 @@ static const char *shm_srv_endpoint(struct tp_server *s)
 	return s->dir;
 }
 
-static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
+/* Slots seen claimed earlier: published now, or timed out?  Adds their
+ * arrivals to a[k..max); returns the new k.  Off the common path: it runs
+ * only while some claim is outstanding. */
+static __attribute__((noinline)) int poll_pending(struct tp_server *s, struct srv_worker *w,
+						  struct tp_arrival *a, int k, int max, uint64_t *nowp)
 {
-	struct srv_worker *w = &s->w[wi];
 	const uint64_t n = s->c.ring_slots, mask = n - 1;
-	int k = 0;
-	uint64_t now = 0;
-
-	/* Slots seen claimed earlier: published now, or timed out? */
+	uint64_t now = *nowp;
 	for (unsigned i = 0; i < w->npend && k < max; ) {
 		uint64_t t = w->pend[i];
 		uint64_t v = atomic_load_explicit(&w->state[(t & mask) * ST_STRIDE], memory_order_acquire);
@@ -577,6 +577,19 @@ static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, 
 		else
 			i++;
 	}
+	*nowp = now;
+	return k;
+}
+
+static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
+{
+	struct srv_worker *w = &s->w[wi];
+	const uint64_t mask = s->c.ring_slots - 1;
+	int k = 0;
+	uint64_t now = 0;
+
+	if (w->npend)
+		k = poll_pending(s, w, a, k, max, &now);
 
 	/* New tickets.  The state word says what a ticket's slot holds; the
 	 * shared `tail` (which every client increments) is read only when a
@@ -639,6 +652,22 @@ static void shm_srv_executed(struct tp_server *s, unsigned wi, uint64_t slot)
 	persist(&w->ring->req_to_execute, 8, w->is_pmem);
 }
 
+static __attribute__((noinline)) void release_durable(struct tp_server *s, struct srv_worker *w,
+							     uint64_t slot, _Atomic uint64_t *st)
+{
+	const uint64_t n = s->c.ring_slots;
+	/* "Repost the buffer": invalidate the old request first, so a later
+	 * recovery can never take it for a new one, then extend SRQTail over
+	 * the ticket that may now land here. */
+	uint8_t *d = w->data + (slot & (n - 1)) * (size_t)s->c.slot_size;
+	memset(d, 0, 16);
+	persist(d, 16, w->is_pmem);
+	w->ring->srq_tail = slot + 1 + n;
+	persist(&w->ring->srq_tail, 8, w->is_pmem);
+	atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
+	persist(st, 8, w->is_pmem);
+}
+
 static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 {
 	struct srv_worker *w = &s->w[wi];
@@ -649,19 +678,10 @@ static void shm_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 	w->released = slot + 1;
 	if (atomic_load_explicit(st, memory_order_relaxed) != ST(slot, ST_PUB))
 		return;
-	if (s->c.durable) {
-		/* "Repost the buffer": invalidate the old request first, so a
-		 * later recovery can never take it for a new one, then extend
-		 * SRQTail over the ticket that may now land here. */
-		uint8_t *d = w->data + (slot & (n - 1)) * (size_t)s->c.slot_size;
-		memset(d, 0, 16);
-		persist(d, 16, w->is_pmem);
-		w->ring->srq_tail = slot + 1 + n;
-		persist(&w->ring->srq_tail, 8, w->is_pmem);
-	}
-	atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
 	if (s->c.durable)
-		persist(st, 8, w->is_pmem);
+		release_durable(s, w, slot, st);
+	else
+		atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
 }
 
 static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint32_t full_id)
@@ -701,6 +721,32 @@ static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint
  * reads the client's `tail` only when its cached copy says the mailbox
  * may be full.
  */
+/* Until the client's tail leaves `need` bytes free at head: 0, or -1 (the
+ * reply is dropped) for a client that is gone or 1 s behind. */
+static __attribute__((noinline)) int mbox_wait_room(struct srv_worker *w, struct mbox_hdr *m,
+						     struct mbox_ring *mr, uint64_t head, uint64_t need)
+{
+	uint64_t waited_since = 0;
+	for (;;) {
+		mr->tail_seen = atomic_load_explicit(&mr->tail, memory_order_acquire);
+		if (MBOX_CAP - (head - mr->tail_seen) >= need)
+			return 0;
+		/* Mailbox full: the client is slow or gone.  Wait a while for a
+		 * live client; drop the reply for a dead one. */
+		uint64_t now = clock_ns();
+		if (!waited_since) {
+			waited_since = now;
+			w->reply_full_waits++;
+		}
+		if ((kill((pid_t)m->client_pid, 0) != 0 && errno == ESRCH) ||
+		    now - waited_since > 1000000000ull) {
+			w->reply_drops++;
+			return -1;
+		}
+		sched_yield();
+	}
+}
+
 static int shm_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
 			 const struct wire_resp *r, const void *val)
 {
@@ -727,27 +773,8 @@ static int shm_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
 	/* the record, the zeroed header after it, and the skipped end of the
 	 * buffer if it does not fit before the wrap */
 	uint64_t need = len + 8 + ((MBOX_CAP - pos < len + 8) ? MBOX_CAP - pos : 0);
-	if (MBOX_CAP - (head - mr->tail_seen) < need) {
-		uint64_t waited_since = 0;
-		for (;;) {
-			mr->tail_seen = atomic_load_explicit(&mr->tail, memory_order_acquire);
-			if (MBOX_CAP - (head - mr->tail_seen) >= need)
-				break;
-			/* Mailbox full: the client is slow or gone.  Wait a while
-			 * for a live client; drop the reply for a dead one. */
-			uint64_t now = clock_ns();
-			if (!waited_since) {
-				waited_since = now;
-				w->reply_full_waits++;
-			}
-			if ((kill((pid_t)m->client_pid, 0) != 0 && errno == ESRCH) ||
-			    now - waited_since > 1000000000ull) {
-				w->reply_drops++;
-				return -1;
-			}
-			sched_yield();
-		}
-	}
+	if (MBOX_CAP - (head - mr->tail_seen) < need && mbox_wait_room(w, m, mr, head, need) != 0)
+		return -1;
 	_Atomic uint64_t *wrap = NULL;
 	if (MBOX_CAP - pos < len + 8) {
 		wrap = (_Atomic uint64_t *)(data + pos);
