@@ -296,8 +296,10 @@ static void find_peak(struct frun *r)
 	if (json_is_number(json_object_get(knee, "ops")) && jnum(knee, "ops") > 0 &&
 	    strcmp(jstr(knee, "found_by", ""), "fixed") != 0) {
 		r->peak = nearest_load(r, jnum(knee, "ops"));
-		snprintf(r->basis, sizeof r->basis, "knee %.0f ops/s (%s)", jnum(knee, "ops"),
-			 jstr(knee, "found_by", "run.json knee"));
+		snprintf(r->basis, sizeof r->basis, "knee %.0f ops/s (%s)%s", jnum(knee, "ops"),
+			 jstr(knee, "found_by", "run.json knee"),
+			 fabs(r->peak - jnum(knee, "ops")) > 0.01 * r->peak ?
+			 "; the nearest load with latency samples" : "");
 	}
 	for (pass = 0; pass < 2 && isnan(r->peak); pass++) {
 		for (i = n; i-- > 0 && isnan(r->peak);) {
@@ -320,7 +322,9 @@ static void find_peak(struct frun *r)
 		r->peak = loads[0];
 		snprintf(r->basis, sizeof r->basis, "every load saturated: the lowest load");
 	}
-	r->load80 = isnan(r->peak) ? NAN : nearest_load(r, 0.8 * r->peak);
+	/* 80 % of the knee itself, not of the load standing in for it */
+	r->load80 = isnan(r->peak) ? NAN : nearest_load(r, 0.8 * (strncmp(r->basis, "knee", 4) ? r->peak :
+								  jnum(knee, "ops")));
 }
 
 static void classify(struct frun *r)
@@ -1247,7 +1251,7 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 		fputs("</td><td>", f);
 		html_escape(f, r->dir);
 		fprintf(f, "</td><td>%s%s</td><td>", fig[r->fig], r->drawn || r->fig == FIG_NONE ? "" :
-			" (not drawn: a newer run is)");
+			" (not drawn: another run of this panel is, durable or newer)");
 		html_escape(f, r->machine);
 		fputs("</td><td>", f);
 		html_escape(f, r->created);
