@@ -110,7 +110,8 @@ static double sig3(double x, int down)
 		return 0;
 	double scale = pow(10, floor(log10(x)) - 2);
 	double m = x / scale;
-	return (down ? floor(m + 1e-9) : round(m)) * scale;
+	double v = (down ? floor(m + 1e-9) : round(m)) * scale;
+	return scale >= 1 ? round(v) : v;   /* whole ops/s without float dust */
 }
 
 double knee_round(double x)
@@ -371,6 +372,45 @@ json_t *knee_json_fixed(const double *loads, size_t nloads)
 {
 	return knee_obj("fixed", json_null(), json_array(), json_null(), NULL, json_null(), 0,
 			num_array(loads, nloads));
+}
+
+void knee_after_sweep(json_t *knee, const json_t *points, FILE *progress)
+{
+	double k = json_number_value(json_object_get(knee, "ops"));
+	size_t i, npast = 0, nsat = 0, nbelow = 0, nbelow_sat = 0, nloads = 0;
+	const json_t *p, *l;
+	char note[320] = "";
+
+	if (!(k > 0))
+		return;
+	json_array_foreach(json_object_get(knee, "loads_ops"), i, l)
+		nloads += json_number_value(l) > k;
+	json_array_foreach(points, i, p) {
+		double off = json_number_value(json_object_get(p, "offered_ops"));
+		int sat = json_is_true(json_object_get(p, "saturated"));
+		if (off > k) {
+			npast++;
+			nsat += sat;
+		} else if (off < k) {
+			nbelow++;
+			nbelow_sat += sat;
+		}
+	}
+	if (npast && nsat < npast)
+		snprintf(note, sizeof note, "%zu of %zu points past the knee were not saturated: the knee "
+			 "came out below what the sweep sustained (the host was busier during the search "
+			 "than during the sweep, or the probes were too short to see it)", npast - nsat, npast);
+	else if (nbelow_sat)
+		snprintf(note, sizeof note, "%zu of %zu points below the knee were saturated: the host was "
+			 "busier during the sweep than during the search", nbelow_sat, nbelow);
+	json_t *pk = json_pack("{s:I, s:I, s:I}", "loads", (json_int_t)nloads, "points", (json_int_t)npast,
+			       "saturated", (json_int_t)nsat);
+	if (note[0])
+		json_object_set_new(pk, "note", json_string(note));
+	json_object_set_new(knee, "past_knee", pk);
+	if (progress && npast)
+		fprintf(progress, "knee: %zu of %zu points past the knee (%.0f ops/s) saturated%s%s\n", nsat, npast,
+			k, note[0] ? "; " : "", note);
 }
 
 void knee_describe(FILE *f, const struct knee_conf *kc, const char *const *systems, size_t nsystems)

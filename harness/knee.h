@@ -147,6 +147,16 @@ json_t *knee_json(const struct knee_conf *kc, const struct knee_result *res, con
  * probes, loads_ops the list. */
 json_t *knee_json_fixed(const double *loads, size_t nloads);
 
+/*
+ * After the sweep: whether the loads past the knee (fractions above 1)
+ * came out saturated, as they should.  Adds "past_knee": {loads, points,
+ * saturated, note} to run.json's knee and, unless progress is NULL, says
+ * it in a line; a note explains a sweep whose loads past the knee were
+ * not saturated (the search ran while the host was busier, so the knee
+ * came out low) or whose loads below it were (busier during the sweep).
+ */
+void knee_after_sweep(json_t *knee, const json_t *points, FILE *progress);
+
 /* The plan of a search for --dry-run: what it will probe and sweep,
  * without numbers it has not measured. */
 void knee_describe(FILE *f, const struct knee_conf *kc, const char *const *systems, size_t nsystems);

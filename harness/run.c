@@ -1572,6 +1572,9 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		char e3[512];
 		rebuild_points(r, e3, sizeof e3);   /* the trials of a run that stopped early */
 	}
+	if (rc == 0 && r->rc.knee.on)
+		knee_after_sweep(json_object_get(r->runj, "knee"), json_object_get(r->runj, "points"),
+				 r->o->quiet ? NULL : stderr);
 	if (rc == 0)
 		json_object_set_new(r->runj, "status", json_string("ok"));
 	{

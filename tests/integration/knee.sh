@@ -39,6 +39,10 @@ jcheck "the knee is a load a probe sustained, below one it did not" "$R" \
 jcheck "loads are the fractions of the knee, 3 significant digits" "$R" \
 	'.knee.ops as $k | [.knee.fractions[] * $k] as $want | .knee.loads_ops as $got
 	 | ($got | length) == 3 and all(range(3); (($got[.] - $want[.]) | fabs) <= $want[.] * 0.005 + 1)'
+jcheck "run.json says how the loads past the knee came out" "$R" \
+	'.knee.ops as $k | .knee.past_knee as $p | $p.loads == 1 and $p.points == 2
+	 and $p.saturated == ([.points[] | select(.offered_ops > $k and .saturated)] | length)
+	 and ($p.saturated == 2 or ($p.note | test("past the knee")))'
 jcheck "the sweep ran at those loads" "$R" \
 	'.status == "ok" and ([.points[].offered_ops] | unique) == (.knee.loads_ops | unique) and (.points | length) == 6'
 n_probes=$(jq '.knee.probes | length' "$R" 2>/dev/null || echo 0)

@@ -301,6 +301,40 @@ TEST(run_json_shapes)
 	json_decref(k);
 }
 
+static json_t *pt(double offered, int saturated)
+{
+	return json_pack("{s:f, s:b}", "offered_ops", offered, "saturated", saturated);
+}
+
+TEST(after_sweep_says_whether_past_knee_saturated)
+{
+	json_t *knee = json_pack("{s:f, s:[f, f, f]}", "ops", 1000.0, "loads_ops", 500.0, 1000.0, 1250.0);
+	json_t *pts = json_pack("[o, o, o, o]", pt(500, 0), pt(1000, 0), pt(1250, 1), pt(1250, 1));
+	const json_t *pk;
+
+	knee_after_sweep(knee, pts, NULL);
+	pk = json_object_get(knee, "past_knee");
+	CHECK(json_integer_value(json_object_get(pk, "loads")) == 1);
+	CHECK(json_integer_value(json_object_get(pk, "points")) == 2);
+	CHECK(json_integer_value(json_object_get(pk, "saturated")) == 2);
+	CHECK(json_object_get(pk, "note") == NULL);
+	json_decref(pts);
+	/* a knee found low: the loads past it held */
+	pts = json_pack("[o, o, o]", pt(500, 0), pt(1250, 1), pt(1250, 0));
+	knee_after_sweep(knee, pts, NULL);
+	pk = json_object_get(knee, "past_knee");
+	CHECK(json_integer_value(json_object_get(pk, "saturated")) == 1);
+	CHECK(strstr(json_string_value(json_object_get(pk, "note")) ?: "", "1 of 2 points past the knee"));
+	json_decref(pts);
+	/* saturated below the knee: the host got busier */
+	pts = json_pack("[o, o]", pt(500, 1), pt(1250, 1));
+	knee_after_sweep(knee, pts, NULL);
+	CHECK(strstr(json_string_value(json_object_get(json_object_get(knee, "past_knee"), "note")) ?: "",
+		     "below the knee were saturated"));
+	json_decref(pts);
+	json_decref(knee);
+}
+
 /* The config: the automatic form stands its fractions in as loads; a
  * sweep beside it is refused. */
 TEST(runconf_auto_form)
@@ -339,4 +373,4 @@ TEST(runconf_auto_form)
 UNIT_MAIN(search_finds_slowest_knee, search_caps_and_goes_down, confirm_rides_out_flaky_probes,
 	  probe_failure_stops_search, progress_line_per_probe, verdict_from_point_and_checks,
 	  parse_defaults_and_values, parse_refusals_name_the_field, rounding_and_loads, run_json_shapes,
-	  runconf_auto_form)
+	  after_sweep_says_whether_past_knee_saturated, runconf_auto_form)
