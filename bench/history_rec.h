@@ -47,7 +47,13 @@ struct hrec *hrec_open(const struct hrec_conf *c, unsigned rank, unsigned thread
 const void *hrec_value(struct hrec *r, uint64_t seq, const struct gen_op *op);
 
 /* After encoding, before posting: req/len is the encoded request (if its
- * value was not made by hrec_value, a SET is tagged here and resealed). */
+ * value was not made by hrec_value, a SET is tagged here and resealed).
+ * hrec_issue_at takes the invoke stamp from the caller: any clock_ns()
+ * reading taken before the request is first posted (a send window's one
+ * reading saves a clock read per op; earlier is safe, it only widens the
+ * interval); hrec_issue reads the clock itself. */
+void hrec_issue_at(struct hrec *r, uint64_t seq, const struct gen_op *op, uint8_t *req, uint32_t len,
+		   uint64_t t_inv);
 void hrec_issue(struct hrec *r, uint64_t seq, const struct gen_op *op, uint8_t *req, uint32_t len);
 
 /* ev commits its request (the caller checked); now: clock_ns() after the

