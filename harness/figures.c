@@ -1248,6 +1248,15 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 		char pk[32];
 		fputs("<tr><td>", f);
 		html_escape(f, r->name);
+		if (strcmp(jstr(r->run, "status", "ok"), "ok") != 0) {
+			/* a run that stopped early still draws the points it has */
+			fputs(" <span class=machine>(status ", f);
+			html_escape(f, jstr(r->run, "status", "?"));
+			fputs(": ", f);
+			html_escape(f, jstr(json_object_get(r->run, "error"), "message",
+					    jstr(r->run, "error", "no error recorded")));
+			fputs(")</span>", f);
+		}
 		fputs("</td><td>", f);
 		html_escape(f, r->dir);
 		fprintf(f, "</td><td>%s%s</td><td>", fig[r->fig], r->drawn || r->fig == FIG_NONE ? "" :
