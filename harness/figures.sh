@@ -75,7 +75,7 @@ for c in "${configs[@]}"; do
 		>"$out/runs/$name.log" 2>&1; then
 		echo "figures: [$i/$n] $name: $((SECONDS - t0)) s" >&2
 	else
-		echo "figures: [$i/$n] $name failed after $((SECONDS - t0)) s ($out/runs/$name.log); its panel says not run" >&2
+		echo "figures: [$i/$n] $name failed after $((SECONDS - t0)) s ($out/runs/$name.log); its panel draws what it measured before, or says not run" >&2
 		failed=$((failed + 1))
 	fi
 done
