@@ -60,8 +60,12 @@ uint64_t history_key_hash(const void *key, size_t len)
 		h ^= h >> 32;
 	}
 	uint64_t t = 0;
-	for (size_t j = 0; i + j < len; j++)
-		t |= (uint64_t)k[i + j] << (8 * j);
+	if (i < len && len >= 8) {
+		memcpy(&t, k + len - 8, 8);   /* the last 8 bytes, overlapping */
+	} else {
+		for (size_t j = 0; i + j < len; j++)
+			t |= (uint64_t)k[i + j] << (8 * j);
+	}
 	return history_mix64(h ^ history_mix64(t + len));
 }
 
