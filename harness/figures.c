@@ -190,6 +190,22 @@ static int cmp_pt(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int sys_rank(const char *name)
+{
+	static const char *const order[] = { "oq", "rawrpc", "deferred", "erpc" };
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(name, order[i]))
+			return i;
+	return 4;
+}
+
+static int cmp_sys(const void *a, const void *b)
+{
+	const struct fsys *x = a, *y = b;
+	int d = sys_rank(x->name) - sys_rank(y->name);
+	return d ? d : strcmp(x->name, y->name);
+}
+
 /* The latency points of an open-loop run, per system, sorted by offered load. */
 static void collect_points(struct frun *r)
 {
@@ -228,6 +244,8 @@ static void collect_points(struct frun *r)
 	}
 	for (j = 0; j < r->nsys; j++)
 		qsort(r->sys[j].pt, r->sys[j].n, sizeof r->sys[j].pt[0], cmp_pt);
+	/* one colour per system in every panel: a fixed order of systems */
+	qsort(r->sys, r->nsys, sizeof r->sys[0], cmp_sys);
 }
 
 static const struct fpt *pt_at(const struct fsys *s, double load)
@@ -366,11 +384,13 @@ static void classify(struct frun *r)
 	}
 }
 
-/* Is run a better choice than cur for a panel (durable first for 9/10, then newer)? */
+/* Is run a better choice than cur for a panel (one with points, durable first for 9/10, then newer)? */
 static int better(const struct frun *a, const struct frun *cur)
 {
 	if (!cur)
 		return 1;
+	if ((a->nsys > 0) != (cur->nsys > 0))
+		return a->nsys > 0;
 	if (a->fig == FIG_910 && a->durable != cur->durable)
 		return a->durable;
 	return strcmp(a->created, cur->created) > 0;
