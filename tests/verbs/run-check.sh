@@ -18,7 +18,7 @@ if [ $? -eq 2 ]; then
 	finish
 fi
 
-lim=${OQB_CHECK_VM_TIMEOUT:-600}
+lim=${OQB_CHECK_VM_TIMEOUT:-720}   # ~6 minutes under TCG on 2 busy cores
 "$VM_RUNNER" -t "$lim" -e OQB_BIN -e CHECK_VERBS_SEEDS="${CHECK_VERBS_SEEDS:-1}" \
 	${CHECK_VERBS_FAULTS+-e CHECK_VERBS_FAULTS} ${CHECK_VERBS_DELEG+-e CHECK_VERBS_DELEG} -- bash tests/verbs/guest-check.sh \
 	>"$T/guest.out" 2>"$T/guest.err"
