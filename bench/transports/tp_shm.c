@@ -710,17 +710,6 @@ static struct mbox_hdr *srv_mbox(struct tp_server *s, struct srv_worker *w, uint
 	return m;
 }
 
-/*
- * Mailbox record: an 8-byte header word (the record's length in bytes, a
- * multiple of 8, or MBOX_WRAP: continue at offset 0), the response header,
- * the value.  There is no head for the client to poll: the worker writes
- * the record, zeroes the header word that follows it, and only then stores
- * the record's own header (release), so the word a client reads next is
- * always either a complete record's header or 0.  The client needs one
- * line per response (the record), not the record and a head.  The worker
- * reads the client's `tail` only when its cached copy says the mailbox
- * may be full.
- */
 /* Until the client's tail leaves `need` bytes free at head: 0, or -1 (the
  * reply is dropped) for a client that is gone or 1 s behind. */
 static __attribute__((noinline)) int mbox_wait_room(struct srv_worker *w, struct mbox_hdr *m,
@@ -747,6 +736,17 @@ static __attribute__((noinline)) int mbox_wait_room(struct srv_worker *w, struct
 	}
 }
 
+/*
+ * Mailbox record: an 8-byte header word (the record's length in bytes, a
+ * multiple of 8, or MBOX_WRAP: continue at offset 0), the response header,
+ * the value.  There is no head for the client to poll: the worker writes
+ * the record, zeroes the header word that follows it, and only then stores
+ * the record's own header (release), so the word a client reads next is
+ * always either a complete record's header or 0.  The client needs one
+ * line per response (the record), not the record and a head.  The worker
+ * reads the client's `tail` only when its cached copy says the mailbox
+ * may be full.
+ */
 static int shm_srv_reply(struct tp_server *s, unsigned wi, uint32_t client_id,
 			 const struct wire_resp *r, const void *val)
 {
