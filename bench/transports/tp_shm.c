@@ -1111,11 +1111,12 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 	 * keep draining its mailbox (the server may be waiting for that) and
 	 * come back.  A ticket, once taken, must be filled. */
 	{
-		/* `released` is written by the worker on its own cache line;
-		 * polling the slot state here instead would steal the very line
-		 * the worker must read and write next, and slow it down.  It only
-		 * grows, so a cached value that says "room" is right, and the
-		 * line is read again only when the cached value says "full". */
+		/* `released` is written by the worker on its own cache line,
+		 * once per batch (shm_srv_flush); polling the slot state here
+		 * instead would steal the very line the worker must read and
+		 * write next, and slow it down.  It only grows and may lag, so
+		 * a value that says "room" is right, and the line is read
+		 * again only when the cached value says "full". */
 		uint64_t tail = atomic_load_explicit(&c->ring[wi]->tail, memory_order_relaxed);
 		if (tail - c->released_seen[wi] >= c->slots)
 			c->released_seen[wi] = atomic_load_explicit(&c->ring[wi]->released,
