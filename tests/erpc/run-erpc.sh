@@ -18,12 +18,28 @@ if ! ls /sys/class/infiniband/* >/dev/null 2>&1; then
 	else
 		notok "error: no RDMA device" "rc=$rc: $out"
 	fi
+	# oqb run fails the same way, and its partial run.json names the
+	# eRPC build (the commit the Makefile found, not "unknown").
+	jq '.systems = ["erpc"] | .transport = "verbs" | .verbs = {"addr": "127.0.0.1"} | .canary = false' \
+		configs/tiny.json >"$T/erpc.json"
+	out=$(timeout -k 5 60 "$OQB_BIN/oqb" run "$T/erpc.json" --out "$T/run" --quiet 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [[ $out == *"no RDMA device"* ]]; then
+		want=$(git -C "$OQB_ERPC_DIR" rev-parse HEAD 2>/dev/null || echo none)
+		jcheck "oqb run without a device: refused, run.json names the eRPC build" "$T/run/run.json" \
+			".transport.erpc_build.commit == \"$want\" and .transport.erpc_build.transport == \"infiniband\""
+	else
+		notok "oqb run without a device" "rc=$rc: $(tail -3 <<<"$out")"
+	fi
 fi
 . tests/vm/vm-test-lib.sh
 vm_preflight erpc || finish
 out=$T/guest.out
+# Under the sanitizers, eRPC's own leaks are suppressed (lsan-erpc.supp).
+san=()
+[ "${OQB_SANITIZE:-0}" = 1 ] && san=(-e LSAN_OPTIONS="suppressions=$PWD/tests/erpc/lsan-erpc.supp")
 tests/vm/rxe-vm -t "${OQB_ERPC_VM_TIMEOUT:-1200}" -e OQB_BIN="$OQB_BIN" -e OQB_ERPC_BENCH="${OQB_ERPC_BENCH:-1}" \
-	-- bash tests/erpc/guest-erpc.sh | tee "$out"
+	"${san[@]}" -- bash tests/erpc/guest-erpc.sh | tee "$out"
 rc=${PIPESTATUS[0]}
 case $rc in
 0) ;;

@@ -27,6 +27,12 @@
 
 #include "erpc_shim.h"
 
+#ifndef OQB_ERPC_COMMIT
+#define OQB_ERPC_COMMIT "unknown"
+#define OQB_ERPC_DIRTY 0
+#define OQB_ERPC_FLAGS ""
+#endif
+
 namespace {
 
 const uint8_t kReqType = 1;
@@ -70,6 +76,9 @@ static std::string explain(const std::string &what)
 		 what.find("shm") != std::string::npos || what.find("CQ") != std::string::npos)
 		hint = "too few hugepages free (each Rpc maps about 24 MB of 2 MB pages): reserve more, "
 		       "e.g. echo 512 > /proc/sys/vm/nr_hugepages (as root)";
+	else if (what.find("RDTSC") != std::string::npos)
+		hint = "eRPC times the CPU's TSC at start-up and found it outside 0.5-5 GHz; under emulation "
+		       "(the TCG test VM) on a busy host that measurement fails: retry when the host is quieter";
 	else if (what.find("root") != std::string::npos)
 		hint = "eRPC needs root (it maps hugepages with shmget)";
 	else
@@ -366,6 +375,21 @@ size_t es_max_msg_size(void)
 int es_is_roce(void)
 {
 	return erpc::kIsRoCE ? 1 : 0;
+}
+
+const char *es_build_commit(void)
+{
+	return OQB_ERPC_COMMIT;
+}
+
+int es_build_modified(void)
+{
+	return OQB_ERPC_DIRTY;
+}
+
+const char *es_build_flags(void)
+{
+	return OQB_ERPC_FLAGS;
 }
 
 }  // extern "C"

@@ -63,6 +63,12 @@ const char *es_transport(void);
 size_t es_max_data_per_pkt(void);
 size_t es_max_msg_size(void);
 int es_is_roce(void);
+/* Where the linked eRPC came from (set by the Makefile for this file's
+ * C++ side only): git commit ("none" outside git), whether its tree had
+ * local changes, and the compile flags its CMake used. */
+const char *es_build_commit(void);
+int es_build_modified(void);
+const char *es_build_flags(void);
 
 #ifdef __cplusplus
 }

@@ -44,12 +44,6 @@
 #define ERPC_MAX_PAIRS   256u
 #define ERPC_READY_MS    120000u                    /* TCG: Rpc creation is slow */
 
-#ifndef OQB_ERPC_COMMIT
-#define OQB_ERPC_COMMIT "unknown"
-#define OQB_ERPC_DIRTY 0
-#define OQB_ERPC_FLAGS ""
-#endif
-
 struct ew_slot {
 	void *handle;
 	uint32_t len;
@@ -79,9 +73,9 @@ struct tp_server {
 
 json_t *tp_erpc_build_json(void)
 {
-	return json_pack("{s:s,s:s,s:b,s:b,s:i,s:s}", "commit", OQB_ERPC_COMMIT, "transport", es_transport(),
-			 "modified", OQB_ERPC_DIRTY, "roce", es_is_roce(), "mtu_data",
-			 (int)es_max_data_per_pkt(), "cxx_flags", OQB_ERPC_FLAGS);
+	return json_pack("{s:s,s:s,s:b,s:b,s:i,s:s}", "commit", es_build_commit(), "transport", es_transport(),
+			 "modified", es_build_modified(), "roce", es_is_roce(), "mtu_data",
+			 (int)es_max_data_per_pkt(), "cxx_flags", es_build_flags());
 }
 
 /* ---------------------------------------------------------------- server */
