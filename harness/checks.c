@@ -29,6 +29,7 @@ const struct conf_key checks_schema[] = {
 	{ "steal", CONF_NUM, 0, 0, 1, NULL, NULL, "interference: warn above this share of host CPU time stolen (default 0.02)" },
 	{ "cpu_share", CONF_NUM, 0, 0, 1, NULL, NULL, "interference: warn when a spinning thread got less than this share of its CPU's time (default 0.9)" },
 	{ "canary_drift", CONF_NUM, 0, 1, 1000, NULL, NULL, "warn when the point's canary is off the run's median canary by more than this factor (default 1.5)" },
+	{ "trials_p50", CONF_NUM, 0, 0, 100, NULL, NULL, "trial agreement: warn above this relative width of the trials' p50 CI (default 0.10; p99's limit is ci_p99)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
 
@@ -44,6 +45,7 @@ void checks_defaults(struct check_conf *c)
 	c->steal = 0.02;
 	c->cpu_share = 0.9;
 	c->canary_drift = 1.5;
+	c->trials_p50 = 0.10;
 }
 
 static void num_from(const json_t *o, const char *k, double *v)
@@ -68,6 +70,7 @@ void checks_from_json(struct check_conf *c, const json_t *obj)
 	num_from(obj, "steal", &c->steal);
 	num_from(obj, "cpu_share", &c->cpu_share);
 	num_from(obj, "canary_drift", &c->canary_drift);
+	num_from(obj, "trials_p50", &c->trials_p50);
 }
 
 static void add(json_t *arr, const char *name, double value, double threshold, int warn, const char *detail)
@@ -203,6 +206,58 @@ void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h)
 			add(out, q[i].name, w, thr, w > thr, d);
 		}
 	}
+}
+
+/*
+ * Ranks (1-based) of the distribution-free CI of the median of n values:
+ * [x(k), x(n+1-k)] with the largest k whose two tails hold at most 2.5 %
+ * each under Binomial(n, 1/2), and k = 1 (the range; 94 % for 5 trials,
+ * 75 % for 3) when no k does.
+ */
+static size_t median_ci_rank(size_t n)
+{
+	double tail = 0, c = 1;       /* P(B <= j), C(n, j) */
+	size_t k = 1;
+	for (size_t j = 0; j < n / 2; j++) {
+		if (j)
+			c = c * (double)(n - j + 1) / (double)j;
+		tail += c * pow(0.5, (double)n);
+		if (tail <= 0.025)
+			k = j + 1;    /* coverage 1 - 2 P(B <= k - 1) */
+	}
+	return k;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void checks_trials(const struct check_conf *c, json_t *out, double *p50, double *p99, size_t n)
+{
+	if (n < 3)
+		return;           /* two trials give no interval worth judging */
+	char d[320];
+	size_t k = median_ci_rank(n);
+	double w[2], lo[2], hi[2], med[2];
+	double *v[2] = { p50, p99 };
+	for (int i = 0; i < 2; i++) {
+		qsort(v[i], n, sizeof *v[i], cmp_double);
+		med[i] = n % 2 ? v[i][n / 2] : (v[i][n / 2 - 1] + v[i][n / 2]) / 2;
+		lo[i] = v[i][k - 1];
+		hi[i] = v[i][n - k];
+		w[i] = med[i] > 0 ? (hi[i] - lo[i]) / med[i] : INFINITY;
+	}
+	int warn = w[1] > c->ci_p99 || w[0] > c->trials_p50;
+	snprintf(d, sizeof d, "%zu trials; p99's CI from the trials [%.1f, %.1f] us around their median %.1f us "
+		 "(width %.2f, limit %.2f); p50's [%.2f, %.2f] us around %.2f us (width %.2f, limit %.2f): trials "
+		 "that disagree more than this describe the machine's moments, not the system", n, lo[1] / 1e3,
+		 hi[1] / 1e3, med[1] / 1e3, w[1], c->ci_p99, lo[0] / 1e3, hi[0] / 1e3, med[0] / 1e3, w[0],
+		 c->trials_p50);
+	/* the value shown is the one that is further past its limit */
+	int p99_worse = w[1] / c->ci_p99 >= w[0] / c->trials_p50;
+	add(out, "trial_agreement", p99_worse ? w[1] : w[0], p99_worse ? c->ci_p99 : c->trials_p50, warn, d);
 }
 
 static void check_ci(const struct check_conf *c, json_t *out, const json_t *pj)

@@ -43,6 +43,7 @@ struct check_conf {
 	double steal;           /* warn above this share of host CPU time stolen */
 	double cpu_share;       /* warn when a spinning thread got less of its CPU */
 	double canary_drift;    /* warn when the canary is off the median by more than this factor */
+	double trials_p50;      /* warn above this relative width of the trials' p50 CI */
 };
 
 /* The defaults (docs/trust.md says why each is what it is). */
@@ -66,6 +67,15 @@ struct hist;
 /* The ci_p99 and ci_p999 checks of histogram h, appended to out (used on a
  * point's histogram merged over its trials). */
 void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h);
+
+/* The trial_agreement check of a point measured in n trials: the
+ * distribution-free CI of the median of the trials' p50 and p99 (arrays
+ * sorted in place), relative to it, against trials_p50 and ci_p99.
+ * Samples within a trial are not independent (a stall of the host delays
+ * a run of them), so an order-statistic CI on the merged histogram alone
+ * is too narrow; the trials are the independent replicates.  Nothing is
+ * appended below 3 trials. */
+void checks_trials(const struct check_conf *c, json_t *out, double *p50, double *p99, size_t n);
 
 /* Whether any check in the array warns; names of the warnings into buf
  * ("stationarity,interference"). */

@@ -197,9 +197,23 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 	if (cc && merged) {
 		json_t *ci = json_array(), *r;
 		checks_ci(cc, ci, merged);
+		double *t50 = calloc(n ? n : 1, sizeof *t50), *t99 = calloc(n ? n : 1, sizeof *t99);
+		size_t m = 0;
+		json_array_foreach(entries, i, e) {
+			const json_t *all = json_object_get(json_object_get(e, "lat_ns"), "all");
+			if (t50 && t99 && json_integer_value(json_object_get(all, "n")) > 0) {
+				t50[m] = json_number_value(json_object_get(all, "p50"));
+				t99[m++] = json_number_value(json_object_get(all, "p99"));
+			}
+		}
+		if (t50 && t99)
+			checks_trials(cc, ci, t50, t99, m);
+		free(t50);
+		free(t99);
 		json_array_foreach(ci, i, r) {
 			json_object_set_new(r, "trials", json_integer((json_int_t)n));
-			json_object_set_new(r, "note", json_string("judged on the point's histogram merged over its trials"));
+			if (!strncmp(json_string_value(json_object_get(r, "name")), "ci_", 3))
+				json_object_set_new(r, "note", json_string("judged on the point's histogram merged over its trials"));
 			if (!strcmp(json_string_value(json_object_get(r, "status")), "warn"))
 				*flagged = 1;
 			json_array_append(out, r);

@@ -3,7 +3,8 @@
  * harness/checks.c): a tail known from a handful of samples warns, the
  * same shape with many samples passes, the thresholds come from the
  * config, the defaults are the ones docs/trust.md names, and a percentile
- * whose CI reaches past the largest sample is never passed.
+ * whose CI reaches past the largest sample is never passed; and
+ * trial_agreement, the CI of the trials' median p50 and p99.
  */
 #include "unit.h"
 #include "checks.h"
@@ -110,5 +111,80 @@ TEST(empty_histogram_has_nothing_to_judge)
 	hist_free(h);
 }
 
+static const json_t *agreement(json_t *out, double *p50, double *p99, size_t n)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	checks_trials(&c, out, p50, p99, n);
+	return row(out, "trial_agreement");
+}
+
+TEST(trials_that_agree_pass)
+{
+	double p50[5] = { 1000, 1010, 990, 1005, 995 }, p99[5] = { 20000, 21000, 19500, 20500, 22000 };
+	json_t *out = json_array();
+	const json_t *r = agreement(out, p50, p99, 5);
+	REQUIRE(r);
+	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "pass"));
+	/* five trials: the range is the CI; p99's (22000 - 19500) / 20500 */
+	CHECK(fabs(json_number_value(json_object_get(r, "value")) - 2500.0 / 20500) < 1e-9, "value %g",
+	      json_number_value(json_object_get(r, "value")));
+	json_decref(out);
+}
+
+TEST(one_stalled_trial_of_five_warns)
+{
+	/* measured on this VM: one 0.4 s trial in five caught a host stall and
+	 * its p99 read 3.5 ms where the others read 10-16 us */
+	double p50[5] = { 1090, 1100, 1094, 1120, 1085 }, p99[5] = { 10000, 11000, 16000, 534000, 3535000 };
+	json_t *out = json_array();
+	const json_t *r = agreement(out, p50, p99, 5);
+	REQUIRE(r);
+	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "warn"));
+	CHECK(json_number_value(json_object_get(r, "threshold")) == 0.25);
+	json_decref(out);
+}
+
+TEST(p50_disagreement_alone_warns)
+{
+	double p50[5] = { 1000, 1000, 1300, 1000, 700 }, p99[5] = { 20000, 20000, 20000, 20000, 20000 };
+	json_t *out = json_array();
+	const json_t *r = agreement(out, p50, p99, 5);
+	REQUIRE(r);
+	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "warn"));
+	CHECK(json_number_value(json_object_get(r, "threshold")) == 0.10, "shows p50's limit");
+	json_decref(out);
+}
+
+TEST(ten_trials_use_second_ranks)
+{
+	/* 10 trials: [x(2), x(9)] covers 97.9 % (x(3)..x(8) only 89 %), so
+	 * one wild trial at each end does not widen it */
+	double p50[10], p99[10];
+	for (int i = 0; i < 10; i++) {
+		p50[i] = 1000;
+		p99[i] = 20000 + 100 * i;
+	}
+	p99[0] = 1;
+	p99[9] = 1e9;
+	json_t *out = json_array();
+	const json_t *r = agreement(out, p50, p99, 10);
+	REQUIRE(r);
+	double want = (20800.0 - 20100) / 20450;
+	CHECK(fabs(json_number_value(json_object_get(r, "value")) - want) < 1e-9, "value %g, want %g",
+	      json_number_value(json_object_get(r, "value")), want);
+	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "pass"));
+	json_decref(out);
+}
+
+TEST(two_trials_are_not_judged)
+{
+	double p50[2] = { 1000, 5000 }, p99[2] = { 1, 1e9 };
+	json_t *out = json_array();
+	CHECK(agreement(out, p50, p99, 2) == NULL);
+	json_decref(out);
+}
+
 UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, threshold_comes_from_config,
-	  empty_histogram_has_nothing_to_judge)
+	  empty_histogram_has_nothing_to_judge, trials_that_agree_pass, one_stalled_trial_of_five_warns,
+	  p50_disagreement_alone_warns, ten_trials_use_second_ranks, two_trials_are_not_judged)
