@@ -68,14 +68,17 @@ struct hist;
  * point's histogram merged over its trials). */
 void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h);
 
-/* The trial_agreement check of a point measured in n trials: the
- * distribution-free CI of the median of the trials' p50 and p99 (arrays
- * sorted in place), relative to it, against trials_p50 and ci_p99.
- * Samples within a trial are not independent (a stall of the host delays
- * a run of them), so an order-statistic CI on the merged histogram alone
- * is too narrow; the trials are the independent replicates.  Nothing is
- * appended below 3 trials. */
-void checks_trials(const struct check_conf *c, json_t *out, double *p50, double *p99, size_t n);
+/* The trial_agreement check of a point measured in n trials (their "all"
+ * histograms; merged, their bin-wise sum): a bootstrap over whole trials
+ * (resampled with replacement, merged, 200 times, fixed seed) gives the
+ * 95 % CI of the merged p99 and p50; their widths relative to the merged
+ * values are judged against ci_p99 and trials_p50.  Samples within a
+ * trial are not independent (a stall of the host delays a run of them),
+ * so checks_ci's order-statistic CI alone is too narrow; the trials are
+ * the independent replicates.  Nothing is appended below 3 trials.
+ * Returns -1 when out of memory. */
+int checks_trials(const struct check_conf *c, json_t *out, struct hist *const *trials, size_t n,
+		  const struct hist *merged);
 
 /* Whether any check in the array warns; names of the warnings into buf
  * ("stationarity,interference"). */

@@ -146,7 +146,7 @@ static json_t *spread_of(const json_t *entries, const char *cls, const char *pct
  * point's merged histogram, the one its percentiles come from.
  */
 static json_t *checks_over(const json_t *entries, const struct check_conf *cc, const struct hist *merged,
-			   int *flagged)
+			   struct hist *const *th, size_t nth, int *flagged)
 {
 	json_t *out = json_array(), *e, *c;
 	size_t i, k, n = json_array_size(entries);
@@ -197,19 +197,10 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 	if (cc && merged) {
 		json_t *ci = json_array(), *r;
 		checks_ci(cc, ci, merged);
-		double *t50 = calloc(n ? n : 1, sizeof *t50), *t99 = calloc(n ? n : 1, sizeof *t99);
-		size_t m = 0;
-		json_array_foreach(entries, i, e) {
-			const json_t *all = json_object_get(json_object_get(e, "lat_ns"), "all");
-			if (t50 && t99 && json_integer_value(json_object_get(all, "n")) > 0) {
-				t50[m] = json_number_value(json_object_get(all, "p50"));
-				t99[m++] = json_number_value(json_object_get(all, "p99"));
-			}
-		}
-		if (t50 && t99)
-			checks_trials(cc, ci, t50, t99, m);
-		free(t50);
-		free(t99);
+		if (th && checks_trials(cc, ci, th, nth, merged) < 0)
+			json_array_append_new(ci, json_pack("{s:s,s:n,s:f,s:s,s:s}", "name", "trial_agreement", "value",
+							    "threshold", cc->ci_p99, "status", "warn", "detail",
+							    "out of memory: not judged"));
 		json_array_foreach(ci, i, r) {
 			json_object_set_new(r, "trials", json_integer((json_int_t)n));
 			if (!strncmp(json_string_value(json_object_get(r, "name")), "ci_", 3))
@@ -252,7 +243,9 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 {
 	struct hist *sum[NCLASSES] = { 0 }, *one = hist_new();
 	json_t *p = json_deep_copy(pj0), *e, *lat = json_object();
-	size_t i, n = json_array_size(entries);
+	size_t i, n = json_array_size(entries), nth = 0;
+	/* each trial's "all" histogram, for the bootstrap of trial_agreement */
+	struct hist **th = calloc(n ? n : 1, sizeof *th);
 	double tot[NCOUNTERS] = { 0 }, ach = 0, measured = 0, *can = calloc(n ? n : 1, sizeof *can);
 	size_t ncan = 0, nsat = 0;
 	char what[64];
@@ -272,6 +265,8 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 			if (trial_hist(one, hj, what, err, errlen) < 0)
 				goto fail;
 			hist_merge(sum[c], one);
+			if (c == 0 && th && (th[nth] = hist_new()))
+				hist_merge(th[nth++], one);
 		}
 		for (size_t k = 0; k < NCOUNTERS; k++)
 			tot[k] += json_number_value(json_object_get(e, counters[k]));
@@ -295,7 +290,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	json_object_set_new(p, "saturated_trials", json_integer((json_int_t)nsat));
 	json_object_set_new(p, "canary_ns", ncan ? json_real(median_of(can, ncan)) : json_null());
 	int flagged;
-	json_object_set_new(p, "checks", checks_over(entries, cc, sum[0], &flagged));
+	json_object_set_new(p, "checks", checks_over(entries, cc, sum[0], th, nth, &flagged));
 	json_object_set_new(p, "flagged", json_boolean(flagged));
 	json_object_set_new(p, "spread", json_pack("{s:{s:o,s:o},s:{s:o,s:o},s:{s:o,s:o}}",
 		"all", "p50", spread_of(entries, "all", "p50"), "p99", spread_of(entries, "all", "p99"),
@@ -311,12 +306,18 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	for (int c = 0; c < NCLASSES; c++)
 		hist_free(sum[c]);
 	hist_free(one);
+	for (size_t t = 0; t < nth; t++)
+		hist_free(th[t]);
+	free(th);
 	free(can);
 	return p;
 fail:
 	for (int c = 0; c < NCLASSES; c++)
 		hist_free(sum[c]);
 	hist_free(one);
+	for (size_t t = 0; t < nth; t++)
+		hist_free(th[t]);
+	free(th);
 	free(can);
 	json_decref(lat);
 	json_decref(p);
