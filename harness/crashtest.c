@@ -251,10 +251,16 @@ static uint64_t verify(struct ct_run *r, uint64_t *checked, uint64_t *lost_keys,
 			key_name(key, sizeof key, (unsigned)th, (unsigned)i);
 			char num[24] = "";
 			uint32_t status = 0, vlen = 0;
-			int pr;
-			while ((pr = kvs_get(c, key, (unsigned)strlen(key), num, 20, &vlen, &status,
-					     clock_ns() + 10000000000ull, e, sizeof e)) == 1)
-				;
+			/* one deadline for the whole get: a ring that stays full
+			 * (the server stopped executing) ends the check with an
+			 * error instead of retrying forever */
+			uint64_t until = clock_ns() + 10000000000ull;
+			int pr = kvs_get(c, key, (unsigned)strlen(key), num, 20, &vlen, &status, until, e, sizeof e);
+			while (pr == 1 && clock_ns() < until)
+				pr = kvs_get(c, key, (unsigned)strlen(key), num, 20, &vlen, &status, until, e, sizeof e);
+			if (pr == 1)
+				snprintf(e, sizeof e, "the server's queue stayed full for 10 s: it accepts no request, so it "
+					 "stopped executing (its log and the ring's state say where)");
 			if (pr != 0) {
 				snprintf(err, errlen, "final check of %s: %s", key, e);
 				kvs_close(c);
@@ -430,11 +436,13 @@ int crashtest_main(int argc, char **argv)
 		/* Every committed put must have survived this crash. */
 		uint64_t l = verify(r, &checked, &lost_keys, examples, err, sizeof err);
 		if (l == UINT64_MAX) {
+			/* the test has failed; crashing on would only bury the cause */
 			fprintf(stderr, "oqb crashtest: after crash %d: %s\n", k + 1, err);
 			lost = UINT64_MAX;
-		} else {
-			lost += l;
+			atomic_store(&r->pause, 0);
+			break;
 		}
+		lost += l;
 		atomic_store(&r->pause, 0);
 		if ((k + 1) % 10 == 0 || k + 1 == r->c.crashes)
 			fprintf(stderr, "[crashtest] %d/%d crashes survived, %llu commits, %llu lost, %.1f s\n",
