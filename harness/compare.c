@@ -62,7 +62,7 @@ struct metric {
 	double p, p_adj, ks_d, ks_p;           /* NAN when not tested */
 	size_t test;                           /* index into the run's p-values */
 	enum verdict v;
-	char why[200];
+	char why[360];
 };
 
 struct pair {
@@ -315,7 +315,7 @@ static void load_text(char *load, size_t len, const json_t *bp)
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *o, const char *new_name)
 {
 	static const char *const mnames[3] = { "p50", "p99", "achieved_ops" };
-	char env[300] = "", line[1200];
+	char env[300] = "", line[1800];
 	size_t i, npoints = 0, nreg = 0, nimp = 0, nund = 0, ntests = 0, npairs = 0;
 	struct pair *pairs = NULL;
 	double *pv = NULL;
