@@ -92,6 +92,7 @@ struct run {
 	/* trials: per point, its first trial's point object and every trial's entry */
 	json_t *pj0[MAX_POINTS];
 	json_t *entries[MAX_POINTS];
+	json_t *discarded[MAX_POINTS];  /* disturbed trials run again */
 	size_t ntrials_done, ntrials;
 	double *canaries;              /* every canary p50 so far */
 	size_t ncanaries;
@@ -247,6 +248,8 @@ static void point_name(char *buf, size_t len, const struct runconf *rc, const st
 		snprintf(tr, sizeof tr, "-t%u", pt->trial + 1);
 	if (rc->converge)
 		snprintf(tr + strlen(tr), sizeof tr - strlen(tr), "-k%u", pt->chunk + 1);
+	if (pt->rerun)
+		snprintf(tr + strlen(tr), sizeof tr - strlen(tr), "-r%u", pt->rerun);
 	if (pt->outstanding > 0)
 		snprintf(buf, len, "p%02u-%s%s-c%lld%s", pt->idx + 1, pt->system, sw, pt->outstanding, tr);
 	else
@@ -1079,6 +1082,19 @@ stop:
 	return pj;
 }
 
+/* Why a trial was disturbed (its interference check warned: a spinning
+ * thread lost its CPU, or the host stole it), or NULL. */
+static const char *disturbed(const json_t *checks)
+{
+	size_t i;
+	const json_t *c;
+	json_array_foreach(checks, i, c)
+		if (!strcmp(json_string_value(json_object_get(c, "name")) ?: "", "interference") &&
+		    !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn"))
+			return json_string_value(json_object_get(c, "detail")) ?: "interference";
+	return NULL;
+}
+
 /*
  * One trial.  With duration_s "auto" it is measured in chunks of
  * convergence.chunk_s (each a fresh set of processes, its own warm-up),
@@ -1391,6 +1407,8 @@ static int rebuild_points(struct run *r, char *err, size_t errlen)
 			json_decref(pts);
 			return -1;
 		}
+		if (r->discarded[i])
+			json_object_set(p, "discarded_trials", r->discarded[i]);
 		json_array_append_new(pts, p);
 	}
 	json_object_set_new(r->runj, "points", pts);
@@ -1534,6 +1552,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		struct point pt = r->pts[r->order[k].point];
 		pt.trial = r->order[k].trial;
 		size_t i = r->order[k].point;
+again:;
 		json_t *pj = run_trial(r, &pr, &pt);
 
 		if (pr.warn[0])
@@ -1547,6 +1566,24 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 			prun_free(&pr);
 			rc = 1;
 			break;
+		}
+		/* A trial whose spinning thread lost its CPU measured the
+		 * machine's scheduler, not the system: run it again (same
+		 * seed, its own directory) and keep it aside, with why. */
+		const char *why = pt.rerun < r->rc.rerun_disturbed ? disturbed(pr.checks) : NULL;
+		if (why) {
+			if (!r->discarded[i])
+				r->discarded[i] = json_array();
+			json_t *d = trials_entry(pj, pt.trial, k, pr.canary_ns, pr.checks);
+			json_object_set_new(d, "discarded", json_string(why));
+			json_array_append_new(r->discarded[i], d);
+			if (!r->o->quiet)
+				fprintf(stderr, "oqb: trial %u of point %zu (%s) disturbed: %s; running it again (%u/%lld)\n",
+					pt.trial + 1, i + 1, pt.system, why, pt.rerun + 1, r->rc.rerun_disturbed);
+			json_decref(pj);
+			prun_free(&pr);
+			pt.rerun++;
+			goto again;
 		}
 		progress(r, &pt, pj, pr.checks, (double)(now_ms() - t0) / 1000, k + 1);
 		if (strict_failed(r, pr.checks, &pt, err, errlen))
@@ -1596,6 +1633,7 @@ out:
 	for (size_t i = 0; i < r->npts; i++) {
 		json_decref(r->pj0[i]);
 		json_decref(r->entries[i]);
+		json_decref(r->discarded[i]);
 	}
 	free(r->order);
 	free(r->canaries);

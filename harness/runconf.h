@@ -84,6 +84,7 @@ struct runconf {
 	double duration_s, warmup_s;
 	long long seed;
 	long long repeat;              /* trials per point */
+	long long rerun_disturbed;     /* reruns of a trial the interference check flags */
 	int converge;                  /* duration_s "auto": duration_s is the chunk */
 	double conv_ci, conv_max_s;    /* stop at this P99 CI width, or this many seconds */
 	int canary;                    /* floor beside every trial */
@@ -124,6 +125,7 @@ struct point {
 	int sweep;                     /* index into sweep.values, -1 without a sweep */
 	unsigned trial;                /* 0 .. repeat-1 */
 	unsigned chunk;                /* duration_s "auto": 0, 1, ... */
+	unsigned rerun;                /* 0, or the rerun of a disturbed trial */
 };
 
 /*

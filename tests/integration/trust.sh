@@ -78,7 +78,9 @@ fi
 
 # --- interference and stationarity: a hog on the worker's CPU ----------
 if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
-	base hog '["rawrpc"]' '[20000]' 3 1 >"$T/hog.json"
+	# (rerun_disturbed 0: this tests that the hog is seen, not that the
+	# trial it disturbed is run again)
+	base hog '["rawrpc"]' '[20000]' 3 1 | jq '.rerun_disturbed = 0' >"$T/hog.json"
 	# the control: the same point, nothing else on the worker's CPU
 	"$OQB_BIN/oqb" run "$T/hog.json" --out "$T/calm" >/dev/null 2>"$T/calm.err"
 	cpu=$(jq '.points[0].trials[0].placement.server.cpus[0]' "$T/calm/run.json" 2>/dev/null)
@@ -111,6 +113,24 @@ if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
 		[$p.checks[] | select(.trials_warned > 0)] as $w | ($w | length) > 0 and all($w[]; . as $c |
 		any($p.trials[].checks[]; .name == $c.name and .status == "warn" and .value == $c.value and
 			.threshold == $c.threshold and .detail == $c.detail))'
+	# disturbed trials are run again: with a CPU-share limit no thread can
+	# reach, every trial is disturbed, so each runs 1 + rerun_disturbed
+	# times, the last is kept, the others are set aside with why, each in
+	# its own directory; rerun_disturbed 0 keeps the first
+	base rerun '["oq"]' '[5000]' 0.2 2 | jq '.checks = {"cpu_share": 1.0} | .rerun_disturbed = 1' >"$T/rerun.json"
+	"$OQB_BIN/oqb" run "$T/rerun.json" --out "$T/rerun" >/dev/null 2>"$T/rerun.err"
+	jcheck rerun_disturbed_trials "$T/rerun/run.json" '.points[0] | (.trials | length) == 2 and
+		(.discarded_trials | length) == 2 and all(.discarded_trials[]; .discarded | test("CPU")) and
+		([.trials[].dir, .discarded_trials[].dir] | unique | length) == 4 and all(.trials[]; .dir | test("-r1$"))'
+	if grep -q 'disturbed: .*running it again (1/1)' "$T/rerun.err"; then
+		ok rerun_says_why
+	else
+		notok rerun_says_why "$(tail -3 "$T/rerun.err")"
+	fi
+	jq '.rerun_disturbed = 0' "$T/rerun.json" >"$T/rerun0.json"
+	"$OQB_BIN/oqb" run "$T/rerun0.json" --out "$T/rerun0" >/dev/null 2>&1
+	jcheck rerun_off_keeps_first "$T/rerun0/run.json" '.points[0] | (.trials | length) == 2 and
+		(has("discarded_trials") | not) and .flagged'
 else
 	skip hog_flagged_by_interference "needs two CPUs and taskset"
 	skip hog_flagged_by_stationarity "needs two CPUs and taskset"
