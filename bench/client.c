@@ -243,7 +243,7 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 		return -1;
 	}
 	if (t->hrec)
-		hrec_issue(t->hrec, seq, &op, t->reqbuf, len);
+		hrec_issue_at(t->hrec, seq, &op, t->reqbuf, len, now);   /* now: read before the post */
 	p->seq = seq;
 	p->t_int = t_int;
 	p->cls = (op.flags & KV_F_NILEXT) ? CLS_NILEXT : CLS_NON;
