@@ -139,13 +139,17 @@ static const json_t *agreement(json_t *out, size_t n, size_t odd, double stalled
 	return out ? row(out, "trial_agreement") : NULL;
 }
 
+/* The trial_agreement row of agreement(...), whose status must be want. */
+#define AGREEMENT_IS(want, odd, stalled, scale)                                                     \
+	json_t *out = json_array();                                                                 \
+	const json_t *r = agreement(out, 5, odd, stalled, scale);                                   \
+	REQUIRE(r);                                                                                 \
+	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), want), "%s",                 \
+	      json_string_value(json_object_get(r, "detail")))
+
 TEST(trials_that_agree_pass)
 {
-	json_t *out = json_array();
-	const json_t *r = agreement(out, 5, 99, 0, 1);
-	REQUIRE(r);
-	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "pass"), "%s",
-	      json_string_value(json_object_get(r, "detail")));
+	AGREEMENT_IS("pass", 99, 0, 1);
 	double v = json_number_value(json_object_get(r, "value"));
 	CHECK(v > 0 && v < 0.25, "width %g", v);
 	json_decref(out);
@@ -156,11 +160,7 @@ TEST(one_stalled_trial_of_five_warns)
 	/* measured on this VM: one 0.4 s trial in five caught a host stall
 	 * and its p99 read milliseconds where the others read 10-16 us;
 	 * here 3 % of one trial's samples wait 2 ms */
-	json_t *out = json_array();
-	const json_t *r = agreement(out, 5, 2, 0.03, 1);
-	REQUIRE(r);
-	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "warn"), "%s",
-	      json_string_value(json_object_get(r, "detail")));
+	AGREEMENT_IS("warn", 2, 0.03, 1);
 	CHECK(json_number_value(json_object_get(r, "threshold")) == 0.25, "shows p99's limit");
 	json_decref(out);
 }
@@ -168,11 +168,7 @@ TEST(one_stalled_trial_of_five_warns)
 TEST(p50_disagreement_warns)
 {
 	/* one trial in five twice as slow throughout moves the merged p50 */
-	json_t *out = json_array();
-	const json_t *r = agreement(out, 5, 0, 0, 2.0);
-	REQUIRE(r);
-	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "warn"), "%s",
-	      json_string_value(json_object_get(r, "detail")));
+	AGREEMENT_IS("warn", 0, 0, 2.0);
 	json_decref(out);
 }
 
