@@ -55,7 +55,7 @@ struct cthread {
 	unsigned held_w;
 	uint32_t held_len;
 	uint64_t busy_posts;
-	struct hist *h[NCLS];
+	struct hist *h[CLS_ALL];       /* per class; "all" is half[0] + half[1] */
 	uint64_t warm_end, end;
 	int gen_done;
 	/* counters */
@@ -427,14 +427,14 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		t->pmask = pcap - 1;
 		t->pend = calloc(pcap, sizeof *t->pend);
 		t->reqbuf = malloc(REQBUF);
-		for (int k = 0; k < NCLS; k++)
+		for (int k = 0; k < CLS_ALL; k++)
 			t->h[k] = hist_new();
 		t->lag = hist_new();
 		t->half[0] = hist_new();
 		t->half[1] = hist_new();
 		t->gaps = malloc(GAPS_MAX * sizeof *t->gaps);
 		t->cpu = c->cpus && c->cpus->n > (int)i ? c->cpus->cpu[i] : -1;
-		if (!t->pend || !t->reqbuf || !t->h[0] || !t->h[1] || !t->h[2] || !t->lag || !t->half[0] ||
+		if (!t->pend || !t->reqbuf || !t->h[0] || !t->h[1] || !t->lag || !t->half[0] ||
 		    !t->half[1] || !t->gaps) {
 			snprintf(err, errlen, "out of memory");
 			goto fail;
@@ -687,7 +687,7 @@ void client_destroy(struct client *cl)
 			cl->c.gen->close(t->gen);
 		if (t->tp)
 			cl->c.tp->cli_close(t->tp);
-		for (int k = 0; k < NCLS; k++)
+		for (int k = 0; k < CLS_ALL; k++)
 			hist_free(t->h[k]);
 		hist_free(t->lag);
 		hist_free(t->half[0]);
