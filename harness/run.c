@@ -93,6 +93,8 @@ struct run {
 	json_t *pj0[MAX_POINTS];
 	json_t *entries[MAX_POINTS];
 	json_t *discarded[MAX_POINTS];  /* disturbed trials run again */
+	json_t *built[MAX_POINTS];      /* the point as last merged ... */
+	size_t built_from[MAX_POINTS];  /* ... from this many trials and discarded ones */
 	size_t ntrials_done, ntrials;
 	double *canaries;              /* every canary p50 so far */
 	size_t ncanaries;
@@ -1402,14 +1404,23 @@ static int rebuild_points(struct run *r, char *err, size_t errlen)
 	for (size_t i = 0; i < r->npts; i++) {
 		if (!r->entries[i])
 			continue;
-		json_t *p = trials_point(r->pj0[i], r->entries[i], &runconf_for(&r->rc, &r->pts[i])->checks, err, errlen);
-		if (!p) {
-			json_decref(pts);
-			return -1;
+		/* a point is merged (and its trials bootstrapped) again only
+		 * when a trial was added since */
+		size_t from = json_array_size(r->entries[i]) + json_array_size(r->discarded[i]);
+		if (!r->built[i] || r->built_from[i] != from) {
+			json_t *p = trials_point(r->pj0[i], r->entries[i], &runconf_for(&r->rc, &r->pts[i])->checks,
+						 err, errlen);
+			if (!p) {
+				json_decref(pts);
+				return -1;
+			}
+			if (r->discarded[i])
+				json_object_set(p, "discarded_trials", r->discarded[i]);
+			json_decref(r->built[i]);
+			r->built[i] = p;
+			r->built_from[i] = from;
 		}
-		if (r->discarded[i])
-			json_object_set(p, "discarded_trials", r->discarded[i]);
-		json_array_append_new(pts, p);
+		json_array_append(pts, r->built[i]);
 	}
 	json_object_set_new(r->runj, "points", pts);
 	return 0;
@@ -1634,6 +1645,7 @@ out:
 		json_decref(r->pj0[i]);
 		json_decref(r->entries[i]);
 		json_decref(r->discarded[i]);
+		json_decref(r->built[i]);
 	}
 	free(r->order);
 	free(r->canaries);
