@@ -195,12 +195,11 @@ void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h)
 			 * bounds the percentile from above (300 samples put the
 			 * P99.9 at the largest one), however narrow the clamped
 			 * interval looks. */
-			double np = (double)h->n * q[i].p;
-			if (ceil(np + STATS_Z95 * sqrt(np * (1 - q[i].p))) + 1 > (double)h->n) {
+			if (!stats_pct_ci_bounded(h->n, q[i].p, STATS_Z95)) {
 				w = INFINITY;
 				snprintf(d, sizeof d, "only %.1f of %llu samples expected above it: its 95%% CI reaches past "
-					 "the largest sample, so it has no upper bound; measure longer", (double)h->n - np,
-					 (unsigned long long)h->n);
+					 "the largest sample, so it has no upper bound; measure longer",
+					 (double)h->n * (1 - q[i].p), (unsigned long long)h->n);
 			} else {
 				snprintf(d, sizeof d, "95%% CI [%.1f, %.1f] us around %.1f us from %llu samples", lo / 1e3,
 					 hi / 1e3, v / 1e3, (unsigned long long)h->n);

@@ -1136,9 +1136,9 @@ static json_t *run_trial(struct run *r, struct prun *pr, const struct point *pt0
 		const json_t *all = json_object_get(json_object_get(merged, "lat_ns"), "all");
 		const json_t *ci = json_object_get(all, "p99_ci");
 		double p99 = json_number_value(json_object_get(all, "p99"));
-		double n = json_number_value(json_object_get(all, "n")), np = n * 0.99;
-		/* a CI whose top rank is past the last sample bounds nothing (checks_ci) */
-		if (p99 > 0 && json_array_size(ci) == 2 && ceil(np + STATS_Z95 * sqrt(np * 0.01)) + 1 <= n)
+		/* a CI whose top rank is past the last sample bounds nothing */
+		if (p99 > 0 && json_array_size(ci) == 2 &&
+		    stats_pct_ci_bounded((uint64_t)json_number_value(json_object_get(all, "n")), 0.99, STATS_Z95))
 			width = (json_number_value(json_array_get(ci, 1)) - json_number_value(json_array_get(ci, 0))) / p99;
 		if (width <= rc->conv_ci || measured >= rc->conv_max_s - 1e-9 || g_signal)
 			break;

@@ -22,6 +22,12 @@ int stats_pct_ci_ranks(uint64_t n, double p, double z, uint64_t *lo, uint64_t *h
 	return 0;
 }
 
+int stats_pct_ci_bounded(uint64_t n, double p, double z)
+{
+	double np = (double)n * p;
+	return n > 0 && ceil(np + z * sqrt(np * (1 - p))) + 1 <= (double)n;
+}
+
 void stats_hist_pct_ci(const struct hist *h, double p, double z, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t rlo, rhi;

@@ -32,6 +32,14 @@
 int stats_pct_ci_ranks(uint64_t n, double p, double z, uint64_t *lo, uint64_t *hi);
 
 /*
+ * Whether that CI's upper rank lies within the n samples.  When it does
+ * not, the ranks above were clamped to n and nothing bounds the quantile
+ * from above, however narrow [x(lo), x(n)] looks (1,000 samples put the
+ * P99.9's CI at the largest one).  0 for n == 0.
+ */
+int stats_pct_ci_bounded(uint64_t n, double p, double z);
+
+/*
  * The CI as values read from a histogram (p in (0,1)): the values at the
  * ranks above, with the histogram's error bound.  0/0 when empty or when
  * p is out of range.

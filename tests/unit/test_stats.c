@@ -59,6 +59,18 @@ TEST(ci_ranks_clamp_at_small_n)
 	CHECK(stats_pct_ci_ranks(100, 0.5, -1, &lo, &hi) == -1);
 }
 
+TEST(ci_bounded_only_when_upper_rank_fits)
+{
+	/* P99 of 1,000: 990 + 6.17 -> rank 998 <= 1000, bounded */
+	CHECK(stats_pct_ci_bounded(1000, 0.99, STATS_Z95));
+	/* P99.9 of 1,000: 999 + 1.96 -> 1002 > 1000, open at the top */
+	CHECK(!stats_pct_ci_bounded(1000, 0.999, STATS_Z95));
+	/* P99 of 300: 297 + 3.38 -> 302 > 300 */
+	CHECK(!stats_pct_ci_bounded(300, 0.99, STATS_Z95));
+	CHECK(stats_pct_ci_bounded(100000, 0.999, STATS_Z95));
+	CHECK(!stats_pct_ci_bounded(0, 0.5, STATS_Z95));
+}
+
 TEST(ci_from_histogram)
 {
 	struct hist *h = hist_new();
@@ -164,5 +176,5 @@ TEST(ks_exponential_statistic)
 	CHECK(isinf(stats_ks_exp(x, N, 0)));
 }
 
-UNIT_MAIN(ci_ranks_follow_the_formula, ci_ranks_clamp_at_small_n, ci_from_histogram,
+UNIT_MAIN(ci_ranks_follow_the_formula, ci_ranks_clamp_at_small_n, ci_bounded_only_when_upper_rank_fits, ci_from_histogram,
 	  ci_coverage_simulation, chi_square_helpers, ks_exponential_statistic)
