@@ -27,6 +27,7 @@
 #include "history_rec.h"
 #include "log.h"
 #include "rng.h"
+#include "stall.h"
 
 enum { CLS_NILEXT = 0, CLS_NON = 1, CLS_ALL = 2, NCLS = 3 };
 static const char *const cls_name[NCLS] = { "nilext", "non_nilext", "all" };
@@ -75,6 +76,7 @@ struct cthread {
 	uint64_t last_send;
 	long nivcsw;              /* involuntary context switches from start to end */
 	uint64_t cpu_ns;          /* CPU time the thread got from start to end */
+	struct stall_meter stall; /* the time it did not run in the window (stall.h) */
 };
 
 struct client {
@@ -89,6 +91,7 @@ struct client {
 
 #define REQBUF (KV_MAX_VALUE + 4096)
 #define GAPS_MAX 4096
+#define PASS_SLACK_NS 30000ull   /* what one busy pass of the loop may take (stall.h) */
 
 unsigned client_route(const char *key, unsigned len, unsigned workers)
 {
@@ -346,8 +349,12 @@ static void *thread_main(void *arg)
 	int have_ru = getrusage(RUSAGE_THREAD, &ru0) == 0;   /* from the start: warm-up and window */
 
 	unsigned idle = 0;
+	/* A pass issues at most 32 and polls at most 64: PASS_SLACK_NS covers it. */
+	stall_init(&t->stall, 0, t->warm_end, t->end);
+	t->stall.prev = start;
 	for (;;) {
 		uint64_t now = clock_ns();
+		stall_tick(&t->stall, now, PASS_SLACK_NS);
 		if (now >= t->end || t->failed || atomic_load_explicit(&cl->abort, memory_order_relaxed))
 			break;
 		int did = 0;
@@ -593,6 +600,16 @@ static json_t *trust_json(struct client *cl)
 		"switch_window_ns", (json_int_t)(cl->c.warmup_ns + cl->c.duration_ns),
 		"steal_ticks", (json_int_t)cl->steal_ticks, "total_ticks", (json_int_t)cl->total_ticks);
 	json_object_set_new(j, "cpu_ns", cpu);
+	json_t *st = json_array();
+	for (unsigned i = 0; i < cl->c.threads; i++)
+		json_array_append_new(st, stall_json(&cl->t[i].stall));
+	json_object_set_new(j, "stalls", st);
+	/* the window in wall-clock time, which the server's stalls are timed in */
+	if (cl->c.threads) {
+		uint64_t off = clock_wall_ns() - clock_ns();
+		json_object_set_new(j, "window_wall_ns", json_pack("[II]", (json_int_t)(cl->t[0].warm_end + off),
+								  (json_int_t)(cl->t[0].end + off)));
+	}
 	hist_free(lag);
 	hist_free(h0);
 	hist_free(h1);

@@ -21,8 +21,10 @@
 #include "fault.h"
 #include "log.h"
 #include "server.h"
+#include "stall.h"
 
 #define POLL_BATCH 64
+#define STALL_SLACK_NS 10000ull   /* per request a pass ran (stall.h) */
 
 struct worker {
 	struct server *s;
@@ -44,6 +46,7 @@ struct worker {
 	uint64_t life_ns;
 	long nivcsw;              /* involuntary context switches */
 	uint64_t cpu_ns;          /* CPU time the thread got (user + system) */
+	struct stall_meter stall; /* the time it did not run (lib/stall.h) */
 };
 
 struct server {
@@ -230,7 +233,8 @@ static int fault_exec_reversed(struct worker *w)
 }
 
 /* One pass of the worker loop: poll, mark arrivals, run and release what
- * is ready in slot order, flush.  Returns 1 if it did anything. */
+ * is ready in slot order, flush.  Returns how many slots it ran or
+ * released (at least 1 if it did anything), 0 if none. */
 static int worker_step(struct worker *w, struct tp_arrival *arr)
 {
 	struct server *s = w->s;
@@ -253,7 +257,7 @@ static int worker_step(struct worker *w, struct tp_arrival *arr)
 	if (fault_on(FAULT_EXEC_OOO))
 		did = fault_exec_reversed(w);
 	while ((slot = exec_next(&w->x)) != EXEC_NONE) {
-		did = 1;
+		did++;
 		if (w->isvoid[slot & mask] == 2) {
 			/* executed early by a test-only fault */
 		} else if (w->isvoid[slot & mask]) {
@@ -292,8 +296,14 @@ static void *worker_main(void *arg)
 			w->cpu = -1;
 		}
 	}
+	/* A pass that ran n requests may take up to n * STALL_SLACK_NS beyond
+	 * the threshold before the gap after it counts as a stall. */
+	stall_init(&w->stall, 0, born, 0);
+	w->stall.prev = born;
+	int ran = 0;
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		if (worker_step(w, arr)) {
+		stall_tick(&w->stall, clock_ns(), (uint64_t)ran * STALL_SLACK_NS);
+		if ((ran = worker_step(w, arr)) > 0) {
 			idle = 0;
 		} else if (++idle >= 256) {
 			/* Spin, but let other threads on this core run. */
@@ -418,6 +428,7 @@ json_t *server_stats(struct server *s)
 		json_object_set_new(wj, "life_ns", json_integer((json_int_t)w->life_ns));
 		json_object_set_new(wj, "involuntary_switches", json_integer(w->nivcsw));
 		json_object_set_new(wj, "cpu_ns", json_integer((json_int_t)w->cpu_ns));
+		json_object_set_new(wj, "stalls", stall_json(&w->stall));
 		if (w->last_reject)
 			json_object_set_new(wj, "last_reject_reason", json_string(w->last_reject));
 		if (w->be && s->c.be->stats_json) {

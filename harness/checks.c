@@ -14,6 +14,7 @@
 
 #include "checks.h"
 #include "hist.h"
+#include "stall.h"
 #include "stats.h"
 #include "rng.h"
 #include "stattest.h"
@@ -30,6 +31,7 @@ const struct conf_key checks_schema[] = {
 	{ "halves_p99", CONF_NUM, 0, 1, 1000, NULL, NULL, "stationarity: the same for p99 (default 10: one stall of a shared host moves a half's p99 by several times)" },
 	{ "steal", CONF_NUM, 0, 0, 1, NULL, NULL, "interference: warn above this share of host CPU time stolen (default 0.02)" },
 	{ "cpu_share", CONF_NUM, 0, 0, 1, NULL, NULL, "interference: warn when a spinning thread got less than this share of its CPU's time (default 0.9)" },
+	{ "stall_share", CONF_NUM, 0, 0, 1, NULL, NULL, "stalls: warn when a spinning thread stood still (its loop's clock jumped) for more than this share of the window (default 0.002)" },
 	{ "canary_drift", CONF_NUM, 0, 1, 1000, NULL, NULL, "warn when the point's canary is off the run's median canary by more than this factor (default 1.5)" },
 	{ "trials_p50", CONF_NUM, 0, 0, 100, NULL, NULL, "trial agreement: warn above this relative width of the trials' p50 CI (default 0.10; p99's limit is ci_p99)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
@@ -46,6 +48,7 @@ void checks_defaults(struct check_conf *c)
 	c->halves_p99 = 10;
 	c->steal = 0.02;
 	c->cpu_share = 0.9;
+	c->stall_share = 0.002;
 	c->canary_drift = 1.5;
 	c->trials_p50 = 0.10;
 }
@@ -71,6 +74,7 @@ void checks_from_json(struct check_conf *c, const json_t *obj)
 	num_from(obj, "halves_p99", &c->halves_p99);
 	num_from(obj, "steal", &c->steal);
 	num_from(obj, "cpu_share", &c->cpu_share);
+	num_from(obj, "stall_share", &c->stall_share);
 	num_from(obj, "canary_drift", &c->canary_drift);
 	num_from(obj, "trials_p50", &c->trials_p50);
 }
@@ -360,6 +364,80 @@ static void check_interference(const struct check_conf *c, json_t *out, json_t *
 	add(out, "interference", worst, c->cpu_share, warn, d);
 }
 
+/* The kept stall events of one stall_json() object, as stall_overlap()
+ * takes them; returns how many. */
+static unsigned stall_events(const json_t *sj, struct stall_event *ev, unsigned max)
+{
+	size_t k;
+	const json_t *e;
+	unsigned n = 0;
+	json_array_foreach(json_object_get(sj, "events"), k, e) {
+		if (n == max)
+			break;
+		ev[n].wall_end_ns = (uint64_t)json_integer_value(json_array_get(e, 0));
+		ev[n].len_ns = (uint64_t)json_integer_value(json_array_get(e, 1));
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Stalls: the time a spinning thread stood still, seen from its own loop
+ * (lib/stall.h): a vCPU the hypervisor descheduled, which getrusage
+ * charges to the thread as if it ran, shows here and nowhere else.  A
+ * client thread counts only its window's stalls; a server worker's are
+ * intersected with the client's window (wall-clock time).  The share of
+ * the window the worst thread stood still is held to stall_share.
+ */
+static void check_stalls(const struct check_conf *c, json_t *out, json_t *const *clients, size_t n,
+			 const json_t *server)
+{
+	double worst = -1, worst_max = 0;
+	char who[64] = "", d[300];
+	uint64_t from = UINT64_MAX, to = 0;
+	size_t k;
+	const json_t *v;
+
+	for (size_t i = 0; i < n; i++) {
+		const json_t *tr = json_object_get(clients[i], "trust");
+		const json_t *ww = json_object_get(tr, "window_wall_ns");
+		double win = json_number_value(json_object_get(tr, "window_ns"));
+		if (json_is_array(ww)) {
+			uint64_t a = (uint64_t)json_integer_value(json_array_get(ww, 0));
+			uint64_t b = (uint64_t)json_integer_value(json_array_get(ww, 1));
+			from = a < from ? a : from;
+			to = b > to ? b : to;
+		}
+		json_array_foreach(json_object_get(tr, "stalls"), k, v) {
+			double share = win > 0 ? json_number_value(json_object_get(v, "total_ns")) / win : 0;
+			if (share > worst) {
+				worst = share;
+				worst_max = json_number_value(json_object_get(v, "max_ns"));
+				snprintf(who, sizeof who, "client %zu thread %zu", i, k);
+			}
+		}
+	}
+	if (worst < 0)
+		return;   /* no client measured its stalls (an older binary) */
+	json_array_foreach(json_object_get(server, "per_worker"), k, v) {
+		struct stall_event ev[STALL_EVENTS];   /* 4 KB */
+		const json_t *sj = json_object_get(v, "stalls");
+		if (!json_is_object(sj) || to <= from)
+			continue;
+		unsigned m = stall_events(sj, ev, STALL_EVENTS);
+		double share = (double)stall_overlap(ev, m, from, to) / (double)(to - from);
+		if (share > worst) {
+			worst = share;
+			worst_max = json_number_value(json_object_get(sj, "max_ns"));
+			snprintf(who, sizeof who, "server worker %zu", k);
+		}
+	}
+	int warn = worst > c->stall_share;
+	snprintf(d, sizeof d, "most a spinning thread stood still: %s, %.3f%% of the window (limit %.3f%%), "
+		 "longest %.0f us", who, worst * 100, c->stall_share * 100, worst_max / 1e3);
+	add(out, "stalls", worst, c->stall_share, warn, d);
+}
+
 static void check_counts(json_t *out, const json_t *pj)
 {
 	char d[160];
@@ -403,6 +481,7 @@ json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const
 	check_ci(c, out, pj);
 	check_halves(c, out, clients, nclients);
 	check_interference(c, out, clients, nclients, server);
+	check_stalls(c, out, clients, nclients, server);
 	if (canary_ns > 0 && canary_median > 0) {
 		double f = fmax(canary_ns / canary_median, canary_median / canary_ns);
 		snprintf(d, sizeof d, "canary p50 %.0f ns, run median %.0f ns", canary_ns, canary_median);

@@ -42,6 +42,7 @@ struct check_conf {
 	double halves_p99;      /* ... when the halves' CIs do not overlap */
 	double steal;           /* warn above this share of host CPU time stolen */
 	double cpu_share;       /* warn when a spinning thread got less of its CPU */
+	double stall_share;     /* warn when a spinning thread stood still longer than this share of the window */
 	double canary_drift;    /* warn when the canary is off the median by more than this factor */
 	double trials_p50;      /* warn above this relative width of the trials' p50 CI */
 };

@@ -1084,16 +1084,19 @@ stop:
 	return pj;
 }
 
-/* Why a trial was disturbed (its interference check warned: a spinning
- * thread lost its CPU, or the host stole it), or NULL. */
+/* Why a trial was disturbed (its interference or stalls check warned: a
+ * spinning thread lost its CPU, the host stole it, or the thread stood
+ * still), or NULL. */
 static const char *disturbed(const json_t *checks)
 {
 	size_t i;
 	const json_t *c;
-	json_array_foreach(checks, i, c)
-		if (!strcmp(json_string_value(json_object_get(c, "name")) ?: "", "interference") &&
+	json_array_foreach(checks, i, c) {
+		const char *name = json_string_value(json_object_get(c, "name")) ?: "";
+		if ((!strcmp(name, "interference") || !strcmp(name, "stalls")) &&
 		    !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn"))
-			return json_string_value(json_object_get(c, "detail")) ?: "interference";
+			return json_string_value(json_object_get(c, "detail")) ?: name;
+	}
 	return NULL;
 }
 
