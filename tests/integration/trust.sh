@@ -38,7 +38,7 @@ if "$OQB_BIN/oqb" run "$T/rep.json" --out "$T/rep" >"$T/rep.out" 2>"$T/rep.err";
 		.spread.all.p50.median <= .spread.all.p50.max and (.spread.all.p50.values | length) == ([.trials[] | select(.lat_ns.all.n > 0)] | length))'
 	jcheck trials_dirs_distinct "$R" '[.points[].trials[].dir] | length == (unique | length)'
 	jcheck checks_present "$R" 'all(.points[]; [.checks[].name] | contains(["schedule_lag", "arrival_fit",
-		"ci_p99", "ci_p999", "trial_agreement", "interference", "placement", "saturation", "unanswered", "unsent", "errors"]))
+		"ci_p99", "ci_p999", "trial_agreement", "interference", "stalls", "placement", "saturation", "unanswered", "unsent", "errors"]))
 		and all(.points[].trials[].checks[]; has("value") and has("threshold") and (.status == "pass" or .status == "warn"))'
 	jcheck readable_histograms "$R" 'all(.points[].lat_ns.all; (.hdr | type == "string" and startswith("HISTF")) and
 		([.ranges_ns[][2]] | add) == .n and all(.ranges_ns[]; .[0] <= .[1]))'
