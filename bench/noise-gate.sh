@@ -36,9 +36,10 @@ stability() {   # stability A B: "stable X/Y unflagged-below-saturation P/Q"
 		"stable \($ok | length)/\($both | length) unflagged-below-saturation \([$below[] | select(.flagged | not)] | length)/\($below | length)"'
 }
 
-run() {   # run DIR [ENV...]: one run of the config, quiet
-	local d=$1; shift
+run() {   # run DIR [ENV...]: one run of the config, quiet; says how long it took
+	local d=$1 t0=$SECONDS; shift
 	env "$@" "$oqb" run "$cfg" --out "$d" --quiet >/dev/null 2>"$d.err" || { echo "run $d failed: $(tail -1 "$d.err")"; return 1; }
+	echo "  $(basename "$d"): $((SECONDS - t0)) s, $(jq -r '"\([.points[] | .discarded_trials // [] | length] | add) disturbed trial(s) rerun"' "$d/run.json")"
 }
 verdict() {   # verdict KIND I A B NOTE: compare and print
 	"$oqb" compare "$3/run.json" "$4/run.json" >"$out/$1-$2.cmp" 2>&1
