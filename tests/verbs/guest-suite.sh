@@ -146,6 +146,33 @@ for d in off on; do
 		".transport.qps_peak == $want"
 	jcheck "$name: client reports the sharing" "$T/$name.json" \
 		"[.transport_stats[] | .threads_sharing_qps] | all(. == $share)"
+	# one signaled WR per lane's run in a chain: never more than the
+	# SENDs, and every signaled WR completed (its requests delivered)
+	jcheck "$name: signaled WRs <= SENDs, each one completed" "$T/$name.json" \
+		'[.transport_stats[] | .qp_totals | .signaled_wrs <= .sends and .send_completions == .signaled_wrs and
+		  .signaled_wrs > 0] | all'
+done
+
+# ---- verbs calls per request: batched receive reposts -------------------
+# One request in flight, ring of 256: the worker reposts released tickets
+# 32 at a time (8 posts at start, then one per 32 arrivals), where it used
+# to post one per request.
+for mode in srq slot_ring; do
+	name=calls-$mode
+	if ! start_server "$name" --system oq --backend null --workers 1 --ring-slots 256 --recv-mode "$mode"; then
+		notok "$name: server start" "$(cat "$T/$name.srv.err")"; continue
+	fi
+	client "$name" --system oq --arrival closed --outstanding 1 --duration-s 0.5 --warmup-s 0.1 \
+		--workload '{"kind":"kv","put_ratio":1.0,"key_size":16,"value_size":0,"keys":100}'
+	rc=$?
+	stop_server
+	if [ $rc -ne 0 ]; then notok "$name: client exit $rc" "$(cat "$T/$name.cli.err")"; continue; fi
+	jcheck "$name: all committed, one signaled SEND each (one in flight)" "$T/$name.json" '
+		.unanswered == 0 and .errors == 0 and .committed == (.sent + .loaded) and .committed > 64 and
+		.transport_stats[0].qp_totals.signaled_wrs == .transport_stats[0].qp_totals.sends'
+	jcheck "$name: receive reposts batched (post calls <= 8 + arrivals / 16)" <(srv_json "$name") '
+		.transport.workers[0] | .arrivals > 64 and .post_calls <= 8 + .arrivals / 16 and
+		.tickets_posted >= .arrivals + 128 and .post_errors == 0'
 done
 
 # ---- slot_ring mode through the binaries --------------------------------

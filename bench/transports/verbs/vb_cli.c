@@ -99,7 +99,7 @@ static void lane_close(struct vb_group *g, struct vb_lane *L)
 	while (!atomic_load(&g->broken) && clock_ns() < deadline) {
 		int busy = 0;
 		for (unsigned w = 0; w < W; w++) {
-			vb_combine(g, w);
+			vb_combine(g, w, VB_REAP);
 			struct vb_lq *lq = &L->q[w];
 			busy |= atomic_load(&lq->done_pub) != atomic_load(&lq->head);
 		}
@@ -240,10 +240,11 @@ int vb_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
 		 * caller keeps consuming responses (which return receive
 		 * buffers) and posts again; a QP that makes no progress at all
 		 * is broken by the watchdog in vb_combine(). */
-		vb_combine(g, wi);
+		vb_combine(g, wi, VB_REAP);
 		if (h - atomic_load_explicit(&lq->done_pub, memory_order_acquire) >= D) {
 			L->full_waits++;
-			vb_cm_check(g);
+			if (++L->cm_tick % VB_CM_CHECK_EVERY == 0)
+				vb_cm_check(g);
 			if (atomic_load_explicit(&g->broken, memory_order_relaxed)) {
 				vb_group_err(g, err, errlen);
 				return -1;
@@ -259,14 +260,16 @@ int vb_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
 			 (get16((const uint8_t *)req + 16) & WIRE_F_DURABLE);
 	atomic_store_explicit(&lq->head, h + 1, memory_order_release);
 	L->posts++;
-	vb_combine(g, wi);
+	/* post at once; the completions are reaped by the next poll (here
+	 * only if the send queue has no room), so nothing precedes the SEND */
+	vb_combine(g, wi, VB_POST_ONLY);
 	return 0;
 }
 
 void vb_cli_flush(struct tp_client *c)
 {
 	for (unsigned w = 0; w < c->g->workers; w++)
-		vb_combine(c->g, w);
+		vb_combine(c->g, w, VB_REAP);
 }
 
 int vb_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
@@ -278,9 +281,13 @@ int vb_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 		vb_repost_bufs(g, L->held, L->nheld);
 		L->nheld = 0;
 	}
-	vb_cm_check(g);
+	/* the CM channel is looked at every VB_CM_CHECK_EVERY-th poll (it
+	 * reads the clock; a closed server is still noticed within
+	 * VB_CM_CHECK_NS of polling) */
+	if (++L->cm_tick % VB_CM_CHECK_EVERY == 0)
+		vb_cm_check(g);
 	for (unsigned w = 0; w < W; w++)
-		vb_combine(g, w);
+		vb_combine(g, w, VB_REAP);
 	if (max > VB_HELD_MAX)
 		max = VB_HELD_MAX;
 	int k = 0;
@@ -321,13 +328,14 @@ json_t *vb_cli_stats(struct tp_client *c)
 {
 	struct vb_group *g = c->g;
 	struct vb_lane *L = c->l;
-	uint64_t sends = 0, inl = 0, reads = 0, calls = 0, stray = 0, bad = 0, ovf = 0;
+	uint64_t sends = 0, inl = 0, reads = 0, calls = 0, stray = 0, bad = 0, ovf = 0, sig = 0, cqes = 0, polls = 0;
 	unsigned rnr_retry = 7, min_rnr = 31, inline_max = 0;
 	for (unsigned w = 0; w < g->workers; w++) {
 		struct vb_cqp *q = &g->q[w];
 		pthread_mutex_lock(q->lk);
 		sends += q->sends; inl += q->inline_sends; reads += q->reads; calls += q->post_calls;
 		stray += q->stray; bad += q->bad; ovf += q->overflow;
+		sig += q->signaled; cqes += q->send_completions; polls += q->polls;
 		pthread_mutex_unlock(q->lk);
 		if (q->rnr_retry < rnr_retry)
 			rnr_retry = q->rnr_retry;
@@ -349,9 +357,11 @@ json_t *vb_cli_stats(struct tp_client *c)
 		json_object_set_new(j, "xrc", json_true());
 	/* QP-level counters are the group's: with delegation every thread
 	 * reports the same shared totals. */
-	json_object_set_new(j, "qp_totals", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	json_object_set_new(j, "qp_totals", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"sends", (json_int_t)sends, "inline_sends", (json_int_t)inl, "durable_reads", (json_int_t)reads,
-		"post_calls", (json_int_t)calls, "stray_responses", (json_int_t)stray,
+		"post_calls", (json_int_t)calls, "signaled_wrs", (json_int_t)sig,
+		"send_completions", (json_int_t)cqes, "owner_polls", (json_int_t)polls,
+		"stray_responses", (json_int_t)stray,
 		"bad_responses", (json_int_t)bad, "event_overflows", (json_int_t)ovf));
 	if (atomic_load(&g->broken)) {
 		char e[400];

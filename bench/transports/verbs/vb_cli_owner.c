@@ -7,9 +7,18 @@
  * the owner; the code path is the same.
  *
  * Guarantees:
- *  - Every SEND of a plain request is signaled; its completion is the
- *    request's TP_EV_DELIVERED, oq's commit for nilext requests (Rule 1:
- *    the RC ACK comes only after a receive WQE was taken).
+ *  - A plain request's TP_EV_DELIVERED -- oq's commit for a nilext
+ *    request (Rule 1: the RC ACK comes only after a receive WQE was
+ *    taken) -- comes from a signaled completion at or after its SEND on
+ *    the same QP.  Only the last WR of each lane's run in a posted chain
+ *    is signaled: an RC send queue completes its WRs in posting order,
+ *    and a WR completes only once the responder ACKed it (a SEND) or
+ *    answered it (a READ), so a successful completion of WR k implies
+ *    that every earlier WR of that QP was ACKed too.  The signaled WR's
+ *    wr_id counts the WRs and requests it stands for, and the owner
+ *    hands the lane one DELIVERED per request, in order.  With one
+ *    request in flight every SEND is signaled (a run of one).  On an
+ *    error the group breaks, so nothing relies on a count after it.
  *  - Durable mode (§5.3): a request marked WIRE_F_DURABLE is posted
  *    unsignaled and followed on the same QP by a signaled 8-byte RDMA READ
  *    of the worker's ring header; the READ's completion, which cannot
@@ -115,35 +124,46 @@ static int push_ev(struct vb_lane *L, unsigned w, const struct vb_ev *e)
 	return 0;
 }
 
+/* A send WR's wr_id: lane | worker << 16 | WRs it completes << 32 |
+ * requests it delivers << 48 (both 0 for an unsignaled WR). */
+static uint64_t send_tag(unsigned lane, unsigned w, unsigned wrs, unsigned reqs)
+{
+	return (uint64_t)lane | (uint64_t)w << 16 | (uint64_t)wrs << 32 | (uint64_t)reqs << 48;
+}
+
 /* Owner: reaps send completions (DELIVERED) and responses of QP q. */
 static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 {
 	struct ibv_wc wc[32];
 	const unsigned D = g->depth;
 	int did = 0;
+	q->polls++;
 	int n = ibv_poll_cq(q->scq, 32, wc);
 	for (int i = 0; i < n; i++) {
-		/* wr_id: lane | worker << 16 | WRs completed << 32.  With XRC
-		 * one CQ serves every worker's requests (all under one lock). */
-		unsigned li = (unsigned)(wc[i].wr_id & 0xffffu), nwr = (unsigned)(wc[i].wr_id >> 32);
-		unsigned wq = (unsigned)(wc[i].wr_id >> 16) & 0xffffu;
+		/* send_tag().  With XRC one CQ serves every worker's requests
+		 * (all under one lock). */
+		unsigned li = (unsigned)(wc[i].wr_id & 0xffffu), nwr = (unsigned)(wc[i].wr_id >> 32) & 0xffffu;
+		unsigned wq = (unsigned)(wc[i].wr_id >> 16) & 0xffffu, nreq = (unsigned)(wc[i].wr_id >> 48);
 		struct vb_cqp *qq = wq < g->workers ? &g->q[wq] : q;
 		qq->sq_used -= nwr <= qq->sq_used ? nwr : qq->sq_used;
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			break_wc(g, qq, &wc[i]);
 			continue;
 		}
-		struct vb_lane *L = li < VB_MAX_LANES ? atomic_load_explicit(&g->lanes[li], memory_order_acquire) : NULL;
-		if (!L || !nwr)
-			continue;
-		struct vb_lq *lq = &L->q[qq->w];
-		uint64_t k = lq->done & (D - 1);
-		struct vb_ev e = { .seq = lq->mseq[k], .kind = TP_EV_DELIVERED, .buf = VB_NOBUF };
-		lq->done++;
-		atomic_store_explicit(&lq->done_pub, lq->done, memory_order_release);
 		qq->send_completions++;
-		if (push_ev(L, qq->w, &e) != 0)
-			qq->overflow++;
+		struct vb_lane *L = li < VB_MAX_LANES ? atomic_load_explicit(&g->lanes[li], memory_order_acquire) : NULL;
+		if (!L || !nreq)
+			continue;
+		/* this completion implies the ACKs of the nreq requests the
+		 * lane posted up to it on this QP (in order: Guarantees) */
+		struct vb_lq *lq = &L->q[qq->w];
+		for (unsigned r = 0; r < nreq; r++) {
+			struct vb_ev e = { .seq = lq->mseq[lq->done & (D - 1)], .kind = TP_EV_DELIVERED, .buf = VB_NOBUF };
+			lq->done++;
+			if (push_ev(L, qq->w, &e) != 0)
+				qq->overflow++;
+		}
+		atomic_store_explicit(&lq->done_pub, lq->done, memory_order_release);
 	}
 	if (n > 0)
 		did += n;
@@ -198,16 +218,15 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 }
 
 /* One WR of a chain on q: len bytes at addr in L's registered buffer
- * (with XRC it names the worker's SRQ); the caller sets opcode and flags.
- * wr_id: lane | worker << 16 | WRs it completes << 32. */
+ * (with XRC it names the worker's SRQ); the caller sets opcode, flags and,
+ * if it is signaled, the wr_id (send_tag()). */
 static struct ibv_send_wr *chain_wr(struct ibv_send_wr *wr, struct ibv_sge *sg, const struct vb_cqp *q,
-				    const struct vb_lane *L, const void *addr, uint32_t len, uint64_t wr_id)
+				    const struct vb_lane *L, const void *addr, uint32_t len)
 {
 	sg->addr = (uintptr_t)addr;
 	sg->length = len;
 	sg->lkey = L->mr->lkey;
 	memset(wr, 0, sizeof *wr);
-	wr->wr_id = wr_id;
 	if (q->shared)
 		wr->qp_type.xrc.remote_srqn = q->srqn;
 	wr->sg_list = sg;
@@ -215,7 +234,8 @@ static struct ibv_send_wr *chain_wr(struct ibv_send_wr *wr, struct ibv_sge *sg, 
 	return wr;
 }
 
-/* Owner: posts every lane's written requests that fit the send queue. */
+/* Owner: posts every lane's written requests that fit the send queue
+ * (q->sq_full: some did not fit). */
 static int owner_post(struct vb_group *g, struct vb_cqp *q)
 {
 	struct ibv_send_wr wr[32], *bad = NULL;
@@ -231,6 +251,10 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 			continue;
 		struct vb_lq *lq = &L->q[q->w];
 		uint64_t head = atomic_load_explicit(&lq->head, memory_order_acquire);
+		/* WRs and requests of this lane's run since its last signaled
+		 * WR; last: that WR, or -1 */
+		unsigned run_wrs = 0, run_reqs = 0;
+		int last = -1;
 		while (lq->posted < head) {
 			unsigned slot = (unsigned)(lq->posted & (D - 1));
 			int dur = lq->mdur[slot];
@@ -242,34 +266,47 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 			if (nwr + need > 32)
 				break;   /* chain full: post it, come back next time */
 			uint32_t len = lq->mlen[slot];
-			uint64_t tag = (uint64_t)li | (uint64_t)q->w << 16;
 			uint8_t *buf = L->sbuf + ((size_t)q->w * D + slot) * g->slot_size;
-			uint64_t completes = dur ? 0 : 1;   /* a durable SEND: its READ does */
-			struct ibv_send_wr *sw = chain_wr(&wr[nwr], &sg[nwr], q, L, buf, len, tag | completes << 32);
+			struct ibv_send_wr *sw = chain_wr(&wr[nwr], &sg[nwr], q, L, buf, len);
 			sw->opcode = IBV_WR_SEND;
-			sw->send_flags = (len <= q->max_inline ? IBV_SEND_INLINE : 0) | (dur ? 0 : IBV_SEND_SIGNALED);
+			sw->send_flags = len <= q->max_inline ? IBV_SEND_INLINE : 0;
 			q->inline_sends += len <= q->max_inline;
-			nwr++;
+			last = (int)nwr++;
+			run_wrs += need;
+			run_reqs++;
 			if (dur) {
 				/* §5.3: the READ's completion implies the SEND before it
-				 * on this QP was placed; it replaces the SEND's CQE. */
+				 * on this QP was placed; it stands for the SEND (and for
+				 * the run before it), whose own completion would not
+				 * say that the request is in the ring. */
 				uint8_t *dst = L->sbuf + (size_t)W * D * g->slot_size + (size_t)q->w * 64;
-				struct ibv_send_wr *rd = chain_wr(&wr[nwr], &sg[nwr], q, L, dst, 8, tag | 2ull << 32);
+				struct ibv_send_wr *rd = chain_wr(&wr[nwr], &sg[nwr], q, L, dst, 8);
 				rd->opcode = IBV_WR_RDMA_READ;
 				rd->send_flags = IBV_SEND_SIGNALED;
+				rd->wr_id = send_tag(li, q->w, run_wrs, run_reqs);
 				rd->wr.rdma.remote_addr = q->read_addr;
 				rd->wr.rdma.rkey = q->read_rkey;
 				nwr++;
 				q->reads++;
+				q->signaled++;
+				run_wrs = run_reqs = 0;
+				last = -1;
 			}
 			q->sq_used += need;
 			lq->posted++;
 			reqs++;
 		}
+		if (last >= 0) {
+			/* the run's last SEND: its completion delivers the run */
+			wr[last].send_flags |= IBV_SEND_SIGNALED;
+			wr[last].wr_id = send_tag(li, q->w, run_wrs, run_reqs);
+			q->signaled++;
+		}
 		if (nwr + 2 > 32)
 			break;
 	}
 	q->rr++;
+	q->sq_full = full;
 	if (!nwr)
 		return 0;
 	for (unsigned i = 0; i + 1 < nwr; i++)
@@ -285,26 +322,41 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 	return (int)reqs;
 }
 
-/* Does the owner's work on QP w if nobody else is doing it. */
-int vb_combine(struct vb_group *g, unsigned w)
+/* Posts the lanes' written requests: one chain holds up to 32 WRs (>= 16
+ * requests); more chains follow while they come full, so a burst leaves in
+ * one go.  Returns the requests posted. */
+static int owner_post_all(struct vb_group *g, struct vb_cqp *q)
 {
-	struct vb_cqp *q = &g->q[w];
-	if (pthread_mutex_trylock(q->lk) != 0)
-		return 0;
-	int did = owner_poll(g, q);
-	/* one chain holds up to 32 WRs (>= 16 requests); post more chains
-	 * while they come full, so a burst leaves in one go */
+	int did = 0;
 	for (int k = 0; k < 8 && !atomic_load_explicit(&g->broken, memory_order_relaxed); k++) {
 		int p = owner_post(g, q);
 		did += p;
 		if (p < 16)
 			break;
 	}
+	return did;
+}
+
+/* Does the owner's work on QP w if nobody else is doing it: post first
+ * (what a lane just wrote leaves before any polling), then reap (always
+ * with VB_REAP; with VB_POST_ONLY only when the send queue was full), then
+ * post again what the reaped completions made room for. */
+int vb_combine(struct vb_group *g, unsigned w, int how)
+{
+	struct vb_cqp *q = &g->q[w];
+	if (pthread_mutex_trylock(q->lk) != 0)
+		return 0;
+	int did = owner_post_all(g, q);
+	int polled = how == VB_REAP || q->sq_full ? owner_poll(g, q) : 0;
+	if (polled)
+		did += polled + owner_post_all(g, q);
 	if (!q->sq_used || did) {
 		q->progress_ns = 0;
-	} else {
+		q->idle = 0;
+	} else if ((++q->idle & (VB_IDLE_CLOCK - 1)) == 0) {
 		/* Requests in flight and nothing completes: with rnr_retry 7
-		 * a server that stopped consuming would stall us forever. */
+		 * a server that stopped consuming would stall us forever.
+		 * The clock is read on every VB_IDLE_CLOCK-th idle pass. */
 		uint64_t now = clock_ns();
 		if (!q->progress_ns)
 			q->progress_ns = now;

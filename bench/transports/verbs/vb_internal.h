@@ -75,6 +75,8 @@
 #define VB_STALL_NS       (30ull * 1000000000)  /* no ACK for this long: the QP is stuck */
 #define VB_CONNECT_MS     15000
 #define VB_CM_CHECK_NS    (50ull * 1000000)
+#define VB_CM_CHECK_EVERY 16           /* a lane's polls per look at the CM clock */
+#define VB_IDLE_CLOCK     32           /* idle owner passes per watchdog clock read */
 #define VB_HELD_MAX       256
 #define VB_RECV_CHAIN     64           /* receive WRs posted in one call, at most */
 #define VB_NOBUF          UINT32_MAX
@@ -166,7 +168,7 @@ struct vb_worker {
 	struct mpring *mp;             /* mp: placement order of the striding ring */
 	size_t *moff;                  /* mp: per position: byte offset of the message */
 	size_t mp_wqe_bytes;
-	uint64_t batch_first;          /* slot_ring: tickets released, not yet reposted */
+	uint64_t batch_first;          /* tickets released, not yet reposted */
 	unsigned batch_n;
 	/* replies */
 	pthread_mutex_t mu;            /* conn table: worker vs the CM thread */
@@ -270,7 +272,7 @@ struct vb_lane {
 	struct ibv_mr *mr;
 	struct vb_lq *q;
 	uint32_t held[VB_HELD_MAX];/* response buffers handed out by the last poll */
-	unsigned nheld, rr;
+	unsigned nheld, rr, cm_tick;
 	uint64_t posts, full_waits, delivered, acks, resps;
 };
 
@@ -290,8 +292,10 @@ struct vb_cqp {                /* the QP to one server worker */
 	uint32_t read_rkey;
 	unsigned rr, rnr_retry, min_rnr;
 	uint64_t progress_ns;      /* last send completion, or when the SQ was empty */
+	unsigned idle;             /* owner passes without progress (watchdog) */
+	int sq_full;               /* the last post left requests for lack of room */
 	/* counters, under mu */
-	uint64_t sends, inline_sends, reads, post_calls, send_completions, responses;
+	uint64_t sends, inline_sends, reads, post_calls, send_completions, responses, signaled, polls;
 	uint64_t stray, bad, overflow;
 };
 
@@ -429,7 +433,8 @@ void vb_group_destroy(struct vb_group *g);
 void vb_group_break(struct vb_group *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vb_group_err(struct vb_group *g, char *err, size_t errlen);
 void vb_repost_bufs(struct vb_group *g, const uint32_t *bi, unsigned n);
-int vb_combine(struct vb_group *g, unsigned w);
+enum { VB_POST_ONLY = 0, VB_REAP = 1 };
+int vb_combine(struct vb_group *g, unsigned w, int how);
 void vb_cm_check(struct vb_group *g);
 
 /* vb_cli.c: client threads (lanes) and the client operations */

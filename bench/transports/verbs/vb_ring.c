@@ -14,7 +14,13 @@
  *    request's place in the queue.
  *  - srv_release reposts ticket t + ring_slots into the same buffer; the
  *    executor releases in slot order, so posting order stays ticket order.
- *    slot_ring batches reposts (VB_REPOST_BATCH) but never reorders them.
+ *    Reposts are batched (both modes) but never reordered: released
+ *    tickets wait, in order, until repost_due() -- a batch of
+ *    repost_batch() tickets, or fewer than half the ring still posted --
+ *    and then go in one linked post.  At most repost_batch() - 1 <=
+ *    ring_slots / 4 WQEs are held back, and never while the SRQ runs low,
+ *    so a client never waits in RNR for a WQE the worker keeps (with two
+ *    slots, as in `vtest hwack`, every release is posted at once).
  *  - In durable mode SRQTail is persisted before a post and a released
  *    slot is invalidated before its repost (vb_durable.c relies on both).
  *  - A receive completing in error is counted and reported as a voided
@@ -101,9 +107,25 @@ static int post_recv(struct tp_server *s, struct vb_worker *w, uint64_t first, u
 	return vb_post_wqes(s, w, first, n, slot_sge, "tickets");
 }
 
+/* Released tickets per linked repost: VB_REPOST_BATCH, at most a quarter
+ * of the ring (at least 1). */
+static unsigned repost_batch(const struct tp_server *s)
+{
+	unsigned b = s->c.ring_slots / 4;
+	return b < 1 ? 1 : b > VB_REPOST_BATCH ? VB_REPOST_BATCH : b;
+}
+
+/* Whether w's held-back reposts must go now: a full batch, or fewer than
+ * half of the ring's WQEs still posted and not yet taken (every completion,
+ * an error too, takes one: arrivals counts them). */
+static int repost_due(const struct tp_server *s, const struct vb_worker *w)
+{
+	return w->batch_n >= repost_batch(s) || w->next_post - w->arrivals < s->c.ring_slots / 2;
+}
+
 static void flush_reposts(struct tp_server *s, struct vb_worker *w)
 {
-	if (w->batch_n) {
+	if (w->batch_n && repost_due(s, w)) {
 		post_recv(s, w, w->batch_first, w->batch_n);
 		w->batch_n = 0;
 	}
@@ -409,16 +431,16 @@ void vb_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 		vb_persist(w, b, 16);
 	}
 	uint64_t t = slot + s->c.ring_slots;
-	if (s->mode == RM_SRQ) {
-		post_recv(s, w, t, 1);
-		return;
+	if (w->batch_n && w->batch_first + w->batch_n != t) {
+		/* not the next ticket: cannot happen with in-order releases;
+		 * post what is held, so order is kept whatever comes */
+		post_recv(s, w, w->batch_first, w->batch_n);
+		w->batch_n = 0;
 	}
-	if (w->batch_n && w->batch_first + w->batch_n != t)
-		flush_reposts(s, w);
 	if (!w->batch_n)
 		w->batch_first = t;
-	if (++w->batch_n >= VB_REPOST_BATCH)
-		flush_reposts(s, w);
+	w->batch_n++;
+	flush_reposts(s, w);
 }
 
 /* Posts the batched reposts and reaps the worker's reply completions. */
