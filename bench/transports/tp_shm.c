@@ -34,7 +34,15 @@
  * server restarts; tickets that land on it later are skipped).  Either way
  * the client's publish CAS fails, so it learns the ticket is void and
  * retries with a new ticket.  A voided request was never committed: no
- * DELIVERED event was given for it.
+ * DELIVERED event was given for it.  A live client whose publish fails on
+ * its own QUARANTINED(t) has stopped writing, and says so by setting
+ * ST_GONE on it (the top bit, far above any ticket); when the worker's
+ * scan next lands on that slot, for a later ticket t', it makes the slot
+ * FREE(t') again.  Only the slot of a client that died mid-write stays
+ * retired.  Without that, slow writers (a durable client's persist can
+ * take longer than 4 x void_timeout on a loaded disk) retired slot after
+ * slot until every ticket landed on a retired one and the ring stayed
+ * full for good (test_shm: quarantined_slot_returns_when_its_writer_gives_up).
  *
  * Durable mode (--durable, paper §5.3): the ring files live in --pmem-path
  * and are mapped with libpmem; flushes use pmem_persist where the mapping is
@@ -80,7 +88,7 @@
 #include "tp_shm.h"
 
 #define SHM_MAGIC        0x6f71622d73686d31ull   /* "oqb-shm1" */
-#define SHM_VERSION      2                       /* 2: mailbox records without a head */
+#define SHM_VERSION      3                       /* 2: mailbox records without a head; 3: ST_GONE */
 #define SHM_MAX_WORKERS  64
 #define SHM_MAX_CLIENTS  65536
 #define ID_BITS          20                      /* client id = gen << 20 | n */
@@ -94,6 +102,7 @@
 #define ST_PUB   2u
 #define ST_QUAR  3u
 #define ST(t, k) (((uint64_t)(t) << 2) | (k))
+#define ST_GONE  (1ull << 63)   /* on QUARANTINED: its writer gave up */
 
 struct shm_hdr {
 	uint64_t magic;
@@ -606,6 +615,13 @@ static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, 
 			w->pend[w->npend] = t;
 			w->pend_since[w->npend] = now;
 			w->npend++;
+		} else if ((v & ST_GONE) && (v & 3) == ST_QUAR) {
+			/* retired by an earlier lap whose writer has since given
+			 * up: free again from this ticket on.  A client that
+			 * found it retired took another ticket; then this one is
+			 * voided like any claimed-and-abandoned ticket. */
+			atomic_compare_exchange_strong(&w->state[(t & mask) * ST_STRIDE], &v, ST(t, ST_FREE));
+			continue;   /* look again: FREE(t), or what a client made of it */
 		} else if (v == ST(t, ST_FREE) || ((v & 3) == ST_QUAR && (v >> 2) < t)) {
 			if (w->tail_seen <= t) {
 				if ((++w->frontier_polls & 255) != 0)
@@ -1077,6 +1093,12 @@ int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *re
 	uint64_t expect = ST(t, ST_WRITE);
 	if (!atomic_compare_exchange_strong_explicit(st, &expect, ST(t, ST_PUB),
 			memory_order_release, memory_order_relaxed)) {
+		/* Quarantined while we wrote: we are done writing, so the slot
+		 * may be reused (see ST_GONE above).  Release: our writes into
+		 * the slot come before the next lap's. */
+		if (expect == ST(t, ST_QUAR))
+			atomic_compare_exchange_strong_explicit(st, &expect, ST(t, ST_QUAR) | ST_GONE,
+				memory_order_release, memory_order_relaxed);
 		c->retries_voided++;
 		return 0;
 	}

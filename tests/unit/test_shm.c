@@ -19,12 +19,14 @@
 #include "tp_shm.h"
 #include "wire.h"
 
-static struct server *start(const char *system, const char *backend, unsigned workers,
-			    uint64_t void_ms, uint64_t service_ns)
+/* manual: no worker threads; the test runs server_step itself */
+static struct server *start_server(const char *system, const char *backend, unsigned workers,
+				   uint64_t void_ms, uint64_t service_ns, int manual)
 {
 	char err[512];
 	struct server_conf c;
 	memset(&c, 0, sizeof c);
+	c.manual = manual;
 	c.sys = system_find(system);
 	c.tp = &tp_shm_ops;
 	c.be = backend_find(backend);
@@ -40,6 +42,12 @@ static struct server *start(const char *system, const char *backend, unsigned wo
 	if (!s)
 		fprintf(stderr, "server_start: %s\n", err);
 	return s;
+}
+
+static struct server *start(const char *system, const char *backend, unsigned workers,
+			    uint64_t void_ms, uint64_t service_ns)
+{
+	return start_server(system, backend, workers, void_ms, service_ns, 0);
 }
 
 static struct tp_client *connect_to(struct server *s, const char *system)
@@ -442,7 +450,89 @@ TEST(full_ring_says_busy_then_recovers)
 	server_destroy(s);
 }
 
+static json_int_t transport_stat(struct server *s, const char *key)
+{
+	json_t *j = server_stats(s);
+	json_int_t v = json_integer_value(json_object_get(json_array_get(
+		json_object_get(json_object_get(j, "transport"), "workers"), 0), key));
+	json_decref(j);
+	return v;
+}
+
+/*
+ * Ticket 0's writer stalls past 4 x void_timeout: the worker quarantines
+ * slot 0.  If the writer then tries to publish (it is alive, only slow),
+ * its failed publish hands the slot back, and the next lap (ticket 64 of
+ * a 64-slot ring) is claimable again; if it never comes back (it died),
+ * ticket 64 is skipped and the client gets 65.  Before the hand-back every
+ * quarantined slot stayed retired until a restart: slow durable writers
+ * (a persist longer than 4 x void_timeout on a loaded disk) retired one
+ * slot after another until the crash test's ring stayed full.  The worker
+ * runs by hand (server_step), so the order of events is fixed.
+ */
+static void lap_after_quarantine(int writer_gives_up, json_int_t *quarantined, uint64_t *next)
+{
+	struct server *s = start_server("rawrpc", "null", 1, 1, 0, 1);
+	REQUIRE(s);
+	struct tp_client *c = connect_to(s, "rawrpc");
+	REQUIRE(c);
+	uint8_t buf[4096];
+	char err[256];
+	uint64_t t;
+	uint32_t len = enc(buf, c, KV_OP_ECHO, 0, 1, "k", "stalled");
+	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0 && t == 0, "%s", err);
+	for (int i = 0; i < 5000 && transport_stat(s, "quarantined") == 0; i++) {
+		server_step(s, 0);
+		usleep(1000);
+	}
+	*quarantined = transport_stat(s, "quarantined");
+	if (writer_gives_up)
+		CHECK(shm_cli_publish(c, 0, t, buf, len) == 0, "a publish after quarantine must fail");
+	/* tickets 1..63, published and executed in order */
+	for (uint64_t want = 1; want < 64; want++) {
+		len = enc(buf, c, KV_OP_ECHO, 0, want + 1, "k", "v");
+		REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0 && t == want, "ticket %llu, want %llu",
+			(unsigned long long)t, (unsigned long long)want);
+		REQUIRE(shm_cli_publish(c, 0, t, buf, len) == 1);
+	}
+	while (server_step(s, 0) > 0)
+		;
+	server_step(s, 0);   /* the scan looks at ticket 64 */
+	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0, "%s", err);
+	/* the ring still works: this ticket is executed and answered */
+	len = enc(buf, c, KV_OP_ECHO, 0, 100, "k", "after");
+	REQUIRE(shm_cli_publish(c, 0, t, buf, len) == 1);
+	for (int i = 0; i < 1024; i++)   /* the worker reads the shared tail every 256th pass */
+		server_step(s, 0);
+	struct tp_event ev[16];
+	int n, answered = 0;
+	while ((n = tp_shm_ops.cli_poll(c, ev, 16)) > 0)
+		for (int i = 0; i < n; i++)
+			answered += ev[i].kind == TP_EV_RESP && ev[i].seq == 100;
+	CHECK(answered == 1, "the request after the quarantine was answered %d times", answered);
+	tp_shm_ops.cli_close(c);
+	server_destroy(s);
+	*next = t;
+}
+
+TEST(quarantined_slot_returns_when_its_writer_gives_up)
+{
+	json_int_t q = 0;
+	uint64_t t = UINT64_MAX;
+	lap_after_quarantine(1, &q, &t);
+	CHECK(q == 1, "the stalled writer was not quarantined (%lld)", (long long)q);
+	CHECK(t == 64, "slot 0 stayed retired after its writer gave up: the next claim got ticket %llu, not 64",
+	      (unsigned long long)t);
+	/* control: a writer that never comes back keeps its slot retired */
+	q = 0;
+	t = UINT64_MAX;
+	lap_after_quarantine(0, &q, &t);
+	CHECK(q == 1);
+	CHECK(t == 65, "a slot whose writer may still write was reused: ticket %llu", (unsigned long long)t);
+}
+
 UNIT_MAIN(out_of_order_publish_executes_in_ticket_order, read_your_writes_across_threads_and_workers,
 	  client_killed_mid_claim_does_not_stall, late_publish_after_void_is_refused,
 	  bad_checksum_and_oversized_rejected, commit_rules_per_system,
-	  mailbox_wraps_without_phantom_records, full_ring_says_busy_then_recovers)
+	  mailbox_wraps_without_phantom_records, full_ring_says_busy_then_recovers,
+	  quarantined_slot_returns_when_its_writer_gives_up)
