@@ -5,6 +5,7 @@
  * Because every arrival is checked to lie in [idx, idx + window), two live
  * slots never share a bit, and a bit is cleared exactly when idx moves past
  * its slot, so the window slides without ever being rescanned or reset.
+ * exec_arrive and exec_next are inline in exec.h.
  */
 #include <stdlib.h>
 
@@ -45,37 +46,6 @@ void exec_free(struct exec *x)
 {
 	free(x->bits);
 	x->bits = NULL;
-}
-
-int exec_arrive(struct exec *x, uint64_t slot)
-{
-	/* Unsigned distance: a slot below idx wraps to a huge value and is
-	 * rejected by the same comparison as one too far ahead. */
-	if (slot - x->idx >= x->window) {
-		x->rejected++;
-		return -1;
-	}
-	uint64_t *w = word_of(x, slot), b = bit_of(slot);
-	if (*w & b) {
-		x->rejected++;
-		return -1;
-	}
-	*w |= b;
-	x->arrived++;
-	if (slot != x->idx)
-		x->out_of_order++;
-	return 0;
-}
-
-uint64_t exec_next(struct exec *x)
-{
-	uint64_t *w = word_of(x, x->idx), b = bit_of(x->idx);
-
-	if (!(*w & b))
-		return EXEC_NONE;
-	*w &= ~b;
-	x->executed++;
-	return x->idx++;
 }
 
 int exec_skip(struct exec *x)

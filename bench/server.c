@@ -36,6 +36,10 @@ struct worker {
 				     test-only fault executed it early) */
 	struct backend *be;
 	uint8_t *valbuf;
+	/* the transport's srv_executed if the rings are durable, else NULL:
+	 * its only duty is persisting ReqToExecute (transport.h) */
+	void (*on_executed)(struct tp_server *s, unsigned w, uint64_t slot);
+	uint8_t rule[WIRE_F_ALL + 1];   /* system_commit_rule by the wire flags */
 	/* counters */
 	uint64_t executed, rejected, voided, misrouted, acks, resps, reply_errors;
 	uint64_t nilext, non_nilext, recovered;
@@ -87,8 +91,8 @@ static void run_slot(struct worker *w, uint64_t slot)
 	const char *why = NULL;
 
 	if (!req || wire_check(req, avail, &h, &why) != 0) {
-		if (tp->srv_executed)
-			tp->srv_executed(s->tp, w->idx, slot);
+		if (w->on_executed)
+			w->on_executed(s->tp, w->idx, slot);
 		/* Never executed, never answered: the client counts it as
 		 * unanswered.  A corrupt header cannot be trusted for a reply. */
 		w->rejected++;
@@ -101,12 +105,12 @@ static void run_slot(struct worker *w, uint64_t slot)
 	}
 	if (h.worker != w->idx) {
 		w->misrouted++;
-		if (tp->srv_executed)
-			tp->srv_executed(s->tp, w->idx, slot);
+		if (w->on_executed)
+			w->on_executed(s->tp, w->idx, slot);
 		reply(w, &h, WIRE_RESP, KV_ERR_BAD, NULL, 0);
 		return;
 	}
-	enum commit_on rule = system_commit_rule(s->c.sys, h.flags);
+	enum commit_on rule = (enum commit_on)w->rule[h.flags & WIRE_F_ALL];   /* wire_check bounds flags */
 	if (rule == COMMIT_ACK) {
 		reply(w, &h, WIRE_ACK, KV_OK, NULL, 0);
 		tp->srv_flush(s->tp, w->idx);   /* the ACK leaves before execution */
@@ -126,8 +130,8 @@ static void run_slot(struct worker *w, uint64_t slot)
 		w->non_nilext++;
 executed:
 	/* §5.3 order: execute, persist ReqToExecute, then respond. */
-	if (tp->srv_executed)
-		tp->srv_executed(s->tp, w->idx, slot);
+	if (w->on_executed)
+		w->on_executed(s->tp, w->idx, slot);
 	if (rule == COMMIT_RESPONSE)
 		reply(w, &h, WIRE_RESP, out.status, out.val, out.val_len);
 }
@@ -232,15 +236,42 @@ static int fault_exec_reversed(struct worker *w)
 	return 1;
 }
 
-/* One pass of the worker loop: poll, mark arrivals, run and release what
- * is ready in slot order, flush.  Returns how many slots it ran or
- * released (at least 1 if it did anything), 0 if none. */
-static int worker_step(struct worker *w, struct tp_arrival *arr)
+/* Runs (or passes over, if voided) one slot whose turn it is, and
+ * releases it. */
+static inline void finish_slot(struct worker *w, uint64_t slot, unsigned isvoid)
 {
 	struct server *s = w->s;
 	const struct transport_ops *tp = s->c.tp;
-	const uint64_t mask = s->c.tpc.ring_slots - 1;
-	int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
+	if (isvoid == 2) {
+		/* executed early by a test-only fault */
+	} else if (isvoid) {
+		w->voided++;
+		if (w->on_executed)
+			w->on_executed(s->tp, w->idx, slot);
+	} else {
+		run_slot(w, slot);
+	}
+	tp->srv_release(s->tp, w->idx, slot);
+}
+
+/* Runs every slot from the executor's idx on that has arrived. */
+static int drain(struct worker *w, uint64_t mask)
+{
+	int did = 0;
+	uint64_t slot;
+	while ((slot = exec_next(&w->x)) != EXEC_NONE) {
+		did++;
+		finish_slot(w, slot, w->isvoid[slot & mask]);
+	}
+	return did;
+}
+
+/* One pass of the worker loop with a test-only fault on: poll, mark every
+ * arrival, then run what is ready in slot order (the faults reorder or
+ * bypass that on purpose). */
+static __attribute__((noinline)) int worker_step_faults(struct worker *w, struct tp_arrival *arr, int n)
+{
+	const uint64_t mask = w->s->c.tpc.ring_slots - 1;
 	for (int i = 0; i < n; i++) {
 		if (exec_arrive(&w->x, arr[i].slot) != 0) {
 			log_msg(LOG_ERR, "worker %u: transport reported slot %llu outside the executor "
@@ -253,21 +284,42 @@ static int worker_step(struct worker *w, struct tp_arrival *arr)
 			fault_get_bypass(w, arr[i].slot);
 	}
 	int did = 0;
-	uint64_t slot;
 	if (fault_on(FAULT_EXEC_OOO))
 		did = fault_exec_reversed(w);
-	while ((slot = exec_next(&w->x)) != EXEC_NONE) {
-		did++;
-		if (w->isvoid[slot & mask] == 2) {
-			/* executed early by a test-only fault */
-		} else if (w->isvoid[slot & mask]) {
-			w->voided++;
-			if (tp->srv_executed)
-				tp->srv_executed(s->tp, w->idx, slot);
-		} else {
-			run_slot(w, slot);
+	return did + drain(w, mask);
+}
+
+/* One pass of the worker loop: poll, run and release what is ready in
+ * slot order, flush.  An arrival that is the executor's next slot (the
+ * common case: slots published in ticket order) runs at once, followed by
+ * every later slot that arrived before it; any other arrival waits in the
+ * executor's bitmap for its turn (Rule 2 either way).  Returns how many
+ * slots it ran or released (at least 1 if it did anything), 0 if none. */
+static int worker_step(struct worker *w, struct tp_arrival *arr)
+{
+	struct server *s = w->s;
+	const struct transport_ops *tp = s->c.tp;
+	const uint64_t mask = s->c.tpc.ring_slots - 1;
+	int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
+	int did = 0;
+	if (fault_mask) {
+		did = worker_step_faults(w, arr, n);
+	} else {
+		for (int i = 0; i < n; i++) {
+			uint64_t slot = arr[i].slot;
+			if (exec_take(&w->x, slot)) {
+				did++;
+				finish_slot(w, slot, arr[i].voided);
+				if (exec_ready(&w->x))
+					did += drain(w, mask);
+			} else if (exec_arrive(&w->x, slot) == 0) {
+				w->isvoid[slot & mask] = (uint8_t)arr[i].voided;
+			} else {
+				log_msg(LOG_ERR, "worker %u: transport reported slot %llu outside the executor "
+					"window (idx %llu); this is a transport bug", w->idx,
+					(unsigned long long)slot, (unsigned long long)w->x.idx);
+			}
 		}
-		tp->srv_release(s->tp, w->idx, slot);
 	}
 	if (did)
 		tp->srv_flush(s->tp, w->idx);
@@ -362,6 +414,9 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 			snprintf(err, errlen, "backend %s (worker %u): %s", c->be->name, i, berr);
 			goto fail;
 		}
+		w->on_executed = c->tpc.durable ? c->tp->srv_executed : NULL;
+		for (unsigned f = 0; f <= WIRE_F_ALL; f++)
+			w->rule[f] = (uint8_t)system_commit_rule(c->sys, f);
 		w->valbuf = malloc(KV_MAX_VALUE);
 		w->isvoid = calloc(c->tpc.ring_slots, 1);
 		if (!w->valbuf || !w->isvoid || exec_init(&w->x, 0, c->tpc.ring_slots) != 0) {

@@ -46,7 +46,7 @@
 #include "kvop.h"
 
 #define WIRE_MAGIC      0x514fu   /* bytes 'O','Q' little-endian */
-#define WIRE_VERSION    1
+#define WIRE_VERSION    2         /* 2: the three-instruction checksum round (wire.c) */
 #define WIRE_ALIGN      64u
 #define WIRE_HDR_SIZE   48u
 #define WIRE_RESP_HDR   32u

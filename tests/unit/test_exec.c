@@ -242,7 +242,62 @@ TEST(statistics)
 	exec_free(&x);
 }
 
+/* The worker's fast path (bench/server.c: worker_step): take the arrival
+ * that is idx at once, else mark it, and drain after each take.  Over
+ * random permutations it executes exactly what exec_arrive + exec_next
+ * would, in slot order; exec_take refuses every slot but idx and changes
+ * nothing then. */
+TEST(take_at_idx_matches_arrive_and_next)
+{
+	enum { N = 256, W = 64 };
+	for (int round = 0; round < 200; round++) {
+		struct exec x;
+		REQUIRE(exec_init(&x, 5, W) == 0);
+		uint64_t perm[N], order[N];
+		unsigned done = 0;
+		/* arrivals stay inside the window: shuffle blocks of W */
+		for (unsigned i = 0; i < N; i++)
+			perm[i] = 5 + i;
+		for (unsigned b = 0; b < N; b += W)
+			for (unsigned i = W - 1; i > 0; i--) {
+				unsigned j = (unsigned)(te_next() % (i + 1));
+				uint64_t t = perm[b + i];
+				perm[b + i] = perm[b + j];
+				perm[b + j] = t;
+			}
+		int bad = 0;
+		for (unsigned i = 0; i < N; i++) {
+			uint64_t before = x.idx;
+			if (exec_take(&x, perm[i])) {
+				bad |= perm[i] != before;
+				order[done++] = perm[i];
+				while (exec_ready(&x))
+					order[done++] = exec_next(&x);
+			} else {
+				bad |= x.idx != before || perm[i] == before;
+				bad |= exec_arrive(&x, perm[i]) != 0;
+				bad |= exec_ready(&x);   /* idx's bit is never set between takes */
+			}
+		}
+		CHECK(!bad && done == N, "round %d: %u executed, bad %d", round, done, bad);
+		for (unsigned i = 0; i < done; i++)
+			bad |= order[i] != 5 + i;
+		CHECK(!bad, "round %d: not in slot order", round);
+		CHECK(x.arrived == N && x.executed == N && x.idx == 5 + N);
+		exec_free(&x);
+		if (bad)
+			break;
+	}
+	/* negative control: a take of anything but idx is refused */
+	struct exec x;
+	REQUIRE(exec_init(&x, 0, 8) == 0);
+	CHECK(exec_take(&x, 1) == 0 && x.idx == 0 && x.executed == 0);
+	CHECK(exec_take(&x, 0) == 1 && x.idx == 1);
+	CHECK(exec_take(&x, 0) == 0, "slot 0 taken twice");
+	exec_free(&x);
+}
+
 UNIT_MAIN(init_rejects_bad_windows, in_order_arrivals, figure3_example,
 	  random_permutations_execute_in_slot_order, wraps_around_many_times,
 	  nonzero_first_slot, duplicates_and_out_of_window_rejected,
-	  skip_voided_slots, statistics)
+	  skip_voided_slots, statistics, take_at_idx_matches_arrive_and_next)
