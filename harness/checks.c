@@ -31,7 +31,7 @@ const struct conf_key checks_schema[] = {
 	{ "halves_p99", CONF_NUM, 0, 1, 1000, NULL, NULL, "stationarity: the same for p99 (default 10: one stall of a shared host moves a half's p99 by several times)" },
 	{ "steal", CONF_NUM, 0, 0, 1, NULL, NULL, "interference: warn above this share of host CPU time stolen (default 0.02)" },
 	{ "cpu_share", CONF_NUM, 0, 0, 1, NULL, NULL, "interference: warn when a spinning thread got less than this share of its CPU's time (default 0.9)" },
-	{ "stall_share", CONF_NUM, 0, 0, 1, NULL, NULL, "stalls: warn when a spinning thread stood still (its loop's clock jumped) for more than this share of the window (default 0.002)" },
+	{ "stall_share", CONF_NUM, 0, 0, 1, NULL, NULL, "stalls: warn when a spinning thread stood still (its loop's clock jumped) for more than this share of the window (default 0.008)" },
 	{ "canary_drift", CONF_NUM, 0, 1, 1000, NULL, NULL, "warn when the point's canary is off the run's median canary by more than this factor (default 1.5)" },
 	{ "trials_p50", CONF_NUM, 0, 0, 100, NULL, NULL, "trial agreement: warn above this relative width of the trials' p50 CI (default 0.10; p99's limit is ci_p99)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
@@ -48,7 +48,7 @@ void checks_defaults(struct check_conf *c)
 	c->halves_p99 = 10;
 	c->steal = 0.02;
 	c->cpu_share = 0.9;
-	c->stall_share = 0.002;
+	c->stall_share = 0.008;
 	c->canary_drift = 1.5;
 	c->trials_p50 = 0.10;
 }

@@ -123,24 +123,28 @@ TEST(stalls_check_warns_only_above_its_limit)
 	json_t *out = json_array();
 	struct check_conf c;
 	checks_defaults(&c);
-	CHECK(c.stall_share == 0.002, "default stall_share %g", c.stall_share);
+	CHECK(c.stall_share == 0.008, "default stall_share %g", c.stall_share);
 	/* calm: 100 us of a 1 s window on each side (0.01 %) */
 	const json_t *r = stalls_row(out, 100000, 100000, 0);
 	CHECK(r && !warns(r), "calm point warned");
 	/* the worker's 5 ms stall before the window does not count */
 	CHECK(r && json_number_value(json_object_get(r, "value")) < 0.0002, "value %g",
 	      json_number_value(json_object_get(r, "value")));
-	/* a 2 ms host stall of the client thread: 0.2 % is at the limit, 3 ms over */
-	r = stalls_row(out, 3000000, 0, 0);
-	CHECK(warns(r), "a 3 ms client stall passed");
+	/* 7 ms of a 1 s window (0.7 %) is under the 0.8 % limit; 9 ms is over it */
+	r = stalls_row(out, 7000000, 0, 0);
+	CHECK(r && !warns(r), "7 ms warned");
+	r = stalls_row(out, 9000000, 0, 0);
+	CHECK(warns(r), "a 9 ms client stall passed");
 	CHECK(r && strstr(json_string_value(json_object_get(r, "detail")) ?: "", "client 0 thread 0"));
 	/* the same on the worker, inside the window */
-	r = stalls_row(out, 0, 3000000, 0);
-	CHECK(warns(r), "a 3 ms worker stall passed");
+	r = stalls_row(out, 0, 9000000, 0);
+	CHECK(warns(r), "a 9 ms worker stall passed");
 	CHECK(r && strstr(json_string_value(json_object_get(r, "detail")) ?: "", "server worker 0"));
 	/* and the limit comes from the config */
-	r = stalls_row(out, 3000000, 0, 0.01);
-	CHECK(r && !warns(r), "a 0.3 %% stall warned under a 1 %% limit");
+	r = stalls_row(out, 9000000, 0, 0.01);
+	CHECK(r && !warns(r), "a 0.9 %% stall warned under a 1 %% limit");
+	r = stalls_row(out, 3000000, 0, 0.002);
+	CHECK(warns(r), "a 0.3 %% stall passed under a 0.2 %% limit");
 	json_decref(out);
 }
 
