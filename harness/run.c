@@ -1564,6 +1564,13 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		rc = 1;
 	}
 	uint64_t last_write = now_ms();
+	/* Reruns help against a passing disturbance.  When three trials in a
+	 * row were still disturbed after every rerun, the disturbance is part
+	 * of the setup (a helper thread on a worker's CPU, a neighbour that
+	 * never leaves): reruns stop for the rest of the run, which says so,
+	 * and the trials stay flagged. */
+	long long rerun_cap = r->rc.rerun_disturbed;
+	int futile = 0;
 	for (size_t k = 0; rc == 0 && k < r->ntrials; k++) {
 		struct prun pr;
 		struct point pt = r->pts[r->order[k].point];
@@ -1587,7 +1594,19 @@ again:;
 		/* A trial whose spinning thread lost its CPU measured the
 		 * machine's scheduler, not the system: run it again (same
 		 * seed, its own directory) and keep it aside, with why. */
-		const char *why = pt.rerun < r->rc.rerun_disturbed ? disturbed(pr.checks) : NULL;
+		const char *why = pt.rerun < rerun_cap ? disturbed(pr.checks) : NULL;
+		if (!why && rerun_cap > 0) {
+			const char *still = disturbed(pr.checks);
+			futile = still ? futile + 1 : 0;
+			if (futile >= 3) {
+				rerun_cap = 0;
+				fprintf(stderr, "oqb: warning: three trials in a row were still disturbed after %lld "
+					"rerun(s) each (last: %s); the disturbance looks permanent, so disturbed trials "
+					"are no longer rerun in this run (they stay flagged)\n", r->rc.rerun_disturbed, still);
+				json_object_set_new(r->runj, "reruns_stopped",
+						    json_pack("{s:I,s:s}", "after_trial", (json_int_t)k, "last_reason", still));
+			}
+		}
 		if (why) {
 			if (!r->discarded[i])
 				r->discarded[i] = json_array();
@@ -1596,7 +1615,7 @@ again:;
 			json_array_append_new(r->discarded[i], d);
 			if (!r->o->quiet)
 				fprintf(stderr, "oqb: trial %u of point %zu (%s) disturbed: %s; running it again (%u/%lld)\n",
-					pt.trial + 1, i + 1, pt.system, why, pt.rerun + 1, r->rc.rerun_disturbed);
+					pt.trial + 1, i + 1, pt.system, why, pt.rerun + 1, rerun_cap);
 			json_decref(pj);
 			prun_free(&pr);
 			pt.rerun++;

@@ -138,6 +138,13 @@ if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
 	else
 		notok rerun_says_why "$(tail -3 "$T/rerun.err")"
 	fi
+	# a disturbance that never passes: after three trials in a row still
+	# disturbed after their reruns, reruns stop (the fourth is not rerun)
+	base rerunstop '["oq"]' '[5000]' 0.2 4 | jq '.checks = {"cpu_share": 1.0} | .rerun_disturbed = 1' >"$T/rerunstop.json"
+	"$OQB_BIN/oqb" run "$T/rerunstop.json" --out "$T/rerunstop" >/dev/null 2>"$T/rerunstop.err"
+	jcheck reruns_stop_when_futile "$T/rerunstop/run.json" '(.points[0].trials | length) == 4 and
+		(.points[0].discarded_trials | length) == 3 and .reruns_stopped.after_trial == 2 and
+		(.reruns_stopped.last_reason | test("CPU"))'
 	jq '.rerun_disturbed = 0' "$T/rerun.json" >"$T/rerun0.json"
 	"$OQB_BIN/oqb" run "$T/rerun0.json" --out "$T/rerun0" >/dev/null 2>&1
 	jcheck rerun_off_keeps_first "$T/rerun0/run.json" '.points[0] | (.trials | length) == 2 and
