@@ -91,7 +91,6 @@ struct client {
 
 #define REQBUF (KV_MAX_VALUE + 4096)
 #define GAPS_MAX 4096
-#define PASS_SLACK_NS 0ull      /* a pass (<= 32 sends, <= 64 events) fits in the threshold (stall.h) */
 
 unsigned client_route(const char *key, unsigned len, unsigned workers)
 {
@@ -349,12 +348,12 @@ static void *thread_main(void *arg)
 	int have_ru = getrusage(RUSAGE_THREAD, &ru0) == 0;   /* from the start: warm-up and window */
 
 	unsigned idle = 0;
-	/* A pass issues at most 32 and polls at most 64: PASS_SLACK_NS covers it. */
-	stall_init(&t->stall, 0, t->warm_end, t->end);
-	t->stall.prev = start;
+	/* A pass issues at most 32 and polls at most 64: it fits in the
+	 * threshold, so no slack (stall.h). */
+	stall_init(&t->stall, 0, start, t->warm_end, t->end);
 	for (;;) {
 		uint64_t now = clock_ns();
-		stall_tick(&t->stall, now, PASS_SLACK_NS);
+		stall_tick(&t->stall, now, 0);
 		if (now >= t->end || t->failed || atomic_load_explicit(&cl->abort, memory_order_relaxed))
 			break;
 		int did = 0;

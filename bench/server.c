@@ -350,8 +350,7 @@ static void *worker_main(void *arg)
 	}
 	/* A pass that ran n requests may take up to n * STALL_SLACK_NS beyond
 	 * the threshold before the gap after it counts as a stall. */
-	stall_init(&w->stall, 0, born, 0);
-	w->stall.prev = born;
+	stall_init(&w->stall, 0, born, born, 0);
 	int ran = 0;
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		stall_tick(&w->stall, clock_ns(), (uint64_t)ran * STALL_SLACK_NS);

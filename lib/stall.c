@@ -7,9 +7,10 @@
 
 #include "clock.h"
 
-void stall_init(struct stall_meter *m, uint64_t threshold_ns, uint64_t from, uint64_t to)
+void stall_init(struct stall_meter *m, uint64_t threshold_ns, uint64_t start, uint64_t from, uint64_t to)
 {
 	memset(m, 0, sizeof *m);
+	m->prev = start;
 	m->threshold_ns = threshold_ns ? threshold_ns : STALL_THRESHOLD_NS;
 	m->from = from;
 	m->to = to ? to : UINT64_MAX;
@@ -17,7 +18,7 @@ void stall_init(struct stall_meter *m, uint64_t threshold_ns, uint64_t from, uin
 
 void stall_note(struct stall_meter *m, uint64_t now, uint64_t slack_ns)
 {
-	if (!m->prev || now < m->from || now >= m->to)
+	if (now < m->from || now >= m->to)
 		return;
 	uint64_t len = now - m->prev;
 	/* a gap that began before the counted span counts from its start */

@@ -36,7 +36,7 @@ struct stall_event {
 };
 
 struct stall_meter {
-	uint64_t prev;            /* monotonic time of the last pass (0: none) */
+	uint64_t prev;            /* monotonic time of the last pass */
 	uint64_t threshold_ns;
 	uint64_t from, to;        /* only gaps ending in [from, to) count */
 	uint64_t total_ns, count, max_ns;
@@ -44,8 +44,9 @@ struct stall_meter {
 	struct stall_event ev[STALL_EVENTS];
 };
 
-/* Starts counting gaps that end in [from, to) (monotonic ns; to 0: no end). */
-void stall_init(struct stall_meter *m, uint64_t threshold_ns, uint64_t from, uint64_t to);
+/* Starts a meter whose loop began at start and counts the gaps that end in
+ * [from, to) (monotonic ns; to 0: no end; threshold 0: the default). */
+void stall_init(struct stall_meter *m, uint64_t threshold_ns, uint64_t start, uint64_t from, uint64_t to);
 void stall_note(struct stall_meter *m, uint64_t now, uint64_t slack_ns);
 
 /*

@@ -14,8 +14,7 @@
 TEST(gaps_over_threshold_count_whole)
 {
 	struct stall_meter m;
-	stall_init(&m, 20000, 1000000, 0);
-	m.prev = 1000000;
+	stall_init(&m, 20000, 1000000, 1000000, 0);
 	uint64_t t = 1000000;
 	for (int i = 0; i < 100; i++)
 		stall_tick(&m, t += 500, 0);          /* busy passes: no stall */
@@ -34,8 +33,7 @@ TEST(gaps_over_threshold_count_whole)
 TEST(slack_covers_a_busy_pass_and_span_bounds)
 {
 	struct stall_meter m;
-	stall_init(&m, 20000, 1000000, 2000000);
-	m.prev = 900000;
+	stall_init(&m, 20000, 900000, 1000000, 2000000);
 	/* the first gap began before the span: only its part inside counts */
 	stall_tick(&m, 1100000, 0);
 	CHECK_EQ_U64(m.total_ns, 100000);
@@ -53,8 +51,7 @@ TEST(slack_covers_a_busy_pass_and_span_bounds)
 TEST(events_keep_the_last_ones)
 {
 	struct stall_meter m;
-	stall_init(&m, 10, 0, 0);
-	m.prev = 1;
+	stall_init(&m, 10, 1, 0, 0);
 	uint64_t t = 1;
 	for (int i = 1; i <= STALL_EVENTS + 10; i++)
 		stall_tick(&m, t += 100 + (uint64_t)i, 0);
