@@ -266,6 +266,20 @@ static int drain(struct worker *w, uint64_t mask)
 	return did;
 }
 
+/* Marks an arrival that is not the executor's next slot, to run in its
+ * turn: 0, or -1 for a slot outside the executor's window (logged). */
+static int arrive(struct worker *w, const struct tp_arrival *a, uint64_t mask)
+{
+	if (exec_arrive(&w->x, a->slot) != 0) {
+		log_msg(LOG_ERR, "worker %u: transport reported slot %llu outside the executor "
+			"window (idx %llu); this is a transport bug", w->idx,
+			(unsigned long long)a->slot, (unsigned long long)w->x.idx);
+		return -1;
+	}
+	w->isvoid[a->slot & mask] = (uint8_t)a->voided;
+	return 0;
+}
+
 /* One pass of the worker loop with a test-only fault on: poll, mark every
  * arrival, then run what is ready in slot order (the faults reorder or
  * bypass that on purpose). */
@@ -273,13 +287,8 @@ static __attribute__((noinline)) int worker_step_faults(struct worker *w, struct
 {
 	const uint64_t mask = w->s->c.tpc.ring_slots - 1;
 	for (int i = 0; i < n; i++) {
-		if (exec_arrive(&w->x, arr[i].slot) != 0) {
-			log_msg(LOG_ERR, "worker %u: transport reported slot %llu outside the executor "
-				"window (idx %llu); this is a transport bug", w->idx,
-				(unsigned long long)arr[i].slot, (unsigned long long)w->x.idx);
+		if (arrive(w, &arr[i], mask) != 0)
 			continue;
-		}
-		w->isvoid[arr[i].slot & mask] = (uint8_t)arr[i].voided;
 		if (fault_on(FAULT_GET_BYPASS))
 			fault_get_bypass(w, arr[i].slot);
 	}
@@ -312,12 +321,8 @@ static int worker_step(struct worker *w, struct tp_arrival *arr)
 				finish_slot(w, slot, arr[i].voided);
 				if (exec_ready(&w->x))
 					did += drain(w, mask);
-			} else if (exec_arrive(&w->x, slot) == 0) {
-				w->isvoid[slot & mask] = (uint8_t)arr[i].voided;
 			} else {
-				log_msg(LOG_ERR, "worker %u: transport reported slot %llu outside the executor "
-					"window (idx %llu); this is a transport bug", w->idx,
-					(unsigned long long)slot, (unsigned long long)w->x.idx);
+				arrive(w, &arr[i], mask);
 			}
 		}
 	}
