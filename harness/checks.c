@@ -492,6 +492,11 @@ json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const
 	return out;
 }
 
+int checks_is_disturbance(const char *name)
+{
+	return name && (!strcmp(name, "interference") || !strcmp(name, "stalls"));
+}
+
 int checks_flagged(const json_t *checks, char *buf, size_t len)
 {
 	size_t i, o = 0;

@@ -81,6 +81,11 @@ void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h);
 int checks_trials(const struct check_conf *c, json_t *out, struct hist *const *trials, size_t n,
 		  const struct hist *merged);
 
+/* 1 for the checks that say the machine, not the system, was measured
+ * (interference, stalls): a trial they flag is rerun (run.c) and a knee
+ * probe they flag proves nothing (knee.c). */
+int checks_is_disturbance(const char *name);
+
 /* Whether any check in the array warns; names of the warnings into buf
  * ("stationarity,interference"). */
 int checks_flagged(const json_t *checks, char *buf, size_t len);

@@ -9,6 +9,7 @@
  * systems of known capacity (tests/unit/test_knee.c).
  */
 #include "knee.h"
+#include "checks.h"
 #include "conf.h"
 
 #include <math.h>
@@ -163,7 +164,7 @@ void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out
 		const char *name = json_string_value(json_object_get(c, "name"));
 		if (!name || !warns(c))
 			continue;
-		if (strcmp(name, "interference") == 0 || strcmp(name, "stalls") == 0)
+		if (checks_is_disturbance(name))
 			stolen = 1;
 		for (size_t k = 0; k_behind[k]; k++) {
 			if (strcmp(name, k_behind[k]) == 0 && o + 1 < sizeof warned) {

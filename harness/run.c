@@ -24,6 +24,7 @@
  */
 #include "run.h"
 #include "check_cmd.h"
+#include "checks.h"
 #include "ctl.h"
 #include "launch.h"
 #include "merge.h"
@@ -1095,9 +1096,8 @@ static const char *disturbed(const json_t *checks)
 	size_t i;
 	const json_t *c;
 	json_array_foreach(checks, i, c) {
-		const char *name = json_string_value(json_object_get(c, "name")) ?: "";
-		if ((!strcmp(name, "interference") || !strcmp(name, "stalls")) &&
-		    !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn"))
+		const char *name = json_string_value(json_object_get(c, "name"));
+		if (checks_is_disturbance(name) && !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn"))
 			return json_string_value(json_object_get(c, "detail")) ?: name;
 	}
 	return NULL;
@@ -1566,9 +1566,8 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 	uint64_t last_write = now_ms();
 	/* Reruns help against a passing disturbance.  When three trials in a
 	 * row were still disturbed after every rerun, the disturbance is part
-	 * of the setup (a helper thread on a worker's CPU, a neighbour that
-	 * never leaves): reruns stop for the rest of the run, which says so,
-	 * and the trials stay flagged. */
+	 * of the setup, not a passing one: reruns stop for the rest of the
+	 * run, which says so, and the trials stay flagged. */
 	long long rerun_cap = r->rc.rerun_disturbed;
 	int futile = 0;
 	for (size_t k = 0; rc == 0 && k < r->ntrials; k++) {
@@ -1594,9 +1593,10 @@ again:;
 		/* A trial whose spinning thread lost its CPU measured the
 		 * machine's scheduler, not the system: run it again (same
 		 * seed, its own directory) and keep it aside, with why. */
-		const char *why = pt.rerun < rerun_cap ? disturbed(pr.checks) : NULL;
+		const char *still = disturbed(pr.checks);
+		const char *why = pt.rerun < rerun_cap ? still : NULL;
 		if (!why && rerun_cap > 0) {
-			const char *still = disturbed(pr.checks);
+			/* kept: either calm, or disturbed after its last rerun */
 			futile = still ? futile + 1 : 0;
 			if (futile >= 3) {
 				rerun_cap = 0;
