@@ -1602,7 +1602,9 @@ again:;
 				rerun_cap = 0;
 				fprintf(stderr, "oqb: warning: three trials in a row were still disturbed after %lld "
 					"rerun(s) each (last: %s); the disturbance looks permanent, so disturbed trials "
-					"are no longer rerun in this run (they stay flagged)\n", r->rc.rerun_disturbed, still);
+					"are no longer rerun in this run (they stay flagged). Find what shares that thread's "
+					"CPU (uptime, top -H), or set \"rerun_disturbed\": 0 to skip the reruns\n",
+					r->rc.rerun_disturbed, still);
 				json_object_set_new(r->runj, "reruns_stopped",
 						    json_pack("{s:I,s:s}", "after_trial", (json_int_t)k, "last_reason", still));
 			}
