@@ -45,6 +45,7 @@ struct check_conf {
 	double stall_share;     /* warn when a spinning thread stood still longer than this share of the window */
 	double canary_drift;    /* warn when the canary is off the median by more than this factor */
 	double trials_p50;      /* warn above this relative width of the trials' p50 CI */
+	double trials_p99;      /* ... and of their P99 CI */
 };
 
 /* The defaults (docs/trust.md says why each is what it is). */
@@ -73,7 +74,7 @@ void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h);
  * histograms; merged, their bin-wise sum): a bootstrap over whole trials
  * (resampled with replacement, merged, 200 times, fixed seed) gives the
  * 95 % CI of the merged p99 and p50; their widths relative to the merged
- * values are judged against ci_p99 and trials_p50.  Samples within a
+ * values are judged against trials_p99 and trials_p50.  Samples within a
  * trial are not independent (a stall of the host delays a run of them),
  * so checks_ci's order-statistic CI alone is too narrow; the trials are
  * the independent replicates.  Nothing is appended below 3 trials.
