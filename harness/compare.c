@@ -130,6 +130,32 @@ static double median(const double *v, size_t n)
 }
 
 /*
+ * The change of new against base: the median of every new/base ratio of
+ * trial values, minus 1 (the Hodges-Lehmann estimate on a log scale, the
+ * shift that goes with the rank-sum test).  It uses every pair of trials
+ * where the ratio of medians uses the two middle ones, so it moves less
+ * between identical runs.  NAN when no base value is positive.
+ */
+static double hl_change(const double *b, size_t nb, const double *n, size_t nn)
+{
+	double *r = nb && nn ? malloc(nb * nn * sizeof *r) : NULL;
+	size_t k = 0;
+	if (!r)
+		return nb && nn && median(b, nb) > 0 ? median(n, nn) / median(b, nb) - 1 : NAN;
+	for (size_t i = 0; i < nb; i++)
+		for (size_t j = 0; j < nn; j++)
+			if (b[i] > 0)
+				r[k++] = n[j] / b[i];
+	double c = NAN;
+	if (k) {
+		qsort(r, k, sizeof *r, cmp_dbl);
+		c = (k % 2 ? r[k / 2] : (r[k / 2 - 1] + r[k / 2]) / 2) - 1;
+	}
+	free(r);
+	return c;
+}
+
+/*
  * The trials' values of one metric of a point: trials[].lat_ns.all.PCT
  * (trials with no samples left out) or trials[].achieved_ops.  A run.json
  * from before trials existed counts as one trial with the point's values.
@@ -207,7 +233,7 @@ static void measure(struct metric *m, const json_t *bp, const json_t *np, const 
 	m->nn = trial_values(np, name, m->n);
 	m->base = median(m->b, m->nb);
 	m->new_ = median(m->n, m->nn);
-	m->change = m->base > 0 ? (m->new_ - m->base) / m->base : NAN;
+	m->change = m->base > 0 ? hl_change(m->b, m->nb, m->n, m->nn) : NAN;
 	m->p = m->p_adj = m->ks_d = m->ks_p = NAN;
 	if (m->nb >= 2 && m->nn >= 2) {
 		struct mwu_result r;

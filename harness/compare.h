@@ -40,8 +40,9 @@ struct compare_params {
 /*
  * Compares two loaded runs.  Returns {"points": [per BASE point: system,
  * load, verdict (same | regression | improvement | inconclusive |
- * missing), detail, and per metric base/new/change_pct/mwu_p/p_adjusted/
- * ks_d/ks_p/trials/verdict/why], "summary": {points, regressions,
+ * missing), detail, and per metric base/new (medians over trials),
+ * change_pct (the median of all new/base trial ratios, minus 1, in %),
+ * mwu_p/p_adjusted/ks_d/ks_p/trials/verdict/why], "summary": {points, regressions,
  * improvements, inconclusive, tolerance_pct, alpha, correction, tests,
  * how, notes[]}, "table": [the text rows]}, or NULL when out of memory.
  * new_name names NEW in "missing" rows.
