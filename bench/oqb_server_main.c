@@ -32,7 +32,7 @@
 
 struct srv_opts {
 	int system, transport, service_dist;
-	int workers;
+	int workers, prefault;
 	const char *backend;
 	uint64_t service_ns, memory_mb, pool_mb, seed;
 	const char *pmem_path, *run_dir, *ctl, *log;
@@ -57,6 +57,8 @@ static const struct opt srv_tab[] = {
 	{ "service-ns", OPT_U64, O(service_ns), "0", 0, 1e10, NULL, "null backend: service time per request (ns)" },
 	{ "service-dist", OPT_ENUM, O(service_dist), "fixed", 0, -1, dists, "null backend: service time distribution" },
 	{ "memory-mb", OPT_U64, O(memory_mb), "64", 1, 1048576, NULL, "cache backend: memory limit per worker (MiB)" },
+	{ "prefault", OPT_INT, O(prefault), "1", 0, 1, NULL, "cache backend: 1 allocates and writes all its memory before "
+	  "serving, so no request pays for page faults; 0 allocates pages on demand (memcached's default)" },
 	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL,
 	  "pmkv / durable: directory for the persistent rings and pools" },
 	{ "pool-mb", OPT_U64, O(pool_mb), "64", 1, 1048576, NULL, "pmkv: pool size per worker (MiB)" },
@@ -181,6 +183,7 @@ int main(int argc, char **argv)
 	sc.bc.service_ns = o.service_ns;
 	sc.bc.service_exp = o.service_dist == 1;
 	sc.bc.memory_mb = o.memory_mb;
+	sc.bc.prefault = o.prefault;
 	/* --pmem-path is a directory: receive rings (durable) and pmkv pools
 	 * live in it side by side. */
 	char pool_prefix[1024];

@@ -85,6 +85,8 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 		e |= push_kv(&a, "--service-dist", rc->service_dist);
 	if (rc->memory_mb >= 0)
 		e |= push_num(&a, "--memory-mb", (double)rc->memory_mb);
+	if (rc->prefault >= 0)
+		e |= push_num(&a, "--prefault", (double)rc->prefault);
 	if (rc->pool_mb >= 0)
 		e |= push_num(&a, "--pool-mb", (double)rc->pool_mb);
 	if (runconf_durable(rc, pt->system))

@@ -38,6 +38,7 @@ static const struct conf_key backend_keys[] = {
 	{ "service_ns", CONF_INT, 0, 0, 1e9, NULL, NULL, "null: service time per request (ns)" },
 	{ "service_dist", CONF_STR, 0, 0, 0, k_dists, NULL, "null: fixed or exp service times" },
 	{ "memory_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "cache: memory limit per worker (MiB, server default 64)" },
+	{ "prefault", CONF_BOOL, 0, 0, 0, NULL, NULL, "cache: allocate and write all memory_mb before serving, so no request pays for page faults (default true; false allocates on demand, as memcached does)" },
 	{ "pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "pmkv: directory on the server host for the pools, the same as server.recv_pmem_path (default: a private one per point)" },
 	{ "pool_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "pmkv: pool size per worker (MiB, server default 64)" },
 	{ NULL }
@@ -239,10 +240,12 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 	rc->service_ns = conf_int(b, "service_ns", -1);
 	rc->service_dist = conf_str(b, "service_dist", NULL);
 	rc->memory_mb = conf_int(b, "memory_mb", -1);
+	rc->prefault = json_is_boolean(json_object_get(b, "prefault")) ? json_is_true(json_object_get(b, "prefault")) : -1;
 	rc->pool_mb = conf_int(b, "pool_mb", -1);
 	rc->pmkv = strcmp(rc->backend, "pmkv") == 0;
 	if (strcmp(rc->backend, "null") == 0) {
 		if (forbid(b, "memory_mb", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
+		    forbid(b, "prefault", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
 		    forbid(b, "pmem_path", where, "by kind \"null\"", err, errlen) ||
 		    forbid(b, "pool_mb", where, "by kind \"null\"", err, errlen))
 			return -1;
@@ -255,7 +258,8 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 	} else if (strcmp(rc->backend, "pmkv") == 0) {
 		if (forbid(b, "service_ns", where, "by kind \"pmkv\"", err, errlen) ||
 		    forbid(b, "service_dist", where, "by kind \"pmkv\"", err, errlen) ||
-		    forbid(b, "memory_mb", where, "by kind \"pmkv\" (its size is pool_mb)", err, errlen))
+		    forbid(b, "memory_mb", where, "by kind \"pmkv\" (its size is pool_mb)", err, errlen) ||
+		    forbid(b, "prefault", where, "by kind \"pmkv\" (only \"cache\" allocates on demand)", err, errlen))
 			return -1;
 	}
 	return 0;

@@ -41,6 +41,7 @@ struct runconf {
 	long long service_ns;          /* null: -1 when not given */
 	const char *service_dist;      /* null: NULL when not given */
 	long long memory_mb;           /* cache, pmkv: -1 when not given */
+	int prefault;                  /* cache: 0 or 1; -1 when not given */
 	long long pool_mb;             /* pmkv: -1 when not given */
 	long long ring_slots;          /* -1: server default */
 	long long slot_size;           /* -1: server default */

@@ -21,6 +21,7 @@ struct backend_conf {
 	int service_exp;         /* 1: exponential with that mean; 0: fixed */
 	/* cache */
 	uint64_t memory_mb;      /* memory limit for items */
+	int prefault;            /* allocate and touch all memory_mb pages at open */
 	/* pmkv */
 	const char *path;        /* pool file (per worker: caller appends .wN) */
 	uint64_t pool_mb;

@@ -10,8 +10,17 @@
  *    it fits; so the largest value is 1 MiB - 40 - key_len
  *    (cache_max_value).
  *  - Memory comes in 1 MiB pages, given to classes on demand until
- *    memory_mb pages are out.  Pages are allocated lazily, so an idle
- *    instance costs little.
+ *    memory_mb pages are out.  With prefault (the server's default) all
+ *    of them, and the hash table, are allocated and written at open, so
+ *    that no request pays for the kernel faulting in and zeroing fresh
+ *    memory.  Without it pages are allocated lazily, as memcached does by
+ *    default: an idle instance costs little, but a run that starts empty
+ *    times the fill.  Measured on this project's VM with the cluster-12
+ *    figure (1.3 KB values, most sets new keys): carving each fresh page
+ *    faulted in its 256 small pages and held the worker 0.41-0.49 ms,
+ *    once per 762 sets; the worker stood still 4.5 % of the window at
+ *    108 Kops/s and 19 % at 540 Kops/s, and oq's P99 read 61-367 us.
+ *    Prefaulted: 0.3 % and 9.9 us.
  *  - Each class keeps a doubly-linked LRU list (head = most recently used).
  *    When a class has no free chunk and no page is left, its LRU tail is
  *    evicted.  A class that has no items to evict at all (it never got a
@@ -84,6 +93,7 @@ struct backend {
 	uint64_t evictions, hits, misses, page_moves, nospace;
 	uint64_t ops[KV_OP_MAX_];
 	uint64_t bad_ops;
+	uint64_t prefaulted;     /* pages allocated and written at open */
 };
 
 /* ---- sizes ---- */
@@ -314,7 +324,8 @@ static struct item *chunk_alloc(struct backend *b, int ci)
 
 	if (!c->free && b->pages_used < b->pages_limit) {
 		struct page *pg = &b->pages[b->pages_used];
-		pg->mem = malloc(CACHE_PAGE_SIZE);
+		if (!pg->mem)        /* prefaulted pages are there already */
+			pg->mem = malloc(CACHE_PAGE_SIZE);
 		if (pg->mem) {
 			b->pages_used++;
 			carve_page(b, pg, ci);
@@ -465,6 +476,18 @@ static void cache_exec(struct backend *b, const struct backend_req *r, struct ba
 
 /* ---- life cycle ---- */
 
+static void cache_close(struct backend *b);
+
+/* Faults in every page of [p, p+len) by writing a zero into each. */
+static void touch(void *p, size_t len)
+{
+	volatile uint8_t *v = p;
+	for (size_t o = 0; o < len; o += 4096)
+		v[o] = 0;
+	if (len)
+		v[len - 1] = 0;
+}
+
 static struct backend *cache_open(const struct backend_conf *c, char *err, size_t errlen)
 {
 	uint64_t mb = c->memory_mb ? c->memory_mb : CACHE_DEFAULT_MB;
@@ -487,6 +510,23 @@ static struct backend *cache_open(const struct backend_conf *c, char *err, size_
 	if (!b->pages || !b->buckets)
 		goto oom;
 	b->mask = nb - 1;
+	if (c->prefault) {
+		/* calloc'd memory maps the zero page until written: write it,
+		 * through volatile stores (the compiler turns malloc and a
+		 * memset to 0 into a calloc, which writes nothing) */
+		touch(b->buckets, nb * sizeof *b->buckets);
+		for (uint64_t i = 0; i < mb; i++) {
+			if (!(b->pages[i].mem = malloc(CACHE_PAGE_SIZE))) {
+				snprintf(err, errlen, "cache backend: out of memory pre-faulting %" PRIu64
+					 " MiB of pages (%" PRIu64 " done); lower server.backend.memory_mb, or set "
+					 "server.backend.prefault false", mb, i);
+				cache_close(b);
+				return NULL;
+			}
+			touch(b->pages[i].mem, CACHE_PAGE_SIZE);
+		}
+		b->prefaulted = mb;
+	}
 	return b;
 oom:
 	snprintf(err, errlen, "cache backend: out of memory setting up %" PRIu64
@@ -503,8 +543,8 @@ static void cache_close(struct backend *b)
 {
 	if (!b)
 		return;
-	for (uint64_t i = 0; i < b->pages_used; i++)
-		free(b->pages[i].mem);
+	for (uint64_t i = 0; i < b->pages_limit; i++)
+		free(b->pages[i].mem);        /* NULL past the pages used, unless prefaulted */
 	free(b->pages);
 	free(b->buckets);
 	free(b);
@@ -546,7 +586,7 @@ static json_t *cache_stats_json(struct backend *b)
 			"free_chunks", (json_int_t)c->nfree,
 			"evictions", (json_int_t)c->evictions));
 	}
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
 		"backend", "cache",
 		"memory_limit_bytes", (json_int_t)(b->pages_limit * CACHE_PAGE_SIZE),
 		"page_bytes", (json_int_t)CACHE_PAGE_SIZE,
@@ -560,6 +600,7 @@ static json_t *cache_stats_json(struct backend *b)
 		"page_moves", (json_int_t)b->page_moves,
 		"nospace", (json_int_t)b->nospace,
 		"hash_buckets", (json_int_t)(b->mask + 1),
+		"prefaulted_pages", (json_int_t)b->prefaulted,
 		"ops", ops,
 		"classes", classes);
 }

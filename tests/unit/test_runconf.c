@@ -241,6 +241,22 @@ TEST(verbs_keys_need_verbs)
 	runconf_free(&rc);
 }
 
+TEST(prefault_is_the_cache_backends)
+{
+	struct runconf rc;
+	char err[4096];
+
+	REQUIRE(load(&rc, err, sizeof err, 0) == 0, "%s", err);
+	CHECK(rc.prefault == -1, "not given: the server's default");
+	runconf_free(&rc);
+	REQUIRE(load(&rc, err, sizeof err, 1, "server.backend.prefault=false") == 0, "%s", err);
+	CHECK(rc.prefault == 0);
+	runconf_free(&rc);
+	CHECK(load(&rc, err, sizeof err, 2, "server.backend={\"kind\":\"null\"}", "server.backend.prefault=true") < 0);
+	CHECK(strstr(err, "prefault") && strstr(err, "null"), "%s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "server.backend.prefault=1") < 0, "a number is not a boolean");
+}
+
 TEST(cleanup)
 {
 	if (g_path[0])
@@ -248,4 +264,4 @@ TEST(cleanup)
 }
 
 UNIT_MAIN(set_parses_values, set_errors_name_the_fix, load_applies_and_records_overrides,
-	  sweep_makes_checked_variants, durable_and_pmem_dir, verbs_keys_need_verbs, cleanup)
+	  sweep_makes_checked_variants, durable_and_pmem_dir, verbs_keys_need_verbs, prefault_is_the_cache_backends, cleanup)
