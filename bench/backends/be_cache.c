@@ -43,6 +43,8 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +96,9 @@ struct backend {
 	uint64_t ops[KV_OP_MAX_];
 	uint64_t bad_ops;
 	uint64_t prefaulted;     /* pages allocated and written at open */
+	uint64_t prefault_ns;    /* how long that took */
+	uint8_t *arena;          /* prefault: the mapping the pages are carved from */
+	size_t arena_len;
 };
 
 /* ---- sizes ---- */
@@ -511,21 +516,36 @@ static struct backend *cache_open(const struct backend_conf *c, char *err, size_
 		goto oom;
 	b->mask = nb - 1;
 	if (c->prefault) {
-		/* calloc'd memory maps the zero page until written: write it,
-		 * through volatile stores (the compiler turns malloc and a
-		 * memset to 0 into a calloc, which writes nothing) */
-		touch(b->buckets, nb * sizeof *b->buckets);
-		for (uint64_t i = 0; i < mb; i++) {
-			if (!(b->pages[i].mem = malloc(CACHE_PAGE_SIZE))) {
-				snprintf(err, errlen, "cache backend: out of memory pre-faulting %" PRIu64
-					 " MiB of pages (%" PRIu64 " done); lower server.backend.memory_mb, or set "
-					 "server.backend.prefault false", mb, i);
-				cache_close(b);
-				return NULL;
-			}
-			touch(b->pages[i].mem, CACHE_PAGE_SIZE);
+		/* One mapping for all pages, asked for in huge pages where the
+		 * kernel gives them (transparent huge pages in "madvise" mode,
+		 * as on Debian), as memcached's -L does: fewer faults now and
+		 * fewer TLB misses later.  On this project's VM the kernel gave
+		 * none, and 512 MiB took 213 ms.  Written through volatile stores: the
+		 * compiler turns a malloc and a memset to 0 into a calloc, which
+		 * writes nothing to a fresh mapping. */
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		const size_t huge = 2u << 20, len = (size_t)mb << 20;
+		b->arena_len = len + huge;
+		void *m = mmap(NULL, b->arena_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED) {
+			b->arena_len = 0;
+			snprintf(err, errlen, "cache backend: cannot map %" PRIu64 " MiB to pre-fault; lower "
+				 "server.backend.memory_mb, or set server.backend.prefault false", mb);
+			cache_close(b);
+			return NULL;
 		}
+		b->arena = m;
+		uint8_t *base = (uint8_t *)(((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1));
+		(void)madvise(base, len, MADV_HUGEPAGE);   /* a hint; without it, small pages */
+		touch(base, len);
+		touch(b->buckets, nb * sizeof *b->buckets);
+		for (uint64_t i = 0; i < mb; i++)
+			b->pages[i].mem = base + (i << 20);
 		b->prefaulted = mb;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		b->prefault_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec -
+				 (uint64_t)t0.tv_nsec;
 	}
 	return b;
 oom:
@@ -543,8 +563,11 @@ static void cache_close(struct backend *b)
 {
 	if (!b)
 		return;
-	for (uint64_t i = 0; i < b->pages_limit; i++)
-		free(b->pages[i].mem);        /* NULL past the pages used, unless prefaulted */
+	if (b->arena)
+		munmap(b->arena, b->arena_len);
+	else
+		for (uint64_t i = 0; i < b->pages_used; i++)
+			free(b->pages[i].mem);
 	free(b->pages);
 	free(b->buckets);
 	free(b);
@@ -586,7 +609,7 @@ static json_t *cache_stats_json(struct backend *b)
 			"free_chunks", (json_int_t)c->nfree,
 			"evictions", (json_int_t)c->evictions));
 	}
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
 		"backend", "cache",
 		"memory_limit_bytes", (json_int_t)(b->pages_limit * CACHE_PAGE_SIZE),
 		"page_bytes", (json_int_t)CACHE_PAGE_SIZE,
@@ -601,6 +624,7 @@ static json_t *cache_stats_json(struct backend *b)
 		"nospace", (json_int_t)b->nospace,
 		"hash_buckets", (json_int_t)(b->mask + 1),
 		"prefaulted_pages", (json_int_t)b->prefaulted,
+		"prefault_ms", (json_int_t)(b->prefault_ns / 1000000),
 		"ops", ops,
 		"classes", classes);
 }
