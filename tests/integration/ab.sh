@@ -61,12 +61,30 @@ f=$(dirname "$0")/.n; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"
 echo "{\"rtt_ns\":{\"p50\":$(( n % 2 ? 900 : 100 )),\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
 SH
 chmod +x "$T/noisy/oqb-floor"
-ab --base "$T/noisy" --new "$OQB_BIN" --out "$T/noise" >"$T/noise.out" 2>&1
+ab --base "$T/noisy" --new "$OQB_BIN" --noise-wait-s 0.2 --out "$T/noise" >"$T/noise.out" 2>&1
 rc=$?
 if [ $rc -eq 3 ] && grep -q 'too noisy to judge' "$T/noise.out" && [ ! -d "$T/noise/r01-base" ]; then
 	ok ab_too_noisy_gives_up
 else
 	notok ab_too_noisy_gives_up "rc=$rc $(cat "$T/noise.out")"
 fi
-jcheck ab_too_noisy_json "$T/noise/ab.json" '.exit_status == 3 and .rounds == 0 and .noise.before.spread == 9'
+# it measured three times (two retries by default) before giving up
+jcheck ab_too_noisy_json "$T/noise/ab.json" '.exit_status == 3 and .rounds == 0 and .noise.before.spread == 9
+	and (.noise.before_attempts | length) == 3 and all(.noise.before_attempts[]; .spread == 9)'
+
+# a canary that is noisy for one attempt and then steady: the retry lets the gate run
+mkdir -p "$T/settles"
+ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$T/settles/"
+cat >"$T/settles/oqb-floor" <<'SH'
+#!/bin/sh
+f=$(dirname "$0")/.n; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"
+if [ "$n" -lt 5 ]; then p=$(( n % 2 ? 900 : 100 )); else p=300; fi
+echo "{\"rtt_ns\":{\"p50\":$p,\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
+SH
+chmod +x "$T/settles/oqb-floor"
+ab --base "$T/settles" --new "$OQB_BIN" --noise-wait-s 0.2 --trials 2 --max-trials 2 --out "$T/settles-ab" \
+	>"$T/settles.out" 2>&1
+rc=$?
+jcheck ab_canary_retry_then_runs "$T/settles-ab/ab.json" '.rounds == 2 and (.noise.before_attempts | length) == 2
+	and .noise.before_attempts[0].spread == 9 and .noise.before.spread == 1 and .exit_status != 3'
 finish
