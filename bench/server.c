@@ -311,7 +311,11 @@ static int worker_step(struct worker *w, struct tp_arrival *arr)
 	const uint64_t mask = s->c.tpc.ring_slots - 1;
 	int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
 	int did = 0;
-	if (fault_mask) {
+	/* server-delay-ns alone keeps the plain pass (run_slot adds the
+	 * delay), so that the delay is the only thing it adds: the faults'
+	 * pass marks every arrival before running any, and with it a 22 ns
+	 * delay (2 % of rawrpc's p50) read +3 to +6 % in the A/B gate here. */
+	if (fault_mask & ~(unsigned)(FAULT_SERVER_DELAY | FAULT_SKIP_RECOVERY)) {
 		did = worker_step_faults(w, arr, n);
 	} else {
 		for (int i = 0; i < n; i++) {
