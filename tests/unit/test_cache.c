@@ -567,11 +567,7 @@ static void fault_counts(int prefault, long *at_open, long *filling)
 /* Prefault faults the memory in at open: 8 MiB is 2048 pages of 4 KiB,
  * so opening takes about that many faults more than a lazy open (or a
  * handful, where the kernel gives huge pages), and filling the cache
- * afterwards takes far fewer than filling a lazy one.
- * (In the server, a malloc and memset to 0 was compiled into a calloc that
- * wrote nothing, and the stalls stayed; here calloc's memory is written
- * either way, so the test cannot see that mistake: be_cache.c says why
- * the pages are touched through volatile stores.) */
+ * afterwards takes far fewer than filling a lazy one. */
 TEST(prefault_faults_memory_in_at_open)
 {
 	long open_pre, fill_pre, open_lazy, fill_lazy;
