@@ -119,14 +119,20 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The median of v[0..n), sorting v in place; NAN when n is 0. */
+static double median_inplace(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof *v, cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static double median(const double *v, size_t n)
 {
 	double t[MAX_TRIALS];
-	if (!n)
-		return NAN;
 	memcpy(t, v, n * sizeof *t);
-	qsort(t, n, sizeof *t, cmp_dbl);
-	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+	return median_inplace(t, n);
 }
 
 /*
@@ -146,11 +152,7 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn)
 		for (size_t j = 0; j < nn; j++)
 			if (b[i] > 0)
 				r[k++] = n[j] / b[i];
-	double c = NAN;
-	if (k) {
-		qsort(r, k, sizeof *r, cmp_dbl);
-		c = (k % 2 ? r[k / 2] : (r[k / 2 - 1] + r[k / 2]) / 2) - 1;
-	}
+	double c = median_inplace(r, k) - 1;
 	free(r);
 	return c;
 }
