@@ -48,6 +48,11 @@ enum {
 	FAULT_SKIP_RECOVERY   = 1u << 6,
 };
 
+/* The faults that run slots out of their turn: the worker marks every
+ * arrival of a pass before it runs any only when one of these is on
+ * (server.c); the others act inside the run of one slot. */
+#define FAULTS_REORDER ((unsigned)(FAULT_EXEC_OOO | FAULT_GET_BYPASS))
+
 extern unsigned fault_mask;          /* set once by fault_init */
 extern uint64_t fault_delay_ns;      /* server-delay-ns:N */
 
