@@ -446,7 +446,7 @@ static void check_stalls(const struct check_conf *c, json_t *out, json_t *const 
 	add(out, "stalls", worst, c->stall_share, warn, d);
 }
 
-static void check_counts(json_t *out, const json_t *pj)
+static void check_counts(const struct check_conf *c, json_t *out, const json_t *pj)
 {
 	char d[160];
 	double sent = json_number_value(json_object_get(pj, "sent"));
@@ -457,10 +457,22 @@ static void check_counts(json_t *out, const json_t *pj)
 		add(out, "saturation", json_is_true(sat), 0, json_is_true(sat), d);
 	}
 	static const char *const names[] = { "unanswered", "unsent", "errors" };
+	/* Requests still unsent when the window closed: the client was that
+	 * many inter-send gaps behind its schedule.  Up to lag_ns of them is
+	 * the lag the schedule_lag check allows a single send (measured on
+	 * cluster 12: 1-3 unsent at 587-640 Kops/s in points and probes whose
+	 * client kept its schedule, which made the knee search stop short). */
+	double offered = json_number_value(json_object_get(pj, "offered_ops"));
+	double unsent_ok = offered > 0 ? floor(offered * c->lag_ns / 1e9) : 0;
 	for (int i = 0; i < 3; i++) {
 		double v = json_number_value(json_object_get(pj, names[i]));
-		snprintf(d, sizeof d, "%.0f of %.0f sent", v, sent);
-		add(out, names[i], v, 0, v > 0, d);
+		double limit = i == 1 ? unsent_ok : 0;
+		if (i == 1)
+			snprintf(d, sizeof d, "%.0f of %.0f sent (up to %.0f, lag_ns of the schedule, is the client "
+				 "finishing its last send)", v, sent, limit);
+		else
+			snprintf(d, sizeof d, "%.0f of %.0f sent", v, sent);
+		add(out, names[i], v, limit, v > limit, d);
 	}
 }
 
@@ -496,7 +508,7 @@ json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const
 		add(out, "canary_drift", f, c->canary_drift, f > c->canary_drift, d);
 	}
 	check_placement(out, clients, nclients, server);
-	check_counts(out, pj);
+	check_counts(c, out, pj);
 	return out;
 }
 

@@ -145,16 +145,6 @@ size_t knee_max_probes(const struct knee_conf *kc, size_t nsystems)
  */
 static const char *const k_behind[] = { "schedule_lag", "unsent", "unanswered", NULL };
 
-/*
- * The unsent check warns at a single request left unsent when the window
- * closed; the knee counts unsent only when the client was further behind
- * its schedule than the schedule_lag check's lag (its default lag_ns,
- * 20 us): more than offered_ops x 20 us requests.  Measured here on
- * cluster 12: probes at 640 Kops/s counted as unsustained for 1-3 unsent
- * requests, while the sweep's points at 646 and 734 Kops/s sent every one.
- */
-#define KNEE_BEHIND_NS 20000.0
-
 
 static int warns(const json_t *c)
 {
@@ -177,9 +167,6 @@ void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out
 			continue;
 		if (checks_is_disturbance(name))
 			stolen = 1;
-		if (strcmp(name, "unsent") == 0 && json_is_number(json_object_get(pj, "unsent")) &&
-		    json_number_value(json_object_get(pj, "unsent")) <= out->offered_ops * KNEE_BEHIND_NS / 1e9)
-			continue;   /* a few at the window's end: not behind */
 		for (size_t k = 0; k_behind[k]; k++) {
 			if (strcmp(name, k_behind[k]) == 0 && o + 1 < sizeof warned) {
 				int w = snprintf(warned + o, sizeof warned - o, "%s%s", o ? ", " : "", name);
@@ -378,8 +365,8 @@ json_t *knee_json(const struct knee_conf *kc, const struct knee_result *res, con
 				res->hi > 0 ? json_real(res->hi) : json_null()));
 	json_object_set_new(k, "capped", json_boolean(res->capped));
 	json_object_set_new(k, "criterion", json_string("a probe does not sustain its load when achieved "
-			    "< 95 % of offered, or schedule_lag, unsent (more than offered_ops x 20 us of requests) or "
-			    "unanswered warns while interference does not; a system sustains a load when any of its 1 + confirm probes there does"));
+			    "< 95 % of offered, or schedule_lag, unsent or unanswered warns while interference "
+			    "does not; a system sustains a load when any of its 1 + confirm probes there does"));
 	return k;
 }
 

@@ -220,6 +220,43 @@ TEST(p99_agreement_limit_is_trials_p99_not_ci_p99)
 	json_decref(o2);
 }
 
+/* The unsent row of checks_point on a point offered 100 Kops/s that left
+ * `unsent` requests unsent, with lag_ns (0: the default). */
+static json_t *unsent_row(double unsent, double lag_ns)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	if (lag_ns > 0)
+		c.lag_ns = lag_ns;
+	json_t *pj = json_pack("{s:f, s:f, s:f, s:f, s:f}", "offered_ops", 100000.0, "sent", 50000.0, "unsent", unsent,
+			       "unanswered", 0.0, "errors", 0.0);
+	json_t *sv = json_object();
+	json_t *all = checks_point(&c, pj, NULL, 0, sv, 0, 0);
+	json_t *r = all ? json_incref((json_t *)row(all, "unsent")) : NULL;
+	json_decref(all);
+	json_decref(pj);
+	json_decref(sv);
+	return r;
+}
+
+TEST(unsent_allows_the_client_one_lag_behind)
+{
+	/* 20 us (the default lag_ns) at 100 Kops/s is 2 requests */
+	json_t *two = unsent_row(2, 0), *three = unsent_row(3, 0), *wide = unsent_row(3, 50000);
+	REQUIRE(two && three && wide);
+	CHECK(!strcmp(json_string_value(json_object_get(two, "status")), "pass"), "%s",
+	      json_string_value(json_object_get(two, "detail")));
+	CHECK(json_number_value(json_object_get(two, "threshold")) == 2);
+	CHECK(!strcmp(json_string_value(json_object_get(three, "status")), "warn"), "%s",
+	      json_string_value(json_object_get(three, "detail")));
+	/* a longer lag_ns allows more: 50 us is 5 */
+	CHECK(!strcmp(json_string_value(json_object_get(wide, "status")), "pass"), "%s",
+	      json_string_value(json_object_get(wide, "detail")));
+	json_decref(two);
+	json_decref(three);
+	json_decref(wide);
+}
+
 TEST(two_trials_are_not_judged)
 {
 	json_t *out = json_array();
@@ -230,4 +267,4 @@ TEST(two_trials_are_not_judged)
 UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, threshold_comes_from_config,
 	  empty_histogram_has_nothing_to_judge, trials_that_agree_pass, one_stalled_trial_of_five_warns,
 	  p50_disagreement_warns, same_trials_same_verdict, p99_agreement_limit_is_trials_p99_not_ci_p99,
-	  two_trials_are_not_judged)
+	  unsent_allows_the_client_one_lag_behind, two_trials_are_not_judged)

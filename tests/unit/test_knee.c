@@ -185,11 +185,7 @@ TEST(verdict_from_point_and_checks)
 	json_array_append_new(checks, check_row("unsent", "warn"));
 	knee_verdict(pj, checks, &p);
 	CHECK(p.saturated && strstr(p.reason, "unsent warned"), "%s", p.reason);
-	/* 2 unsent at 100 Kops/s is 20 us behind, as the window closed: not behind */
-	json_t *few = json_pack("{s:f, s:b, s:i}", "achieved_ops", 99000.0, "saturated", 0, "unsent", 2);
-	knee_verdict(few, checks, &p);
-	CHECK(!p.saturated && strcmp(p.reason, "achieved 99 %") == 0, "%s", p.reason);
-	json_decref(few);
+	/* (how many unsent make the check warn: test_checks) */
 	/* ... unless its threads lost their CPUs: then achieved decides */
 	json_array_append_new(checks, check_row("interference", "warn"));
 	knee_verdict(pj, checks, &p);
