@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ab.h"
+#include "clock.h"
 #include "compare.h"
 #include "opts.h"
 #include "rng.h"
@@ -488,10 +489,7 @@ int ab_main(int argc, char **argv)
 			if (!a->c.quiet)
 				fprintf(stderr, "oqb ab: the canary spread by x%.2f (limit x%g); measuring it again in %g s "
 					"(%d of %d)\n", spread, a->c.noise_limit, a->c.noise_wait_s, k, a->c.noise_retries);
-			struct timespec w = { (time_t)a->c.noise_wait_s,
-					      (long)((a->c.noise_wait_s - floor(a->c.noise_wait_s)) * 1e9) };
-			while (nanosleep(&w, &w) != 0 && errno == EINTR)
-				;
+			clock_sleep_until(clock_ns() + (uint64_t)(a->c.noise_wait_s * 1e9));
 		}
 		if (floor_check(a, pre, err, sizeof err) < 0) {
 			fprintf(stderr, "oqb ab: noise pre-check: %s\n", err);

@@ -240,7 +240,7 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 	rc->service_ns = conf_int(b, "service_ns", -1);
 	rc->service_dist = conf_str(b, "service_dist", NULL);
 	rc->memory_mb = conf_int(b, "memory_mb", -1);
-	rc->prefault = json_is_boolean(json_object_get(b, "prefault")) ? json_is_true(json_object_get(b, "prefault")) : -1;
+	rc->prefault = conf_bool(b, "prefault", -1);
 	rc->pool_mb = conf_int(b, "pool_mb", -1);
 	rc->pmkv = strcmp(rc->backend, "pmkv") == 0;
 	if (strcmp(rc->backend, "null") == 0) {
