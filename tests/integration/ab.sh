@@ -52,15 +52,22 @@ rc=$?
 if [ $rc -eq 0 ] || [ $rc -eq 2 ]; then ok "ab_aa_no_regression (exit $rc)"
 else notok ab_aa_no_regression "rc=$rc $(tail -5 "$T/aa.out")"; fi
 
-# too noisy: a stand-in oqb-floor whose readings jump between 100 and 900 ns
-mkdir -p "$T/noisy"
-ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$T/noisy/"
-cat >"$T/noisy/oqb-floor" <<'SH'
+# stand_in DIR NOISY: a bin directory whose oqb-floor is a stand-in: its
+# first NOISY readings jump between 100 and 900 ns, later ones read 300 ns
+stand_in() {
+	mkdir -p "$1"
+	ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$1/"
+	cat >"$1/oqb-floor" <<SH
 #!/bin/sh
-f=$(dirname "$0")/.n; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"
-echo "{\"rtt_ns\":{\"p50\":$(( n % 2 ? 900 : 100 )),\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
+f=\$(dirname "\$0")/.n; n=\$(cat "\$f" 2>/dev/null || echo 0); echo \$((n + 1)) >"\$f"
+if [ "\$n" -lt $2 ]; then p=\$(( n % 2 ? 900 : 100 )); else p=300; fi
+echo "{\"rtt_ns\":{\"p50\":\$p,\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
 SH
-chmod +x "$T/noisy/oqb-floor"
+	chmod +x "$1/oqb-floor"
+}
+
+# too noisy: a canary that never settles
+stand_in "$T/noisy" 1000000
 ab --base "$T/noisy" --new "$OQB_BIN" --noise-wait-s 0.2 --out "$T/noise" >"$T/noise.out" 2>&1
 rc=$?
 if [ $rc -eq 3 ] && grep -q 'too noisy to judge' "$T/noise.out" && [ ! -d "$T/noise/r01-base" ]; then
@@ -72,16 +79,9 @@ fi
 jcheck ab_too_noisy_json "$T/noise/ab.json" '.exit_status == 3 and .rounds == 0 and .noise.before.spread == 9
 	and (.noise.before_attempts | length) == 3 and all(.noise.before_attempts[]; .spread == 9)'
 
-# a canary that is noisy for one attempt and then steady: the retry lets the gate run
-mkdir -p "$T/settles"
-ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$T/settles/"
-cat >"$T/settles/oqb-floor" <<'SH'
-#!/bin/sh
-f=$(dirname "$0")/.n; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"
-if [ "$n" -lt 5 ]; then p=$(( n % 2 ? 900 : 100 )); else p=300; fi
-echo "{\"rtt_ns\":{\"p50\":$p,\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
-SH
-chmod +x "$T/settles/oqb-floor"
+# a canary that is noisy for one attempt (5 readings) and then steady:
+# the retry lets the gate run
+stand_in "$T/settles" 5
 ab --base "$T/settles" --new "$OQB_BIN" --noise-wait-s 0.2 --trials 2 --max-trials 2 --out "$T/settles-ab" \
 	>"$T/settles.out" 2>&1
 rc=$?
