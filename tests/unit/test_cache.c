@@ -20,14 +20,19 @@
 
 static uint8_t outbuf[KV_MAX_VALUE];
 
-static struct backend *open_cache(uint64_t mb)
+static struct backend *open_cache_with(uint64_t mb, int prefault)
 {
-	struct backend_conf c = { .kind = "cache", .memory_mb = mb };
+	struct backend_conf c = { .kind = "cache", .memory_mb = mb, .prefault = prefault };
 	char err[256] = "";
 	struct backend *b = cache_backend_ops.open(&c, err, sizeof err);
 	if (!b)
 		fprintf(stderr, "  open: %s\n", err);
 	return b;
+}
+
+static struct backend *open_cache(uint64_t mb)
+{
+	return open_cache_with(mb, 0);
 }
 
 static struct backend_out run(struct backend *b, unsigned op, const char *key,
@@ -477,11 +482,8 @@ TEST(open_limits)
  * same evictions and the same page use as on-demand pages. */
 TEST(prefaulted_pages_change_nothing_but_when_memory_is_touched)
 {
-	struct backend_conf cl = { .kind = "cache", .memory_mb = 4 }, cp = cl;
 	char err[256] = "";
-	cp.prefault = 1;
-	struct backend *lazy = cache_backend_ops.open(&cl, err, sizeof err);
-	struct backend *pre = cache_backend_ops.open(&cp, err, sizeof err);
+	struct backend *lazy = open_cache_with(4, 0), *pre = open_cache_with(4, 1);
 	REQUIRE(lazy && pre);
 	static char val[9000];
 	memset(val, 'v', sizeof val);
@@ -539,11 +541,9 @@ static void fault_counts(int prefault, long *at_open, long *filling)
 	if (pid == 0) {
 		/* as in a fresh server: 1 MiB blocks are fresh mappings */
 		mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-		struct backend_conf c = { .kind = "cache", .memory_mb = 8, .prefault = prefault };
-		char err[256] = "";
 		static char val[1000];
 		long f0 = minor_faults();
-		struct backend *b = cache_backend_ops.open(&c, err, sizeof err);
+		struct backend *b = open_cache_with(8, prefault);
 		long f1 = minor_faults();
 		for (int i = 0; b && i < 8000; i++) {
 			char key[24];
