@@ -42,6 +42,11 @@ static const char *status(const json_t *out, const char *name)
 	return c ? json_string_value(json_object_get(c, "status")) : "(missing)";
 }
 
+/* Check row r's status is want; on failure, say what and the row's detail. */
+#define CHECK_STATUS(r, want, what)                                                                 \
+	CHECK(!strcmp(json_string_value(json_object_get((r), "status")) ?: "", (want)), "%s: %s", (what), \
+	      json_string_value(json_object_get((r), "detail")) ?: "")
+
 TEST(defaults_are_documented_ones)
 {
 	struct check_conf c;
@@ -211,10 +216,8 @@ TEST(p99_agreement_limit_is_trials_p99_not_ci_p99)
 	c.trials_p99 = w * 0.9;
 	const json_t *r2 = agreement_with(o2, 5, 1, 0, 1.3, &c);
 	REQUIRE(r1 && r2);
-	CHECK(!strcmp(json_string_value(json_object_get(r1, "status")), "pass"), "limit 1.1 w: %s",
-	      json_string_value(json_object_get(r1, "detail")));
-	CHECK(!strcmp(json_string_value(json_object_get(r2, "status")), "warn"), "limit 0.9 w: %s",
-	      json_string_value(json_object_get(r2, "detail")));
+	CHECK_STATUS(r1, "pass", "limit 1.1 w");
+	CHECK_STATUS(r2, "warn", "limit 0.9 w");
 	json_decref(o0);
 	json_decref(o1);
 	json_decref(o2);
@@ -244,14 +247,11 @@ TEST(unsent_allows_the_client_one_lag_behind)
 	/* 20 us (the default lag_ns) at 100 Kops/s is 2 requests */
 	json_t *two = unsent_row(2, 0), *three = unsent_row(3, 0), *wide = unsent_row(3, 50000);
 	REQUIRE(two && three && wide);
-	CHECK(!strcmp(json_string_value(json_object_get(two, "status")), "pass"), "%s",
-	      json_string_value(json_object_get(two, "detail")));
+	CHECK_STATUS(two, "pass", "2 unsent");
 	CHECK(json_number_value(json_object_get(two, "threshold")) == 2);
-	CHECK(!strcmp(json_string_value(json_object_get(three, "status")), "warn"), "%s",
-	      json_string_value(json_object_get(three, "detail")));
+	CHECK_STATUS(three, "warn", "3 unsent");
 	/* a longer lag_ns allows more: 50 us is 5 */
-	CHECK(!strcmp(json_string_value(json_object_get(wide, "status")), "pass"), "%s",
-	      json_string_value(json_object_get(wide, "detail")));
+	CHECK_STATUS(wide, "pass", "3 unsent, lag_ns 50 us");
 	json_decref(two);
 	json_decref(three);
 	json_decref(wide);
