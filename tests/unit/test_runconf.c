@@ -3,7 +3,7 @@
  * (parsing, key checks with suggestions, parents made, null removes),
  * the `sweep` axis (one checked config per value, plan order and size),
  * `durable` (all systems or a list), the one --pmem-path directory rule,
- * and verbs-only keys refused on shm.
+ * verbs-only keys refused on shm, and the start delay's default by launcher.
  */
 #include "unit.h"
 #include "conf.h"
@@ -257,6 +257,27 @@ TEST(prefault_is_the_cache_backends)
 	CHECK(load(&rc, err, sizeof err, 1, "server.backend.prefault=1") < 0, "a number is not a boolean");
 }
 
+TEST(start_delay_follows_the_launcher)
+{
+	struct runconf rc;
+	char err[4096];
+
+	REQUIRE(load(&rc, err, sizeof err, 0) == 0, "%s", err);
+	CHECK(rc.start_delay_ms == 20, "launcher local: %g ms", rc.start_delay_ms);
+	runconf_free(&rc);
+	REQUIRE(load(&rc, err, sizeof err, 1, "timeouts.start_delay_ms=150") == 0, "%s", err);
+	CHECK(rc.start_delay_ms == 150, "given: kept, %g ms", rc.start_delay_ms);
+	runconf_free(&rc);
+	REQUIRE(load(&rc, err, sizeof err, 1, "timeouts.start_delay_ms=0") == 0, "%s", err);
+	CHECK(rc.start_delay_ms == 0, "0 is a value, not \"unset\": %g ms", rc.start_delay_ms);
+	runconf_free(&rc);
+	/* GO crosses the network to each client: the longer default (the
+	 * ssh launcher needs an ssh client in PATH, as CI's machine has) */
+	REQUIRE(load(&rc, err, sizeof err, 1, "hosts={\"launcher\":\"ssh\"}") == 0, "%s", err);
+	CHECK(rc.start_delay_ms == 300, "launcher ssh: %g ms", rc.start_delay_ms);
+	runconf_free(&rc);
+}
+
 TEST(cleanup)
 {
 	if (g_path[0])
@@ -264,4 +285,5 @@ TEST(cleanup)
 }
 
 UNIT_MAIN(set_parses_values, set_errors_name_the_fix, load_applies_and_records_overrides,
-	  sweep_makes_checked_variants, durable_and_pmem_dir, verbs_keys_need_verbs, prefault_is_the_cache_backends, cleanup)
+	  sweep_makes_checked_variants, durable_and_pmem_dir, verbs_keys_need_verbs, prefault_is_the_cache_backends,
+	  start_delay_follows_the_launcher, cleanup)
