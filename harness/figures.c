@@ -63,6 +63,7 @@ static const char *const put_titles[4] = { "(a) write-only, 100 % put", "(b) wri
 struct fpt {
 	double offered, achieved, p50, p99, lo50, hi50, lo99, hi99;
 	int flagged, saturated;
+	char warns[64];         /* the checks that warned, "a, b" (cut short) */
 };
 
 struct fsys {
@@ -241,6 +242,20 @@ static void collect_points(struct frun *r)
 		t->hi99 = sp ? jnum(json_object_get(sp, "p99"), "max") : t->p99;
 		t->flagged = json_is_true(json_object_get(p, "flagged"));
 		t->saturated = json_is_true(json_object_get(p, "saturated"));
+		size_t k, used = 0;
+		json_t *ck;
+		t->warns[0] = '\0';
+		json_array_foreach(json_object_get(p, "checks"), k, ck) {
+			const char *nm = json_string_value(json_object_get(ck, "name"));
+			if (!nm || strcmp(json_string_value(json_object_get(ck, "status")) ?: "", "warn"))
+				continue;
+			int w = snprintf(t->warns + used, sizeof t->warns - used, "%s%s", used ? ", " : "", nm);
+			if (w < 0 || (size_t)w >= sizeof t->warns - used) {
+				t->warns[used] = '\0';   /* no half names */
+				break;
+			}
+			used += (size_t)w;
+		}
 	}
 	for (j = 0; j < r->nsys; j++)
 		qsort(r->sys[j].pt, r->sys[j].n, sizeof r->sys[j].pt[0], cmp_pt);
@@ -890,21 +905,51 @@ static struct frun *claim_run(const struct fctx *x, const char *wl)
 	return NULL;
 }
 
-/* OQ's metric relative to vs at load, in percent; NAN when a point is missing. */
-static double change_at(const struct frun *r, const char *metric, const char *vs, double load)
+/*
+ * What a reader must know about the two points a change was taken from:
+ * "" when both are clean; else which system was saturated (its latency is
+ * a queue that grew for the whole window, so the change describes the
+ * run's length as much as the systems) or flagged by a self-check.
+ */
+static void pair_caveat(char *buf, size_t len, const char *vs, const struct fpt *pa, const struct fpt *pb)
+{
+	if (pa->saturated && pb->saturated)
+		snprintf(buf, len, "both saturated");
+	else if (pa->saturated || pb->saturated)
+		snprintf(buf, len, "%s saturated", pa->saturated ? "oq" : vs);
+	else if (pa->flagged && pb->flagged)
+		snprintf(buf, len, "both flagged (oq: %s; %s: %s)", pa->warns[0] ? pa->warns : "?", vs,
+			 pb->warns[0] ? pb->warns : "?");
+	else if (pa->flagged || pb->flagged) {
+		const struct fpt *fl = pa->flagged ? pa : pb;
+		snprintf(buf, len, "%s flagged%s%s%s", pa->flagged ? "oq" : vs, fl->warns[0] ? " (" : "", fl->warns,
+			 fl->warns[0] ? ")" : "");
+	} else
+		buf[0] = '\0';
+}
+
+/* OQ's metric relative to vs at load, in percent; NAN when a point is
+ * missing.  caveat (len bytes) gets pair_caveat's text. */
+static double change_at(const struct frun *r, const char *metric, const char *vs, double load, char *caveat,
+			size_t len)
 {
 	const struct fsys *a = sys_of(r, "oq"), *b = sys_of(r, vs);
 	const struct fpt *pa = a ? pt_at(a, load) : NULL, *pb = b ? pt_at(b, load) : NULL;
 	int p99 = !strcmp(metric, "p99");
 
+	caveat[0] = '\0';
 	if (!pa || !pb)
 		return NAN;
 	double va = p99 ? pa->p99 : pa->p50, vb = p99 ? pb->p99 : pb->p50;
-	return vb > 0 ? 100.0 * (va / vb - 1) : NAN;
+	if (!(vb > 0))
+		return NAN;
+	pair_caveat(caveat, len, vs, pa, pb);
+	return 100.0 * (va / vb - 1);
 }
 
 struct measured {
 	double peak, p80;       /* change in percent; NAN: not measured */
+	char cav_peak[192], cav_p80[192];   /* pair_caveat of each, "" if none */
 	char where[256];        /* which run, loads, machine */
 	char why[256];          /* when not measured */
 	const struct frun *run;
@@ -920,18 +965,23 @@ static void measure_latency(const struct fctx *x, const json_t *c, struct measur
 		int best = -1;
 		for (int k = 0; k < 4; k++) {
 			const struct frun *r = x->panel78[k];
-			double v = r ? change_at(r, metric, vs, r->peak) : NAN;
+			char cav[192];
+			double v = r ? change_at(r, metric, vs, r->peak, cav, sizeof cav) : NAN;
 			if (!isnan(v) && (best < 0 || v < m->peak)) {
 				best = k;
 				m->peak = v;
 				m->run = r;
+				snprintf(m->cav_peak, sizeof m->cav_peak, "%s", cav);
 			}
 		}
 		for (int k = 0; k < 4; k++) {
 			const struct frun *r = x->panel78[k];
-			double v = r ? change_at(r, metric, vs, r->load80) : NAN;
-			if (!isnan(v) && (isnan(m->p80) || v < m->p80))
+			char cav[192];
+			double v = r ? change_at(r, metric, vs, r->load80, cav, sizeof cav) : NAN;
+			if (!isnan(v) && (isnan(m->p80) || v < m->p80)) {
 				m->p80 = v;
+				snprintf(m->cav_p80, sizeof m->cav_p80, "%s", cav);
+			}
 		}
 		if (best < 0)
 			snprintf(m->why, sizeof m->why, "no cluster run with oq and %s", vs);
@@ -950,8 +1000,8 @@ static void measure_latency(const struct fctx *x, const json_t *c, struct measur
 			 sys_of(m->run, "oq") ? vs : "oq");
 		return;
 	}
-	m->peak = change_at(m->run, metric, vs, m->run->peak);
-	m->p80 = change_at(m->run, metric, vs, m->run->load80);
+	m->peak = change_at(m->run, metric, vs, m->run->peak, m->cav_peak, sizeof m->cav_peak);
+	m->p80 = change_at(m->run, metric, vs, m->run->load80, m->cav_p80, sizeof m->cav_p80);
 	fmt_ops(a, sizeof a, m->run->peak);
 	fmt_ops(b, sizeof b, m->run->load80);
 	snprintf(m->where, sizeof m->where, "%s%s: peak %s offered, 80 %% = %s", m->run->name,
@@ -1033,11 +1083,15 @@ static const char *holds(double v, const char *direction)
 	return (!strcmp(direction, "lower") ? v < 0 : v > 0) ? "yes" : "no";
 }
 
-static void pct_cell(FILE *f, double v)
+static void pct_cell(FILE *f, double v, const char *caveat)
 {
 	if (isnan(v))
 		fputs("<td class=na>—</td>", f);
-	else
+	else if (caveat && *caveat) {
+		fprintf(f, "<td class=num>%+.1f %%<br><span class=caveat>", v);
+		html_escape(f, caveat);
+		fputs("</span></td>", f);
+	} else
 		fprintf(f, "<td class=num>%+.1f %%</td>", v);
 }
 
@@ -1081,8 +1135,8 @@ static void claims_table(FILE *f, const struct fctx *x, const json_t *claims, in
 			fprintf(f, "<td class=num>%+.1f %%</td>", jnum(c, "change_pct"));
 		else
 			fprintf(f, "<td>%s</td>", !strcmp(dir, "lower") ? "lower" : "higher");
-		pct_cell(f, m.peak);
-		pct_cell(f, m.p80);
+		pct_cell(f, m.peak, m.cav_peak);
+		pct_cell(f, m.p80, m.cav_p80);
 		fprintf(f, "<td>%s / %s</td><td>", h1, h2);
 		if (isnan(m.peak)) {
 			html_escape(f, m.why[0] ? m.why : "not measured");
@@ -1192,7 +1246,7 @@ static const char *const css =
 	"th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}"
 	"th{background:#f0f0f0}td.num{text-align:right;white-space:nowrap}td.na{color:#999}"
 	"tr.holds td:nth-child(7){background:#e6f4e6}tr.fails td:nth-child(7){background:#f8e0e0}"
-	"tr.notrun{color:#777}.load,.machine{color:#666;font-size:90%}"
+	"tr.notrun{color:#777}.load,.machine{color:#666;font-size:90%}.caveat{color:#a40;font-size:85%}"
 	"img{max-width:100%;border:1px solid #ddd;margin:.5em 0}figure{margin:1em 0}"
 	"#check tr.fails td:nth-child(2){background:#f8e0e0}#check tr.holds td:nth-child(2){background:#e6f4e6}";
 
@@ -1224,7 +1278,11 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 	      "file (", f);
 	html_escape(f, claims_path ? claims_path : "docs/paper-claims.json");
 	fputs("), each with its section and figure. Change = OQ's value relative to the baseline (negative: "
-	      "OQ lower). Peak = the knee when the run found one, else as the run table says. A direction "
+	      "OQ lower). Peak = the knee when the run found one, else as the run table says. A change marked "
+	      "<span class=caveat>saturated</span> compares a point whose offered load exceeded what that "
+	      "system sustained: its latency is a queue that grew for the whole window, so the percentage "
+	      "grows with the run's length and says little about the system; one marked "
+	      "<span class=caveat>flagged</span> failed a self-check (run.json says which). A direction "
 	      "that holds on this machine says nothing about the paper's magnitudes: a 2-core VM on shared "
 	      "memory is not a 100 Gbit/s RDMA testbed.</p>\n", f);
 

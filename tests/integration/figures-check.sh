@@ -5,7 +5,8 @@
 # fails/ breaks exactly one, which the output names (exit 1); missing runs
 # are "cannot judge" (exit 2), not a pass; the report draws every figure,
 # says "not run" for panels without runs, and its claims table compares
-# the paper's numbers with the fixtures' at the knee and at 80 % of it.
+# the paper's numbers with the fixtures' at the knee and at 80 % of it,
+# marking a change taken from a saturated or flagged point.
 . "$(dirname "$0")/../lib.sh"
 FIX=$OQB_ROOT/tests/figures
 
@@ -57,6 +58,23 @@ jq 'del(.knee)' "$FIX/holds/c12/run.json" >"$T/noknee/c12/run.json"
 if grep -q '100 Kops/s: no knee in run.json: highest load with no point flagged' "$T/noknee/rep/index.html"; then
 	ok report-peak-without-knee
 else notok report-peak-without-knee "$(grep -o 'Kops/s: [^<]*' "$T/noknee/rep/index.html" | head -2)"; fi
+
+# a change taken from a saturated or a flagged point says so in its cell:
+# oq saturated at cluster 12's knee (100 Kops/s), rawrpc flagged at 80 %
+mkdir -p "$T/caveat"
+cp -r "$FIX/holds/." "$T/caveat/"
+jq '(.points[] | select(.system == "oq" and .offered_ops == 100000)) |= (.saturated = true | .flagged = true)
+  | (.points[] | select(.system == "rawrpc" and .offered_ops == 80000)) |=
+      (.flagged = true | .checks += [{"name": "stationarity", "status": "warn"}])' \
+	"$FIX/holds/c12/run.json" >"$T/caveat/c12/run.json"
+"$OQB_BIN/oqb" figures --runs "$T/caveat" --out "$T/caveat/rep" >/dev/null 2>&1
+row=$(grep '82.30 % lower median than RawRPC' "$T/caveat/rep/index.html")
+if grep -q -- '-94.6 %<br><span class=caveat>oq saturated</span></td><td class=num>-92.5 %<br><span class=caveat>rawrpc flagged (stationarity)</span></td>' <<<"$row"; then
+	ok report-caveat-saturated-flagged
+else notok report-caveat-saturated-flagged "cluster 12's median row: $row"; fi
+row=$(grep '90.70 % lower median than RawRPC' "$T/caveat/rep/index.html")
+if grep -q 'caveat' <<<"$row"; then notok report-caveat-only-where-due "cluster 31's row is clean, yet: $row"
+else ok report-caveat-only-where-due; fi
 
 # bad input: a damaged run.json and a claims file without claims
 mkdir -p "$T/bad/x" && echo '{"schema":' >"$T/bad/x/run.json"
