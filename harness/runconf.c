@@ -1084,10 +1084,10 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 
 	if (check_hosts(rc, err, errlen) < 0)
 		goto fail;
-	/* The start delay only has to cover sending GO to every client.  On
-	 * this machine that takes microseconds, and every trial pays the
-	 * delay: 20 ms.  Over ssh or srun, GO crosses the network to each
-	 * client in turn: 300 ms. */
+	/* The start delay only has to cover sending GO to every client.
+	 * With launcher local that takes microseconds, and every trial pays
+	 * the delay: 20 ms.  Over ssh or srun, GO crosses the network to
+	 * each client in turn: 300 ms. */
 	if (rc->start_delay_ms < 0)
 		rc->start_delay_ms = strcmp(rc->launcher, "local") == 0 ? 20 : 300;
 	if (check_durable(rc, err, errlen) < 0)
