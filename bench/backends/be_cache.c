@@ -521,7 +521,7 @@ static struct backend *cache_open(const struct backend_conf *c, char *err, size_
 		 * as on Debian), as memcached's -L does: fewer faults now and
 		 * fewer TLB misses later.  On this project's VM the kernel
 		 * gives them: 128 MiB took 15-21 ms in huge pages and 51-54 ms
-		 * in small ones, though 4 of 12 tries in huge pages took
+		 * in small ones, though 3 of 8 tries in huge pages took
 		 * 97-398 ms (the host backing fresh memory, as far as we can
 		 * tell; no compaction was counted).  Either way it is paid
 		 * before the server says it is ready.  touch() writes one byte
