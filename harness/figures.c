@@ -31,6 +31,7 @@
  * check_qualitative() below; tests/integration/figures-check.sh runs it
  * on the committed fixtures in tests/figures/ (one set holds, one fails).
  */
+#include "checks.h"
 #include "figures.h"
 #include "opts.h"
 #include "plotcmd.h"
@@ -63,7 +64,7 @@ static const char *const put_titles[4] = { "(a) write-only, 100 % put", "(b) wri
 struct fpt {
 	double offered, achieved, p50, p99, lo50, hi50, lo99, hi99;
 	int flagged, saturated;
-	char warns[64];         /* the checks that warned, "a, b" (cut short) */
+	char warns[64];         /* the checks that warned, "a,b" (checks_flagged) */
 };
 
 struct fsys {
@@ -242,20 +243,7 @@ static void collect_points(struct frun *r)
 		t->hi99 = sp ? jnum(json_object_get(sp, "p99"), "max") : t->p99;
 		t->flagged = json_is_true(json_object_get(p, "flagged"));
 		t->saturated = json_is_true(json_object_get(p, "saturated"));
-		size_t k, used = 0;
-		json_t *ck;
-		t->warns[0] = '\0';
-		json_array_foreach(json_object_get(p, "checks"), k, ck) {
-			const char *nm = json_string_value(json_object_get(ck, "name"));
-			if (!nm || strcmp(json_string_value(json_object_get(ck, "status")) ?: "", "warn"))
-				continue;
-			int w = snprintf(t->warns + used, sizeof t->warns - used, "%s%s", used ? ", " : "", nm);
-			if (w < 0 || (size_t)w >= sizeof t->warns - used) {
-				t->warns[used] = '\0';   /* no half names */
-				break;
-			}
-			used += (size_t)w;
-		}
+		checks_flagged(json_object_get(p, "checks"), t->warns, sizeof t->warns);
 	}
 	for (j = 0; j < r->nsys; j++)
 		qsort(r->sys[j].pt, r->sys[j].n, sizeof r->sys[j].pt[0], cmp_pt);
