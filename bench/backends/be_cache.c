@@ -44,11 +44,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "be_cache.h"
 #include "wire.h"     /* wire_csum: a fast, well-mixed 64-bit key hash */
 
@@ -526,8 +526,7 @@ static struct backend *cache_open(const struct backend_conf *c, char *err, size_
 		 * tell; no compaction was counted).  Either way it is paid
 		 * before the server says it is ready.  touch() writes one byte
 		 * per small page, which is all faulting in needs. */
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		uint64_t t0 = clock_ns();
 		const size_t huge = 2u << 20, len = (size_t)mb << 20;
 		b->arena_len = len + huge;
 		void *m = mmap(NULL, b->arena_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -545,9 +544,7 @@ static struct backend *cache_open(const struct backend_conf *c, char *err, size_
 		touch(b->buckets, nb * sizeof *b->buckets);
 		for (uint64_t i = 0; i < mb; i++)
 			b->pages[i].mem = base + (i << 20);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		b->prefault_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec -
-				 (uint64_t)t0.tv_nsec;
+		b->prefault_ns = clock_ns() - t0;
 	}
 	return b;
 oom:
