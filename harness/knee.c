@@ -145,7 +145,6 @@ size_t knee_max_probes(const struct knee_conf *kc, size_t nsystems)
  */
 static const char *const k_behind[] = { "schedule_lag", "unsent", "unanswered", NULL };
 
-
 static int warns(const json_t *c)
 {
 	const char *st = json_string_value(json_object_get(c, "status"));
