@@ -507,8 +507,9 @@ int ab_main(int argc, char **argv)
 	json_object_set_new(noise, "before_attempts", attempts);
 	if (spread > a->c.noise_limit) {
 		snprintf(err, sizeof err, "the canary's readings before the gate spread by x%.2f (limit x%g), in %d "
-			 "attempt(s) %g s apart: the machine is too noisy to judge; nothing was run", spread,
-			 a->c.noise_limit, a->c.noise_retries + 1, a->c.noise_wait_s);
+			 "attempt(s) %g s apart: the machine is too noisy to judge; nothing was run. Run the gate "
+			 "when the machine is quieter, or give the canary longer to settle with --noise-retries "
+			 "and --noise-wait-s", spread, a->c.noise_limit, a->c.noise_retries + 1, a->c.noise_wait_s);
 		json_object_set_new(noise, "note", json_string(err));
 		verdict = AB_NOISY;
 		goto report;

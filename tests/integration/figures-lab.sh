@@ -8,11 +8,10 @@
 # line on the server host with --transport verbs and its workers.  Nothing
 # runs: the hosts are placeholders (RFC 2606 names, an RFC 5737 address).
 . "$(dirname "$0")/../lib.sh"
-ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 hosts='{"server":"server.lab.example","clients":["c1.lab.example","c2.lab.example","c3.lab.example","c4.lab.example","c5.lab.example","c6.lab.example","c7.lab.example","c8.lab.example"],"launcher":"ssh","bin_dir":"/opt/oqbench/bin"}'
 n=0
-for cfg in "$ROOT"/configs/fig*.json; do
+for cfg in "$OQB_ROOT"/configs/fig*.json; do
 	name=$(basename "$cfg" .json)
 	[ "$(jq -r .transport "$cfg")" = verbs ] && continue   # configs.sh dry-runs the lab configs as they are
 	case $name in fig6* | fig9-10*) workers=18 ;; *) workers=16 ;; esac
