@@ -238,6 +238,16 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* Asks for the cache line at p in a writable state, without waiting. */
+static inline void prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
+}
+
 /* ------------------------------------------------------------------ */
 /* server                                                              */
 
@@ -911,6 +921,7 @@ struct tp_client {
 	uint8_t busy[SHM_MAX_WORKERS];      /* last post found the ring full */
 	uint64_t released_seen[SHM_MAX_WORKERS]; /* last value read of ring->released */
 	uint64_t busy_checks;
+	unsigned post_lines;                /* cache lines of the request being posted */
 	struct fault_deferq *fdq;          /* test-only: ack-before-alloc (fault.h) */
 	/* counters */
 	uint64_t posts, ring_full_waits, ring_full_ns, retries_voided, retries_quarantined;
@@ -1012,6 +1023,25 @@ fail:
 static uint32_t shm_cli_id(struct tp_client *c) { return c->id; }
 static unsigned shm_cli_workers(struct tp_client *c) { return c->workers; }
 
+/* Most request lines a prefetch asks for: beyond a few, the hardware's
+ * own prefetcher follows the copy anyway. */
+#define PREFETCH_LINES_MAX 4u
+
+static unsigned request_lines(uint32_t len)
+{
+	unsigned l = (len + CL - 1) / CL;
+	return l < PREFETCH_LINES_MAX ? l : PREFETCH_LINES_MAX;
+}
+
+/* Starts moving the first `lines` lines of ticket t's request slot here,
+ * writable.  Only a hint: it changes no value. */
+static inline void prefetch_slot(struct tp_client *c, unsigned wi, uint64_t t, unsigned lines)
+{
+	const uint8_t *d = c->data[wi] + (t & (c->slots - 1)) * (size_t)c->slot_size;
+	for (unsigned i = 0; i < lines; i++)
+		prefetch_for_write(d + i * CL);
+}
+
 static int server_gone(struct tp_client *c)
 {
 	if (atomic_load_explicit(&c->hdr->stopping, memory_order_relaxed))
@@ -1036,8 +1066,20 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err,
 		/* Rule 1: the ticket is the request's place in the queue. */
 		uint64_t t = atomic_fetch_add_explicit(&c->ring[wi]->tail, 1, memory_order_relaxed);
 		_Atomic uint64_t *st = &state[(t & mask) * ST_STRIDE];
+		/* The slot's request lines move to us while the claim's CAS
+		 * waits for the state line, not after it. */
+		prefetch_slot(c, wi, t, c->post_lines);
 		uint64_t full_since = 0, spins = 0;
 		int claimed = 0;
+		/* The usual case first, as a CAS without a load before it: a
+		 * load would fetch the line shared and the CAS fetch it again
+		 * to write it. */
+		uint64_t free_t = ST(t, ST_FREE);
+		if (atomic_compare_exchange_strong_explicit(st, &free_t, ST(t, ST_WRITE),
+				memory_order_acquire, memory_order_relaxed)) {
+			*ticket = t;
+			return 0;
+		}
 		for (;;) {
 			uint64_t v = atomic_load_explicit(st, memory_order_acquire);
 			if (v == ST(t, ST_FREE)) {
@@ -1158,6 +1200,7 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 		}
 		c->busy[wi] = 0;
 	}
+	c->post_lines = request_lines(len);
 	for (;;) {
 		uint64_t t;
 		/* test-only (fault.h): report the commit now, take the ticket later */
