@@ -52,7 +52,8 @@ struct cthread {
 	unsigned workers;
 	uint32_t client_id;
 	uint8_t *reqbuf;
-	int held;                 /* reqbuf holds a request the transport was too busy for */
+	int held;                 /* reqbuf holds the next request, generated and encoded */
+	int held_timed;           /* ... and its intended time is set (it was due) */
 	unsigned held_w;
 	uint32_t held_len;
 	uint64_t busy_posts;
@@ -196,11 +197,12 @@ static int post_held(struct cthread *t, int loading, uint64_t now)
 }
 
 /*
- * Sends the next operation with intended time t_int.  Returns 1 if sent,
- * 0 if it must wait (the pending table is full), -1 when the generator is
- * exhausted or failed, or the transport failed.
+ * Generates and encodes the next operation into reqbuf, its pending entry
+ * filled in but for the intended time: 1 done, 0 wait (the pending table
+ * is full), -1 when the generator is exhausted or failed.  now: a clock
+ * reading for the history's invoke stamp (only read when recording one).
  */
-static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i, uint64_t now)
+static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now)
 {
 	struct client *cl = t->cl;
 	struct pend *p = &t->pend[(t->seq + 1) & t->pmask];
@@ -208,8 +210,6 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 	char err[512];
 	int r;
 
-	if (t->held)
-		return post_held(t, loading, now);
 	if (p->busy)
 		return 0;
 	/* Generators fill op, key, sizes and flags; only the optional field
@@ -247,13 +247,34 @@ static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i
 	if (t->hrec)
 		hrec_issue_at(t->hrec, seq, &op, t->reqbuf, len, now);   /* now: read before the post */
 	p->seq = seq;
-	p->t_int = t_int;
 	p->cls = (op.flags & KV_F_NILEXT) ? CLS_NILEXT : CLS_NON;
 	p->rule = (uint8_t)system_commit_rule(cl->c.sys, h.flags);
 	p->busy = 1;
 	t->held = 1;
+	t->held_timed = 0;
 	t->held_w = w;
 	t->held_len = len;
+	return 1;
+}
+
+/*
+ * Sends the next operation with intended time t_int: the one prepared
+ * ahead if there is one, else a new one.  Returns 1 if sent, 0 if it must
+ * wait (the pending table or the transport is full), -1 when the generator
+ * is exhausted or failed, or the transport failed.
+ */
+static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i, uint64_t now)
+{
+	if (!t->held) {
+		int r = prepare(t, loading, load_i, now);
+		if (r <= 0)
+			return r;
+	}
+	if (!t->held_timed) {
+		/* the time it was due, kept while the transport says busy */
+		t->pend[t->seq & t->pmask].t_int = t_int;
+		t->held_timed = 1;
+	}
 	return post_held(t, loading, now);
 }
 
@@ -377,6 +398,12 @@ static void *thread_main(void *arg)
 		}
 		if (poll_events(t, 0))
 			did = 1;
+		/* The next request is generated and encoded before it is due,
+		 * so that its latency, counted from the intended time, holds
+		 * the system's time and not the generator's.  (Not while a
+		 * history is recorded: its invoke stamp is taken here.) */
+		if (!t->held && !t->gen_done && !t->hrec)
+			prepare(t, 0, 0, 0);
 		if (did)
 			idle = 0;
 		else if (++idle >= 1024) {
