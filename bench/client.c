@@ -23,6 +23,7 @@
 
 #include "client.h"
 #include "clock.h"
+#include "fault.h"
 #include "hist.h"
 #include "history_rec.h"
 #include "log.h"
@@ -227,6 +228,8 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 		t->gen_done = 1;
 		return -1;
 	}
+	if (fault_on(FAULT_CLIENT_GEN_DELAY))
+		fault_gen_delay();   /* test-only: a slow generator */
 	uint64_t seq = ++t->seq;
 	unsigned w = t->workers > 1 ? client_route(op.key, op.key_len, t->workers) : 0;
 	struct wire_req h = {
@@ -444,6 +447,10 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		return NULL;
 	}
 	cl->c = *c;
+	if (fault_init("client", err, errlen) != 0) {   /* test-only faults (fault.h) */
+		free(cl);
+		return NULL;
+	}
 	if (cl->c.arrival == ARRIVAL_CLOSED && cl->c.max_outstanding < cl->c.outstanding)
 		cl->c.max_outstanding = cl->c.outstanding;
 	unsigned pcap = (unsigned)max_outstanding_pow2(cl->c.max_outstanding ? cl->c.max_outstanding : 1024);

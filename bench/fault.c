@@ -20,6 +20,7 @@
 
 unsigned fault_mask;
 uint64_t fault_delay_ns;
+uint64_t fault_gen_delay_ns;
 
 static const struct { const char *name; unsigned bit; } faults[] = {
 	{ "exec-out-of-order", FAULT_EXEC_OOO },
@@ -43,8 +44,11 @@ uint64_t fault_fired_count(unsigned f)
 	return atomic_load_explicit(&fired[__builtin_ctz(f) & 31], memory_order_relaxed);
 }
 
+/* The faults that slow a process down without breaking anything. */
+#define FAULTS_SLOW ((unsigned)(FAULT_SERVER_DELAY | FAULT_CLIENT_GEN_DELAY))
+
 /* At exit: one line with the firings of every correctness fault that is
- * on (skip-recovery and server-delay-ns are not counted). */
+ * on (skip-recovery and the delays are not counted). */
 static void report_fired(void)
 {
 	char line[400];
@@ -53,14 +57,16 @@ static void report_fired(void)
 		if ((fault_mask & faults[i].bit) && faults[i].bit != FAULT_SKIP_RECOVERY)
 			len += (size_t)snprintf(line + len, sizeof line - len, " %s=%llu", faults[i].name,
 						(unsigned long long)fault_fired_count(faults[i].bit));
-	if (fault_mask & ~(unsigned)(FAULT_SKIP_RECOVERY | FAULT_SERVER_DELAY))
+	if (fault_mask & ~(unsigned)(FAULT_SKIP_RECOVERY | FAULTS_SLOW))
 		fprintf(stderr, "%s\n", line);
 }
 
-int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, char *err, size_t errlen)
+int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, uint64_t *gen_delay_ns,
+		char *err, size_t errlen)
 {
 	*mask = 0;
 	*delay_ns = 0;
+	*gen_delay_ns = 0;
 	while (s && *s) {
 		size_t n = strcspn(s, ",");
 		char item[64];
@@ -75,6 +81,11 @@ int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, char *err, si
 			*delay_ns = d;
 			continue;
 		}
+		if (sscanf(item, "client-gen-delay-ns:%llu%c", &d, &tail) == 1) {
+			*mask |= FAULT_CLIENT_GEN_DELAY;
+			*gen_delay_ns = d;
+			continue;
+		}
 		size_t i;
 		for (i = 0; i < NFAULTS; i++)
 			if (!strcmp(item, faults[i].name))
@@ -82,7 +93,8 @@ int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, char *err, si
 		if (i == NFAULTS) {
 			snprintf(err, errlen, "OQB_FAULT: unknown fault \"%s\"; known: exec-out-of-order, "
 				 "ack-before-alloc, get-bypass, drop-after-ack, incr-nonatomic, "
-				 "server-delay-ns:N, skip-recovery (unset OQB_FAULT for a correct server)", item);
+				 "server-delay-ns:N, client-gen-delay-ns:N, skip-recovery (unset OQB_FAULT for a "
+				 "correct server)", item);
 			return -1;
 		}
 		*mask |= faults[i].bit;
@@ -101,21 +113,22 @@ static void init_once(void)
 {
 	const char *e = getenv("OQB_FAULT");
 	unsigned m;
-	uint64_t d;
-	if (fault_parse(e, &m, &d, init_err, sizeof init_err) != 0) {
+	uint64_t d, gd;
+	if (fault_parse(e, &m, &d, &gd, init_err, sizeof init_err) != 0) {
 		init_rc = -1;
 		return;
 	}
 	fault_mask = m;
 	fault_delay_ns = d;
-	if (d)
+	fault_gen_delay_ns = gd;
+	if (d || gd)
 		calibrate();
-	if (m & ~(unsigned)(FAULT_SKIP_RECOVERY | FAULT_SERVER_DELAY))
+	if (m & ~(unsigned)(FAULT_SKIP_RECOVERY | FAULTS_SLOW))
 		atexit(report_fired);
 	if (m)
 		log_msg(LOG_WARN, "!!! %s: TEST-ONLY FAULT INJECTION ON: OQB_FAULT=%s -- this %s is "
 			"deliberately %s; never use its results !!!", init_who, e,
-			init_who, (m & ~FAULT_SERVER_DELAY) ? "BROKEN" : "slowed down");
+			init_who, (m & ~FAULTS_SLOW) ? "BROKEN" : "slowed down");
 }
 
 int fault_init(const char *who, char *err, size_t errlen)
@@ -174,6 +187,11 @@ static void calibrate(void)
 void fault_delay(void)
 {
 	spin_pauses(fault_delay_ns * pauses_per_kns / 1000);
+}
+
+void fault_gen_delay(void)
+{
+	spin_pauses(fault_gen_delay_ns * pauses_per_kns / 1000);
 }
 
 /* ---- ack-before-alloc ---- */

@@ -20,6 +20,9 @@
  *                      after the worker's next request (a lost update)
  *   server-delay-ns:N  busy-wait N ns extra in every request the server
  *                      executes (A/B regression tests; not a correctness bug)
+ *   client-gen-delay-ns:N  busy-wait N ns extra in every request the client
+ *                      generates (shows that generation, done before a
+ *                      request is due, is not in its latency)
  *   skip-recovery      durable shm: do not replay rings (bench/transports/tp_shm.c)
  *
  * No fault is ever on unless named there; an unknown name is an error; the
@@ -46,6 +49,7 @@ enum {
 	FAULT_INCR_NONATOMIC  = 1u << 4,
 	FAULT_SERVER_DELAY    = 1u << 5,
 	FAULT_SKIP_RECOVERY   = 1u << 6,
+	FAULT_CLIENT_GEN_DELAY = 1u << 7,
 };
 
 /* The faults that run slots out of their turn: the worker marks every
@@ -55,10 +59,13 @@ enum {
 
 extern unsigned fault_mask;          /* set once by fault_init */
 extern uint64_t fault_delay_ns;      /* server-delay-ns:N */
+extern uint64_t fault_gen_delay_ns;  /* client-gen-delay-ns:N */
 
-/* Parses a fault list (as in OQB_FAULT) into *mask and *delay_ns; 0, or
- * -1 with err naming the bad item and the valid names. */
-int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, char *err, size_t errlen);
+/* Parses a fault list (as in OQB_FAULT) into *mask, *delay_ns (the
+ * server's) and *gen_delay_ns (the client's); 0, or -1 with err naming the
+ * bad item and the valid names. */
+int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, uint64_t *gen_delay_ns,
+		char *err, size_t errlen);
 
 /* Reads OQB_FAULT once (later calls return the first result); `who`
  * names the process in the warning.  0, or -1 with err. */
@@ -91,6 +98,8 @@ struct fault_worker {
 
 /* server-delay-ns: spins fault_delay_ns. */
 void fault_delay(void);
+/* client-gen-delay-ns: spins fault_gen_delay_ns. */
+void fault_gen_delay(void);
 
 /* ---- ack-before-alloc (shm client) ---- */
 
