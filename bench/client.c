@@ -229,7 +229,7 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 		return -1;
 	}
 	if (fault_on(FAULT_CLIENT_GEN_DELAY))
-		fault_gen_delay();   /* test-only: a slow generator */
+		fault_delay(fault_gen_delay_ns);   /* test-only: a slow generator */
 	uint64_t seq = ++t->seq;
 	unsigned w = t->workers > 1 ? client_route(op.key, op.key_len, t->workers) : 0;
 	struct wire_req h = {
@@ -403,8 +403,10 @@ static void *thread_main(void *arg)
 			did = 1;
 		/* The next request is generated and encoded before it is due,
 		 * so that its latency, counted from the intended time, holds
-		 * the system's time and not the generator's.  (Not while a
-		 * history is recorded: its invoke stamp is taken here.) */
+		 * the system's time and not the generator's.  Not while a
+		 * history is recorded: an op's invoke stamp is taken when it
+		 * is made, and one taken long before the send would widen its
+		 * interval and weaken the check. */
 		if (!t->held && !t->gen_done && !t->hrec)
 			prepare(t, 0, 0, 0);
 		if (did)

@@ -141,7 +141,7 @@ int fault_init(const char *who, char *err, size_t errlen)
 }
 
 /*
- * server-delay-ns must add N ns, not N plus the cost of reading the clock
+ * A delay fault must add N ns, not N plus the cost of reading the clock
  * (two reads, about 50 ns here: a 30 ns delay measured +128 ns).  So the
  * delay is a loop of CPU pause instructions counted, not timed: at start
  * the loop's speed is measured over about 1 ms (best of 5, against
@@ -184,14 +184,9 @@ static void calibrate(void)
 		pauses_per_kns = 1;
 }
 
-void fault_delay(void)
+void fault_delay(uint64_t ns)
 {
-	spin_pauses(fault_delay_ns * pauses_per_kns / 1000);
-}
-
-void fault_gen_delay(void)
-{
-	spin_pauses(fault_gen_delay_ns * pauses_per_kns / 1000);
+	spin_pauses(ns * pauses_per_kns / 1000);
 }
 
 /* ---- ack-before-alloc ---- */

@@ -96,10 +96,9 @@ struct fault_worker {
 	char val[24];
 };
 
-/* server-delay-ns: spins fault_delay_ns. */
-void fault_delay(void);
-/* client-gen-delay-ns: spins fault_gen_delay_ns. */
-void fault_gen_delay(void);
+/* The delay faults: spins about ns nanoseconds (fault_delay_ns for
+ * server-delay-ns, fault_gen_delay_ns for client-gen-delay-ns). */
+void fault_delay(uint64_t ns);
 
 /* ---- ack-before-alloc (shm client) ---- */
 

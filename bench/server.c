@@ -147,7 +147,7 @@ static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on 
 	struct backend *be = w->be;
 	const struct backend_ops *ops = w->s->c.be;
 	if (fault_on(FAULT_SERVER_DELAY))
-		fault_delay();
+		fault_delay(fault_delay_ns);
 	if (fault_on(FAULT_DROP_AFTER_ACK) && rule != COMMIT_RESPONSE && (++f->n & 7) == 0) {
 		fault_fired(FAULT_DROP_AFTER_ACK);
 		return 1;   /* committed already (delivery or ACK), and never executed */
