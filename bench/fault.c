@@ -246,7 +246,7 @@ int fault_defer_flush(struct fault_deferq *q, struct tp_client *c, int all)
 		for (;;) {
 			uint64_t t;
 			char err[256];
-			if (shm_cli_claim(c, d->w, &t, err, sizeof err) != 0)
+			if (shm_cli_claim(c, d->w, d->len, &t, err, sizeof err) != 0)
 				return -1;
 			if (shm_cli_publish(c, d->w, t, d->req, d->len))
 				break;

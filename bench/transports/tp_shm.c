@@ -921,7 +921,6 @@ struct tp_client {
 	uint8_t busy[SHM_MAX_WORKERS];      /* last post found the ring full */
 	uint64_t released_seen[SHM_MAX_WORKERS]; /* last value read of ring->released */
 	uint64_t busy_checks;
-	unsigned post_lines;                /* cache lines of the request being posted */
 	struct fault_deferq *fdq;          /* test-only: ack-before-alloc (fault.h) */
 	/* counters */
 	uint64_t posts, ring_full_waits, ring_full_ns, retries_voided, retries_quarantined;
@@ -1050,11 +1049,13 @@ static int server_gone(struct tp_client *c)
 }
 
 /*
- * Takes a ticket on worker wi's ring and claims its slot (FREE -> WRITING).
+ * Takes a ticket on worker wi's ring and claims its slot (FREE -> WRITING)
+ * for a request of len bytes (0 if not known yet: only a prefetch hint).
  * Waits while the ring is full.  Returns 0 with *ticket set, or -1 with err
  * (the server is gone).
  */
-int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err, size_t errlen)
+int shm_cli_claim(struct tp_client *c, unsigned wi, uint32_t len, uint64_t *ticket, char *err,
+		  size_t errlen)
 {
 	const uint64_t n = c->slots, mask = n - 1;
 	_Atomic uint64_t *state = c->state[wi];
@@ -1068,7 +1069,7 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err,
 		_Atomic uint64_t *st = &state[(t & mask) * ST_STRIDE];
 		/* The slot's request lines move to us while the claim's CAS
 		 * waits for the state line, not after it. */
-		prefetch_slot(c, wi, t, c->post_lines);
+		prefetch_slot(c, wi, t, request_lines(len));
 		uint64_t full_since = 0, spins = 0;
 		int claimed = 0;
 		/* The usual case first, as a CAS without a load before it: a
@@ -1200,13 +1201,12 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 		}
 		c->busy[wi] = 0;
 	}
-	c->post_lines = request_lines(len);
 	for (;;) {
 		uint64_t t;
 		/* test-only (fault.h): report the commit now, take the ticket later */
 		if (fault_on(FAULT_ACK_BEFORE_ALLOC) && fault_defer(&c->fdq, wi, req, len) == 0)
 			goto published;
-		if (shm_cli_claim(c, wi, &t, err, errlen) != 0)
+		if (shm_cli_claim(c, wi, len, &t, err, errlen) != 0)
 			return -1;
 		if (!shm_cli_publish(c, wi, t, req, len))
 			continue;   /* the worker gave up on us: not committed */

@@ -12,7 +12,8 @@
 
 extern const struct transport_ops tp_shm_ops;
 
-int shm_cli_claim(struct tp_client *c, unsigned wi, uint64_t *ticket, char *err, size_t errlen);
+int shm_cli_claim(struct tp_client *c, unsigned wi, uint32_t len, uint64_t *ticket, char *err,
+		  size_t errlen);
 int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *req, uint32_t len);
 
 #endif

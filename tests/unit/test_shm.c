@@ -133,7 +133,7 @@ TEST(out_of_order_publish_executes_in_ticket_order)
 	l[1] = enc(b[1], c, KV_OP_SET, 0, 2, "k", "second");
 	l[2] = enc(b[2], c, KV_OP_GET, 0, 3, "k", NULL);
 	for (int i = 0; i < 3; i++)
-		REQUIRE(shm_cli_claim(c, 0, &t[i], err, sizeof err) == 0, "%s", err);
+		REQUIRE(shm_cli_claim(c, 0, l[i], &t[i], err, sizeof err) == 0, "%s", err);
 	CHECK(t[0] + 1 == t[1] && t[1] + 1 == t[2]);
 	/* get first, then the second set, then the first set; each time wait
 	 * until the worker has seen the arrival, so the order is certain */
@@ -225,7 +225,7 @@ TEST(client_killed_mid_claim_does_not_stall)
 		struct tp_client *c = connect_to(s, "rawrpc");
 		uint64_t t;
 		char err[64];
-		if (c && shm_cli_claim(c, 0, &t, err, sizeof err) == 0)
+		if (c && shm_cli_claim(c, 0, 0, &t, err, sizeof err) == 0)
 			kill(getpid(), SIGKILL);   /* dies holding the claim */
 		_exit(1);
 	}
@@ -259,7 +259,7 @@ TEST(late_publish_after_void_is_refused)
 	uint8_t buf[4096];
 	char err[256];
 	uint64_t t;
-	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
+	REQUIRE(shm_cli_claim(c, 0, 0, &t, err, sizeof err) == 0);
 	usleep(200000);   /* the worker voids the stalled claim */
 	uint32_t len = enc(buf, c, KV_OP_ECHO, 0, 7, "k", "late");
 	CHECK(shm_cli_publish(c, 0, t, buf, len) == 0, "publish after void must fail");
@@ -285,17 +285,17 @@ TEST(bad_checksum_and_oversized_rejected)
 	/* 1: flipped bit in the value -> checksum mismatch */
 	uint32_t len = enc(buf, c, KV_OP_SET, 0, 1, "k", "poison");
 	buf[len - 20] ^= 0x10;
-	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
+	REQUIRE(shm_cli_claim(c, 0, len, &t, err, sizeof err) == 0);
 	CHECK(shm_cli_publish(c, 0, t, buf, len) == 1);
 	/* 2: size field claims more than the slot holds */
 	len = enc(buf, c, KV_OP_SET, 0, 2, "k", "big");
 	buf[8] = 0xff; buf[9] = 0xff; buf[10] = 0xff; buf[11] = 0x0f;
-	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
+	REQUIRE(shm_cli_claim(c, 0, len, &t, err, sizeof err) == 0);
 	CHECK(shm_cli_publish(c, 0, t, buf, len) == 1);
 	/* 3: garbage */
 	for (int i = 0; i < 128; i++)
 		buf[i] = (uint8_t)(i * 37 + 11);
-	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0);
+	REQUIRE(shm_cli_claim(c, 0, 0, &t, err, sizeof err) == 0);
 	CHECK(shm_cli_publish(c, 0, t, buf, 128) == 1);
 	/* then a good get: the poisoned set must not have been executed */
 	len = enc(buf, c, KV_OP_GET, 0, 4, "k", NULL);
@@ -480,7 +480,7 @@ static void lap_after_quarantine(int writer_gives_up, json_int_t *quarantined, u
 	char err[256];
 	uint64_t t;
 	uint32_t len = enc(buf, c, KV_OP_ECHO, 0, 1, "k", "stalled");
-	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0 && t == 0, "%s", err);
+	REQUIRE(shm_cli_claim(c, 0, len, &t, err, sizeof err) == 0 && t == 0, "%s", err);
 	for (int i = 0; i < 5000 && transport_stat(s, "quarantined") == 0; i++) {
 		server_step(s, 0);
 		usleep(1000);
@@ -491,14 +491,14 @@ static void lap_after_quarantine(int writer_gives_up, json_int_t *quarantined, u
 	/* tickets 1..63, published and executed in order */
 	for (uint64_t want = 1; want < 64; want++) {
 		len = enc(buf, c, KV_OP_ECHO, 0, want + 1, "k", "v");
-		REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0 && t == want, "ticket %llu, want %llu",
+		REQUIRE(shm_cli_claim(c, 0, len, &t, err, sizeof err) == 0 && t == want, "ticket %llu, want %llu",
 			(unsigned long long)t, (unsigned long long)want);
 		REQUIRE(shm_cli_publish(c, 0, t, buf, len) == 1);
 	}
 	while (server_step(s, 0) > 0)
 		;
 	server_step(s, 0);   /* the scan looks at ticket 64 */
-	REQUIRE(shm_cli_claim(c, 0, &t, err, sizeof err) == 0, "%s", err);
+	REQUIRE(shm_cli_claim(c, 0, 0, &t, err, sizeof err) == 0, "%s", err);
 	/* the ring still works: this ticket is executed and answered */
 	len = enc(buf, c, KV_OP_ECHO, 0, 100, "k", "after");
 	REQUIRE(shm_cli_publish(c, 0, t, buf, len) == 1);
