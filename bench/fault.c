@@ -93,8 +93,8 @@ int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, uint64_t *gen
 		if (i == NFAULTS) {
 			snprintf(err, errlen, "OQB_FAULT: unknown fault \"%s\"; known: exec-out-of-order, "
 				 "ack-before-alloc, get-bypass, drop-after-ack, incr-nonatomic, "
-				 "server-delay-ns:N, client-gen-delay-ns:N, skip-recovery (unset OQB_FAULT for a "
-				 "correct server)", item);
+				 "server-delay-ns:N, client-gen-delay-ns:N, skip-recovery (N in nanoseconds; unset "
+				 "OQB_FAULT for a correct run)", item);
 			return -1;
 		}
 		*mask |= faults[i].bit;
