@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/vm-test-lib.sh
 ROOT=$PWD
 SSH_PORT=2222
-LIMIT=${OQB_TWO_VM_TIMEOUT:-170}
+LIMIT=${OQB_TWO_VM_TIMEOUT:-200}   # boots and sshd (~30 s) plus the run's own 150 s bound
 
 vm_preflight two-vm-driver sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client \
 	jq:jq busybox:busybox-static timeout:coreutils || finish
