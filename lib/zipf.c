@@ -98,6 +98,31 @@ static int build_table(struct zipf *z, char *err, size_t errlen)
 		z->cdf[i] = (double)((long double)z->cdf[i] / cum);
 	z->cdf[z->n - 1] = 1.0;        /* u < 1 always finds an entry */
 	z->zetan = (double)cum;
+
+	/* The guide (Chen and Asau's index table): 2^bits buckets of u, at
+	 * least two per item up to 2^20, each pointing at the first entry
+	 * that can answer for it.  A power of two keeps u * 2^bits exact. */
+	unsigned bits = 1;
+	while (bits < 20 && (1ull << bits) < 2 * z->n)
+		bits++;
+	uint64_t g = 1ull << bits;
+	z->guide = malloc((g + 1) * sizeof *z->guide);
+	if (!z->guide) {
+		free(z->cdf);
+		z->cdf = NULL;
+		snprintf(err, errlen, "zipf: cannot allocate the CDF table's index (%.0f MiB)",
+			 (double)(g + 1) * sizeof *z->guide / 1048576.0);
+		return -1;
+	}
+	z->guide_bits = bits;
+	uint64_t i = 0;
+	for (uint64_t k = 0; k < g; k++) {
+		double edge = (double)k / (double)g;
+		while (i + 1 < z->n && !(z->cdf[i] > edge))
+			i++;
+		z->guide[k] = (uint32_t)i;
+	}
+	z->guide[g] = (uint32_t)(z->n - 1);
 	return 0;
 }
 
@@ -176,17 +201,28 @@ int zipf_init_ycsb_scrambled(struct zipf *z, uint64_t items, double theta,
 void zipf_free(struct zipf *z)
 {
 	free(z->cdf);
+	free(z->guide);
 	z->cdf = NULL;
+	z->guide = NULL;
 }
 
-/* Smallest i with u < cdf[i]; cdf[n-1] == 1 > u bounds the search. */
-static uint64_t table_search(const double *cdf, uint64_t n, double u)
+/*
+ * Smallest i with u < cdf[i] (cdf[n-1] == 1 > u bounds it).  u's bucket k
+ * in the guide narrows it to [guide[k], guide[k+1]]: since u >= k / 2^bits,
+ * no entry before guide[k] exceeds u, and cdf[guide[k+1]] > (k+1) / 2^bits
+ * > u.  With two buckets per item that range is a few entries, so the
+ * search is one or two loads, where a binary search over the whole table
+ * was a chain of ten, each waiting for the last and most mispredicted (on
+ * a client's hot path, whose own ring traffic keeps the table out of L1).
+ */
+static uint64_t table_search(const struct zipf *z, double u)
 {
-	uint64_t lo = 0, hi = n - 1;
+	uint64_t k = (uint64_t)(u * (double)(1ull << z->guide_bits));
+	uint64_t lo = z->guide[k], hi = z->guide[k + 1];
 
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (u < cdf[mid])
+		if (u < z->cdf[mid])
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -199,7 +235,7 @@ uint64_t zipf_next(const struct zipf *z, struct rng *r)
 	double u = rng_double(r);
 
 	if (z->cdf)
-		return table_search(z->cdf, z->n, u);
+		return table_search(z, u);
 	double uz = u * z->zetan;
 	if (uz < 1.0)
 		return 0;

@@ -33,6 +33,9 @@ struct zipf {
 	double eta;
 	double half_pow_theta; /* 0.5^theta */
 	double *cdf;         /* exact table (n entries) or NULL */
+	uint32_t *guide;     /* with cdf: guide[k] = first i with cdf[i] > k / 2^guide_bits;
+				guide[2^guide_bits] = n - 1 */
+	unsigned guide_bits;
 	uint64_t items;      /* zipf_scrambled_next's modulus: n, or the item
 				count given to zipf_init_ycsb_scrambled */
 };

@@ -343,7 +343,43 @@ TEST(scrambled_keeps_popularity)
 	zipf_free(&z);
 }
 
+/* The table path returns exactly the first rank whose cumulative
+ * probability exceeds u (the inverse CDF), found here by a linear scan
+ * from the same u: for table sizes odd and even, 1 and 2, and tables with
+ * runs of equal values (theta 0 over few items; a large theta, where the
+ * tail rounds to 1). */
+TEST(table_draw_is_the_inverse_cdf)
+{
+	const uint64_t ns[] = { 1, 2, 3, 7, 64, 1000, 1023 };
+	const double th[] = { 0, 0.99, 40 };
+	for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+		for (size_t b = 0; b < sizeof th / sizeof th[0]; b++) {
+			struct zipf z;
+			char err[256];
+			REQUIRE(zipf_init(&z, ns[a], th[b], ns[a], err, sizeof err) == 0, "%s", err);
+			REQUIRE(z.cdf != NULL);
+			struct rng r, copy;
+			rng_seed(&r, 77 + a * 10 + b);
+			int bad = 0;
+			for (int i = 0; i < 20000; i++) {
+				copy = r;
+				double u = rng_double(&copy);
+				uint64_t want = 0;
+				while (want + 1 < z.n && !(u < z.cdf[want]))
+					want++;
+				uint64_t got = zipf_next(&z, &r);
+				if (got != want && bad++ < 3)
+					CHECK(0, "n %llu theta %g u %.17g: rank %llu, inverse CDF %llu",
+					      (unsigned long long)z.n, th[b], u, (unsigned long long)got,
+					      (unsigned long long)want);
+			}
+			CHECK(bad == 0, "n %llu theta %g: %d draws off the inverse CDF",
+			      (unsigned long long)z.n, th[b], bad);
+			zipf_free(&z);
+		}
+}
+
 UNIT_MAIN(init_rejects_bad_arguments, zeta_direct_and_euler_maclaurin, pmf_sums_to_one,
 	  exact_table_matches_pmf, gray_path_matches_its_own_distribution,
 	  wrong_maths_fails_the_same_tests, small_n_and_large_theta, fnv_hash_matches_ycsb,
-	  scrambled_keeps_popularity)
+	  scrambled_keeps_popularity, table_draw_is_the_inverse_cdf)
