@@ -10,12 +10,59 @@
 #include "clock.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
+
+/*
+ * Exponential draws by Marsaglia and Tsang's ziggurat (J. Stat. Softw. 5(8),
+ * 2000): 256 strips of equal area V under e^-x, the bottom one with the
+ * tail beyond R folded in.  A draw picks a strip and a point across it; it
+ * is under the curve without a look at e^-x about 99 % of the time, which
+ * makes it several times cheaper than a logarithm per draw.  That is on a
+ * client's hot path: one draw per request at millions a second.  The law
+ * is exact, not approximated: the rest is decided against e^-x itself, and
+ * the tail is R plus an exponential draw by inversion (memorylessness).
+ */
+#define ZIG_N 256
+#define ZIG_R 7.69711747013104972
+#define ZIG_V 0.0039496598225815571993
+
+static double zig_x[ZIG_N + 1];   /* strip i spans [0, x[i]) ... */
+static double zig_f[ZIG_N + 1];   /* ... and heights f(x[i]) .. f(x[i+1]) */
+static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
+
+static void zig_init(void)
+{
+	zig_x[0] = ZIG_V / exp(-ZIG_R);   /* the bottom strip with the tail's area */
+	zig_x[1] = ZIG_R;
+	for (int i = 1; i < ZIG_N - 1; i++)
+		zig_x[i + 1] = -log(ZIG_V / zig_x[i] + exp(-zig_x[i]));
+	zig_x[ZIG_N] = 0;
+	for (int i = 0; i <= ZIG_N; i++)
+		zig_f[i] = exp(-zig_x[i]);
+}
+
+/* Exp(1) by inversion: log1p(-U) with U < 1 is finite, where -log(U)
+ * would be infinite at U = 0. */
+static double exp_invert(struct rng *r)
+{
+	return -log1p(-rng_double(r));
+}
 
 double arrival_exp_draw(struct rng *r, double mean_ns)
 {
-	/* log1p(-U) with U < 1 is finite; -log(U) would be infinite at U = 0. */
-	return -log1p(-rng_double(r)) * mean_ns;
+	pthread_once(&zig_once, zig_init);
+	for (;;) {
+		uint64_t b = rng_next(r);
+		unsigned i = (unsigned)(b & (ZIG_N - 1));
+		double x = (double)(b >> 11) * 0x1.0p-53 * zig_x[i];
+		if (x < zig_x[i + 1])
+			return x * mean_ns;                  /* inside the strip's core */
+		if (i == 0)
+			return (ZIG_R + exp_invert(r)) * mean_ns;   /* the tail */
+		if (zig_f[i] + rng_double(r) * (zig_f[i + 1] - zig_f[i]) < exp(-x))
+			return x * mean_ns;                  /* the wedge, under the curve */
+	}
 }
 
 void arrival_init_poisson(struct arrival *a, uint64_t start_ns, double ops_per_sec,

@@ -56,9 +56,10 @@ static inline uint64_t arrival_peek(const struct arrival *a)
 }
 
 /*
- * One exponential draw with mean mean_ns (for service times too):
- * -log1p(-U) * mean_ns with U in [0, 1), so it is finite (at most about
- * 36.7 means) and 0 only when U == 0.
+ * One exponential draw with mean mean_ns (for service times too), by the
+ * ziggurat method: exact in law, finite (at most about 44.4 means: the
+ * ziggurat's edge 7.7 plus 36.7, the most an inversion draw gives) and
+ * never negative.
  */
 double arrival_exp_draw(struct rng *r, double mean_ns);
 
