@@ -16,6 +16,8 @@
  *   srv_flush()    sends what was queued.
  * Client side, per client thread (one tp_client each):
  *   cli_post()     sends one encoded request to worker w.
+ *   cli_post_many() sends several to one worker, in order (optional: where
+ *                  it is NULL, the client calls cli_post for each).
  *   cli_flush()    pushes posted requests out (no-op where post sends).
  *   cli_poll()     returns events: DELIVERED (the transport's delivery ACK:
  *                  slot publish on shm, the signaled SEND's completion on
@@ -82,6 +84,13 @@ struct tp_event {
 	const uint8_t *val;      /* valid until the next cli_poll */
 };
 
+/* One request for cli_post_many. */
+struct tp_req {
+	const void *buf;
+	uint32_t len;
+	uint64_t seq;
+};
+
 struct tp_server;
 struct tp_client;
 
@@ -116,6 +125,13 @@ struct transport_ops {
 	 * error, with err set (e.g. request larger than a slot). */
 	int (*cli_post)(struct tp_client *c, unsigned w, const void *req, uint32_t len,
 			uint64_t seq, char *err, size_t errlen);
+	/* Sends r[0..n) to worker w in that order, as n cli_post calls would,
+	 * but cheaper.  Returns how many were sent, from the first: n, fewer
+	 * (the rest found the ring full: poll, then post them again), 0 (busy,
+	 * nothing sent), or -1 with err when not even the first was sent.
+	 * May be NULL. */
+	int (*cli_post_many)(struct tp_client *c, unsigned w, const struct tp_req *r, int n,
+			     char *err, size_t errlen);
 	void (*cli_flush)(struct tp_client *c);
 	int (*cli_poll)(struct tp_client *c, struct tp_event *ev, int max);
 	json_t *(*cli_stats)(struct tp_client *c);

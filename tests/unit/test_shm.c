@@ -531,8 +531,138 @@ TEST(quarantined_slot_returns_when_its_writer_gives_up)
 	CHECK(t == 65, "a slot whose writer may still write was reused: ticket %llu", (unsigned long long)t);
 }
 
+/* Posts r[0..n) with cli_post_many until all are sent, stepping the
+ * (manual) worker while the ring is full; returns the batch calls' first
+ * result, or -1 after a failed post. */
+static int post_many_all(struct server *s, struct tp_client *c, const struct tp_req *r, int n)
+{
+	char err[256];
+	int first = -2, done = 0;
+	for (int tries = 0; done < n && tries < 100000; tries++) {
+		int x = tp_shm_ops.cli_post_many(c, 0, r + done, n - done, err, sizeof err);
+		if (x < 0) {
+			CHECK(0, "post_many: %s", err);
+			return -1;
+		}
+		if (first == -2)
+			first = x;
+		done += x;
+		if (done < n)
+			server_step(s, 0);
+	}
+	CHECK(done == n, "only %d of %d requests were sent", done, n);
+	return first;
+}
+
+/*
+ * cli_post_many keeps the order it was given.  Slot 0 is retired (its
+ * writer stalled past the quarantine and never came back), so ticket 64
+ * of a batch of four sets to one key is void: the sets must take tickets
+ * 65-68, in order, and a get after them must see the last.  Then a batch
+ * larger than the ring's room sends what fits, says how many, and the rest
+ * goes once the worker has made room; every echo is answered once, in
+ * order.
+ */
+TEST(post_many_keeps_order_past_void_tickets_and_a_full_ring)
+{
+	struct server *s = start_server("rawrpc", "cache", 1, 1, 0, 1);
+	REQUIRE(s);
+	struct tp_client *c = connect_to(s, "rawrpc");
+	REQUIRE(c);
+	static uint8_t buf[80][256];
+	char err[256];
+	uint64_t t;
+	uint32_t len = enc(buf[0], c, KV_OP_ECHO, 0, 1, "k", "stalled");
+	REQUIRE(shm_cli_claim(c, 0, len, &t, err, sizeof err) == 0 && t == 0, "%s", err);
+	for (int i = 0; i < 5000 && transport_stat(s, "quarantined") == 0; i++) {
+		server_step(s, 0);
+		usleep(1000);
+	}
+	REQUIRE(transport_stat(s, "quarantined") == 1, "slot 0 was not retired");
+	/* tickets 1..63, as one batch (the ring's room is 63: slot 0 is
+	 * claimed), executed in order */
+	struct tp_req r[80];
+	for (int i = 0; i < 63; i++) {
+		len = enc(buf[i], c, KV_OP_ECHO, 0, 2 + (uint64_t)i, "e", "v");
+		r[i] = (struct tp_req){ .buf = buf[i], .len = len, .seq = 2 + (uint64_t)i };
+	}
+	CHECK(post_many_all(s, c, r, 63) == 63);
+	while (server_step(s, 0) > 0)
+		;
+	server_step(s, 0);
+	const char *vals[4] = { "a", "b", "c", "d" };
+	for (int i = 0; i < 4; i++) {
+		len = enc(buf[i], c, KV_OP_SET, 0, 100 + (uint64_t)i, "k", vals[i]);
+		r[i] = (struct tp_req){ .buf = buf[i], .len = len, .seq = 100 + (uint64_t)i };
+	}
+	json_t *st0 = tp_shm_ops.cli_stats(c);
+	json_int_t q0 = json_integer_value(json_object_get(st0, "retries_quarantined"));
+	json_decref(st0);
+	CHECK(post_many_all(s, c, r, 4) == 4);
+	json_t *st1 = tp_shm_ops.cli_stats(c);
+	json_int_t q1 = json_integer_value(json_object_get(st1, "retries_quarantined"));
+	json_decref(st1);
+	CHECK(q1 == q0 + 1, "the batch met %lld void tickets, expected 1", (long long)(q1 - q0));
+	len = enc(buf[4], c, KV_OP_GET, 0, 104, "k", NULL);
+	REQUIRE(tp_shm_ops.cli_post(c, 0, buf[4], len, 104, err, sizeof err) == 0, "%s", err);
+	/* deliveries in the order posted, and the get sees the last set */
+	uint64_t next_deliv = 2;
+	int got_get = 0;
+	char val[64] = "";
+	for (int i = 0; i < 20000 && !got_get; i++) {
+		server_step(s, 0);
+		struct tp_event ev[64];
+		int n = tp_shm_ops.cli_poll(c, ev, 64);
+		for (int k = 0; k < n; k++) {
+			if (ev[k].kind == TP_EV_DELIVERED) {
+				CHECK(ev[k].seq == next_deliv, "delivered seq %llu, expected %llu",
+				      (unsigned long long)ev[k].seq, (unsigned long long)next_deliv);
+				next_deliv = next_deliv == 64 ? 100 : next_deliv + 1;
+			}
+			if (ev[k].kind == TP_EV_RESP && ev[k].seq == 104) {
+				size_t l = ev[k].val_len < sizeof val - 1 ? ev[k].val_len : sizeof val - 1;
+				memcpy(val, ev[k].val, l);
+				val[l] = 0;
+				got_get = 1;
+			}
+		}
+	}
+	CHECK(got_get && strcmp(val, "d") == 0, "the get after the batch returned '%s', expected 'd'", val);
+
+	/* a batch of 80 echoes: 64 fit, then the rest once the worker ran */
+	while (server_step(s, 0) > 0)
+		;
+	struct tp_event ev[64];
+	while (tp_shm_ops.cli_poll(c, ev, 64) > 0)
+		;
+	for (int i = 0; i < 80; i++) {
+		len = enc(buf[i], c, KV_OP_ECHO, 0, 200 + (uint64_t)i, "e", "w");
+		r[i] = (struct tp_req){ .buf = buf[i], .len = len, .seq = 200 + (uint64_t)i };
+	}
+	int x = tp_shm_ops.cli_post_many(c, 0, r, 64, err, sizeof err);
+	CHECK(x > 0 && x <= 64, "the first batch sent %d", x);
+	int y = tp_shm_ops.cli_post_many(c, 0, r + x, 80 - x, err, sizeof err);
+	CHECK(y == 0, "a batch into a full ring sent %d, expected 0 (busy)", y);
+	CHECK(post_many_all(s, c, r + x, 80 - x) >= 0);
+	uint64_t next_resp = 200;
+	for (int i = 0; i < 20000 && next_resp < 280; i++) {
+		server_step(s, 0);
+		int n = tp_shm_ops.cli_poll(c, ev, 64);
+		for (int k = 0; k < n; k++)
+			if (ev[k].kind == TP_EV_RESP) {
+				CHECK(ev[k].seq == next_resp, "response seq %llu, expected %llu",
+				      (unsigned long long)ev[k].seq, (unsigned long long)next_resp);
+				next_resp = ev[k].seq + 1;
+			}
+	}
+	CHECK(next_resp == 280, "answered up to seq %llu of 279", (unsigned long long)next_resp - 1);
+	tp_shm_ops.cli_close(c);
+	server_destroy(s);
+}
+
 UNIT_MAIN(out_of_order_publish_executes_in_ticket_order, read_your_writes_across_threads_and_workers,
 	  client_killed_mid_claim_does_not_stall, late_publish_after_void_is_refused,
 	  bad_checksum_and_oversized_rejected, commit_rules_per_system,
 	  mailbox_wraps_without_phantom_records, full_ring_says_busy_then_recovers,
-	  quarantined_slot_returns_when_its_writer_gives_up)
+	  quarantined_slot_returns_when_its_writer_gives_up,
+	  post_many_keeps_order_past_void_tickets_and_a_full_ring)
