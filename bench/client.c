@@ -39,6 +39,16 @@ struct pend {
 	uint8_t busy, cls, rule;
 };
 
+/* One request ready to send (struct cthread's queue). */
+struct staged {
+	uint64_t seq;
+	const uint8_t *buf;
+	uint32_t len;
+	unsigned w;
+};
+#define QCAP 64                /* power of two; more than a pass issues (32), plus one */
+#define STAGE_BYTES 4096u      /* a request larger than this uses bigbuf */
+
 struct cthread {
 	struct client *cl;
 	unsigned idx;
@@ -52,11 +62,14 @@ struct cthread {
 	uint64_t seq, outstanding;
 	unsigned workers;
 	uint32_t client_id;
-	uint8_t *reqbuf;
-	int held;                 /* reqbuf holds the next request, generated and encoded */
-	int held_timed;           /* ... and its intended time is set (it was due) */
-	unsigned held_w;
-	uint32_t held_len;
+	/* Requests generated and encoded, not yet sent, oldest first: the
+	 * first q_timed of them were due (their intended time is set), the
+	 * rest were made ahead of time. */
+	struct staged q[QCAP];
+	unsigned q_head, q_n, q_timed;
+	uint8_t *arena;           /* QCAP x STAGE_BYTES: entry i encodes into its own part */
+	uint8_t *bigbuf;          /* REQBUF, for one request larger than STAGE_BYTES */
+	int big_used;
 	uint64_t busy_posts;
 	struct hist *h[CLS_ALL];       /* per class; "all" is half[0] + half[1] */
 	uint64_t warm_end, end;
@@ -160,48 +173,89 @@ static int poll_events(struct cthread *t, uint64_t now)
 	return n;
 }
 
-/* Posts the request in reqbuf (its pending entry is filled in): 1 sent,
- * 0 the transport is busy (keep it and poll), -1 failed.  now: the clock
- * read once for the caller's send window, taken as the send time. */
-static int post_held(struct cthread *t, int loading, uint64_t now)
+/* Counts request seq as sent at `now`. */
+static void sent_one(struct cthread *t, uint64_t seq, int loading, uint64_t now)
 {
-	struct client *cl = t->cl;
-	struct pend *p = &t->pend[t->seq & t->pmask];
-	char err[512];
-	int r = cl->c.tp->cli_post(t->tp, t->held_w, t->reqbuf, t->held_len, t->seq, err, sizeof err);
-	if (r == 1) {
-		t->busy_posts++;
-		return 0;
-	}
-	t->held = 0;
-	if (r != 0) {
-		p->busy = 0;
-		thread_fail(t, "send: ", err);
-		return -1;
-	}
+	struct pend *p = &t->pend[seq & t->pmask];
 	t->outstanding++;
-	if (!loading) {
-		t->sent++;
-		t->cls_sent[p->cls]++;
-		/* by the time it was sent, not intended: a client that fell
-		 * behind in the warm-up sends the window's requests late */
-		if (now >= t->warm_end && now < t->end) {
-			hist_record(t->lag, now > p->t_int ? now - p->t_int : 0);
-			if (t->ngaps < GAPS_MAX) {
-				if (t->last_send)
-					t->gaps[t->ngaps++] = now - t->last_send;
-				t->last_send = now;
-			}
+	if (loading)
+		return;
+	t->sent++;
+	t->cls_sent[p->cls]++;
+	/* by the time it was sent, not intended: a client that fell behind in
+	 * the warm-up sends the window's requests late */
+	if (now >= t->warm_end && now < t->end) {
+		hist_record(t->lag, now > p->t_int ? now - p->t_int : 0);
+		if (t->ngaps < GAPS_MAX) {
+			if (t->last_send)
+				t->gaps[t->ngaps++] = now - t->last_send;
+			t->last_send = now;
 		}
 	}
-	return 1;
+}
+
+static void q_pop(struct cthread *t, unsigned k)
+{
+	for (unsigned i = 0; i < k; i++)
+		if (t->q[(t->q_head + i) & (QCAP - 1)].buf == t->bigbuf)
+			t->big_used = 0;
+	t->q_head = (t->q_head + k) & (QCAP - 1);
+	t->q_n -= k;
+	t->q_timed -= k;
 }
 
 /*
- * Generates and encodes the next operation into reqbuf, its pending entry
- * filled in but for the intended time: 1 done, 0 wait (the pending table
- * is full), -1 when the generator is exhausted or failed.  now: a clock
- * reading for the history's invoke stamp (only read when recording one).
+ * Sends the queue's due requests (its first q_timed), in order, those to
+ * the same worker in one cli_post_many where the transport has it.
+ * Returns how many were sent (fewer than were due if the transport is
+ * busy: the rest stay queued, due), or -1 when the transport failed.
+ * now: the clock read once for the caller's pass, taken as the send time.
+ */
+static int post_due(struct cthread *t, int loading, uint64_t now)
+{
+	const struct transport_ops *tp = t->cl->c.tp;
+	char err[512];
+	int sent = 0;
+	while (t->q_timed) {
+		struct tp_req r[QCAP];
+		const struct staged *e0 = &t->q[t->q_head];
+		unsigned n = 0;
+		/* the run of due requests to e0's worker, up to the ring's end */
+		while (n < t->q_timed && t->q_head + n < QCAP && t->q[t->q_head + n].w == e0->w) {
+			const struct staged *e = &t->q[t->q_head + n];
+			r[n++] = (struct tp_req){ .buf = e->buf, .len = e->len, .seq = e->seq };
+		}
+		int x;
+		if (tp->cli_post_many && n > 1) {
+			x = tp->cli_post_many(t->tp, e0->w, r, (int)n, err, sizeof err);
+		} else {
+			x = tp->cli_post(t->tp, e0->w, r[0].buf, r[0].len, r[0].seq, err, sizeof err);
+			x = x == 0 ? 1 : x == 1 ? 0 : -1;
+		}
+		if (x < 0) {
+			t->pend[e0->seq & t->pmask].busy = 0;
+			q_pop(t, 1);
+			thread_fail(t, "send: ", err);
+			return -1;
+		}
+		for (int i = 0; i < x; i++)
+			sent_one(t, r[i].seq, loading, now);
+		q_pop(t, (unsigned)x);
+		sent += x;
+		if ((unsigned)x < n) {
+			t->busy_posts++;
+			break;
+		}
+	}
+	return sent;
+}
+
+/*
+ * Generates and encodes the next operation onto the queue, its pending
+ * entry filled in but for the intended time: 1 done, 0 wait (the pending
+ * table or the queue is full), -1 when the generator is exhausted or
+ * failed.  now: a clock reading for the history's invoke stamp (only read
+ * when recording one).
  */
 static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now)
 {
@@ -211,7 +265,8 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 	char err[512];
 	int r;
 
-	if (p->busy)
+	/* big_used: a request is in bigbuf, and the next might need it too */
+	if (p->busy || t->q_n == QCAP || t->big_used)
 		return 0;
 	/* Generators fill op, key, sizes and flags; only the optional field
 	 * needs a default (no memset of the 250 B key buffer per request). */
@@ -239,7 +294,11 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 	};
 	if (cl->c.durable && (op.flags & KV_F_NILEXT))
 		h.flags |= WIRE_F_DURABLE;
-	uint32_t len = wire_encode_req(t->reqbuf, REQBUF, &h, op.key,
+	unsigned qi = (t->q_head + t->q_n) & (QCAP - 1);
+	int big = op.key_len <= KV_MAX_KEY && op.val_len <= KV_MAX_VALUE &&
+		  wire_req_len(op.key_len, op.val_len) > STAGE_BYTES;
+	uint8_t *buf = big ? t->bigbuf : t->arena + (size_t)qi * STAGE_BYTES;
+	uint32_t len = wire_encode_req(buf, big ? REQBUF : STAGE_BYTES, &h, op.key,
 				       t->hrec ? hrec_value(t->hrec, seq, &op) : NULL);
 	if (!len) {
 		snprintf(err, sizeof err, "op %s with a %u B key and %u B value does not fit a request",
@@ -248,37 +307,49 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 		return -1;
 	}
 	if (t->hrec)
-		hrec_issue_at(t->hrec, seq, &op, t->reqbuf, len, now);   /* now: read before the post */
+		hrec_issue_at(t->hrec, seq, &op, buf, len, now);   /* now: read before the post */
 	p->seq = seq;
 	p->cls = (op.flags & KV_F_NILEXT) ? CLS_NILEXT : CLS_NON;
 	p->rule = (uint8_t)system_commit_rule(cl->c.sys, h.flags);
 	p->busy = 1;
-	t->held = 1;
-	t->held_timed = 0;
-	t->held_w = w;
-	t->held_len = len;
+	t->big_used |= big;
+	t->q[qi] = (struct staged){ .seq = seq, .buf = buf, .len = len, .w = w };
+	t->q_n++;
 	return 1;
 }
 
 /*
- * Sends the next operation with intended time t_int: the one prepared
- * ahead if there is one, else a new one.  Returns 1 if sent, 0 if it must
- * wait (the pending table or the transport is full), -1 when the generator
- * is exhausted or failed, or the transport failed.
+ * Makes the next operation due at t_int: the first one prepared ahead if
+ * there is one, else a new one.  1 done, 0 wait, -1 as prepare.
  */
-static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i, uint64_t now)
+static int make_due(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i, uint64_t now)
 {
-	if (!t->held) {
+	if (t->q_timed == t->q_n) {
 		int r = prepare(t, loading, load_i, now);
 		if (r <= 0)
 			return r;
 	}
-	if (!t->held_timed) {
-		/* the time it was due, kept while the transport says busy */
-		t->pend[t->seq & t->pmask].t_int = t_int;
-		t->held_timed = 1;
+	t->pend[t->q[(t->q_head + t->q_timed) & (QCAP - 1)].seq & t->pmask].t_int = t_int;
+	t->q_timed++;
+	return 1;
+}
+
+/*
+ * Sends the next operation with intended time t_int, or, while an earlier
+ * one is still waiting for the transport, that one (keeping its time).
+ * Returns 1 if sent, 0 if it must wait (the pending table or the transport
+ * is full), -1 when the generator is exhausted or failed, or the transport
+ * failed.
+ */
+static int issue(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i, uint64_t now)
+{
+	if (!t->q_timed) {
+		int r = make_due(t, t_int, loading, load_i, now);
+		if (r <= 0)
+			return r;
 	}
-	return post_held(t, loading, now);
+	int r = post_due(t, loading, now);
+	return r < 0 ? -1 : r > 0;
 }
 
 static void drain(struct cthread *t, uint64_t deadline)
@@ -383,14 +454,19 @@ static void *thread_main(void *arg)
 		int did = 0;
 		if (!t->gen_done) {
 			if (c->arrival == ARRIVAL_POISSON) {
-				/* at most a batch before polling, so events keep up */
+				/* Every request due by now (at most a batch before
+				 * polling, so events keep up), then one send for
+				 * them: they go out together, cheaper than one by
+				 * one.  What the transport cannot take stays queued
+				 * with its intended time; what the pending table
+				 * cannot take stays on the schedule. */
 				for (int b = 0; b < 32 && arrival_peek(&t->arr) <= now; b++) {
-					int r = issue(t, arrival_peek(&t->arr), 0, 0, now);
-					if (r <= 0)
-						break;   /* backlog stays on the schedule */
+					if (make_due(t, arrival_peek(&t->arr), 0, 0, now) <= 0)
+						break;
 					arrival_next(&t->arr);
-					did = 1;
 				}
+				if (t->q_timed && post_due(t, 0, now) > 0)
+					did = 1;
 			} else {
 				for (int b = 0; b < 32 && t->outstanding < c->outstanding; b++) {
 					if (issue(t, now, 0, 0, now) <= 0)
@@ -407,7 +483,7 @@ static void *thread_main(void *arg)
 		 * history is recorded: an op's invoke stamp is taken when it
 		 * is made, and one taken long before the send would widen its
 		 * interval and weaken the check. */
-		if (!t->held && !t->gen_done && !t->hrec)
+		if (t->q_n == t->q_timed && !t->gen_done && !t->hrec)
 			prepare(t, 0, 0, 0);
 		if (did)
 			idle = 0;
@@ -420,7 +496,10 @@ static void *thread_main(void *arg)
 		t->nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
 		t->cpu_ns = ru_ns(&ru1) - ru_ns(&ru0);
 	}
-	/* Requests that were due but never sent (the client fell behind). */
+	/* Requests that were due but never sent (the client fell behind):
+	 * those queued with their time set, and those still on the schedule. */
+	if (c->arrival == ARRIVAL_POISSON)
+		t->unsent += t->q_timed;
 	if (c->arrival == ARRIVAL_POISSON && !t->gen_done)
 		while (arrival_peek(&t->arr) < t->end) {
 			t->unsent++;
@@ -468,7 +547,8 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		t->idx = i;
 		t->pmask = pcap - 1;
 		t->pend = calloc(pcap, sizeof *t->pend);
-		t->reqbuf = malloc(REQBUF);
+		t->arena = malloc((size_t)QCAP * STAGE_BYTES);
+		t->bigbuf = malloc(REQBUF);
 		for (int k = 0; k < CLS_ALL; k++)
 			t->h[k] = hist_new();
 		t->lag = hist_new();
@@ -476,7 +556,7 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		t->half[1] = hist_new();
 		t->gaps = malloc(GAPS_MAX * sizeof *t->gaps);
 		t->cpu = c->cpus && c->cpus->n > (int)i ? c->cpus->cpu[i] : -1;
-		if (!t->pend || !t->reqbuf || !t->h[0] || !t->h[1] || !t->lag || !t->half[0] ||
+		if (!t->pend || !t->arena || !t->bigbuf || !t->h[0] || !t->h[1] || !t->lag || !t->half[0] ||
 		    !t->half[1] || !t->gaps) {
 			snprintf(err, errlen, "out of memory");
 			goto fail;
@@ -747,7 +827,8 @@ void client_destroy(struct client *cl)
 		free(t->gaps);
 		hrec_close(t->hrec, NULL, 0);
 		free(t->pend);
-		free(t->reqbuf);
+		free(t->arena);
+		free(t->bigbuf);
 	}
 	free(cl->t);
 	free(cl);
