@@ -174,7 +174,7 @@ static int poll_events(struct cthread *t, uint64_t now)
 }
 
 /* Counts request seq as sent at `now`. */
-static void sent_one(struct cthread *t, uint64_t seq, int loading, uint64_t now)
+static inline void sent_one(struct cthread *t, uint64_t seq, int loading, uint64_t now)
 {
 	struct pend *p = &t->pend[seq & t->pmask];
 	t->outstanding++;
@@ -194,16 +194,6 @@ static void sent_one(struct cthread *t, uint64_t seq, int loading, uint64_t now)
 	}
 }
 
-static void q_pop(struct cthread *t, unsigned k)
-{
-	for (unsigned i = 0; i < k; i++)
-		if (t->q[(t->q_head + i) & (QCAP - 1)].buf == t->bigbuf)
-			t->big_used = 0;
-	t->q_head = (t->q_head + k) & (QCAP - 1);
-	t->q_n -= k;
-	t->q_timed -= k;
-}
-
 /*
  * Sends the queue's due requests (its first q_timed), in order, those to
  * the same worker in one cli_post_many where the transport has it.
@@ -211,36 +201,42 @@ static void q_pop(struct cthread *t, unsigned k)
  * busy: the rest stay queued, due), or -1 when the transport failed.
  * now: the clock read once for the caller's pass, taken as the send time.
  */
-static int post_due(struct cthread *t, int loading, uint64_t now)
+static inline int post_due(struct cthread *t, int loading, uint64_t now)
 {
 	const struct transport_ops *tp = t->cl->c.tp;
 	char err[512];
 	int sent = 0;
 	while (t->q_timed) {
-		struct tp_req r[QCAP];
 		const struct staged *e0 = &t->q[t->q_head];
-		unsigned n = 0;
-		/* the run of due requests to e0's worker, up to the ring's end */
-		while (n < t->q_timed && t->q_head + n < QCAP && t->q[t->q_head + n].w == e0->w) {
-			const struct staged *e = &t->q[t->q_head + n];
-			r[n++] = (struct tp_req){ .buf = e->buf, .len = e->len, .seq = e->seq };
-		}
+		unsigned n = 1;
 		int x;
-		if (tp->cli_post_many && n > 1) {
+		if (t->q_timed > 1 && tp->cli_post_many) {
+			/* the run of due requests to e0's worker, up to the ring's end */
+			struct tp_req r[QCAP];
+			r[0] = (struct tp_req){ .buf = e0->buf, .len = e0->len, .seq = e0->seq };
+			while (n < t->q_timed && t->q_head + n < QCAP && t->q[t->q_head + n].w == e0->w) {
+				const struct staged *e = &t->q[t->q_head + n];
+				r[n++] = (struct tp_req){ .buf = e->buf, .len = e->len, .seq = e->seq };
+			}
 			x = tp->cli_post_many(t->tp, e0->w, r, (int)n, err, sizeof err);
 		} else {
-			x = tp->cli_post(t->tp, e0->w, r[0].buf, r[0].len, r[0].seq, err, sizeof err);
+			x = tp->cli_post(t->tp, e0->w, e0->buf, e0->len, e0->seq, err, sizeof err);
 			x = x == 0 ? 1 : x == 1 ? 0 : -1;
 		}
 		if (x < 0) {
 			t->pend[e0->seq & t->pmask].busy = 0;
-			q_pop(t, 1);
 			thread_fail(t, "send: ", err);
 			return -1;
 		}
-		for (int i = 0; i < x; i++)
-			sent_one(t, r[i].seq, loading, now);
-		q_pop(t, (unsigned)x);
+		for (int i = 0; i < x; i++) {
+			const struct staged *e = &t->q[t->q_head + (unsigned)i];
+			sent_one(t, e->seq, loading, now);
+			if (e->buf == t->bigbuf)
+				t->big_used = 0;
+		}
+		t->q_head = (t->q_head + (unsigned)x) & (QCAP - 1);
+		t->q_n -= (unsigned)x;
+		t->q_timed -= (unsigned)x;
 		sent += x;
 		if ((unsigned)x < n) {
 			t->busy_posts++;
@@ -295,11 +291,14 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 	if (cl->c.durable && (op.flags & KV_F_NILEXT))
 		h.flags |= WIRE_F_DURABLE;
 	unsigned qi = (t->q_head + t->q_n) & (QCAP - 1);
-	int big = op.key_len <= KV_MAX_KEY && op.val_len <= KV_MAX_VALUE &&
-		  wire_req_len(op.key_len, op.val_len) > STAGE_BYTES;
-	uint8_t *buf = big ? t->bigbuf : t->arena + (size_t)qi * STAGE_BYTES;
-	uint32_t len = wire_encode_req(buf, big ? REQBUF : STAGE_BYTES, &h, op.key,
-				       t->hrec ? hrec_value(t->hrec, seq, &op) : NULL);
+	uint8_t *buf = t->arena + (size_t)qi * STAGE_BYTES;
+	const void *val = t->hrec ? hrec_value(t->hrec, seq, &op) : NULL;
+	uint32_t len = wire_encode_req(buf, STAGE_BYTES, &h, op.key, val);
+	if (!len) {   /* larger than its part of the arena (or than any request) */
+		buf = t->bigbuf;
+		len = wire_encode_req(buf, REQBUF, &h, op.key, val);
+		t->big_used = len != 0;
+	}
 	if (!len) {
 		snprintf(err, sizeof err, "op %s with a %u B key and %u B value does not fit a request",
 			 kv_op_name(op.op), op.key_len, op.val_len);
@@ -312,7 +311,6 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 	p->cls = (op.flags & KV_F_NILEXT) ? CLS_NILEXT : CLS_NON;
 	p->rule = (uint8_t)system_commit_rule(cl->c.sys, h.flags);
 	p->busy = 1;
-	t->big_used |= big;
 	t->q[qi] = (struct staged){ .seq = seq, .buf = buf, .len = len, .w = w };
 	t->q_n++;
 	return 1;
@@ -322,7 +320,7 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
  * Makes the next operation due at t_int: the first one prepared ahead if
  * there is one, else a new one.  1 done, 0 wait, -1 as prepare.
  */
-static int make_due(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i, uint64_t now)
+static inline int make_due(struct cthread *t, uint64_t t_int, int loading, uint64_t load_i, uint64_t now)
 {
 	if (t->q_timed == t->q_n) {
 		int r = prepare(t, loading, load_i, now);

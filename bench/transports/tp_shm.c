@@ -1048,23 +1048,13 @@ static int server_gone(struct tp_client *c)
 	return kill((pid_t)c->hdr->server_pid, 0) != 0 && errno == ESRCH;
 }
 
-/*
- * Claims the slot of ticket t, already taken on worker wi's ring (FREE ->
- * WRITING), waiting while the slot still holds an older lap (the ring is
- * full).  Returns 1 claimed, 0 the ticket is void (voided under us, or it
- * landed on a retired slot: take a new one), -1 with err (the server is
- * gone or restarted).
- */
-static int claim_ticket(struct tp_client *c, unsigned wi, uint64_t t, char *err, size_t errlen)
+/* claim_ticket when its first CAS failed: the slot is not FREE(t) yet
+ * (ring full), or never will be (void).  Off the common path. */
+static __attribute__((noinline)) int claim_wait(struct tp_client *c, unsigned wi, uint64_t t,
+						 char *err, size_t errlen)
 {
 	_Atomic uint64_t *st = &c->state[wi][(t & (c->slots - 1)) * ST_STRIDE];
-	/* The usual case first, as a CAS without a load before it: a load
-	 * would fetch the line shared and the CAS fetch it again to write it. */
-	uint64_t v = ST(t, ST_FREE);
-	if (atomic_compare_exchange_strong_explicit(st, &v, ST(t, ST_WRITE),
-			memory_order_acquire, memory_order_relaxed))
-		return 1;
-	uint64_t full_since = 0, spins = 0;
+	uint64_t v, full_since = 0, spins = 0;
 	int r = 0;
 	for (;;) {
 		v = atomic_load_explicit(st, memory_order_acquire);
@@ -1101,6 +1091,25 @@ static int claim_ticket(struct tp_client *c, unsigned wi, uint64_t t, char *err,
 	if (r == 0)
 		c->retries_quarantined++;
 	return r;
+}
+
+/*
+ * Claims the slot of ticket t, already taken on worker wi's ring (FREE ->
+ * WRITING), waiting while the slot still holds an older lap (the ring is
+ * full).  Returns 1 claimed, 0 the ticket is void (voided under us, or it
+ * landed on a retired slot: take a new one), -1 with err (the server is
+ * gone or restarted).
+ */
+static inline int claim_ticket(struct tp_client *c, unsigned wi, uint64_t t, char *err, size_t errlen)
+{
+	_Atomic uint64_t *st = &c->state[wi][(t & (c->slots - 1)) * ST_STRIDE];
+	/* The usual case first, as a CAS without a load before it: a load
+	 * would fetch the line shared and the CAS fetch it again to write it. */
+	uint64_t v = ST(t, ST_FREE);
+	if (atomic_compare_exchange_strong_explicit(st, &v, ST(t, ST_WRITE),
+			memory_order_acquire, memory_order_relaxed))
+		return 1;
+	return claim_wait(c, wi, t, err, errlen);
 }
 
 /*
@@ -1168,7 +1177,7 @@ int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *re
  * draining its mailbox (the server may be waiting for that) and come back:
  * a ticket, once taken, must be filled.
  */
-static int post_room(struct tp_client *c, unsigned wi, int n, char *err, size_t errlen)
+static inline __attribute__((always_inline)) int post_room(struct tp_client *c, unsigned wi, int n, char *err, size_t errlen)
 {
 	if (wi >= c->workers) {
 		snprintf(err, errlen, "shm: worker %u does not exist (server has %u)", wi, c->workers);
