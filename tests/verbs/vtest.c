@@ -149,6 +149,36 @@ static int post(struct tp_client *c, const void *req, uint32_t len, uint64_t seq
 	}
 }
 
+/* cli_post_many of r[0..n) to worker 0, the rest posted again while the
+ * transport says busy; 0 or -1. */
+static int post_many(struct tp_client *c, const struct tp_req *r, int n, char *err, size_t errlen)
+{
+	uint64_t end = clock_ns() + 20000000000ull;
+	int done = 0;
+	while (done < n) {
+		int k = tp->cli_post_many(c, 0, r + done, n - done, err, errlen);
+		if (k < 0)
+			return -1;
+		done += k;
+		if (done == n)
+			break;
+		if (clock_ns() > end) {
+			snprintf(err, errlen, "transport busy for 20 s");
+			return -1;
+		}
+		struct tp_event ev[16];
+		int m = tp->cli_poll(c, ev, 16);
+		for (int i = 0; i < m && st.n < 256; i++) {
+			uint64_t v = 0;
+			if (ev[i].val_len == 8)
+				memcpy(&v, ev[i].val, 8);
+			st.seq[st.n] = ev[i].seq, st.kind[st.n] = ev[i].kind, st.val[st.n] = v;
+			st.n++;
+		}
+	}
+	return 0;
+}
+
 static struct tp_server *open_server(const char *addr, unsigned port, const char *mode, unsigned slots,
 				     char *err, size_t errlen)
 {
@@ -379,6 +409,23 @@ static void *client_thread(void *arg)
 		/* own key: SET then (every other round) GET must read it back */
 		uint64_t v = (uint64_t)t << 32 | i;
 		uint32_t len = encode(buf, KV_OP_SET, KV_F_NILEXT, id, ++seq, key, &v, 8);
+		if (i % 3 == 0) {
+			/* every third round the two SETs go in one cli_post_many
+			 * (one chain of WRs): the checks below hold for them too */
+			uint8_t buf2[4096];
+			uint32_t len2 = encode(buf2, KV_OP_SET, KV_F_NILEXT, id, seq + 1, "shared", &v, 8);
+			struct tp_req r[2] = { { .buf = buf, .len = len, .seq = seq },
+					       { .buf = buf2, .len = len2, .seq = seq + 1 } };
+			seq++;
+			if (post_many(c, r, 2, err, sizeof err) || !wait_event(c, TP_EV_DELIVERED, seq - 1, 20000, NULL) ||
+			    !wait_event(c, TP_EV_DELIVERED, seq, 20000, NULL)) {
+				snprintf(O.err[t], sizeof O.err[t], "SET own and shared as a batch, seq %" PRIu64
+					 ": %.500s", seq - 1, err);
+				O.bad[t] = 1;
+				break;
+			}
+			goto committed;
+		}
 		if (post(c, buf, len, seq, err, sizeof err) || !wait_event(c, TP_EV_DELIVERED, seq, 20000, NULL)) {
 			snprintf(O.err[t], sizeof O.err[t], "SET own seq %" PRIu64 ": %.500s", seq, err);
 			O.bad[t] = 1;
@@ -390,6 +437,7 @@ static void *client_thread(void *arg)
 			O.bad[t] = 1;
 			break;
 		}
+committed:
 		atomic_store(&O.committed[t], i);   /* committed on the hardware ACK */
 		if (i % 2)
 			continue;

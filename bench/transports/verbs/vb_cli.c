@@ -213,8 +213,13 @@ unsigned vb_cli_workers(struct tp_client *c)
 	return c->g->workers;
 }
 
-int vb_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
-		       uint64_t seq, char *err, size_t errlen)
+/*
+ * Puts one request into the lane's next request slot to worker wi, for
+ * the owner to post: 0 done, 1 busy (every slot to wi is in flight: the
+ * server's ring is full), -1 with err.  Posts nothing itself.
+ */
+static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t len, uint64_t seq,
+		    char *err, size_t errlen)
 {
 	struct vb_group *g = c->g;
 	struct vb_lane *L = c->l;
@@ -260,10 +265,37 @@ int vb_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
 			 (get16((const uint8_t *)req + 16) & WIRE_F_DURABLE);
 	atomic_store_explicit(&lq->head, h + 1, memory_order_release);
 	L->posts++;
+	return 0;
+}
+
+int vb_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
+		       uint64_t seq, char *err, size_t errlen)
+{
+	int r = lane_put(c, wi, req, len, seq, err, errlen);
 	/* post at once; the completions are reaped by the next poll (here
 	 * only if the send queue has no room), so nothing precedes the SEND */
-	vb_combine(g, wi, VB_POST_ONLY);
-	return 0;
+	if (r == 0)
+		vb_combine(c->g, wi, VB_POST_ONLY);
+	return r;
+}
+
+/* Puts as many of r[0..n) as there are free request slots, then lets the
+ * owner post them together: one chain of WRs, one doorbell, and a signaled
+ * completion only where the commit rules need one (vb_cli_owner.c). */
+int vb_cli_post_many(struct tp_client *c, unsigned wi, const struct tp_req *r, int n,
+		     char *err, size_t errlen)
+{
+	int k = 0;
+	for (; k < n; k++) {
+		int x = lane_put(c, wi, r[k].buf, r[k].len, r[k].seq, err, errlen);
+		if (x < 0 && k == 0)
+			return -1;
+		if (x != 0)
+			break;   /* busy, or an error the next post reports */
+	}
+	if (k)
+		vb_combine(c->g, wi, VB_POST_ONLY);
+	return k;
 }
 
 void vb_cli_flush(struct tp_client *c)

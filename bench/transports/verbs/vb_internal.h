@@ -443,6 +443,8 @@ uint32_t vb_cli_id(struct tp_client *c);
 unsigned vb_cli_workers(struct tp_client *c);
 int vb_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len, uint64_t seq, char *err,
 		size_t errlen);
+int vb_cli_post_many(struct tp_client *c, unsigned wi, const struct tp_req *r, int n, char *err,
+		     size_t errlen);
 void vb_cli_flush(struct tp_client *c);
 int vb_cli_poll(struct tp_client *c, struct tp_event *ev, int max);
 json_t *vb_cli_stats(struct tp_client *c);

@@ -22,6 +22,7 @@ const struct transport_ops tp_verbs_ops = {
 	.cli_id = vb_cli_id,
 	.cli_workers = vb_cli_workers,
 	.cli_post = vb_cli_post,
+	.cli_post_many = vb_cli_post_many,
 	.cli_flush = vb_cli_flush,
 	.cli_poll = vb_cli_poll,
 	.cli_stats = vb_cli_stats,
