@@ -1266,7 +1266,7 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
  * but takes their tickets with one fetch-and-add and starts moving all
  * their slots' lines here before the first claim, so that the line
  * transfers overlap instead of following one another.  (One client thread
- * on oq/null sustains 5 Mops/s offered with it, and about 4.9 without:
+ * on oq/null keeps up with 5 Mops/s offered with it, and not without:
  * docs/architecture.md.)  Rule 1 holds for each request: its ticket comes from
  * the fetch-and-add, and its commit (the publish) after its slot's claim.
  * A ticket that turns out void goes to nobody: the next request takes the
