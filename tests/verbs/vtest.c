@@ -125,6 +125,21 @@ static int wait_event(struct tp_client *c, unsigned kind, uint64_t seq, unsigned
 	return found;
 }
 
+/* One poll while waiting for room to send: its events are kept for
+ * wait_event. */
+static void poll_stash(struct tp_client *c)
+{
+	struct tp_event ev[16];
+	int n = tp->cli_poll(c, ev, 16);
+	for (int i = 0; i < n && st.n < 256; i++) {
+		uint64_t v = 0;
+		if (ev[i].val_len == 8)
+			memcpy(&v, ev[i].val, 8);
+		st.seq[st.n] = ev[i].seq, st.kind[st.n] = ev[i].kind, st.val[st.n] = v;
+		st.n++;
+	}
+}
+
 /* cli_post, retried while the transport says busy (1); 0 or -1. */
 static int post(struct tp_client *c, const void *req, uint32_t len, uint64_t seq, char *err, size_t errlen)
 {
@@ -137,15 +152,7 @@ static int post(struct tp_client *c, const void *req, uint32_t len, uint64_t seq
 			snprintf(err, errlen, "transport busy for 20 s");
 			return -1;
 		}
-		struct tp_event ev[16];
-		int n = tp->cli_poll(c, ev, 16);
-		for (int i = 0; i < n && st.n < 256; i++) {
-			uint64_t v = 0;
-			if (ev[i].val_len == 8)
-				memcpy(&v, ev[i].val, 8);
-			st.seq[st.n] = ev[i].seq, st.kind[st.n] = ev[i].kind, st.val[st.n] = v;
-			st.n++;
-		}
+		poll_stash(c);
 	}
 }
 
@@ -166,15 +173,7 @@ static int post_many(struct tp_client *c, const struct tp_req *r, int n, char *e
 			snprintf(err, errlen, "transport busy for 20 s");
 			return -1;
 		}
-		struct tp_event ev[16];
-		int m = tp->cli_poll(c, ev, 16);
-		for (int i = 0; i < m && st.n < 256; i++) {
-			uint64_t v = 0;
-			if (ev[i].val_len == 8)
-				memcpy(&v, ev[i].val, 8);
-			st.seq[st.n] = ev[i].seq, st.kind[st.n] = ev[i].kind, st.val[st.n] = v;
-			st.n++;
-		}
+		poll_stash(c);
 	}
 	return 0;
 }
