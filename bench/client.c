@@ -39,13 +39,6 @@ struct pend {
 	uint8_t busy, cls, rule;
 };
 
-/* One request ready to send (struct cthread's queue). */
-struct staged {
-	uint64_t seq;
-	const uint8_t *buf;
-	uint32_t len;
-	unsigned w;
-};
 #define QCAP 64                /* power of two; more than a pass issues (32), plus one */
 #define STAGE_BYTES 4096u      /* a request larger than this uses bigbuf */
 
@@ -65,7 +58,8 @@ struct cthread {
 	/* Requests generated and encoded, not yet sent, oldest first: the
 	 * first q_timed of them were due (their intended time is set), the
 	 * rest were made ahead of time. */
-	struct staged q[QCAP];
+	struct tp_req q[QCAP];    /* a run of them is a cli_post_many batch as it is */
+	unsigned q_w[QCAP];       /* the worker each goes to */
 	unsigned q_head, q_n, q_timed;
 	uint8_t *arena;           /* QCAP x STAGE_BYTES: entry i encodes into its own part */
 	uint8_t *bigbuf;          /* REQBUF, for one request larger than STAGE_BYTES */
@@ -207,31 +201,27 @@ static inline int post_due(struct cthread *t, int loading, uint64_t now)
 	char err[512];
 	int sent = 0;
 	while (t->q_timed) {
-		const struct staged *e0 = &t->q[t->q_head];
+		const unsigned h = t->q_head, w = t->q_w[h];
 		unsigned n = 1;
 		int x;
-		if (t->q_timed > 1 && tp->cli_post_many) {
-			/* the run of due requests to e0's worker, up to the ring's end */
-			struct tp_req r[QCAP];
-			r[0] = (struct tp_req){ .buf = e0->buf, .len = e0->len, .seq = e0->seq };
-			while (n < t->q_timed && t->q_head + n < QCAP && t->q[t->q_head + n].w == e0->w) {
-				const struct staged *e = &t->q[t->q_head + n];
-				r[n++] = (struct tp_req){ .buf = e->buf, .len = e->len, .seq = e->seq };
-			}
-			x = tp->cli_post_many(t->tp, e0->w, r, (int)n, err, sizeof err);
+		/* the run of due requests to w, up to the ring's end */
+		if (tp->cli_post_many)
+			while (n < t->q_timed && h + n < QCAP && t->q_w[h + n] == w)
+				n++;
+		if (n > 1) {
+			x = tp->cli_post_many(t->tp, w, &t->q[h], (int)n, err, sizeof err);
 		} else {
-			x = tp->cli_post(t->tp, e0->w, e0->buf, e0->len, e0->seq, err, sizeof err);
+			x = tp->cli_post(t->tp, w, t->q[h].buf, t->q[h].len, t->q[h].seq, err, sizeof err);
 			x = x == 0 ? 1 : x == 1 ? 0 : -1;
 		}
 		if (x < 0) {
-			t->pend[e0->seq & t->pmask].busy = 0;
+			t->pend[t->q[h].seq & t->pmask].busy = 0;
 			thread_fail(t, "send: ", err);
 			return -1;
 		}
-		for (int i = 0; i < x; i++) {
-			const struct staged *e = &t->q[t->q_head + (unsigned)i];
-			sent_one(t, e->seq, loading, now);
-			if (e->buf == t->bigbuf)
+		for (unsigned i = 0; i < (unsigned)x; i++) {
+			sent_one(t, t->q[h + i].seq, loading, now);
+			if (t->q[h + i].buf == t->bigbuf)
 				t->big_used = 0;
 		}
 		t->q_head = (t->q_head + (unsigned)x) & (QCAP - 1);
@@ -311,7 +301,8 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 	p->cls = (op.flags & KV_F_NILEXT) ? CLS_NILEXT : CLS_NON;
 	p->rule = (uint8_t)system_commit_rule(cl->c.sys, h.flags);
 	p->busy = 1;
-	t->q[qi] = (struct staged){ .seq = seq, .buf = buf, .len = len, .w = w };
+	t->q[qi] = (struct tp_req){ .buf = buf, .len = len, .seq = seq };
+	t->q_w[qi] = w;
 	t->q_n++;
 	return 1;
 }
