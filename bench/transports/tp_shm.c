@@ -1132,11 +1132,13 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint32_t len, uint64_t *tick
 		 * waits for the state line, not after it. */
 		prefetch_slot(c, wi, t, request_lines(len));
 		int r = claim_ticket(c, wi, t, err, errlen);
-		if (r != 0) {
-			if (r > 0)
-				*ticket = t;
-			return r > 0 ? 0 : -1;
+		if (r > 0) {
+			*ticket = t;
+			return 0;
 		}
+		if (r < 0)
+			return -1;
+		/* void: a new ticket */
 	}
 }
 
@@ -1233,14 +1235,21 @@ static void delivered(struct tp_client *c, unsigned wi, uint64_t seq)
 	};
 }
 
+/* -1 with err if a request of len bytes cannot fit a receive slot. */
+static int check_fits(const struct tp_client *c, uint32_t len, char *err, size_t errlen)
+{
+	if (len <= c->slot_size)
+		return 0;
+	snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the server "
+		 "with a larger --slot-size", len, c->slot_size);
+	return -1;
+}
+
 static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
 			uint64_t seq, char *err, size_t errlen)
 {
-	if (len > c->slot_size) {
-		snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the server "
-			 "with a larger --slot-size", len, c->slot_size);
+	if (check_fits(c, len, err, errlen) != 0)
 		return -1;
-	}
 	int room = post_room(c, wi, 1, err, errlen);
 	if (room <= 0)
 		return room < 0 ? -1 : 1;
@@ -1275,32 +1284,36 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
  * so, when the ring has no room for it).
  */
 #define POST_MANY_MAX 64
+
+/* cli_post_many's answer for r[0..n) sent one cli_post at a time. */
+static int post_each(struct tp_client *c, unsigned wi, const struct tp_req *r, int n, char *err,
+		     size_t errlen)
+{
+	int k = 0;
+	for (; k < n; k++) {
+		int x = shm_cli_post(c, wi, r[k].buf, r[k].len, r[k].seq, err, errlen);
+		if (x < 0)
+			return k ? k : -1;
+		if (x == 1)
+			break;   /* busy */
+	}
+	return k;
+}
+
 static int shm_cli_post_many(struct tp_client *c, unsigned wi, const struct tp_req *r, int n,
 			     char *err, size_t errlen)
 {
+	if (n <= 0)
+		return 0;
 	if (n > POST_MANY_MAX)
 		n = POST_MANY_MAX;
 	for (int i = 0; i < n; i++)
 		if (r[i].len > c->slot_size) {
-			if (i > 0) {
-				n = i;   /* send those before it; it fails on its own */
-				break;
-			}
-			snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the "
-				 "server with a larger --slot-size", r[i].len, c->slot_size);
-			return -1;
+			n = i ? i : 1;   /* send those before it; it fails on its own */
+			break;
 		}
-	if (n == 1 || fault_on(FAULT_ACK_BEFORE_ALLOC)) {
-		int k = 0;
-		for (; k < n; k++) {
-			int x = shm_cli_post(c, wi, r[k].buf, r[k].len, r[k].seq, err, errlen);
-			if (x < 0)
-				return k ? k : -1;
-			if (x == 1)
-				break;   /* busy */
-		}
-		return k;
-	}
+	if (n == 1 || fault_on(FAULT_ACK_BEFORE_ALLOC))
+		return post_each(c, wi, r, n, err, errlen);
 	int room = post_room(c, wi, n, err, errlen);
 	if (room <= 0)
 		return room;
@@ -1321,18 +1334,12 @@ static int shm_cli_post_many(struct tp_client *c, unsigned wi, const struct tp_r
 			j++;
 		}
 	}
-	for (; j < n; j++) {   /* in place of void tickets */
-		uint64_t t;
-		int left = post_room(c, wi, 1, err, errlen);
-		if (left <= 0)
-			return j ? j : left;   /* the rest when there is room */
-		do {
-			if (shm_cli_claim(c, wi, r[j].len, &t, err, errlen) != 0)
-				return j ? j : -1;
-		} while (!shm_cli_publish(c, wi, t, r[j].buf, r[j].len));
-		delivered(c, wi, r[j].seq);
-	}
-	return n;
+	if (j == n)
+		return n;
+	/* in place of void tickets, one at a time (or the rest when there is
+	 * room) */
+	int k = post_each(c, wi, r + j, n - j, err, errlen);
+	return k < 0 ? (j ? j : -1) : j + k;
 }
 
 static void shm_cli_flush(struct tp_client *c)
