@@ -10,7 +10,6 @@
 #include "clock.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 
 /*
@@ -29,9 +28,10 @@
 
 static double zig_x[ZIG_N + 1];   /* strip i spans [0, x[i]) ... */
 static double zig_f[ZIG_N + 1];   /* ... and heights f(x[i]) .. f(x[i+1]) */
-static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
 
-static void zig_init(void)
+/* Built when the program loads, so that a draw does not ask whether they
+ * are built yet. */
+static void __attribute__((constructor)) zig_init(void)
 {
 	zig_x[0] = ZIG_V / exp(-ZIG_R);   /* the bottom strip with the tail's area */
 	zig_x[1] = ZIG_R;
@@ -42,24 +42,16 @@ static void zig_init(void)
 		zig_f[i] = exp(-zig_x[i]);
 }
 
-/* Exp(1) by inversion: log1p(-U) with U < 1 is finite, where -log(U)
- * would be infinite at U = 0. */
-static double exp_invert(struct rng *r)
-{
-	return -log1p(-rng_double(r));
-}
-
 double arrival_exp_draw(struct rng *r, double mean_ns)
 {
-	pthread_once(&zig_once, zig_init);
 	for (;;) {
 		uint64_t b = rng_next(r);
 		unsigned i = (unsigned)(b & (ZIG_N - 1));
 		double x = (double)(b >> 11) * 0x1.0p-53 * zig_x[i];
 		if (x < zig_x[i + 1])
 			return x * mean_ns;                  /* inside the strip's core */
-		if (i == 0)
-			return (ZIG_R + exp_invert(r)) * mean_ns;   /* the tail */
+		if (i == 0)   /* the tail: R plus Exp(1) by inversion (log1p(-U), U < 1, is finite) */
+			return (ZIG_R - log1p(-rng_double(r))) * mean_ns;
 		if (zig_f[i] + rng_double(r) * (zig_f[i + 1] - zig_f[i]) < exp(-x))
 			return x * mean_ns;                  /* the wedge, under the curve */
 	}
