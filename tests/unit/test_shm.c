@@ -460,6 +460,23 @@ static json_int_t transport_stat(struct server *s, const char *key)
 }
 
 /*
+ * Claims ticket 0 (an echo encoded into buf, *len bytes) and never
+ * publishes it; steps the manual worker until it quarantines the slot, at
+ * most 5 s.  Returns the claim's result: 0 and *t == 0 expected.
+ */
+static int stall_ticket0(struct server *s, struct tp_client *c, uint8_t *buf, uint32_t *len, uint64_t *t,
+			 char *err, size_t errlen)
+{
+	*len = enc(buf, c, KV_OP_ECHO, 0, 1, "k", "stalled");
+	int r = shm_cli_claim(c, 0, *len, t, err, errlen);
+	for (int i = 0; r == 0 && i < 5000 && transport_stat(s, "quarantined") == 0; i++) {
+		server_step(s, 0);
+		usleep(1000);
+	}
+	return r;
+}
+
+/*
  * Ticket 0's writer stalls past 4 x void_timeout: the worker quarantines
  * slot 0.  If the writer then tries to publish (it is alive, only slow),
  * its failed publish hands the slot back, and the next lap (ticket 64 of
@@ -479,12 +496,8 @@ static void lap_after_quarantine(int writer_gives_up, json_int_t *quarantined, u
 	uint8_t buf[4096];
 	char err[256];
 	uint64_t t;
-	uint32_t len = enc(buf, c, KV_OP_ECHO, 0, 1, "k", "stalled");
-	REQUIRE(shm_cli_claim(c, 0, len, &t, err, sizeof err) == 0 && t == 0, "%s", err);
-	for (int i = 0; i < 5000 && transport_stat(s, "quarantined") == 0; i++) {
-		server_step(s, 0);
-		usleep(1000);
-	}
+	uint32_t len;
+	REQUIRE(stall_ticket0(s, c, buf, &len, &t, err, sizeof err) == 0 && t == 0, "%s", err);
 	*quarantined = transport_stat(s, "quarantined");
 	if (writer_gives_up)
 		CHECK(shm_cli_publish(c, 0, t, buf, len) == 0, "a publish after quarantine must fail");
@@ -572,12 +585,8 @@ TEST(post_many_keeps_order_past_void_tickets_and_a_full_ring)
 	static uint8_t buf[80][256];
 	char err[256];
 	uint64_t t;
-	uint32_t len = enc(buf[0], c, KV_OP_ECHO, 0, 1, "k", "stalled");
-	REQUIRE(shm_cli_claim(c, 0, len, &t, err, sizeof err) == 0 && t == 0, "%s", err);
-	for (int i = 0; i < 5000 && transport_stat(s, "quarantined") == 0; i++) {
-		server_step(s, 0);
-		usleep(1000);
-	}
+	uint32_t len;
+	REQUIRE(stall_ticket0(s, c, buf[0], &len, &t, err, sizeof err) == 0 && t == 0, "%s", err);
 	REQUIRE(transport_stat(s, "quarantined") == 1, "slot 0 was not retired");
 	/* tickets 1..63, as one batch (the ring's room is 63: slot 0 is
 	 * claimed), executed in order */
