@@ -110,8 +110,9 @@ static int build_table(struct zipf *z, char *err, size_t errlen)
 	if (!z->guide) {
 		free(z->cdf);
 		z->cdf = NULL;
-		snprintf(err, errlen, "zipf: cannot allocate the CDF table's index (%.0f MiB)",
-			 (double)(g + 1) * sizeof *z->guide / 1048576.0);
+		snprintf(err, errlen, "zipf: cannot allocate the index of the exact CDF table for n = %llu "
+			 "items (%.0f MiB); use fewer items or a smaller exact_table_max",
+			 (unsigned long long)z->n, (double)(g + 1) * sizeof *z->guide / 1048576.0);
 		return -1;
 	}
 	z->guide_bits = bits;
