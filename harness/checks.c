@@ -517,7 +517,22 @@ int checks_is_disturbance(const char *name)
 	return name && (!strcmp(name, "interference") || !strcmp(name, "stalls"));
 }
 
+static int named(const char *name, const char *const *names)
+{
+	if (!names)
+		return 1;
+	for (; *names; names++)
+		if (name && !strcmp(name, *names))
+			return 1;
+	return 0;
+}
+
 int checks_flagged(const json_t *checks, char *buf, size_t len)
+{
+	return checks_warned(checks, NULL, buf, len);
+}
+
+int checks_warned(const json_t *checks, const char *const *names, char *buf, size_t len)
 {
 	size_t i, o = 0;
 	const json_t *c;
@@ -525,7 +540,8 @@ int checks_flagged(const json_t *checks, char *buf, size_t len)
 	if (len)
 		buf[0] = '\0';
 	json_array_foreach(checks, i, c) {
-		if (strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") != 0)
+		if (strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") != 0 ||
+		    !named(json_string_value(json_object_get(c, "name")), names))
 			continue;
 		flagged = 1;
 		if (o + 1 < len) {

@@ -90,6 +90,9 @@ int checks_is_disturbance(const char *name);
 /* Whether any check in the array warns; names of the warnings into buf
  * ("stationarity,interference"). */
 int checks_flagged(const json_t *checks, char *buf, size_t len);
+/* The same, counting only the checks named in names[] (NULL-terminated;
+ * NULL: every check). */
+int checks_warned(const json_t *checks, const char *const *names, char *buf, size_t len);
 
 /* The schema of the config's "checks" object. */
 extern const struct conf_key checks_schema[];

@@ -7,6 +7,7 @@
  * one with an inconclusive metric and no regression is inconclusive).
  */
 #include "compare.h"
+#include "checks.h"
 #include "merge.h"
 #include "opts.h"
 #include "run.h"
@@ -246,13 +247,25 @@ static void measure(struct metric *m, const json_t *bp, const json_t *np, const 
 }
 
 /*
+ * The checks that say the host disturbed a point, per metric: CPU taken
+ * from a spinning thread slows every request (interference); a thread that
+ * stood still, or a window whose halves disagree, moves the tail.
+ */
+static const char *const dist_p50[] = { "interference", NULL };
+static const char *const dist_p99[] = { "stalls", "interference", "stationarity", NULL };
+
+/*
  * The verdict of one metric (compare.h): a change counts only when it is
  * larger than the tolerance AND significant after the correction; a change
  * larger than the tolerance that is not significant is inconclusive, with
  * the trials that would decide it; single-trial runs cannot tell noise
- * from change at all.
+ * from change at all.  A side whose point its own checks call disturbed
+ * (dist[]) cannot testify that it is the worse one: that move may be the
+ * host's (in the noise gate here, a base run whose P99s the host had
+ * stalled read as "improvements" of 61-96 %).
  */
-static void judge(struct metric *m, double tol, double alpha, const char *env_note)
+static void judge(struct metric *m, double tol, double alpha, const char *env_note, const json_t *bp,
+		  const json_t *np, const char *const *dist)
 {
 	int worse = m->lower_is_better ? m->change > 0 : m->change < 0;
 	m->v = SAME;
@@ -287,6 +300,15 @@ static void judge(struct metric *m, double tol, double alpha, const char *env_no
 		m->v = UNDECIDED;
 		snprintf(m->why, sizeof m->why, "%s by %.0f%% (p %.3g), but %s", worse ? "worse" : "better",
 			 fabs(m->change) * 100, m->p_adj, env_note);
+		return;
+	}
+	char names[160];
+	if (checks_warned(json_object_get(worse ? np : bp, "checks"), dist, names, sizeof names)) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "%s by %.0f%% (p %.3g), but the %s run's point, the %s one, was "
+			 "disturbed by the host (its checks warned: %s), which may be all the difference; run it again",
+			 worse ? "worse" : "better", fabs(m->change) * 100, m->p_adj, worse ? "new" : "base",
+			 m->lower_is_better ? "slower" : "lower", names);
 		return;
 	}
 	m->v = worse ? WORSE : BETTER;
@@ -405,7 +427,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			struct metric *m = &pr->m[k];
 			if (!isnan(m->p))
 				m->p_adj = pv[m->test];
-			judge(m, tol[k], o->alpha, env[0] ? env : NULL);
+			judge(m, tol[k], o->alpha, env[0] ? env : NULL, pr->bp, pr->np, k == 1 ? dist_p99 : dist_p50);
 			worse |= m->v == WORSE;
 			better |= m->v == BETTER;
 			und |= m->v == UNDECIDED;

@@ -17,8 +17,11 @@
  *   improvement   significant after the correction;
  *   inconclusive  when it moved by more than the tolerance but is not
  *                 significant (the row says about how many trials would
- *                 decide it), or when the runs' canaries say the machine
- *                 changed between them.
+ *                 decide it), when the runs' canaries say the machine
+ *                 changed between them, or when the point on the side that
+ *                 reads worse was disturbed by the host by its own checks
+ *                 (interference for p50 and throughput; stalls,
+ *                 interference or stationarity for p99).
  * Runs with one trial cannot tell run-to-run noise from a change (within-
  * run CIs say nothing about it): a move beyond the tolerance is then
  * inconclusive, never a regression.  A point of BASE missing from NEW is a

@@ -91,9 +91,10 @@ fi
 # point is a regression (significant after Benjamini-Hochberg and beyond
 # the tolerance); the reverse is an improvement; a median 7 % higher with
 # trials spread over the base's is inconclusive; a halved throughput is a
-# regression.
+# regression.  The points' checks are cleared: they come from this real
+# run on a shared host, and a warned one would (rightly) hold a verdict back.
 trials() {   # trials P50_FACTOR SPREAD_NS OPS_FACTOR: jq program for point 0
-	echo ".points |= [.[] | .trials = [range(6) as \$i | {lat_ns: {all: {n: 1000,
+	echo ".points |= [.[] | .checks = [] | .trials = [range(6) as \$i | {lat_ns: {all: {n: 1000,
 		p50: (10000 + \$i * 100), p99: (50000 + \$i * 500)}}, achieved_ops: (8000 + \$i)}]] |
 	.points[0].trials |= [.[] | .lat_ns.all.p50 *= $1 | .lat_ns.all.p50 += ((.achieved_ops - 8000) * $2) |
 		.achieved_ops *= $3]"
@@ -163,6 +164,38 @@ if [ $rc -eq 3 ] && grep -q 'canaries differ' "$T/env.out"; then
 	ok compare_canary_drift_inconclusive
 else
 	notok compare_canary_drift_inconclusive "rc=$rc: $(cat "$T/env.out")"
+fi
+# A point whose own checks say the host disturbed it cannot testify that
+# it is the worse side: a significant +40 % p99 on a point whose stalls
+# check warned is inconclusive, whichever run it is in; on the better
+# side the warning changes nothing; and stalls do not excuse a p50 move,
+# which only interference (CPU taken from a spinning thread) does.
+warn() {   # warn CHECK: jq program that adds a warned CHECK to point 0
+	echo ".points[0].checks = [{name: \"$1\", value: 0.02, threshold: 0.008, status: \"warn\"}]"
+}
+jq "$(warn stalls)" "$T/t99b.json" >"$T/t99bs.json"
+jq "$(warn stalls)" "$T/tb.json" >"$T/tbs.json"
+jq "$(warn stalls)" "$T/tw.json" >"$T/tws.json"
+jq "$(warn interference)" "$T/tw.json" >"$T/twi.json"
+"$OQB_BIN/oqb" compare "$T/tb.json" "$T/t99bs.json" >"$T/d1.out" 2>&1
+rc1=$?
+"$OQB_BIN/oqb" compare "$T/t99bs.json" "$T/tb.json" >"$T/d2.out" 2>&1
+rc2=$?
+"$OQB_BIN/oqb" compare "$T/tbs.json" "$T/t99b.json" >"$T/d3.out" 2>&1
+rc3=$?
+"$OQB_BIN/oqb" compare "$T/tb.json" "$T/tws.json" >"$T/d4.out" 2>&1
+rc4=$?
+"$OQB_BIN/oqb" compare "$T/tb.json" "$T/twi.json" >"$T/d5.out" 2>&1
+rc5=$?
+if [ $rc1 -eq 3 ] && grep -q "inconclusive: p99 (worse by 40% (p [0-9.e-]*), but the new run's point, the slower one, was disturbed by the host (its checks warned: stalls)" "$T/d1.out" &&
+	[ $rc2 -eq 3 ] && grep -q "inconclusive: p99 (better by .*the base run's point, the slower one, was disturbed" "$T/d2.out" &&
+	! grep -q 'improved' "$T/d2.out" &&
+	[ $rc3 -eq 1 ] && grep -q 'REGRESSION: p99 worse' "$T/d3.out" &&
+	[ $rc4 -eq 1 ] && grep -q 'REGRESSION: p50 worse' "$T/d4.out" &&
+	[ $rc5 -eq 3 ] && grep -q "inconclusive: p50 (worse by .*its checks warned: interference" "$T/d5.out"; then
+	ok compare_disturbed_side_inconclusive
+else
+	notok compare_disturbed_side_inconclusive "rc=$rc1/$rc2/$rc3/$rc4/$rc5: $(grep -h '^[a-z]* *[0-9]' "$T"/d[1-5].out | head -5)"
 fi
 
 finish
