@@ -82,18 +82,30 @@ if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
 	# (rerun_disturbed 0: this tests that the hog is seen, not that the
 	# trial it disturbed is run again)
 	base hog '["rawrpc"]' '[20000]' 3 1 | jq '.rerun_disturbed = 0' >"$T/hog.json"
+	status() { jq -r --arg n "$2" '.points[0].checks[] | select(.name == $n) | .status' "$1/run.json" 2>/dev/null; }
 	# the control: the same point, nothing else on the worker's CPU.  A
-	# shared VM's host can stall a calm run too (one stall of ~1 ms in a
-	# half moves its p99 past the 10x limit: seen here in CI), which the
-	# check is right to flag; so the control gets up to three attempts and
-	# says how many it took.  The hogged run gets one.
-	for attempt in 1 2 3; do
+	# shared VM's host can stall a calm run too, and the check is right to
+	# flag it: one stall of ~4 ms in a half moves its p99 past the 10x
+	# limit (seen in CI, three attempts in a row, each with the stalls
+	# check warning that a spinning thread stood still ~1 % of the window).
+	# So an attempt whose own stalls check saw the host stop a thread is no
+	# control, and another runs, up to six; the first attempt the host left
+	# alone (or whose two checks pass anyway) decides.  If the host stalled
+	# all six, there is no calm window to compare with: the two hog tests
+	# say skip, and why, rather than pass or fail on the host's noise.
+	calm_ok=0
+	for attempt in 1 2 3 4 5 6; do
 		rm -rf "$T/calm"
 		"$OQB_BIN/oqb" run "$T/hog.json" --out "$T/calm" >/dev/null 2>"$T/calm.err"
 		st=$(jq -r '[.points[0].checks[] | select(.name == "interference" or .name == "stationarity") | .status] | unique | join(",")' \
 			"$T/calm/run.json" 2>/dev/null)
-		[ "$st" = pass ] && break
-		echo "# calm control attempt $attempt: interference and stationarity '$st': $(jq -c '[.points[0].checks[] | select(.status == "warn") | .detail]' "$T/calm/run.json" 2>/dev/null) $(tail -1 "$T/calm.err")"
+		stalls=$(status "$T/calm" stalls)
+		if [ "$st" = pass ] || [ "$stalls" = pass ]; then
+			calm_ok=1
+			[ "$attempt" -gt 1 ] && echo "# calm control: attempt $attempt decides (stalls: $stalls)"
+			break
+		fi
+		echo "# calm control attempt $attempt: interference and stationarity '$st', stalls '$stalls' (the host stopped a thread: not a control): $(jq -c '[.points[0].checks[] | select(.status == "warn") | .detail]' "$T/calm/run.json" 2>/dev/null) $(tail -1 "$T/calm.err")"
 	done
 	cpu=$(jq '.points[0].trials[0].placement.server.cpus[0]' "$T/calm/run.json" 2>/dev/null)
 	# the hog: started in the middle of the window (start about 0.5 s
@@ -109,10 +121,11 @@ if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
 	kill "$hog" 2>/dev/null
 	wait "$hog" 2>/dev/null
 	wait "$run_pid"
-	status() { jq -r --arg n "$2" '.points[0].checks[] | select(.name == $n) | .status' "$1/run.json"; }
 	for c in interference stationarity; do
 		calm=$(status "$T/calm" $c); hogged=$(status "$T/hog" $c)
-		if [ "$hogged" = warn ] && [ "$calm" = pass ]; then
+		if [ $calm_ok = 0 ]; then
+			skip "hog_flagged_by_$c" "the host stopped a spinning thread in all 6 calm attempts (their stalls checks warned), so there was no calm control to compare with"
+		elif [ "$hogged" = warn ] && [ "$calm" = pass ]; then
 			ok "hog_flagged_by_$c"
 		else
 			notok "hog_flagged_by_$c" "with the hog: $hogged, without: $calm; $(jq -c --arg n $c \
