@@ -1564,12 +1564,12 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		rc = 1;
 	}
 	uint64_t last_write = now_ms();
-	/* Reruns help against a passing disturbance.  When three trials in a
-	 * row were still disturbed after every rerun, the disturbance is part
-	 * of the setup, not a passing one: reruns stop for the rest of the
-	 * run, which says so, and the trials stay flagged. */
-	long long rerun_cap = r->rc.rerun_disturbed;
-	int futile = 0;
+	/* Reruns help against a passing disturbance (trials.h: when they stop
+	 * and resume).  rerun_budget bounds those of the whole run, so a host
+	 * that disturbs many trials costs a known share of time. */
+	struct rerun_policy rp;
+	rerun_init(&rp, r->rc.rerun_disturbed,
+		   r->rc.rerun_budget < 0 ? -1 : (long long)(r->rc.rerun_budget * (double)r->ntrials));
 	for (size_t k = 0; rc == 0 && k < r->ntrials; k++) {
 		struct prun pr;
 		struct point pt = r->pts[r->order[k].point];
@@ -1594,20 +1594,27 @@ again:;
 		 * machine's scheduler, not the system: run it again (same
 		 * seed, its own directory) and keep it aside, with why. */
 		const char *still = disturbed(pr.checks);
-		const char *why = pt.rerun < rerun_cap ? still : NULL;
-		if (!why && rerun_cap > 0) {
-			/* kept: either calm, or disturbed after its last rerun */
-			futile = still ? futile + 1 : 0;
-			if (futile >= 3) {
-				rerun_cap = 0;
-				fprintf(stderr, "oqb: warning: three trials in a row were still disturbed after %lld "
-					"rerun(s) each (last: %s); the disturbance looks permanent, so disturbed trials "
-					"are no longer rerun in this run (they stay flagged). Find what shares that thread's "
-					"CPU (uptime, top -H), or set \"rerun_disturbed\": 0 to skip the reruns\n",
-					r->rc.rerun_disturbed, still);
-				json_object_set_new(r->runj, "reruns_stopped",
-						    json_pack("{s:I,s:s}", "after_trial", (json_int_t)k, "last_reason", still));
-			}
+		enum rerun_event ev;
+		const char *why = rerun_decide(&rp, pt.rerun, still != NULL, &ev) ? still : NULL;
+		if (ev == RR_BUDGET_STOP)
+			fprintf(stderr, "oqb: warning: the run's rerun budget is spent (%lld rerun(s): rerun_budget %g of "
+				"%zu trials); disturbed trials from here on are kept and stay flagged (last: %s). "
+				"Raise rerun_budget in the config for more\n", rp.used, r->rc.rerun_budget, r->ntrials, still);
+		else if (ev == RR_FUTILE_STOP)
+			fprintf(stderr, "oqb: warning: three trials in a row were still disturbed after %lld "
+				"rerun(s) each (last: %s); the disturbance looks permanent, so disturbed trials "
+				"are not rerun until one comes back calm (they stay flagged). Find what shares that "
+				"thread's CPU (uptime, top -H), or set \"rerun_disturbed\": 0 to skip the reruns\n",
+				r->rc.rerun_disturbed, still);
+		if (ev == RR_BUDGET_STOP || ev == RR_FUTILE_STOP)
+			json_object_set_new(r->runj, "reruns_stopped",
+					    json_pack("{s:I,s:s,s:s}", "after_trial", (json_int_t)k, "last_reason", still,
+						      "cause", ev == RR_BUDGET_STOP ? "budget" : "futile"));
+		else if (ev == RR_RESUME) {
+			if (!r->o->quiet)
+				fprintf(stderr, "oqb: trial %zu came back calm: the disturbance passed, so disturbed "
+					"trials are rerun again\n", k + 1);
+			json_object_set_new(r->runj, "reruns_resumed", json_pack("{s:I}", "after_trial", (json_int_t)k));
 		}
 		if (why) {
 			if (!r->discarded[i])
@@ -1617,7 +1624,7 @@ again:;
 			json_array_append_new(r->discarded[i], d);
 			if (!r->o->quiet)
 				fprintf(stderr, "oqb: trial %u of point %zu (%s) disturbed: %s; running it again (%u/%lld)\n",
-					pt.trial + 1, i + 1, pt.system, why, pt.rerun + 1, rerun_cap);
+					pt.trial + 1, i + 1, pt.system, why, pt.rerun + 1, rp.per_trial);
 			json_decref(pj);
 			prun_free(&pr);
 			pt.rerun++;

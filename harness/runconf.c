@@ -146,6 +146,7 @@ static const struct conf_key top_keys[] = {
 	{ "seed", CONF_INT, 0, 0, 9007199254740991.0, NULL, NULL, "random seed (default 1)" },
 	{ "repeat", CONF_INT, 0, 1, 1000, NULL, NULL, "trials of every point, run in a randomised interleaved order across systems and loads (default 1)" },
 	{ "rerun_disturbed", CONF_INT, 0, 0, 10, NULL, NULL, "a trial whose spinning thread lost its CPU (the interference check) is run again, at most this many times (default 2); the disturbed ones stay in the point's discarded_trials" },
+	{ "rerun_budget", CONF_NUM, 0, 0, 10, NULL, NULL, "the most reruns in the whole run, as a share of its trials (0.3: 3 reruns per 10 trials; default no limit); once spent, disturbed trials are kept and stay flagged, so a run on a noisy host still ends on time" },
 	{ "canary", CONF_BOOL, 0, 0, 0, NULL, NULL, "measure the machine's floor beside every trial on the same CPUs (default true; local shm runs)" },
 	{ "checks", CONF_OBJ, 0, 0, 0, NULL, checks_schema, "thresholds of the self-checks on every point (docs/trust.md)" },
 	{ "hosts", CONF_OBJ, 0, 0, 0, NULL, hosts_keys, "where processes run and how they are started" },
@@ -1059,6 +1060,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->seed = conf_int(rc->root, "seed", 1);
 	rc->repeat = conf_int(rc->root, "repeat", 1);
 	rc->rerun_disturbed = conf_int(rc->root, "rerun_disturbed", 2);
+	rc->rerun_budget = conf_num(rc->root, "rerun_budget", -1);
 	rc->canary = conf_bool(rc->root, "canary", 1);
 	checks_from_json(&rc->checks, json_object_get(rc->root, "checks"));
 	rc->srv_cpus = conf_str(json_object_get(rc->root, "server"), "cpus", "auto");

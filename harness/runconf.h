@@ -86,6 +86,7 @@ struct runconf {
 	long long seed;
 	long long repeat;              /* trials per point */
 	long long rerun_disturbed;     /* reruns of a trial the interference check flags */
+	double rerun_budget;           /* the most reruns in the run, as a share of its trials; < 0: no limit */
 	int converge;                  /* duration_s "auto": duration_s is the chunk */
 	double conv_ci, conv_max_s;    /* stop at this P99 CI width, or this many seconds */
 	int canary;                    /* floor beside every trial */

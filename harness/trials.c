@@ -323,3 +323,35 @@ fail:
 	json_decref(p);
 	return NULL;
 }
+
+void rerun_init(struct rerun_policy *p, long long per_trial, long long budget)
+{
+	*p = (struct rerun_policy){ .per_trial = per_trial, .budget = budget };
+}
+
+int rerun_decide(struct rerun_policy *p, unsigned n, int disturbed, enum rerun_event *ev)
+{
+	*ev = RR_NONE;
+	if (disturbed && !p->stopped && n < p->per_trial) {
+		if (p->budget < 0 || p->used < p->budget) {
+			p->used++;
+			return 1;
+		}
+		p->stopped = RR_BUDGET_STOP;
+		*ev = RR_BUDGET_STOP;
+		return 0;
+	}
+	/* kept: calm, or disturbed after its last rerun (or with reruns off) */
+	if (!p->stopped && p->per_trial > 0) {
+		p->futile = disturbed ? p->futile + 1 : 0;
+		if (p->futile >= 3) {
+			p->stopped = RR_FUTILE_STOP;
+			*ev = RR_FUTILE_STOP;
+		}
+	} else if (p->stopped == RR_FUTILE_STOP && !disturbed) {
+		p->futile = 0;
+		p->stopped = 0;
+		*ev = RR_RESUME;
+	}
+	return 0;
+}

@@ -47,4 +47,22 @@ struct check_conf;
 json_t *trials_point(const json_t *pj0, const json_t *entries, const struct check_conf *cc, char *err,
 		     size_t errlen);
 
+/*
+ * Which disturbed trials are run again (run.c).  A trial whose checks say
+ * the host disturbed it is rerun, up to per_trial times.  Reruns stop
+ *   - for good when the run's budget is spent (budget >= 0 reruns), and
+ *   - when three trials in a row were kept still disturbed after all
+ *     their reruns (the disturbance looks permanent); they resume at the
+ *     first trial that comes back calm, since then it was not.
+ */
+enum rerun_event { RR_NONE, RR_FUTILE_STOP, RR_BUDGET_STOP, RR_RESUME };
+struct rerun_policy {
+	long long per_trial, budget, used;
+	int futile, stopped;          /* stopped: 0, RR_FUTILE_STOP or RR_BUDGET_STOP */
+};
+void rerun_init(struct rerun_policy *p, long long per_trial, long long budget);
+/* Trial run number n (0 the first) was disturbed or not: 1 to run it again,
+ * 0 to keep it.  *ev says whether this decision stopped or resumed reruns. */
+int rerun_decide(struct rerun_policy *p, unsigned n, int disturbed, enum rerun_event *ev);
+
 #endif

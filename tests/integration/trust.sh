@@ -159,6 +159,21 @@ if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
 	jcheck reruns_stop_when_futile "$T/rerunstop/run.json" '(.points[0].trials | length) == 4 and
 		(.points[0].discarded_trials | length) == 3 and .reruns_stopped.after_trial == 2 and
 		(.reruns_stopped.last_reason | test("CPU"))'
+	# rerun_budget bounds the reruns of the whole run: 0.25 of 4 trials is
+	# one rerun; after it every disturbed trial is kept, flagged, and the
+	# run says why it stopped rerunning
+	base rerunbudget '["oq"]' '[5000]' 0.2 4 | jq '.checks = {"cpu_share": 1.0} | .rerun_disturbed = 2 |
+		.rerun_budget = 0.25' >"$T/rerunbudget.json"
+	"$OQB_BIN/oqb" run "$T/rerunbudget.json" --out "$T/rerunbudget" >/dev/null 2>"$T/rerunbudget.err"
+	jcheck rerun_budget_bounds_reruns "$T/rerunbudget/run.json" '(.points[0].trials | length) == 4 and
+		(.points[0].discarded_trials | length) == 1 and .reruns_stopped.cause == "budget" and
+		.reruns_stopped.after_trial == 0 and .points[0].flagged'
+	if grep -q 'rerun budget is spent (1 rerun(s): rerun_budget 0.25 of 4 trials)' "$T/rerunbudget.err" &&
+		! grep -q 'three trials in a row' "$T/rerunbudget.err"; then
+		ok rerun_budget_says_so
+	else
+		notok rerun_budget_says_so "$(grep warning "$T/rerunbudget.err" | tail -3)"
+	fi
 	jq '.rerun_disturbed = 0' "$T/rerun.json" >"$T/rerun0.json"
 	"$OQB_BIN/oqb" run "$T/rerun0.json" --out "$T/rerun0" >/dev/null 2>&1
 	jcheck rerun_off_keeps_first "$T/rerun0/run.json" '.points[0] | (.trials | length) == 2 and

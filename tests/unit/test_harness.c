@@ -9,6 +9,7 @@
 #include "merge.h"
 #include "runconf.h"
 #include "rng.h"
+#include "trials.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -227,5 +228,58 @@ TEST(host_is_local_cases)
 	CHECK(!host_is_local("node-that-is-not-here.example"));
 }
 
+/*
+ * Feeds trials through the rerun policy: each character of runs is one run
+ * of a trial, 'D' disturbed or 'c' calm; the policy's answer decides
+ * whether the next character is a rerun of the same trial or the next
+ * trial.  Writes one letter per decision into out: 'r' rerun, 'k' kept,
+ * and after it 'F' futile stop, 'B' budget stop, 'R' resume.
+ */
+static void rerun_feed(struct rerun_policy *p, const char *runs, char *out)
+{
+	unsigned n = 0;
+	for (const char *c = runs; *c; c++) {
+		enum rerun_event ev;
+		int again = rerun_decide(p, n, *c == 'D', &ev);
+		*out++ = again ? 'r' : 'k';
+		if (ev != RR_NONE)
+			*out++ = ev == RR_FUTILE_STOP ? 'F' : ev == RR_BUDGET_STOP ? 'B' : 'R';
+		n = again ? n + 1 : 0;
+	}
+	*out = 0;
+}
+
+TEST(rerun_policy_stops_and_resumes)
+{
+	struct rerun_policy p;
+	char got[128];
+	/* one rerun per trial: a calm trial is kept, a disturbed one is run
+	 * again once, then kept */
+	rerun_init(&p, 1, -1);
+	rerun_feed(&p, "cDcDD", got);
+	CHECK(strcmp(got, "krkrk") == 0, "%s", got);
+	/* three trials in a row kept disturbed: reruns stop; the next
+	 * disturbed trial is kept at once; a calm one resumes them */
+	rerun_init(&p, 1, -1);
+	rerun_feed(&p, "DDDDDDDcDD", got);
+	CHECK(strcmp(got, "rkrkrkFkkRrk") == 0, "%s", got);
+	CHECK(p.used == 4 && !p.stopped, "used %lld stopped %d", p.used, p.stopped);
+	/* a calm trial between disturbed ones resets the count */
+	rerun_init(&p, 1, -1);
+	rerun_feed(&p, "DDDDcDDDD", got);
+	CHECK(strcmp(got, "rkrkkrkrk") == 0, "%s", got);
+	/* the budget: 2 reruns in the run, then disturbed trials are kept,
+	 * and a calm trial does not resume them */
+	rerun_init(&p, 2, 2);
+	rerun_feed(&p, "DDcDDcD", got);
+	CHECK(strcmp(got, "rrkkBkkk") == 0, "%s", got);
+	CHECK(p.used == 2 && p.stopped == RR_BUDGET_STOP, "used %lld stopped %d", p.used, p.stopped);
+	/* reruns off: everything is kept, nothing stops or resumes */
+	rerun_init(&p, 0, -1);
+	rerun_feed(&p, "DDDDcD", got);
+	CHECK(strcmp(got, "kkkkkk") == 0, "%s", got);
+}
+
 UNIT_MAIN(script_quotes_every_word, shell_quote_keeps_plain_words, ssh_command_checks_host_keys,
-	  local_start_reports_exec_failure, merge_sums_bins_never_averages, host_is_local_cases)
+	  local_start_reports_exec_failure, merge_sums_bins_never_averages, host_is_local_cases,
+	  rerun_policy_stops_and_resumes)
