@@ -82,11 +82,23 @@ static int build_table(struct zipf *z, char *err, size_t errlen)
 {
 	long double cum = 0;
 
+	/* The guide (Chen and Asau's index table): 2^bits buckets of u, at
+	 * least two per item up to 2^20, each pointing at the first entry
+	 * that can answer for it.  A power of two keeps u * 2^bits exact. */
+	unsigned bits = 1;
+	while (bits < 20 && (1ull << bits) < 2 * z->n)
+		bits++;
+	uint64_t g = 1ull << bits;
 	z->cdf = malloc(z->n * sizeof *z->cdf);
-	if (!z->cdf) {
-		snprintf(err, errlen, "zipf: cannot allocate the exact CDF table for n = %llu items (%.0f MiB); "
-			 "use fewer items or a smaller exact_table_max",
-			 (unsigned long long)z->n, (double)z->n * sizeof(double) / 1048576.0);
+	z->guide = malloc((g + 1) * sizeof *z->guide);
+	if (!z->cdf || !z->guide) {
+		free(z->cdf);
+		free(z->guide);
+		z->cdf = NULL;
+		z->guide = NULL;
+		snprintf(err, errlen, "zipf: cannot allocate the exact CDF table and its index for n = %llu items "
+			 "(%.0f MiB); use fewer items (keys)", (unsigned long long)z->n,
+			 ((double)z->n * sizeof *z->cdf + (double)(g + 1) * sizeof *z->guide) / 1048576.0);
 		return -1;
 	}
 	for (uint64_t i = 0; i < z->n; i++) {
@@ -99,22 +111,6 @@ static int build_table(struct zipf *z, char *err, size_t errlen)
 	z->cdf[z->n - 1] = 1.0;        /* u < 1 always finds an entry */
 	z->zetan = (double)cum;
 
-	/* The guide (Chen and Asau's index table): 2^bits buckets of u, at
-	 * least two per item up to 2^20, each pointing at the first entry
-	 * that can answer for it.  A power of two keeps u * 2^bits exact. */
-	unsigned bits = 1;
-	while (bits < 20 && (1ull << bits) < 2 * z->n)
-		bits++;
-	uint64_t g = 1ull << bits;
-	z->guide = malloc((g + 1) * sizeof *z->guide);
-	if (!z->guide) {
-		free(z->cdf);
-		z->cdf = NULL;
-		snprintf(err, errlen, "zipf: cannot allocate the index of the exact CDF table for n = %llu "
-			 "items (%.0f MiB); use fewer items or a smaller exact_table_max",
-			 (unsigned long long)z->n, (double)(g + 1) * sizeof *z->guide / 1048576.0);
-		return -1;
-	}
 	z->guide_bits = bits;
 	uint64_t i = 0;
 	for (uint64_t k = 0; k < g; k++) {
