@@ -1235,21 +1235,14 @@ static void delivered(struct tp_client *c, unsigned wi, uint64_t seq)
 	};
 }
 
-/* -1 with err if a request of len bytes cannot fit a receive slot. */
-static int check_fits(const struct tp_client *c, uint32_t len, char *err, size_t errlen)
-{
-	if (len <= c->slot_size)
-		return 0;
-	snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the server "
-		 "with a larger --slot-size", len, c->slot_size);
-	return -1;
-}
-
 static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
 			uint64_t seq, char *err, size_t errlen)
 {
-	if (check_fits(c, len, err, errlen) != 0)
+	if (len > c->slot_size) {
+		snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the server "
+			 "with a larger --slot-size", len, c->slot_size);
 		return -1;
+	}
 	int room = post_room(c, wi, 1, err, errlen);
 	if (room <= 0)
 		return room < 0 ? -1 : 1;
