@@ -37,7 +37,9 @@ echo
 echo "lowest median per load: $(jq -r '[.points | map(select(.lat_ns.all.n > 0)) |
 	group_by(.offered_ops)[] | "\(.[0].offered_ops): \(min_by(.lat_ns.all.p50).system)"] |
 	join(", ")' "$out/run.json")"
-jq -r '"self-checks: \([.points[] | select(.flagged)] | length) of \(.points | length) points flagged (\([.points[] | select(.saturated | not) | select(.flagged | not)] | length) of \([.points[] | select(.saturated | not)] | length) below saturation are clean); most frequent: \([.points[].checks[] | select(.status == "warn") | .name] | group_by(.) | map("\(.[0]) \(length)") | join(", "))"' "$out/run.json"
+jq -r '"self-checks: \([.points[] | select(.flagged)] | length) of \(.points | length) points flagged (\([.points[] | select(.saturated | not) | select(.flagged | not)] | length) of \([.points[] | select(.saturated | not)] | length) below saturation are clean); most frequent: \([.points[].checks[] | select(.status == "warn") | .name] | group_by(.) | map("\(.[0]) \(length)") | join(", "))" +
+	([.points[].checks[] | select(.name == "trial_agreement" and .cause)] | length | if . > 0 then
+	  "; \(.) trial_agreement warning(s) from trials under different canaries (the machine'"'"'s floor changed mid-run: docs/trust.md)" else "" end)' "$out/run.json"
 echo "took $((SECONDS - start)) s"
 echo
 echo "run.json: $out/run.json"

@@ -280,6 +280,54 @@ TEST(rerun_policy_stops_and_resumes)
 	CHECK(strcmp(got, "kkkkkk") == 0, "%s", got);
 }
 
+TEST(trial_agreement_names_a_changed_canary)
+{
+	/* Four trials, one with a tail forty times the others': the trials
+	 * disagree.  When their canaries differ by more than canary_drift,
+	 * the trial_agreement row says the machine changed between them;
+	 * when the canaries agree, it says nothing of the kind. */
+	struct check_conf cc;
+	checks_defaults(&cc);
+	struct point pt = { .idx = 0, .system = "oq", .offered_ops = 1000 };
+	json_t *srv = json_pack("{s:s}", "schema", "oqbench.server/1");
+	static const uint64_t hi[4] = { 2000, 2100, 80000, 2050 };
+	static const double canary[2][4] = { { 100, 104, 500, 101 }, { 100, 104, 110, 101 } };
+	char err[256];
+	for (int v = 0; v < 2; v++) {
+		json_t *entries = json_array(), *pj0 = NULL;
+		for (unsigned t = 0; t < 4; t++) {
+			json_t *c = fake_client(t, 5000, 1000, hi[t], NULL), *none = json_array();
+			json_t *pj = merge_point(&pt, &c, 1, srv, err, sizeof err);
+			REQUIRE(pj, "%s", err);
+			json_array_append_new(entries, trials_entry(pj, t, t, canary[v][t], none));
+			json_decref(none);
+			json_decref(c);
+			if (!pj0)
+				pj0 = pj;
+			else
+				json_decref(pj);
+		}
+		json_t *p = trials_point(pj0, entries, &cc, err, sizeof err), *row, *agree = NULL;
+		REQUIRE(p, "%s", err);
+		size_t i;
+		json_array_foreach(json_object_get(p, "checks"), i, row)
+			if (!strcmp(json_string_value(json_object_get(row, "name")), "trial_agreement"))
+				agree = row;
+		REQUIRE(agree, "no trial_agreement row");
+		CHECK(!strcmp(json_string_value(json_object_get(agree, "status")), "warn"), "the trials disagree");
+		const char *cause = json_string_value(json_object_get(agree, "cause"));
+		if (v == 0)
+			CHECK(cause && strstr(cause, "100 to 500 ns (5.0x") && strstr(cause, "floor changed"),
+			      "%s", cause ? cause : "(no cause)");
+		else
+			CHECK(!cause, "canaries within 1.1x named as the cause: %s", cause);
+		json_decref(p);
+		json_decref(pj0);
+		json_decref(entries);
+	}
+	json_decref(srv);
+}
+
 UNIT_MAIN(script_quotes_every_word, shell_quote_keeps_plain_words, ssh_command_checks_host_keys,
 	  local_start_reports_exec_failure, merge_sums_bins_never_averages, host_is_local_cases,
-	  rerun_policy_stops_and_resumes)
+	  rerun_policy_stops_and_resumes, trial_agreement_names_a_changed_canary)
