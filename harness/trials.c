@@ -288,22 +288,27 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	if (json_is_boolean(json_object_get(pj0, "saturated")))
 		json_object_set_new(p, "saturated", json_boolean(nsat > 0));
 	json_object_set_new(p, "saturated_trials", json_integer((json_int_t)nsat));
+	/* median_of sorts can[]: from here can[0] is the lowest canary and
+	 * can[ncan - 1] the highest */
 	json_object_set_new(p, "canary_ns", ncan ? json_real(median_of(can, ncan)) : json_null());
 	int flagged;
 	json_t *ck = checks_over(entries, cc, sum[0], th, nth, &flagged), *row;
 	/* trials that ran under different canaries measured different
-	 * machines: say so where their disagreement is reported (can[] is
-	 * sorted by median_of) */
-	json_array_foreach(ck, i, row)
-		if (cc && ncan >= 2 && can[0] > 0 && can[ncan - 1] / can[0] > cc->canary_drift &&
-		    !strcmp(json_string_value(json_object_get(row, "name")), "trial_agreement") &&
-		    !strcmp(json_string_value(json_object_get(row, "status")), "warn")) {
-			char cause[300];
-			snprintf(cause, sizeof cause, "the trials' canaries read %.0f to %.0f ns (%.1fx, more than "
-				 "canary_drift %.2g): the machine's floor changed between trials, so they measured "
-				 "different machines (docs/trust.md, \"Environment and canary\")", can[0], can[ncan - 1],
-				 can[ncan - 1] / can[0], cc->canary_drift);
-			json_object_set_new(row, "cause", json_string(cause));
+	 * machines: say so where their disagreement is reported */
+	double spread = ncan >= 2 && can[0] > 0 ? can[ncan - 1] / can[0] : 1;
+	if (cc && spread > cc->canary_drift)
+		json_array_foreach(ck, i, row) {
+			if (strcmp(json_string_value(json_object_get(row, "name")), "trial_agreement") != 0)
+				continue;
+			if (!strcmp(json_string_value(json_object_get(row, "status")), "warn")) {
+				char cause[300];
+				snprintf(cause, sizeof cause, "the trials' canaries read %.0f to %.0f ns (%.1fx, more than "
+					 "canary_drift %.2g): the machine's floor changed between trials, so they measured "
+					 "different machines (docs/trust.md, \"Environment and canary\")", can[0],
+					 can[ncan - 1], spread, cc->canary_drift);
+				json_object_set_new(row, "cause", json_string(cause));
+			}
+			break;
 		}
 	json_object_set_new(p, "checks", ck);
 	json_object_set_new(p, "flagged", json_boolean(flagged));
