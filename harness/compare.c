@@ -41,7 +41,8 @@ static const struct opt cmp_tab[] = {
 	  "correction for testing many points at once: bh (Benjamini-Hochberg false discovery rate), "
 	  "holm (family-wise error), none" },
 	{ "canary-drift", OPT_DBL, O(canary_drift), "1.5", 1, 1000, NULL,
-	  "when the runs' median canaries differ by more than this factor, changes are inconclusive" },
+	  "when the runs' median canaries differ by more than this factor, changes are inconclusive; trials "
+	  "paired by round (oqb ab) leave out a round whose two canaries differ so" },
 	{ "json", OPT_BOOL, O(json), NULL, 0, 0, NULL, "print the comparison as JSON instead of a table" },
 	{ NULL, .help = "compare two run.json files; exit 1 on a regression, 3 when a change could not be decided" },
 };
@@ -62,6 +63,8 @@ struct metric {
 	double change;                         /* (new - base) / base */
 	double p, p_adj, ks_d, ks_p;           /* NAN when not tested */
 	size_t test;                           /* index into the run's p-values */
+	int paired;                            /* trials matched by round (oqb ab) */
+	size_t rounds, unmatched;              /* paired: rounds, and those left out */
 	enum verdict v;
 	char why[360];
 };
@@ -70,6 +73,9 @@ struct pair {
 	const json_t *bp, *np;
 	char load[64];
 	struct metric m[3];
+	unsigned char *keep_b, *keep_n;        /* paired: which trials count */
+	int paired;
+	size_t rounds, unmatched;
 };
 
 /* A point's sweep key or value (run.json "sweep"), JSON null without one. */
@@ -163,7 +169,7 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn)
  * (trials with no samples left out) or trials[].achieved_ops.  A run.json
  * from before trials existed counts as one trial with the point's values.
  */
-static size_t trial_values(const json_t *p, const char *metric, double *out)
+static size_t trial_values(const json_t *p, const char *metric, double *out, const unsigned char *keep)
 {
 	const json_t *trials = json_object_get(p, "trials"), *t;
 	size_t i, n = 0;
@@ -177,6 +183,8 @@ static size_t trial_values(const json_t *p, const char *metric, double *out)
 		return n;
 	}
 	json_array_foreach(trials, i, t) {
+		if (keep && !keep[i])
+			continue;
 		const json_t *src = lat ? json_object_get(json_object_get(t, "lat_ns"), "all") : t;
 		double v = getn(src, metric);
 		if (n < MAX_TRIALS && !isnan(v) && (!lat || getn(src, "n") > 0))
@@ -225,15 +233,71 @@ static unsigned trials_needed(size_t n, double p, double alpha)
 	return k > floor_n ? k : floor_n;
 }
 
-/* One metric: collect trials, test, and fill everything but the verdict. */
-static void measure(struct metric *m, const json_t *bp, const json_t *np, const char *name, int lib)
+static long round_of(const json_t *t)
 {
+	const json_t *r = json_object_get(t, "round");
+	return json_is_integer(r) && json_integer_value(r) > 0 ? (long)json_integer_value(r) : -1;
+}
+
+/*
+ * Trials paired by round (`oqb ab` runs both sides in every round, one
+ * right after the other, in a random order): the two sides of a round ran
+ * on the same machine only when their canaries agree.  A round whose sides'
+ * canaries differ by more than drift is left out on both sides, as is a
+ * trial with no partner; the test then compares like with like, and the
+ * runs' median canaries are not needed.  Pairing applies when every trial
+ * on both sides carries a round; it sets pr->paired, keep_b/keep_n, rounds
+ * and unmatched.  Returns -1 when out of memory.
+ */
+static int pair_rounds(struct pair *pr, double drift)
+{
+	const json_t *tb = json_object_get(pr->bp, "trials"), *tn = json_object_get(pr->np, "trials"), *t, *u;
+	size_t i, j, nb = json_array_size(tb), nn = json_array_size(tn);
+
+	if (!nb || !nn)
+		return 0;
+	json_array_foreach(tb, i, t)
+		if (round_of(t) < 0)
+			return 0;
+	json_array_foreach(tn, j, u)
+		if (round_of(u) < 0)
+			return 0;
+	pr->keep_b = calloc(nb, 1);
+	pr->keep_n = calloc(nn, 1);
+	if (!pr->keep_b || !pr->keep_n)
+		return -1;
+	pr->paired = 1;
+	json_array_foreach(tb, i, t) {
+		json_array_foreach(tn, j, u) {
+			if (round_of(u) != round_of(t) || pr->keep_n[j])
+				continue;
+			double cb = getn(t, "canary_ns"), cn = getn(u, "canary_ns");
+			pr->rounds++;
+			if (cb > 0 && cn > 0 && fmax(cb / cn, cn / cb) > drift) {
+				pr->unmatched++;
+			} else {
+				pr->keep_b[i] = 1;
+				pr->keep_n[j] = 1;
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
+/* One metric: collect trials, test, and fill everything but the verdict. */
+static void measure(struct metric *m, const struct pair *pr, const char *name, int lib)
+{
+	const json_t *bp = pr->bp, *np = pr->np;
 	char e[128];
 	memset(m, 0, sizeof *m);
 	m->name = name;
 	m->lower_is_better = lib;
-	m->nb = trial_values(bp, name, m->b);
-	m->nn = trial_values(np, name, m->n);
+	m->paired = pr->paired;
+	m->rounds = pr->rounds;
+	m->unmatched = pr->unmatched;
+	m->nb = trial_values(bp, name, m->b, pr->paired ? pr->keep_b : NULL);
+	m->nn = trial_values(np, name, m->n, pr->paired ? pr->keep_n : NULL);
 	m->base = median(m->b, m->nb);
 	m->new_ = median(m->n, m->nn);
 	m->change = m->base > 0 ? hl_change(m->b, m->nb, m->n, m->nn) : NAN;
@@ -264,11 +328,18 @@ static const char *const dist_p99[] = { "stalls", "interference", "stationarity"
  * host's (in the noise gate here, a base run whose P99s the host had
  * stalled read as "improvements" of 61-96 %).
  */
-static void judge(struct metric *m, double tol, double alpha, const char *env_note, const json_t *bp,
+static void judge(struct metric *m, double tol, double alpha, double drift, const char *env_note, const json_t *bp,
 		  const json_t *np, const char *const *dist)
 {
 	int worse = m->lower_is_better ? m->change > 0 : m->change < 0;
 	m->v = SAME;
+	if (m->paired && m->unmatched && (!m->nb || !m->nn)) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "in all %zu rounds the two sides' canaries differ by more than x%g, "
+			 "so no round compares like with like; run more rounds (if it stays so, the change itself "
+			 "may move the canary)", m->rounds, drift);
+		return;
+	}
 	if (isnan(m->change)) {
 		snprintf(m->why, sizeof m->why, "no samples on one side");
 		m->v = m->nb || m->nn ? UNDECIDED : SAME;
@@ -366,7 +437,8 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 {
 	static const char *const mnames[3] = { "p50", "p99", "achieved_ops" };
 	char env[300] = "", line[1800];
-	size_t i, npoints = 0, nreg = 0, nimp = 0, nund = 0, ntests = 0, npairs = 0;
+	size_t i, npoints = 0, nreg = 0, nimp = 0, nund = 0, ntests = 0, npairs = 0, npaired = 0, left_out = 0;
+	int oom = 0;
 	struct pair *pairs = NULL;
 	double *pv = NULL;
 	json_t *bp, *out = json_array(), *table = json_array();
@@ -395,13 +467,30 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 		load_text(pr->load, sizeof pr->load, bp);
 		if (!pr->np)
 			continue;
+		if (pair_rounds(pr, o->canary_drift) < 0) {
+			oom = 1;
+			break;
+		}
+		npaired += (size_t)pr->paired;
+		left_out += pr->unmatched;
 		for (int k = 0; k < 3; k++) {
-			measure(&pr->m[k], bp, pr->np, mnames[k], k < 2);
+			measure(&pr->m[k], pr, mnames[k], k < 2);
 			if (!isnan(pr->m[k].p)) {
 				pr->m[k].test = ntests;
 				pv[ntests++] = pr->m[k].p;
 			}
 		}
+	}
+	if (oom) {
+		for (i = 0; i < npairs; i++) {
+			free(pairs[i].keep_b);
+			free(pairs[i].keep_n);
+		}
+		free(pairs);
+		free(pv);
+		json_decref(out);
+		json_decref(table);
+		return NULL;
 	}
 	adjust(pv, ntests, o->correction);
 
@@ -427,7 +516,8 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			struct metric *m = &pr->m[k];
 			if (!isnan(m->p))
 				m->p_adj = pv[m->test];
-			judge(m, tol[k], o->alpha, env[0] ? env : NULL, pr->bp, pr->np, k == 1 ? dist_p99 : dist_p50);
+			judge(m, tol[k], o->alpha, o->canary_drift, env[0] && !pr->paired ? env : NULL, pr->bp, pr->np,
+			      k == 1 ? dist_p99 : dist_p50);
 			worse |= m->v == WORSE;
 			better |= m->v == BETTER;
 			und |= m->v == UNDECIDED;
@@ -468,6 +558,9 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 				json_object_set_new(mj, "why", json_string(m->why));
 			json_object_set_new(row, m->name, mj);
 		}
+		if (pr->paired)
+			json_object_set_new(row, "rounds", json_pack("{s:I, s:I}", "paired", (json_int_t)pr->rounds,
+								     "left_out", (json_int_t)pr->unmatched));
 		json_array_append_new(out, row);
 		fmt_metric(c[0], sizeof c[0], &pr->m[0], 1);
 		fmt_metric(c[1], sizeof c[1], &pr->m[1], 1);
@@ -485,8 +578,14 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 				"tolerance_pct", o->tolerance_pct, "tolerance_p99_pct", o->tolerance_p99_pct, "alpha", o->alpha, "correction",
 				corrections[o->correction], "tests", (json_int_t)ntests, "how", how, "table", table);
 	json_t *notes = json_array();
-	if (env[0])
+	if (env[0] && npaired < npairs)
 		json_array_append_new(notes, json_string(env));
+	if (npaired) {
+		snprintf(line, sizeof line, "trials are paired by round: %zu point-round(s) whose two sides' canaries "
+			 "differ by more than x%g (the machine changed within the round) were left out on both sides",
+			 left_out, o->canary_drift);
+		json_array_append_new(notes, json_string(line));
+	}
 	if (!ntests) {
 		snprintf(line, sizeof line, "every point has a single trial on one side at least: run-to-run noise "
 			 "cannot be told from a change, so nothing is called a regression or an improvement; set "
@@ -494,6 +593,11 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 		json_array_append_new(notes, json_string(line));
 	}
 	json_object_set_new(json_object_get(doc, "summary"), "notes", notes);
+	json_object_set_new(json_object_get(doc, "summary"), "rounds_left_out", json_integer((json_int_t)left_out));
+	for (i = 0; i < npairs; i++) {
+		free(pairs[i].keep_b);
+		free(pairs[i].keep_n);
+	}
 	free(pairs);
 	free(pv);
 	return doc;

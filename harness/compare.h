@@ -18,7 +18,9 @@
  *   inconclusive  when it moved by more than the tolerance but is not
  *                 significant (the row says about how many trials would
  *                 decide it), when the runs' canaries say the machine
- *                 changed between them, or when the point on the side that
+ *                 changed between them (trials with a "round" on both
+ *                 sides are paired by round instead, and a round whose
+ *                 canaries differ is left out), or when the point on the side that
  *                 reads worse was disturbed by the host by its own checks
  *                 (interference for p50 and throughput; stalls,
  *                 interference or stationarity for p99).
@@ -45,9 +47,11 @@ struct compare_params {
  * load, verdict (same | regression | improvement | inconclusive |
  * missing), detail, and per metric base/new (medians over trials),
  * change_pct (the median of all new/base trial ratios, minus 1, in %),
- * mwu_p/p_adjusted/ks_d/ks_p/trials/verdict/why], "summary": {points, regressions,
+ * mwu_p/p_adjusted/ks_d/ks_p/trials/verdict/why, and with trials paired by
+ * round rounds {paired, left_out}], "summary": {points, regressions,
  * improvements, inconclusive, tolerance_pct, alpha, correction, tests,
- * how, notes[]}, "table": [the text rows]}, or NULL when out of memory.
+ * how, notes[], rounds_left_out}, "table": [the text rows]}, or NULL when
+ * out of memory.
  * new_name names NEW in "missing" rows.
  */
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *p, const char *new_name);

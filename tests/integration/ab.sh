@@ -36,6 +36,10 @@ else notok ab_catches_server_delay "rc=$rc $(tail -5 "$T/ab.out")"; fi
 jcheck ab_json "$T/ab/ab.json" '.schema == "oqbench.ab/1" and .exit_status == 1 and .verdict == "REGRESSION" and
 	.rounds >= 4 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:300000"]
 	and (.noise.before.p50_ns | length) == 5 and (.comparison.summary.regressions >= 1)'
+# compare pairs the two sides' trials by round (a round whose canaries
+# differ is left out on both sides)
+jcheck ab_rounds_paired "$T/ab/ab.json" 'all(.comparison.points[]; .rounds.paired == .p50.trials_base + .rounds.left_out
+	and .rounds.paired >= 4) and .comparison.summary.rounds_left_out >= 0'
 # RMIT: each round runs both sides (which first is drawn per round, seeded)
 jcheck ab_rounds_both_sides "$T/ab/ab.json" '[.order | group_by(.[0])[] | map(.[1]) | sort] | all(. == ["base","new"])'
 check ab_runs_kept test -f "$T/ab/r01-base/run.json" -a -f "$T/ab/r01-new/run.json"

@@ -165,6 +165,38 @@ if [ $rc -eq 3 ] && grep -q 'canaries differ' "$T/env.out"; then
 else
 	notok compare_canary_drift_inconclusive "rc=$rc: $(cat "$T/env.out")"
 fi
+# Trials paired by round (as `oqb ab` writes them): a round whose two sides'
+# canaries differ by more than x1.5 is left out on both sides, and the
+# runs' median canaries no longer veto.  NEW's point-level canary reads 400
+# against 100 (the run-level rule alone would call everything inconclusive);
+# its seventh round ran on a 5x slower floor and is left out; the six
+# matched rounds still show the +30 % regression.
+pairs() {   # pairs NEW_CANARY7: jq program: rounds 1-7, canaries 100 but round 7's
+	echo ".points |= map(.trials |= [to_entries[] | .value + {round: (.key + 1), canary_ns: 100}]) |
+		.points[0].trials += [.points[0].trials[0] + {round: 7, canary_ns: $1}]"
+}
+jq "$(pairs 100)" "$T/tbc.json" >"$T/tbp.json"
+jq "$(pairs 500)" "$T/twc.json" >"$T/twp.json"
+"$OQB_BIN/oqb" compare "$T/tbp.json" "$T/twp.json" --json >"$T/pair.json" 2>"$T/pair.err"
+rc=$?
+if [ $rc -eq 1 ] && jq -e '.points[0].p50.verdict == "regression" and .points[0].rounds == {paired: 7, left_out: 1}
+	and .points[0].p50.trials_new == 6 and .summary.rounds_left_out == 1 and .points[1].rounds.left_out == 0' \
+	"$T/pair.json" >/dev/null && grep -q 'paired by round: 1 point-round' "$T/pair.err" &&
+	! grep -q 'canaries differ (' "$T/pair.err"; then
+	ok compare_pairs_rounds
+else
+	notok compare_pairs_rounds "rc=$rc: $(cat "$T/pair.err")"
+fi
+# every round's sides on different floors: nothing can testify
+jq '.points |= map(.trials |= map(.canary_ns = 500))' "$T/twp.json" >"$T/twp5.json"
+"$OQB_BIN/oqb" compare "$T/tbp.json" "$T/twp5.json" >"$T/pair5.out" 2>&1
+rc=$?
+if [ $rc -eq 3 ] && grep -q 'no round compares like with like' "$T/pair5.out" &&
+	tail -1 "$T/pair5.out" | grep -q ', 0 regressions, 0 improvements'; then
+	ok compare_pairs_all_unmatched_inconclusive
+else
+	notok compare_pairs_all_unmatched_inconclusive "rc=$rc: $(cat "$T/pair5.out")"
+fi
 # A point whose own checks say the host disturbed it cannot testify that
 # it is the worse side: a significant +40 % p99 on a point whose stalls
 # check warned is inconclusive, whichever run it is in; on the better
