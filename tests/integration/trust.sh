@@ -88,24 +88,32 @@ if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
 	# flag it: one stall of ~4 ms in a half moves its p99 past the 10x
 	# limit (seen in CI, three attempts in a row, each with the stalls
 	# check warning that a spinning thread stood still ~1 % of the window).
-	# So an attempt whose own stalls check saw the host stop a thread is no
-	# control, and another runs, up to six; the first attempt the host left
-	# alone (or whose two checks pass anyway) decides.  If the host stalled
-	# all six, there is no calm window to compare with: the two hog tests
-	# say skip, and why, rather than pass or fail on the host's noise.
-	calm_ok=0
+	# And stalls just under the stalls check's limit move the tail too
+	# (seen in make check: stalls passed at attempt 2, yet its first half's
+	# p99 read 271 us against 16 us); and the quickstart's calm 0.6-s
+	# trials here stand still 0.26-0.69 % of their windows (10th-90th
+	# percentile, 210 trials), so that value cannot vet a window either.  So the control is the first of up to six
+	# attempts whose interference and stationarity checks both pass.  When
+	# none does, the checks fail the test unless every attempt's stalls
+	# check saw the host stop a thread (then there was no calm window to
+	# compare with, and the two hog tests skip and say why).  A check that
+	# flags calm runs fails it six times in a row; one the host fools now
+	# and then does not.
+	calm_ok=0 all_stalled=1
 	for attempt in 1 2 3 4 5 6; do
 		rm -rf "$T/calm"
 		"$OQB_BIN/oqb" run "$T/hog.json" --out "$T/calm" >/dev/null 2>"$T/calm.err"
 		st="$(status "$T/calm" interference),$(status "$T/calm" stationarity)"
 		stalls=$(status "$T/calm" stalls)
-		if [ "$st" = pass,pass ] || [ "$stalls" = pass ]; then
+		[ "$stalls" = warn ] || all_stalled=0
+		if [ "$st" = pass,pass ]; then
 			calm_ok=1
-			[ "$attempt" -gt 1 ] && echo "# calm control: attempt $attempt decides (stalls: $stalls)"
+			[ "$attempt" -gt 1 ] && echo "# calm control: attempt $attempt decides"
 			break
 		fi
-		echo "# calm control attempt $attempt: interference and stationarity '$st', stalls '$stalls' (the host stopped a thread: not a control): $(jq -c '[.points[0].checks[] | select(.status == "warn") | .detail]' "$T/calm/run.json" 2>/dev/null) $(tail -1 "$T/calm.err")"
+		echo "# calm control attempt $attempt: interference and stationarity '$st', stalls '$stalls': $(jq -c '[.points[0].checks[] | select(.status == "warn") | .detail]' "$T/calm/run.json" 2>/dev/null) $(tail -1 "$T/calm.err")"
 	done
+	[ $calm_ok = 0 ] && [ $all_stalled = 0 ] && calm_ok=1   # no excuse: judge the last attempt
 	cpu=$(jq '.points[0].trials[0].placement.server.cpus[0]' "$T/calm/run.json" 2>/dev/null)
 	# the hog: started in the middle of the window (start about 0.5 s
 	# after launch, warm-up 0.3 s, 3 s window), on the worker's CPU
