@@ -55,7 +55,7 @@ static const struct opt ab_tab[] = {
 	{ "alpha", OPT_DBL, O(alpha), "0.05", 1e-9, 0.5, NULL, "significance level after the correction" },
 	{ "correction", OPT_ENUM, O(correction), "bh", 0, 0, corrections, "bh (Benjamini-Hochberg), holm or none" },
 	{ "noise-limit", OPT_DBL, O(noise_limit), "1.5", 1, 1e9, NULL,
-	  "too noisy when the canary's readings before the gate spread, or its medians before and after differ, by more than this factor" },
+	  "too noisy when the canary's readings before the gate spread by more than this factor (a move between before and after is noted)" },
 	{ "noise-retries", OPT_INT, O(noise_retries), "2", 0, 20, NULL,
 	  "when the canary before the gate spreads too far, wait and measure it again this many times before giving up" },
 	{ "noise-wait-s", OPT_DBL, O(noise_wait_s), "10", 0, 3600, NULL, "seconds to wait before each such retry" },
@@ -280,6 +280,10 @@ static int write_junit(const struct ab *a, const json_t *doc, int verdict, const
 		fprintf(f, "<failure message=\"too noisy to judge\">");
 		xml_escape(f, json_string_value(json_object_get(noise, "note")));
 		fprintf(f, "</failure>");
+	} else if (json_is_string(json_object_get(noise, "note"))) {
+		fprintf(f, "<system-out>");
+		xml_escape(f, json_string_value(json_object_get(noise, "note")));
+		fprintf(f, "</system-out>");
 	}
 	fprintf(f, "</testcase>\n");
 	json_array_foreach(pts, i, p) {
@@ -557,15 +561,21 @@ int ab_main(int argc, char **argv)
 			break;
 	}
 
-	/* The canary again: did the machine change during the gate? */
+	/* The canary again: did the machine change during the gate?  The
+	 * verdict stands on the rounds whose two sides' canaries agree
+	 * (compare pairs them), so a machine that changed between rounds does
+	 * not spoil it; the change is recorded and said. */
 	if (floor_check(a, post, err, sizeof err) == 0) {
 		json_object_set_new(noise, "after", floor_json(post));
 		double f = fmax(median5(post) / median5(pre), median5(pre) / median5(post));
 		if (f > a->c.noise_limit) {
+			const json_t *lo = json_object_get(json_object_get(doc, "summary"), "rounds_left_out");
 			snprintf(err, sizeof err, "the canary moved by x%.2f between before and after the gate (limit x%g): "
-				 "the machine changed while it ran; the verdict would not be trustworthy", f, a->c.noise_limit);
+				 "the machine changed while it ran; the verdict rests on the rounds whose two sides' "
+				 "canaries agree (%lld point-round(s) left out)", f, a->c.noise_limit,
+				 json_is_integer(lo) ? (long long)json_integer_value(lo) : 0LL);
 			json_object_set_new(noise, "note", json_string(err));
-			verdict = AB_NOISY;
+			json_object_set_new(noise, "moved", json_true());
 		}
 	}
 

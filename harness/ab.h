@@ -10,9 +10,11 @@
  * kept.  After --trials rounds it judges each point as `oqb compare`
  * does from the trials (Mann-Whitney U, Benjamini-Hochberg over all
  * tests, tolerance AND significance); while points are inconclusive it
- * adds rounds, up to --max-trials.  A noise pre-check (the canary,
- * oqb-floor, several times) before the first round and after the last
- * gives up when the machine is too noisy or changed during the gate.
+ * adds rounds, up to --max-trials.  The two sides' trials are paired by
+ * round, and a round whose two canaries differ is left out of that point.
+ * A noise pre-check (the canary, oqb-floor, several times) before the
+ * first round gives up when the machine is too noisy; the same check
+ * after the last round records whether the machine changed meanwhile.
  *
  * Writes DIR/ab.json (everything), DIR/junit.xml (one test case per
  * point) and DIR/summary.md (a comment a CI job can post).
