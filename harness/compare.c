@@ -65,6 +65,7 @@ struct metric {
 	size_t test;                           /* index into the run's p-values */
 	int paired;                            /* trials matched by round (oqb ab) */
 	size_t rounds, unmatched;              /* paired: rounds, and those left out */
+	unsigned strata;                       /* floors the kept rounds ran on (1, or 0: test failed) */
 	enum verdict v;
 	char why[360];
 };
@@ -73,9 +74,11 @@ struct pair {
 	const json_t *bp, *np;
 	char load[64];
 	struct metric m[3];
-	unsigned char *keep_b, *keep_n;        /* paired: which trials count */
+	unsigned char *keep_n;                 /* paired: NEW's trials already matched */
 	int paired;
 	size_t rounds, unmatched;
+	size_t nkept, *kb, *kn;                /* paired: the kept rounds' trial indices */
+	double *kc;                            /* and their canaries (NAN: none) */
 };
 
 /* A point's sweep key or value (run.json "sweep"), JSON null without one. */
@@ -169,7 +172,7 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn)
  * (trials with no samples left out) or trials[].achieved_ops.  A run.json
  * from before trials existed counts as one trial with the point's values.
  */
-static size_t trial_values(const json_t *p, const char *metric, double *out, const unsigned char *keep)
+static size_t trial_values(const json_t *p, const char *metric, double *out)
 {
 	const json_t *trials = json_object_get(p, "trials"), *t;
 	size_t i, n = 0;
@@ -183,8 +186,6 @@ static size_t trial_values(const json_t *p, const char *metric, double *out, con
 		return n;
 	}
 	json_array_foreach(trials, i, t) {
-		if (keep && !keep[i])
-			continue;
 		const json_t *src = lat ? json_object_get(json_object_get(t, "lat_ns"), "all") : t;
 		double v = getn(src, metric);
 		if (n < MAX_TRIALS && !isnan(v) && (!lat || getn(src, "n") > 0))
@@ -246,7 +247,7 @@ static long round_of(const json_t *t)
  * canaries differ by more than drift is left out on both sides, as is a
  * trial with no partner; the test then compares like with like, and the
  * runs' median canaries are not needed.  Pairing applies when every trial
- * on both sides carries a round; it sets pr->paired, keep_b/keep_n, rounds
+ * on both sides carries a round; it sets pr->paired, the kept rounds (kb, kn, kc), rounds
  * and unmatched.  Returns -1 when out of memory.
  */
 static int pair_rounds(struct pair *pr, double drift)
@@ -262,9 +263,11 @@ static int pair_rounds(struct pair *pr, double drift)
 	json_array_foreach(tn, j, u)
 		if (round_of(u) < 0)
 			return 0;
-	pr->keep_b = calloc(nb, 1);
 	pr->keep_n = calloc(nn, 1);
-	if (!pr->keep_b || !pr->keep_n)
+	pr->kb = calloc(nb, sizeof *pr->kb);
+	pr->kn = calloc(nb, sizeof *pr->kn);
+	pr->kc = calloc(nb, sizeof *pr->kc);
+	if (!pr->keep_n || !pr->kb || !pr->kn || !pr->kc)
 		return -1;
 	pr->paired = 1;
 	json_array_foreach(tb, i, t) {
@@ -276,8 +279,10 @@ static int pair_rounds(struct pair *pr, double drift)
 			if (cb > 0 && cn > 0 && fmax(cb / cn, cn / cb) > drift) {
 				pr->unmatched++;
 			} else {
-				pr->keep_b[i] = 1;
 				pr->keep_n[j] = 1;
+				pr->kb[pr->nkept] = i;
+				pr->kn[pr->nkept] = j;
+				pr->kc[pr->nkept++] = cb > 0 && cn > 0 ? fmax(cb, cn) : NAN;
 			}
 			break;
 		}
@@ -285,10 +290,79 @@ static int pair_rounds(struct pair *pr, double drift)
 	return 0;
 }
 
+static void pair_free(struct pair *pr)
+{
+	free(pr->keep_n);
+	free(pr->kb);
+	free(pr->kn);
+	free(pr->kc);
+}
+
+/* One metric's value of trial i of point p (lat: trials[].lat_ns.all.PCT,
+ * NAN for a trial with no samples), or NAN. */
+static double trial_value(const json_t *p, size_t i, const char *metric)
+{
+	const json_t *t = json_array_get(json_object_get(p, "trials"), i);
+	if (strcmp(metric, "achieved_ops") == 0)
+		return getn(t, metric);
+	const json_t *src = json_object_get(json_object_get(t, "lat_ns"), "all");
+	return getn(src, "n") > 0 ? getn(src, metric) : NAN;
+}
+
+/*
+ * Paired rounds on more than one floor: the kept rounds sorted by canary,
+ * a new stratum where a canary exceeds the one before by more than drift.
+ * Tests with van Elteren's stratified rank-sum test (each round against
+ * the rounds of its own floor) and takes the change from pairs of trials
+ * of one stratum.  Returns the strata (1: nothing done, the plain test
+ * applies), or 0 on an error.
+ */
+static unsigned stratified(struct metric *m, const double *kc, double drift)
+{
+	size_t n = m->nb, ord[MAX_TRIALS];
+	unsigned sid[MAX_TRIALS], ns = 1;
+	char e[128];
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(kc[i]))
+			return 1;
+		ord[i] = i;
+	}
+	for (size_t i = 1; i < n; i++)   /* by canary (insertion: a few rounds) */
+		for (size_t j = i; j > 0 && kc[ord[j - 1]] > kc[ord[j]]; j--) {
+			size_t t = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = t;
+		}
+	sid[ord[0]] = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (kc[ord[i]] > kc[ord[i - 1]] * drift)
+			ns++;
+		sid[ord[i]] = ns - 1;
+	}
+	if (ns < 2)
+		return 1;
+	unsigned got = 0;
+	if (strat_rank_test(m->b, m->n, sid, n, &m->p, &got, e, sizeof e) != 0)
+		return 0;
+	/* the change: the median of new/base over pairs of trials in one stratum */
+	double *r = malloc(n * n * sizeof *r);
+	size_t k = 0;
+	if (r) {
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++)
+				if (sid[i] == sid[j] && m->b[i] > 0)
+					r[k++] = m->n[j] / m->b[i];
+		m->change = k ? median_inplace(r, k) - 1 : NAN;
+		free(r);
+	}
+	return got;
+}
+
 /* One metric: collect trials, test, and fill everything but the verdict. */
-static void measure(struct metric *m, const struct pair *pr, const char *name, int lib)
+static void measure(struct metric *m, const struct pair *pr, const char *name, int lib, double drift)
 {
 	const json_t *bp = pr->bp, *np = pr->np;
+	double kc[MAX_TRIALS];
 	char e[128];
 	memset(m, 0, sizeof *m);
 	m->name = name;
@@ -296,15 +370,31 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 	m->paired = pr->paired;
 	m->rounds = pr->rounds;
 	m->unmatched = pr->unmatched;
-	m->nb = trial_values(bp, name, m->b, pr->paired ? pr->keep_b : NULL);
-	m->nn = trial_values(np, name, m->n, pr->paired ? pr->keep_n : NULL);
+	m->strata = 1;
+	if (pr->paired) {
+		/* the kept rounds in pairs: a round whose trial on either side
+		 * has no value for this metric is left out on both */
+		for (size_t i = 0; i < pr->nkept && m->nb < MAX_TRIALS; i++) {
+			double x = trial_value(bp, pr->kb[i], name), y = trial_value(np, pr->kn[i], name);
+			if (isnan(x) || isnan(y))
+				continue;
+			kc[m->nb] = pr->kc[i];
+			m->b[m->nb++] = x;
+			m->n[m->nn++] = y;
+		}
+	} else {
+		m->nb = trial_values(bp, name, m->b);
+		m->nn = trial_values(np, name, m->n);
+	}
 	m->base = median(m->b, m->nb);
 	m->new_ = median(m->n, m->nn);
 	m->change = m->base > 0 ? hl_change(m->b, m->nb, m->n, m->nn) : NAN;
 	m->p = m->p_adj = m->ks_d = m->ks_p = NAN;
 	if (m->nb >= 2 && m->nn >= 2) {
 		struct mwu_result r;
-		if (mwu_test(m->b, m->nb, m->n, m->nn, &r, e, sizeof e) == 0)
+		if (pr->paired)
+			m->strata = stratified(m, kc, drift);
+		if (m->strata == 1 && mwu_test(m->b, m->nb, m->n, m->nn, &r, e, sizeof e) == 0)
 			m->p = r.p;
 		ks2_test(m->b, m->nb, m->n, m->nn, &m->ks_d, &m->ks_p, e, sizeof e);
 	}
@@ -474,7 +564,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 		npaired += (size_t)pr->paired;
 		left_out += pr->unmatched;
 		for (int k = 0; k < 3; k++) {
-			measure(&pr->m[k], pr, mnames[k], k < 2);
+			measure(&pr->m[k], pr, mnames[k], k < 2, o->canary_drift);
 			if (!isnan(pr->m[k].p)) {
 				pr->m[k].test = ntests;
 				pv[ntests++] = pr->m[k].p;
@@ -482,10 +572,8 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 		}
 	}
 	if (oom) {
-		for (i = 0; i < npairs; i++) {
-			free(pairs[i].keep_b);
-			free(pairs[i].keep_n);
-		}
+		for (i = 0; i < npairs; i++)
+			pair_free(&pairs[i]);
 		free(pairs);
 		free(pv);
 		json_decref(out);
@@ -554,6 +642,10 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			json_object_set_new(mj, "p_adjusted", isnan(m->p_adj) ? json_null() : json_real(m->p_adj));
 			json_object_set_new(mj, "ks_d", isnan(m->ks_d) ? json_null() : json_real(m->ks_d));
 			json_object_set_new(mj, "ks_p", isnan(m->ks_p) ? json_null() : json_real(m->ks_p));
+			json_object_set_new(mj, "test", json_string(isnan(m->p) ? "none" : m->strata > 1 ?
+				"van Elteren (strata by canary)" : "Mann-Whitney U"));
+			if (m->strata > 1)
+				json_object_set_new(mj, "strata", json_integer(m->strata));
 			if (m->why[0])
 				json_object_set_new(mj, "why", json_string(m->why));
 			json_object_set_new(row, m->name, mj);
@@ -594,10 +686,8 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	}
 	json_object_set_new(json_object_get(doc, "summary"), "notes", notes);
 	json_object_set_new(json_object_get(doc, "summary"), "rounds_left_out", json_integer((json_int_t)left_out));
-	for (i = 0; i < npairs; i++) {
-		free(pairs[i].keep_b);
-		free(pairs[i].keep_n);
-	}
+	for (i = 0; i < npairs; i++)
+		pair_free(&pairs[i]);
 	free(pairs);
 	free(pv);
 	return doc;

@@ -47,8 +47,10 @@ struct compare_params {
  * load, verdict (same | regression | improvement | inconclusive |
  * missing), detail, and per metric base/new (medians over trials),
  * change_pct (the median of all new/base trial ratios, minus 1, in %),
- * mwu_p/p_adjusted/ks_d/ks_p/trials/verdict/why, and with trials paired by
- * round rounds {paired, left_out}], "summary": {points, regressions,
+ * mwu_p (the test's p)/p_adjusted/ks_d/ks_p/trials/verdict/why/test (which
+ * test: Mann-Whitney U, or van Elteren's stratified test when paired
+ * rounds ran on more than one floor, with strata), and with trials paired
+ * by round rounds {paired, left_out}], "summary": {points, regressions,
  * improvements, inconclusive, tolerance_pct, alpha, correction, tests,
  * how, notes[], rounds_left_out}, "table": [the text rows]}, or NULL when
  * out of memory.

@@ -298,6 +298,189 @@ unsigned mwu_min_n(double alpha)
 	return 0;
 }
 
+/* ---- van Elteren, stratified ----------------------------------------- */
+
+struct stratum {
+	size_t k;          /* pairs */
+	double *r;         /* 2k mid-ranks, a's first */
+	double t_obs;      /* sum of b's ranks / (2k + 1) */
+	double *vals;      /* every relabelling's value (exact), or NULL */
+	size_t nvals;
+};
+
+/* Mid-ranks of v[0..m) into r (1-based; ties share their mean rank). */
+static int midranks(const double *v, size_t m, double *r)
+{
+	size_t *ix = malloc(m * sizeof *ix);
+	if (!ix)
+		return -1;
+	for (size_t i = 0; i < m; i++)
+		ix[i] = i;
+	/* insertion sort: strata are small */
+	for (size_t i = 1; i < m; i++)
+		for (size_t j = i; j > 0 && v[ix[j - 1]] > v[ix[j]]; j--) {
+			size_t t = ix[j];
+			ix[j] = ix[j - 1];
+			ix[j - 1] = t;
+		}
+	for (size_t i = 0; i < m;) {
+		size_t j = i;
+		while (j + 1 < m && v[ix[j + 1]] == v[ix[i]])
+			j++;
+		for (size_t q = i; q <= j; q++)
+			r[ix[q]] = (double)(i + j + 2) / 2;
+		i = j + 1;
+	}
+	free(ix);
+	return 0;
+}
+
+/* Every split of the stratum's 2k ranks into k (for b) and k: its value. */
+static int stratum_enumerate(struct stratum *st)
+{
+	unsigned N = (unsigned)(2 * st->k), k = (unsigned)st->k;
+	double c = 1;
+	for (unsigned q = 1; q <= k; q++)
+		c = c * (k + q) / q;
+	st->vals = malloc((size_t)(c + 0.5) * sizeof *st->vals);
+	if (!st->vals)
+		return -1;
+	st->nvals = 0;
+	uint32_t mask = (k == 32) ? 0 : ((1u << k) - 1), end = 1u << N;
+	while (mask < end) {
+		double w = 0;
+		for (unsigned q = 0; q < N; q++)
+			if (mask >> q & 1)
+				w += st->r[q];
+		st->vals[st->nvals++] = w / (N + 1);
+		/* Gosper: the next mask with k bits set */
+		uint32_t lo = mask & -mask, hi = mask + lo;
+		mask = (((hi ^ mask) >> 2) / lo) | hi;
+	}
+	return 0;
+}
+
+static size_t strat_count(const struct stratum *st, unsigned s, unsigned ns, double sum, double e, double d)
+{
+	if (s == ns)
+		return fabs(sum - e) >= d;
+	size_t c = 0;
+	for (size_t i = 0; i < st[s].nvals; i++)
+		c += strat_count(st, s + 1, ns, sum + st[s].vals[i], e, d);
+	return c;
+}
+
+int strat_rank_test(const double *a, const double *b, const unsigned *stratum, size_t n, double *p,
+		    unsigned *nstrata, char *err, size_t errlen)
+{
+	if (!n) {
+		snprintf(err, errlen, "strat_rank_test: no pairs");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(a[i]) || !isfinite(b[i])) {
+			snprintf(err, errlen, "strat_rank_test: pair %zu is not finite", i);
+			return -1;
+		}
+	unsigned *ids = malloc(n * sizeof *ids);
+	struct stratum *st = calloc(n, sizeof *st);
+	double *v = malloc(2 * n * sizeof *v);
+	int rc = -1;
+	unsigned ns = 0;
+	if (!ids || !st || !v)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		unsigned s = 0;
+		while (s < ns && ids[s] != stratum[i])
+			s++;
+		if (s == ns)
+			ids[ns++] = stratum[i];
+		st[s].k++;
+	}
+	double e = 0, t = 0, relabel = 1;
+	int exact = 1;
+	for (unsigned s = 0; s < ns; s++) {
+		size_t k = st[s].k, m = 0;
+		for (size_t i = 0; i < n; i++)
+			if (stratum[i] == ids[s])
+				v[m++] = a[i];
+		for (size_t i = 0; i < n; i++)
+			if (stratum[i] == ids[s])
+				v[m++] = b[i];
+		st[s].r = malloc(2 * k * sizeof *st[s].r);
+		if (!st[s].r || midranks(v, 2 * k, st[s].r) != 0)
+			goto oom;
+		double w = 0;
+		for (size_t q = k; q < 2 * k; q++)
+			w += st[s].r[q];
+		st[s].t_obs = w / (double)(2 * k + 1);
+		t += st[s].t_obs;
+		e += (double)k / 2;
+		double c = 1;
+		for (size_t q = 1; q <= k; q++)
+			c = c * (double)(k + q) / (double)q;
+		relabel *= c;
+		if (k > 15)
+			exact = 0;
+	}
+	if (relabel > STRAT_EXACT_MAX)
+		exact = 0;
+	double d = fabs(t - e) - 1e-9 * fmax(1, fabs(t));
+	if (exact) {
+		for (unsigned s = 0; s < ns; s++)
+			if (stratum_enumerate(&st[s]) != 0)
+				goto oom;
+		*p = (double)strat_count(st, 0, ns, 0, e, d) / relabel;
+	} else {
+		struct rng g;
+		rng_seed(&g, 0x5eed5a17u);
+		size_t hits = 0, maxk = 0;
+		for (unsigned s = 0; s < ns; s++)
+			if (st[s].k > maxk)
+				maxk = st[s].k;
+		size_t *perm = malloc(2 * maxk * sizeof *perm);
+		if (!perm)
+			goto oom;
+		for (unsigned dr = 0; dr < STRAT_MC_DRAWS; dr++) {
+			double sum = 0;
+			for (unsigned s = 0; s < ns; s++) {
+				size_t N = 2 * st[s].k;
+				for (size_t q = 0; q < N; q++)
+					perm[q] = q;
+				double w = 0;
+				for (size_t q = 0; q < st[s].k; q++) {   /* partial Fisher-Yates */
+					size_t j = q + (size_t)rng_below(&g, N - q);
+					size_t tmp = perm[q];
+					perm[q] = perm[j];
+					perm[j] = tmp;
+					w += st[s].r[perm[q]];
+				}
+				sum += w / (double)(N + 1);
+			}
+			hits += fabs(sum - e) >= d;
+		}
+		free(perm);
+		*p = (double)(hits + 1) / (STRAT_MC_DRAWS + 1);
+	}
+	if (*p > 1)
+		*p = 1;
+	if (nstrata)
+		*nstrata = ns;
+	rc = 0;
+oom:
+	if (rc)
+		snprintf(err, errlen, "strat_rank_test: out of memory");
+	if (st)
+		for (unsigned s = 0; s < ns; s++) {
+			free(st[s].r);
+			free(st[s].vals);
+		}
+	free(st);
+	free(ids);
+	free(v);
+	return rc;
+}
+
 /* ---- Kolmogorov-Smirnov -------------------------------------------- */
 
 /*

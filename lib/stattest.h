@@ -82,6 +82,29 @@ int mwu_test(const double *a, size_t na, const double *b, size_t nb, struct mwu_
 	     char *err, size_t errlen);
 
 /*
+ * Van Elteren's stratified rank-sum test for paired rounds, exact.  Pair i
+ * holds a[i] (base) and b[i] (new), measured back to back in stratum
+ * stratum[i] (any unsigned ids).  Within a stratum of k pairs the 2k
+ * values get mid-ranks; W_s is the rank sum of its b values, and the
+ * statistic is T = sum over strata of W_s / (2 k_s + 1) (van Elteren's
+ * weights, which make a small stratum count as much per value as a large
+ * one).  Under the null every split of a stratum's 2k values into k and k
+ * is equally likely, independently per stratum; p is two-sided,
+ * P(|T - E T| >= |t - E T|), from all those relabellings when there are at
+ * most STRAT_EXACT_MAX of them (and every stratum has at most 15 pairs),
+ * else from STRAT_MC_DRAWS seeded random ones ((hits + 1) / (draws + 1)).
+ * With one stratum it is the exact Mann-Whitney test, ties included.
+ * Strata let rounds taken on two different machines (a VM whose canary
+ * jumps between floors) testify each against its own kind.
+ * *nstrata (may be NULL) gets the number of strata.  0, or -1 with err
+ * when n is 0, a value is not finite, or memory runs out.
+ */
+#define STRAT_EXACT_MAX 4000000.0
+#define STRAT_MC_DRAWS 200000
+int strat_rank_test(const double *a, const double *b, const unsigned *stratum, size_t n, double *p,
+		    unsigned *nstrata, char *err, size_t errlen);
+
+/*
  * The smallest n such that mwu_test on two samples of n values each can
  * return p < alpha at all (completely separated samples): 2 / C(2n, n)
  * while n <= MWU_EXACT_MAX, the normal approximation's smallest p above.

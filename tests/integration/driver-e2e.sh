@@ -197,6 +197,29 @@ if [ $rc -eq 3 ] && grep -q 'no round compares like with like' "$T/pair5.out" &&
 else
 	notok compare_pairs_all_unmatched_inconclusive "rc=$rc: $(cat "$T/pair5.out")"
 fi
+# Paired rounds on two floors: rounds 1-4 ran at a 100 ns canary, 5-8 at
+# 500 ns and five times slower.  NEW is +30 % in every round of point 0.
+# Pooled, the trials overlap (the slow floor's base above the fast
+# floor's new), but each round against its own floor shows the change:
+# the stratified test calls it a regression, with two strata.
+floors() {   # floors P50_FACTOR
+	echo ".points |= [.[] | .checks = [] | .trials = [range(8) as \$i | {round: (\$i + 1),
+		canary_ns: (if \$i < 4 then 100 else 500 end), achieved_ops: 8000,
+		lat_ns: {all: {n: 1000, p50: ((if \$i < 4 then 10000 else 50000 end) + \$i * 100),
+			p99: ((if \$i < 4 then 50000 else 250000 end) + \$i * 100)}}}]] |
+	.points[0].trials |= [.[] | .lat_ns.all.p50 *= $1]"
+}
+jq "$(floors 1)" "$R" >"$T/fb.json"
+jq "$(floors 1.3)" "$R" >"$T/fn.json"
+"$OQB_BIN/oqb" compare "$T/fb.json" "$T/fn.json" --json >"$T/floors.json" 2>"$T/floors.err"
+rc=$?
+if [ $rc -eq 1 ] && jq -e '.points[0].p50.verdict == "regression" and .points[0].p50.strata == 2 and
+	(.points[0].p50.test | test("van Elteren")) and (.points[0].p50.change_pct | . > 29 and . < 31) and
+	.points[0].p50.mwu_p < 0.001 and .points[1].p50.verdict == "same"' "$T/floors.json" >/dev/null; then
+	ok compare_paired_floors_stratified
+else
+	notok compare_paired_floors_stratified "rc=$rc: $(jq -c '.points[0].p50' "$T/floors.json" 2>/dev/null) $(cat "$T/floors.err")"
+fi
 # A point whose own checks say the host disturbed it cannot testify that
 # it is the worse side: a significant +40 % p99 on a point whose stalls
 # check warned is inconclusive, whichever run it is in; on the better

@@ -291,6 +291,109 @@ TEST(mwu_refuses_bad_input)
 	CHECK(r.p == 1);
 }
 
+/* ---- van Elteren, stratified ---------------------------------------- */
+
+TEST(strat_one_stratum_is_exact_mwu)
+{
+	/* one stratum, no ties: the same split distribution as the exact U test */
+	const double a[] = { 12.1, 15.3, 11.8, 14.2, 13.9, 16.4 }, b[] = { 14.8, 17.2, 16.1, 15.9, 18.3, 13.5 };
+	const unsigned s[] = { 7, 7, 7, 7, 7, 7 };
+	struct mwu_result r;
+	double p;
+	unsigned ns = 0;
+	REQUIRE(strat_rank_test(a, b, s, 6, &p, &ns, err, sizeof err) == 0, "%s", err);
+	REQUIRE(mwu_test(a, 6, b, 6, &r, err, sizeof err) == 0, "%s", err);
+	CHECK(r.exact == 1);
+	CHECK_REL(p, r.p, 1e-12);
+	CHECK(ns == 1, "strata %u", ns);
+}
+
+TEST(strat_hand_worked_two_strata)
+{
+	/* Strata of 5 and 4 pairs, every new value above every base value in
+	 * its stratum: only the most extreme split of each stratum reaches
+	 * |T - E T|, at either end, so p = 2 / (C(10,5) C(8,4)) = 2 / 17640.
+	 * The second stratum runs five times slower: pooled, the samples
+	 * overlap and the plain U test cannot see the shift. */
+	const double a[] = { 300, 310, 305, 295, 302, 1500, 1520, 1490, 1510 };
+	const double b[] = { 450, 460, 455, 448, 452, 2250, 2260, 2240, 2255 };
+	const unsigned s[] = { 0, 0, 0, 0, 0, 1, 1, 1, 1 };
+	struct mwu_result r;
+	double p;
+	unsigned ns = 0;
+	REQUIRE(strat_rank_test(a, b, s, 9, &p, &ns, err, sizeof err) == 0, "%s", err);
+	CHECK_REL(p, 2.0 / 17640, 1e-9);
+	CHECK(ns == 2, "strata %u", ns);
+	REQUIRE(mwu_test(a, 9, b, 9, &r, err, sizeof err) == 0, "%s", err);
+	CHECK(r.p > 0.05, "pooled U test p %g", r.p);
+	/* swapping the sides keeps p; ties inside a stratum are mid-ranked */
+	double p2;
+	REQUIRE(strat_rank_test(b, a, s, 9, &p2, NULL, err, sizeof err) == 0, "%s", err);
+	CHECK_REL(p2, p, 1e-12);
+	const double c[] = { 1, 1, 1, 1, 1, 5, 5, 5, 5 };
+	REQUIRE(strat_rank_test(c, c, s, 9, &p2, NULL, err, sizeof err) == 0, "%s", err);
+	CHECK(p2 == 1, "all tied: p %g", p2);
+}
+
+TEST(strat_false_positive_rate_and_power)
+{
+	/* Two strata of 5 pairs, the second 5x slower, 2 % noise: with no
+	 * change it rejects at most about alpha; with +10 % in every pair it
+	 * finds it nearly always. */
+	struct rng rng;
+	int fp = 0, found = 0;
+	const int seeds = 400;
+	unsigned s[10];
+	for (int i = 0; i < 10; i++)
+		s[i] = i >= 5;
+	for (int k = 0; k < seeds; k++) {
+		double a[10], b[10], c[10], p;
+		rng_seed(&rng, 7000 + k);
+		for (int i = 0; i < 10; i++) {
+			double f = s[i] ? 500 : 100;
+			a[i] = f * (1 + 0.02 * normal(&rng));
+			b[i] = f * (1 + 0.02 * normal(&rng));
+			c[i] = f * 1.1 * (1 + 0.02 * normal(&rng));
+		}
+		REQUIRE(strat_rank_test(a, b, s, 10, &p, NULL, err, sizeof err) == 0, "%s", err);
+		fp += p < 0.05;
+		REQUIRE(strat_rank_test(a, c, s, 10, &p, NULL, err, sizeof err) == 0, "%s", err);
+		found += p < 0.01;
+	}
+	CHECK(fp <= seeds * 7 / 100, "false positives %d of %d", fp, seeds);
+	CHECK(fp >= seeds / 100, "false positives %d of %d (a test that never rejects?)", fp, seeds);
+	CHECK(found >= seeds * 95 / 100, "found %d of %d", found, seeds);
+}
+
+TEST(strat_sampled_when_too_many_splits)
+{
+	/* 16 pairs in one stratum: C(32,16) splits, so they are sampled; a
+	 * complete separation is then as rare as the draws can show, and no
+	 * change at all is far from significant */
+	double a[16], b[16], p;
+	unsigned s[16] = { 0 };
+	for (int i = 0; i < 16; i++) {
+		a[i] = 100 + i;
+		b[i] = 200 + i;
+	}
+	REQUIRE(strat_rank_test(a, b, s, 16, &p, NULL, err, sizeof err) == 0, "%s", err);
+	CHECK_REL(p, 1.0 / (STRAT_MC_DRAWS + 1), 1e-9);
+	REQUIRE(strat_rank_test(a, a, s, 16, &p, NULL, err, sizeof err) == 0, "%s", err);
+	CHECK(p > 0.9, "p %g", p);
+}
+
+TEST(strat_refuses_bad_input)
+{
+	const double a[] = { 1, NAN }, b[] = { 2, 3 };
+	const unsigned s[] = { 0, 0 };
+	double p;
+	err[0] = 0;
+	CHECK(strat_rank_test(a, b, s, 0, &p, NULL, err, sizeof err) == -1);
+	CHECK(strstr(err, "no pairs"), "%s", err);
+	CHECK(strat_rank_test(a, b, s, 2, &p, NULL, err, sizeof err) == -1);
+	CHECK(strstr(err, "pair 1") && strstr(err, "finite"), "%s", err);
+}
+
 /* ---- Kolmogorov-Smirnov -------------------------------------------- */
 
 TEST(ks_exact_matches_scipy)
@@ -710,6 +813,8 @@ TEST(mk_controls)
 UNIT_MAIN(mwu_exact_matches_scipy, mwu_ties_known_answer, mwu_normal_approximation_matches_scipy,
 	  mwu_swap_symmetry, mwu_shift_is_median_of_differences, mwu_min_n_is_attainable,
 	  mwu_power_on_20pct_shift, mwu_false_positive_rate, mwu_refuses_bad_input,
+	  strat_one_stratum_is_exact_mwu, strat_hand_worked_two_strata, strat_false_positive_rate_and_power,
+	  strat_sampled_when_too_many_splits, strat_refuses_bad_input,
 	  ks_exact_matches_scipy, ks_asymptotic_matches_kolmogorov, ks_refuses_bad_input,
 	  ad_matches_scipy, ad_finite_n_correction_matches_scipy, ad_pvalue_matches_published_percentage_points,
 	  ad_accepts_poisson_interarrivals, ad_rejects_wrong_schedules, ad_edge_cases,
