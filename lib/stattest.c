@@ -275,14 +275,19 @@ out:
 }
 
 /* Smallest two-sided p that mwu_test can return for n vs n values. */
+/* C(2k, k), exact to rounding: the ways to split 2k values into k and k. */
+static double central_binom(size_t k)
+{
+	double c = 1;
+	for (size_t q = 1; q <= k; q++)
+		c = c * (double)(k + q) / (double)q;
+	return c;
+}
+
 static double mwu_smallest_p(unsigned n)
 {
-	if (n <= MWU_EXACT_MAX) {
-		double c = 1;                       /* C(2n, n), exact to rounding */
-		for (unsigned k = 1; k <= n; k++)
-			c = c * (n + k) / k;
-		return fmin(1, 2 / c);
-	}
+	if (n <= MWU_EXACT_MAX)
+		return fmin(1, 2 / central_binom(n));
 	double mn = (double)n * n, N = 2.0 * n;
 	double z = (mn / 2 - 0.5) / sqrt(mn / 12 * (N + 1));
 	return normal_p2(z);
@@ -303,50 +308,42 @@ unsigned mwu_min_n(double alpha)
 struct stratum {
 	size_t k;          /* pairs */
 	double *r;         /* 2k mid-ranks, a's first */
-	double t_obs;      /* sum of b's ranks / (2k + 1) */
 	double *vals;      /* every relabelling's value (exact), or NULL */
 	size_t nvals;
 };
 
-/* Mid-ranks of v[0..m) into r (1-based; ties share their mean rank). */
+/* Mid-ranks of v[0..m) into r (1-based; ties share their mean rank): from
+ * a sorted copy, a value's equals occupy [lo, hi), so its rank is
+ * (lo + 1 + hi) / 2.  -1 when memory runs out. */
 static int midranks(const double *v, size_t m, double *r)
 {
-	size_t *ix = malloc(m * sizeof *ix);
-	if (!ix)
+	double *sv = malloc(m * sizeof *sv);
+	if (!sv)
 		return -1;
-	for (size_t i = 0; i < m; i++)
-		ix[i] = i;
-	/* insertion sort: strata are small */
-	for (size_t i = 1; i < m; i++)
-		for (size_t j = i; j > 0 && v[ix[j - 1]] > v[ix[j]]; j--) {
-			size_t t = ix[j];
-			ix[j] = ix[j - 1];
-			ix[j - 1] = t;
-		}
-	for (size_t i = 0; i < m;) {
-		size_t j = i;
-		while (j + 1 < m && v[ix[j + 1]] == v[ix[i]])
-			j++;
-		for (size_t q = i; q <= j; q++)
-			r[ix[q]] = (double)(i + j + 2) / 2;
-		i = j + 1;
+	memcpy(sv, v, m * sizeof *sv);
+	qsort(sv, m, sizeof *sv, cmp_double);
+	for (size_t i = 0; i < m; i++) {
+		size_t lo = 0, hi = m;
+		while (lo < m && sv[lo] < v[i])   /* strata are small: a scan */
+			lo++;
+		while (hi > lo && sv[hi - 1] > v[i])
+			hi--;
+		r[i] = (double)(lo + 1 + hi) / 2;
 	}
-	free(ix);
+	free(sv);
 	return 0;
 }
 
-/* Every split of the stratum's 2k ranks into k (for b) and k: its value. */
+/* Every split of the stratum's 2k ranks into k (for b) and k: its value
+ * (k <= 15, so the 2k positions fit a 32-bit mask). */
 static int stratum_enumerate(struct stratum *st)
 {
 	unsigned N = (unsigned)(2 * st->k), k = (unsigned)st->k;
-	double c = 1;
-	for (unsigned q = 1; q <= k; q++)
-		c = c * (k + q) / q;
-	st->vals = malloc((size_t)(c + 0.5) * sizeof *st->vals);
+	st->vals = malloc((size_t)(central_binom(k) + 0.5) * sizeof *st->vals);
 	if (!st->vals)
 		return -1;
 	st->nvals = 0;
-	uint32_t mask = (k == 32) ? 0 : ((1u << k) - 1), end = 1u << N;
+	uint32_t mask = (1u << k) - 1, end = 1u << N;
 	while (mask < end) {
 		double w = 0;
 		for (unsigned q = 0; q < N; q++)
@@ -413,13 +410,9 @@ int strat_rank_test(const double *a, const double *b, const unsigned *stratum, s
 		double w = 0;
 		for (size_t q = k; q < 2 * k; q++)
 			w += st[s].r[q];
-		st[s].t_obs = w / (double)(2 * k + 1);
-		t += st[s].t_obs;
+		t += w / (double)(2 * k + 1);
 		e += (double)k / 2;
-		double c = 1;
-		for (size_t q = 1; q <= k; q++)
-			c = c * (double)(k + q) / (double)q;
-		relabel *= c;
+		relabel *= central_binom(k);
 		if (k > 15)
 			exact = 0;
 	}
