@@ -63,8 +63,6 @@ struct metric {
 	double change;                         /* (new - base) / base */
 	double p, p_adj, ks_d, ks_p;           /* NAN when not tested */
 	size_t test;                           /* index into the run's p-values */
-	int paired;                            /* trials matched by round (oqb ab) */
-	size_t rounds, unmatched;              /* paired: rounds, and those left out */
 	unsigned strata;                       /* floors the kept rounds ran on (1, or 0: test failed) */
 	enum verdict v;
 	char why[360];
@@ -74,9 +72,8 @@ struct pair {
 	const json_t *bp, *np;
 	char load[64];
 	struct metric m[3];
-	unsigned char *keep_n;                 /* paired: NEW's trials already matched */
-	int paired;
-	size_t rounds, unmatched;
+	int paired;                            /* trials matched by round (oqb ab) */
+	size_t unmatched;                      /* paired: rounds left out */
 	size_t nkept, *kb, *kn;                /* paired: the kept rounds' trial indices */
 	double *kc;                            /* and their canaries (NAN: none) */
 };
@@ -150,9 +147,11 @@ static double median(const double *v, size_t n)
  * trial values, minus 1 (the Hodges-Lehmann estimate on a log scale, the
  * shift that goes with the rank-sum test).  It uses every pair of trials
  * where the ratio of medians uses the two middle ones, so it moves less
- * between identical runs.  NAN when no base value is positive.
+ * between identical runs.  With sid (paired rounds on several floors),
+ * only pairs of trials of one stratum count.  NAN when no base value is
+ * positive.
  */
-static double hl_change(const double *b, size_t nb, const double *n, size_t nn)
+static double hl_change(const double *b, size_t nb, const double *n, size_t nn, const unsigned *sid)
 {
 	double *r = nb && nn ? malloc(nb * nn * sizeof *r) : NULL;
 	size_t k = 0;
@@ -160,7 +159,7 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn)
 		return nb && nn && median(b, nb) > 0 ? median(n, nn) / median(b, nb) - 1 : NAN;
 	for (size_t i = 0; i < nb; i++)
 		for (size_t j = 0; j < nn; j++)
-			if (b[i] > 0)
+			if (b[i] > 0 && (!sid || sid[i] == sid[j]))
 				r[k++] = n[j] / b[i];
 	double c = median_inplace(r, k) - 1;
 	free(r);
@@ -172,23 +171,30 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn)
  * (trials with no samples left out) or trials[].achieved_ops.  A run.json
  * from before trials existed counts as one trial with the point's values.
  */
+/* One metric of a trial (or of a point without trials): lat_ns.all.PCT,
+ * NAN when it holds no samples, or achieved_ops; NAN when missing. */
+static double metric_value(const json_t *t, const char *metric)
+{
+	if (strcmp(metric, "achieved_ops") == 0)
+		return getn(t, metric);
+	const json_t *src = json_object_get(json_object_get(t, "lat_ns"), "all");
+	return getn(src, "n") > 0 ? getn(src, metric) : NAN;
+}
+
 static size_t trial_values(const json_t *p, const char *metric, double *out)
 {
 	const json_t *trials = json_object_get(p, "trials"), *t;
 	size_t i, n = 0;
-	int lat = strcmp(metric, "achieved_ops") != 0;
 
 	if (!json_array_size(trials)) {
-		const json_t *src = lat ? json_object_get(json_object_get(p, "lat_ns"), "all") : p;
-		double v = getn(src, metric);
-		if (!isnan(v) && (!lat || getn(src, "n") > 0))
+		double v = metric_value(p, metric);
+		if (!isnan(v))
 			out[n++] = v;
 		return n;
 	}
 	json_array_foreach(trials, i, t) {
-		const json_t *src = lat ? json_object_get(json_object_get(t, "lat_ns"), "all") : t;
-		double v = getn(src, metric);
-		if (n < MAX_TRIALS && !isnan(v) && (!lat || getn(src, "n") > 0))
+		double v = metric_value(t, metric);
+		if (n < MAX_TRIALS && !isnan(v))
 			out[n++] = v;
 	}
 	return n;
@@ -247,8 +253,8 @@ static long round_of(const json_t *t)
  * canaries differ by more than drift is left out on both sides, as is a
  * trial with no partner; the test then compares like with like, and the
  * runs' median canaries are not needed.  Pairing applies when every trial
- * on both sides carries a round; it sets pr->paired, the kept rounds (kb, kn, kc), rounds
- * and unmatched.  Returns -1 when out of memory.
+ * on both sides carries a round; it sets pr->paired, the kept rounds (kb, kn, kc)
+ * and the rounds left out (unmatched).  Returns -1 when out of memory.
  */
 static int pair_rounds(struct pair *pr, double drift)
 {
@@ -263,23 +269,24 @@ static int pair_rounds(struct pair *pr, double drift)
 	json_array_foreach(tn, j, u)
 		if (round_of(u) < 0)
 			return 0;
-	pr->keep_n = calloc(nn, 1);
+	unsigned char *used = calloc(nn, 1);   /* NEW's trials already paired */
 	pr->kb = calloc(nb, sizeof *pr->kb);
 	pr->kn = calloc(nb, sizeof *pr->kn);
 	pr->kc = calloc(nb, sizeof *pr->kc);
-	if (!pr->keep_n || !pr->kb || !pr->kn || !pr->kc)
+	if (!used || !pr->kb || !pr->kn || !pr->kc) {
+		free(used);
 		return -1;
+	}
 	pr->paired = 1;
 	json_array_foreach(tb, i, t) {
 		json_array_foreach(tn, j, u) {
-			if (round_of(u) != round_of(t) || pr->keep_n[j])
+			if (round_of(u) != round_of(t) || used[j])
 				continue;
 			double cb = getn(t, "canary_ns"), cn = getn(u, "canary_ns");
-			pr->rounds++;
+			used[j] = 1;
 			if (cb > 0 && cn > 0 && fmax(cb / cn, cn / cb) > drift) {
 				pr->unmatched++;
 			} else {
-				pr->keep_n[j] = 1;
 				pr->kb[pr->nkept] = i;
 				pr->kn[pr->nkept] = j;
 				pr->kc[pr->nkept++] = cb > 0 && cn > 0 ? fmax(cb, cn) : NAN;
@@ -287,75 +294,49 @@ static int pair_rounds(struct pair *pr, double drift)
 			break;
 		}
 	}
+	free(used);
 	return 0;
 }
 
 static void pair_free(struct pair *pr)
 {
-	free(pr->keep_n);
 	free(pr->kb);
 	free(pr->kn);
 	free(pr->kc);
 }
 
-/* One metric's value of trial i of point p (lat: trials[].lat_ns.all.PCT,
- * NAN for a trial with no samples), or NAN. */
-static double trial_value(const json_t *p, size_t i, const char *metric)
+struct by_canary {
+	double c;
+	size_t i;
+};
+
+static int cmp_canary(const void *x, const void *y)
 {
-	const json_t *t = json_array_get(json_object_get(p, "trials"), i);
-	if (strcmp(metric, "achieved_ops") == 0)
-		return getn(t, metric);
-	const json_t *src = json_object_get(json_object_get(t, "lat_ns"), "all");
-	return getn(src, "n") > 0 ? getn(src, metric) : NAN;
+	double a = ((const struct by_canary *)x)->c, b = ((const struct by_canary *)y)->c;
+	return (a > b) - (a < b);
 }
 
 /*
- * Paired rounds on more than one floor: the kept rounds sorted by canary,
- * a new stratum where a canary exceeds the one before by more than drift.
- * Tests with van Elteren's stratified rank-sum test (each round against
- * the rounds of its own floor) and takes the change from pairs of trials
- * of one stratum.  Returns the strata (1: nothing done, the plain test
- * applies), or 0 on an error.
+ * The floors paired rounds ran on: the rounds sorted by canary, a new
+ * stratum where a canary exceeds the one before by more than drift.
+ * Fills sid[0..n) and returns the strata; 1 when a round has no canary.
  */
-static unsigned stratified(struct metric *m, const double *kc, double drift)
+static unsigned strata_of(const double *kc, size_t n, double drift, unsigned *sid)
 {
-	size_t n = m->nb, ord[MAX_TRIALS];
-	unsigned sid[MAX_TRIALS], ns = 1;
-	char e[128];
+	struct by_canary o[MAX_TRIALS];
+	unsigned ns = 1;
 	for (size_t i = 0; i < n; i++) {
 		if (isnan(kc[i]))
 			return 1;
-		ord[i] = i;
+		o[i] = (struct by_canary){ kc[i], i };
 	}
-	for (size_t i = 1; i < n; i++)   /* by canary (insertion: a few rounds) */
-		for (size_t j = i; j > 0 && kc[ord[j - 1]] > kc[ord[j]]; j--) {
-			size_t t = ord[j];
-			ord[j] = ord[j - 1];
-			ord[j - 1] = t;
-		}
-	sid[ord[0]] = 0;
+	qsort(o, n, sizeof *o, cmp_canary);
+	sid[o[0].i] = 0;
 	for (size_t i = 1; i < n; i++) {
-		if (kc[ord[i]] > kc[ord[i - 1]] * drift)
-			ns++;
-		sid[ord[i]] = ns - 1;
+		ns += o[i].c > o[i - 1].c * drift;
+		sid[o[i].i] = ns - 1;
 	}
-	if (ns < 2)
-		return 1;
-	unsigned got = 0;
-	if (strat_rank_test(m->b, m->n, sid, n, &m->p, &got, e, sizeof e) != 0)
-		return 0;
-	/* the change: the median of new/base over pairs of trials in one stratum */
-	double *r = malloc(n * n * sizeof *r);
-	size_t k = 0;
-	if (r) {
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < n; j++)
-				if (sid[i] == sid[j] && m->b[i] > 0)
-					r[k++] = m->n[j] / m->b[i];
-		m->change = k ? median_inplace(r, k) - 1 : NAN;
-		free(r);
-	}
-	return got;
+	return ns;
 }
 
 /* One metric: collect trials, test, and fill everything but the verdict. */
@@ -367,15 +348,12 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 	memset(m, 0, sizeof *m);
 	m->name = name;
 	m->lower_is_better = lib;
-	m->paired = pr->paired;
-	m->rounds = pr->rounds;
-	m->unmatched = pr->unmatched;
-	m->strata = 1;
 	if (pr->paired) {
 		/* the kept rounds in pairs: a round whose trial on either side
 		 * has no value for this metric is left out on both */
 		for (size_t i = 0; i < pr->nkept && m->nb < MAX_TRIALS; i++) {
-			double x = trial_value(bp, pr->kb[i], name), y = trial_value(np, pr->kn[i], name);
+			double x = metric_value(json_array_get(json_object_get(bp, "trials"), pr->kb[i]), name);
+			double y = metric_value(json_array_get(json_object_get(np, "trials"), pr->kn[i]), name);
 			if (isnan(x) || isnan(y))
 				continue;
 			kc[m->nb] = pr->kc[i];
@@ -388,13 +366,19 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 	}
 	m->base = median(m->b, m->nb);
 	m->new_ = median(m->n, m->nn);
-	m->change = m->base > 0 ? hl_change(m->b, m->nb, m->n, m->nn) : NAN;
 	m->p = m->p_adj = m->ks_d = m->ks_p = NAN;
+	/* Paired rounds on more than one floor: each round is tested against
+	 * the rounds of its own floor (van Elteren), and the change comes from
+	 * pairs of trials of one floor; otherwise the plain test over all. */
+	unsigned sid[MAX_TRIALS];
+	m->strata = pr->paired && m->nb >= 2 ? strata_of(kc, m->nb, drift, sid) : 1;
+	int strat = m->strata > 1;
+	m->change = m->base > 0 ? hl_change(m->b, m->nb, m->n, m->nn, strat ? sid : NULL) : NAN;
 	if (m->nb >= 2 && m->nn >= 2) {
 		struct mwu_result r;
-		if (pr->paired)
-			m->strata = stratified(m, kc, drift);
-		if (m->strata == 1 && mwu_test(m->b, m->nb, m->n, m->nn, &r, e, sizeof e) == 0)
+		if (strat && strat_rank_test(m->b, m->n, sid, m->nb, &m->p, NULL, e, sizeof e) != 0)
+			m->strata = 0;   /* out of memory: untested, so undecided */
+		if (!strat && mwu_test(m->b, m->nb, m->n, m->nn, &r, e, sizeof e) == 0)
 			m->p = r.p;
 		ks2_test(m->b, m->nb, m->n, m->nn, &m->ks_d, &m->ks_p, e, sizeof e);
 	}
@@ -418,16 +402,17 @@ static const char *const dist_p99[] = { "stalls", "interference", "stationarity"
  * host's (in the noise gate here, a base run whose P99s the host had
  * stalled read as "improvements" of 61-96 %).
  */
-static void judge(struct metric *m, double tol, double alpha, double drift, const char *env_note, const json_t *bp,
-		  const json_t *np, const char *const *dist)
+static void judge(struct metric *m, const struct pair *pr, double tol, double alpha, double drift,
+		  const char *env_note, const char *const *dist)
 {
+	const json_t *bp = pr->bp, *np = pr->np;
 	int worse = m->lower_is_better ? m->change > 0 : m->change < 0;
 	m->v = SAME;
-	if (m->paired && m->unmatched && (!m->nb || !m->nn)) {
+	if (pr->paired && pr->unmatched && !pr->nkept) {
 		m->v = UNDECIDED;
 		snprintf(m->why, sizeof m->why, "in all %zu rounds the two sides' canaries differ by more than x%g, "
 			 "so no round compares like with like; run more rounds (if it stays so, the change itself "
-			 "may move the canary)", m->rounds, drift);
+			 "may move the canary)", pr->unmatched, drift);
 		return;
 	}
 	if (isnan(m->change)) {
@@ -604,7 +589,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			struct metric *m = &pr->m[k];
 			if (!isnan(m->p))
 				m->p_adj = pv[m->test];
-			judge(m, tol[k], o->alpha, o->canary_drift, env[0] && !pr->paired ? env : NULL, pr->bp, pr->np,
+			judge(m, pr, tol[k], o->alpha, o->canary_drift, env[0] && !pr->paired ? env : NULL,
 			      k == 1 ? dist_p99 : dist_p50);
 			worse |= m->v == WORSE;
 			better |= m->v == BETTER;
@@ -651,7 +636,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			json_object_set_new(row, m->name, mj);
 		}
 		if (pr->paired)
-			json_object_set_new(row, "rounds", json_pack("{s:I, s:I}", "paired", (json_int_t)pr->rounds,
+			json_object_set_new(row, "rounds", json_pack("{s:I, s:I}", "paired", (json_int_t)(pr->nkept + pr->unmatched),
 								     "left_out", (json_int_t)pr->unmatched));
 		json_array_append_new(out, row);
 		fmt_metric(c[0], sizeof c[0], &pr->m[0], 1);
