@@ -45,9 +45,15 @@ n20=$(jq -n "$p50 * 0.2 | floor")
 for k in 1 2 3 4 5; do
 	bin/oqb ab "$out/cfg.json" --base bin --new bin --quiet --trials 3 --max-trials 3 --out "$out/cal-$n20" \
 		--new-env "OQB_FAULT=server-delay-ns:$n20" >"$out/cal-$n20.out" 2>&1
+	rc=$?
 	r=$(rise "$out/cal-$n20" 2>/dev/null)
-	echo "ab-gate-check: a server delay of $n20 ns raised p50 by at least $(printf "%.1f" "${r:-0}") % over the loads (3 paired rounds)"
-	[ "$(jq -n "${r:-0} >= 20" 2>/dev/null)" = true ] && break
+	if [ "$rc" -gt 3 ] || [ -z "$r" ] || [ "$r" = null ]; then
+		echo "ab-gate-check: the calibration gate with a $n20 ns delay measured nothing (oqb ab exit $rc);" \
+			"its output is $out/cal-$n20.out"
+		exit 1
+	fi
+	echo "ab-gate-check: a server delay of $n20 ns raised p50 by at least $(printf "%.1f" "$r") % over the loads (3 paired rounds)"
+	[ "$(jq -n "$r >= 20")" = true ] && break
 	[ $k = 5 ] && { echo "ab-gate-check: no delay up to $n20 ns raised p50 by 20 %; the A/B gates use it anyway"; break; }
 	n20=$((n20 * 2))
 done

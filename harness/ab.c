@@ -568,6 +568,7 @@ int ab_main(int argc, char **argv)
 	if (floor_check(a, post, err, sizeof err) == 0) {
 		json_object_set_new(noise, "after", floor_json(post));
 		double f = fmax(median5(post) / median5(pre), median5(pre) / median5(post));
+		json_object_set_new(noise, "moved", json_boolean(f > a->c.noise_limit));
 		if (f > a->c.noise_limit) {
 			const json_t *lo = json_object_get(json_object_get(doc, "summary"), "rounds_left_out");
 			snprintf(err, sizeof err, "the canary moved by x%.2f between before and after the gate (limit x%g): "
@@ -575,7 +576,6 @@ int ab_main(int argc, char **argv)
 				 "canaries agree (%lld point-round(s) left out)", f, a->c.noise_limit,
 				 json_is_integer(lo) ? (long long)json_integer_value(lo) : 0LL);
 			json_object_set_new(noise, "note", json_string(err));
-			json_object_set_new(noise, "moved", json_true());
 		}
 	}
 

@@ -35,7 +35,7 @@ then ok ab_catches_server_delay
 else notok ab_catches_server_delay "rc=$rc $(tail -5 "$T/ab.out")"; fi
 jcheck ab_json "$T/ab/ab.json" '.schema == "oqbench.ab/1" and .exit_status == 1 and .verdict == "REGRESSION" and
 	.rounds >= 4 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:300000"]
-	and (.noise.before.p50_ns | length) == 5 and (.comparison.summary.regressions >= 1)'
+	and (.noise.before.p50_ns | length) == 5 and (.comparison.summary.regressions >= 1) and .noise.moved == false'
 # compare pairs the two sides' trials by round (a round whose canaries
 # differ is left out on both sides)
 jcheck ab_rounds_paired "$T/ab/ab.json" 'all(.comparison.points[]; .rounds.paired == .p50.trials_base + .rounds.left_out
