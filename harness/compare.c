@@ -422,6 +422,12 @@ static void judge(struct metric *m, const struct pair *pr, double tol, double al
 	}
 	if (fabs(m->change) <= tol)
 		return;
+	if (m->strata == 0) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "%s by %.0f%%, but the stratified test ran out of memory; run the "
+			 "comparison again where more memory is free", worse ? "worse" : "better", fabs(m->change) * 100);
+		return;
+	}
 	if (isnan(m->p)) {
 		m->v = UNDECIDED;
 		snprintf(m->why, sizeof m->why, "%s by %.0f%%, but with %zu and %zu trial(s) run-to-run noise "

@@ -376,7 +376,8 @@ int strat_rank_test(const double *a, const double *b, const unsigned *stratum, s
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!isfinite(a[i]) || !isfinite(b[i])) {
-			snprintf(err, errlen, "strat_rank_test: pair %zu is not finite", i);
+			snprintf(err, errlen, "strat_rank_test: pair %zu is not finite (%g, %g); every value must be a "
+				 "finite number (drop failed trials before testing)", i, a[i], b[i]);
 			return -1;
 		}
 	unsigned *ids = malloc(n * sizeof *ids);
