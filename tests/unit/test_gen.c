@@ -258,6 +258,23 @@ TEST(key_helpers)
 	CHECK(op.key_len == 6);
 	gen_key_fixed(&op, 7, 2);
 	CHECK(strcmp(op.key, "k7") == 0, "%s", op.key);
+
+	/* Every size against snprintf's zero padding, numbers of every digit
+	 * count; a number too long for the key keeps its low digits. */
+	const uint64_t nums[] = { 0, 1, 9, 10, 99, 100, 4711, 99999999, 100000000, 123456789012ull,
+				  UINT64_MAX };
+	for (unsigned ks = 1; ks <= 40; ks++)
+		for (size_t j = 0; j < sizeof nums / sizeof nums[0]; j++) {
+			char full[64], want[64];
+			int n = snprintf(full, sizeof full, "%0*llu", (int)ks - 1, (unsigned long long)nums[j]);
+			snprintf(want, sizeof want, "k%s", ks > 1 ? full + n - (ks - 1) : "");
+			memset(op.key, 'x', sizeof op.key);
+			gen_key_fixed(&op, nums[j], ks);
+			CHECK(strcmp(op.key, want) == 0 && op.key_len == ks, "size %u, %llu: '%s', want '%s'",
+			      ks, (unsigned long long)nums[j], op.key, want);
+		}
+	gen_key_fixed(&op, 5, KV_MAX_KEY + 10);   /* clamped to the largest key */
+	CHECK(op.key_len == KV_MAX_KEY && op.key[KV_MAX_KEY - 1] == '5' && op.key[1] == '0');
 }
 
 /* echo: every op an ECHO of value_size bytes, never nilext, keys spread
