@@ -274,7 +274,6 @@ out:
 	return ret;
 }
 
-/* Smallest two-sided p that mwu_test can return for n vs n values. */
 /* C(2k, k), exact to rounding: the ways to split 2k values into k and k. */
 static double central_binom(size_t k)
 {
@@ -284,6 +283,7 @@ static double central_binom(size_t k)
 	return c;
 }
 
+/* Smallest two-sided p that mwu_test can return for n vs n values. */
 static double mwu_smallest_p(unsigned n)
 {
 	if (n <= MWU_EXACT_MAX)
@@ -312,26 +312,20 @@ struct stratum {
 	size_t nvals;
 };
 
-/* Mid-ranks of v[0..m) into r (1-based; ties share their mean rank): from
- * a sorted copy, a value's equals occupy [lo, hi), so its rank is
- * (lo + 1 + hi) / 2.  -1 when memory runs out. */
-static int midranks(const double *v, size_t m, double *r)
+/* Mid-ranks of v[0..m) into r (1-based; ties share their mean rank): a
+ * value with `below` values under it and `eq` equal to it (itself
+ * included) has rank below + (eq + 1) / 2.  Quadratic, and strata are a
+ * handful of rounds. */
+static void midranks(const double *v, size_t m, double *r)
 {
-	double *sv = malloc(m * sizeof *sv);
-	if (!sv)
-		return -1;
-	memcpy(sv, v, m * sizeof *sv);
-	qsort(sv, m, sizeof *sv, cmp_double);
 	for (size_t i = 0; i < m; i++) {
-		size_t lo = 0, hi = m;
-		while (lo < m && sv[lo] < v[i])   /* strata are small: a scan */
-			lo++;
-		while (hi > lo && sv[hi - 1] > v[i])
-			hi--;
-		r[i] = (double)(lo + 1 + hi) / 2;
+		size_t below = 0, eq = 0;
+		for (size_t j = 0; j < m; j++) {
+			below += v[j] < v[i];
+			eq += v[j] == v[i];
+		}
+		r[i] = (double)below + (double)(eq + 1) / 2;
 	}
-	free(sv);
-	return 0;
 }
 
 /* Every split of the stratum's 2k ranks into k (for b) and k: its value
@@ -406,8 +400,9 @@ int strat_rank_test(const double *a, const double *b, const unsigned *stratum, s
 			if (stratum[i] == ids[s])
 				v[m++] = b[i];
 		st[s].r = malloc(2 * k * sizeof *st[s].r);
-		if (!st[s].r || midranks(v, 2 * k, st[s].r) != 0)
+		if (!st[s].r)
 			goto oom;
+		midranks(v, 2 * k, st[s].r);
 		double w = 0;
 		for (size_t q = k; q < 2 * k; q++)
 			w += st[s].r[q];

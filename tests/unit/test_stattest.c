@@ -308,6 +308,18 @@ TEST(strat_one_stratum_is_exact_mwu)
 	CHECK(ns == 1, "strata %u", ns);
 }
 
+TEST(strat_ties_share_mid_ranks)
+{
+	/* a = {1, 2}, b = {2, 3}: ranks 1, 2.5, 2.5, 4, so W_b / 5 = 1.3 against
+	 * E = 1; of the 6 splits, {1,2.5}x2, {1,4}, {2.5,2.5}, {2.5,4}x2, four lie
+	 * 0.3 from E: p = 2/3.  Ranks 2 and 3 for the tie would give 1/3. */
+	const double a[] = { 1, 2 }, b[] = { 2, 3 };
+	const unsigned s[] = { 0, 0 };
+	double p;
+	REQUIRE(strat_rank_test(a, b, s, 2, &p, NULL, err, sizeof err) == 0, "%s", err);
+	CHECK_REL(p, 2.0 / 3, 1e-12);
+}
+
 TEST(strat_hand_worked_two_strata)
 {
 	/* Strata of 5 and 4 pairs, every new value above every base value in
@@ -813,7 +825,7 @@ TEST(mk_controls)
 UNIT_MAIN(mwu_exact_matches_scipy, mwu_ties_known_answer, mwu_normal_approximation_matches_scipy,
 	  mwu_swap_symmetry, mwu_shift_is_median_of_differences, mwu_min_n_is_attainable,
 	  mwu_power_on_20pct_shift, mwu_false_positive_rate, mwu_refuses_bad_input,
-	  strat_one_stratum_is_exact_mwu, strat_hand_worked_two_strata, strat_false_positive_rate_and_power,
+	  strat_one_stratum_is_exact_mwu, strat_ties_share_mid_ranks, strat_hand_worked_two_strata, strat_false_positive_rate_and_power,
 	  strat_sampled_when_too_many_splits, strat_refuses_bad_input,
 	  ks_exact_matches_scipy, ks_asymptotic_matches_kolmogorov, ks_refuses_bad_input,
 	  ad_matches_scipy, ad_finite_n_correction_matches_scipy, ad_pvalue_matches_published_percentage_points,
