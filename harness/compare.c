@@ -166,11 +166,6 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn, 
 	return c;
 }
 
-/*
- * The trials' values of one metric of a point: trials[].lat_ns.all.PCT
- * (trials with no samples left out) or trials[].achieved_ops.  A run.json
- * from before trials existed counts as one trial with the point's values.
- */
 /* One metric of a trial (or of a point without trials): lat_ns.all.PCT,
  * NAN when it holds no samples, or achieved_ops; NAN when missing. */
 static double metric_value(const json_t *t, const char *metric)
@@ -181,6 +176,11 @@ static double metric_value(const json_t *t, const char *metric)
 	return getn(src, "n") > 0 ? getn(src, metric) : NAN;
 }
 
+/*
+ * The trials' values of one metric of a point: trials[].lat_ns.all.PCT
+ * (trials with no samples left out) or trials[].achieved_ops.  A run.json
+ * from before trials existed counts as one trial with the point's values.
+ */
 static size_t trial_values(const json_t *p, const char *metric, double *out)
 {
 	const json_t *trials = json_object_get(p, "trials"), *t;
@@ -351,9 +351,10 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 	if (pr->paired) {
 		/* the kept rounds in pairs: a round whose trial on either side
 		 * has no value for this metric is left out on both */
+		const json_t *tb = json_object_get(bp, "trials"), *tn = json_object_get(np, "trials");
 		for (size_t i = 0; i < pr->nkept && m->nb < MAX_TRIALS; i++) {
-			double x = metric_value(json_array_get(json_object_get(bp, "trials"), pr->kb[i]), name);
-			double y = metric_value(json_array_get(json_object_get(np, "trials"), pr->kn[i]), name);
+			double x = metric_value(json_array_get(tb, pr->kb[i]), name);
+			double y = metric_value(json_array_get(tn, pr->kn[i]), name);
 			if (isnan(x) || isnan(y))
 				continue;
 			kc[m->nb] = pr->kc[i];
