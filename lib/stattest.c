@@ -365,7 +365,7 @@ int strat_rank_test(const double *a, const double *b, const unsigned *stratum, s
 		    unsigned *nstrata, char *err, size_t errlen)
 {
 	if (!n) {
-		snprintf(err, errlen, "strat_rank_test: no pairs");
+		snprintf(err, errlen, "strat_rank_test: no pairs to test; give at least one base/new pair");
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -458,7 +458,7 @@ int strat_rank_test(const double *a, const double *b, const unsigned *stratum, s
 	rc = 0;
 oom:
 	if (rc)
-		snprintf(err, errlen, "strat_rank_test: out of memory");
+		snprintf(err, errlen, "strat_rank_test: out of memory for %zu pairs; free memory and run again", n);
 	if (st)
 		for (unsigned s = 0; s < ns; s++) {
 			free(st[s].r);
