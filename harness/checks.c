@@ -87,12 +87,62 @@ void checks_from_json(struct check_conf *c, const json_t *obj)
 	num_from(obj, "trials_p99", &c->trials_p99);
 }
 
-static void add(json_t *arr, const char *name, double value, double threshold, int warn, const char *detail)
+static const char *const concern_names[] = { "p50", "p99", "p999", "achieved_ops" };
+#define NCONCERNS (sizeof concern_names / sizeof concern_names[0])
+
+unsigned checks_concerns(const json_t *row)
+{
+	const json_t *a = json_object_get(row, "concerns"), *x;
+	size_t i;
+	unsigned bits = 0;
+	if (!json_is_array(a))
+		return CHECK_ALL;
+	json_array_foreach(a, i, x)
+		for (unsigned k = 0; k < NCONCERNS; k++)
+			if (json_is_string(x) && !strcmp(json_string_value(x), concern_names[k]))
+				bits |= 1u << k;
+	return bits;
+}
+
+void checks_set_concerns(json_t *row, unsigned bits)
+{
+	json_t *a = json_array();
+	for (unsigned k = 0; k < NCONCERNS; k++)
+		if (bits & (1u << k))
+			json_array_append_new(a, json_string(concern_names[k]));
+	json_object_set_new(row, "concerns", a);
+}
+
+json_t *checks_flagged_by(const json_t *checks)
+{
+	json_t *by = json_object(), *lists[NCONCERNS];
+	const json_t *c;
+	size_t i;
+	for (unsigned k = 0; k < NCONCERNS; k++) {
+		lists[k] = json_array();
+		json_object_set_new(by, concern_names[k], lists[k]);
+	}
+	json_array_foreach(checks, i, c) {
+		if (strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") != 0)
+			continue;
+		unsigned bits = checks_concerns(c);
+		for (unsigned k = 0; k < NCONCERNS; k++)
+			if (bits & (1u << k))
+				json_array_append(lists[k], json_object_get(c, "name"));
+	}
+	return by;
+}
+
+/* Appends a row; concerns: the numbers its warning makes unreliable
+ * (checks.h), and for a row that passes the numbers it vouches for. */
+static void add(json_t *arr, const char *name, double value, double threshold, int warn, unsigned concerns,
+		const char *detail)
 {
 	/* a value without bound (a CI open at the top) is null, never a
 	 * number that would read as a good one */
 	json_t *c = json_pack("{s:s,s:o,s:f,s:s}", "name", name, "value", isfinite(value) ? json_real(value) : json_null(),
 			      "threshold", threshold, "status", warn ? "warn" : "pass");
+	checks_set_concerns(c, concerns);
 	if (detail && *detail)
 		json_object_set_new(c, "detail", json_string(detail));
 	json_array_append_new(arr, c);
@@ -140,7 +190,7 @@ static void check_lag(const struct check_conf *c, json_t *out, json_t *const *cl
 		snprintf(d, sizeof d, "%llu of %llu sends later than %.0f ns; worst %.0f us, p99 %.1f us",
 			 (unsigned long long)count_above(h, (uint64_t)c->lag_ns), (unsigned long long)h->n,
 			 c->lag_ns, h->max / 1e3, hist_percentile(h, 99) / 1e3);
-		add(out, "schedule_lag", share, c->lag_share, share > c->lag_share, d);
+		add(out, "schedule_lag", share, c->lag_share, share > c->lag_share, CHECK_ALL, d);
 	}
 	hist_free(h);
 }
@@ -190,7 +240,7 @@ static void check_arrival(const struct check_conf *c, json_t *out, json_t *const
 	snprintf(d, sizeof d, "Anderson-Darling of the inter-send times above %.0f ns (less that floor) against "
 		 "the configured exponential, %zu thread(s); smallest p %.3g (A2 %.2f), x%zu for the threads tested",
 		 (double)ARRIVAL_FLOOR_NS, tested, minp, a2_at_min, tested);
-	add(out, "arrival_fit", adj, c->arrival_p, adj < c->arrival_p, d);
+	add(out, "arrival_fit", adj, c->arrival_p, adj < c->arrival_p, CHECK_ALL, d);
 }
 
 void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h)
@@ -216,7 +266,7 @@ void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h)
 				snprintf(d, sizeof d, "95%% CI [%.1f, %.1f] us around %.1f us from %llu samples", lo / 1e3,
 					 hi / 1e3, v / 1e3, (unsigned long long)h->n);
 			}
-			add(out, q[i].name, w, thr, w > thr, d);
+			add(out, q[i].name, w, thr, w > thr, i ? CHECK_P999 : CHECK_P99, d);
 		}
 	}
 }
@@ -268,8 +318,12 @@ int checks_trials(const struct check_conf *c, json_t *out, struct hist *const *t
 		 w50, c->trials_p50);
 	/* the value shown is the one further past its limit */
 	int p99_worse = w99 / c->trials_p99 >= w50 / c->trials_p50;
+	/* it speaks for the part that warned: trials that agree on the
+	 * median and not on the tail leave the median standing */
+	int bad50 = !(w50 <= c->trials_p50), bad99 = !(w99 <= c->trials_p99);
+	unsigned concerns = bad50 || bad99 ? (bad50 ? CHECK_P50 : 0) | (bad99 ? CHECK_P99 : 0) : CHECK_P50 | CHECK_P99;
 	add(out, "trial_agreement", p99_worse ? w99 : w50, p99_worse ? c->trials_p99 : c->trials_p50,
-	    w99 > c->trials_p99 || w50 > c->trials_p50, d);
+	    bad50 || bad99, concerns, d);
 	hist_free(h);
 	free(b50);
 	free(b99);
@@ -291,7 +345,7 @@ static void check_halves(const struct check_conf *c, json_t *out, json_t *const 
 	char d[240];
 	if (a && b && merge_trust(a, clients, n, "halves_ns", 0) && merge_trust(b, clients, n, "halves_ns", 1) &&
 	    a->n >= 100 && b->n >= 100) {
-		int warn = 0;
+		int warn = 0, warn50 = 0;
 		static const double ps[2] = { 0.5, 0.99 };
 		double r[2];
 		for (int i = 0; i < 2; i++) {
@@ -301,8 +355,10 @@ static void check_halves(const struct check_conf *c, json_t *out, json_t *const 
 			stats_hist_pct_ci(b, ps[i], STATS_Z95, &blo, &bhi);
 			r[i] = va > 0 && vb > 0 ? fmax(va / vb, vb / va) : 1;
 			int apart = ahi < blo || bhi < alo;
-			if (apart && r[i] > (i ? c->halves_p99 : c->halves_p50))
+			if (apart && r[i] > (i ? c->halves_p99 : c->halves_p50)) {
 				warn = 1;
+				warn50 |= i == 0;
+			}
 		}
 		snprintf(d, sizeof d, "first half p50 %.1f us p99 %.1f us, second half p50 %.1f us p99 %.1f us "
 			 "(factors %.2f, %.2f; limits %.2f, %.2f when CIs do not overlap)",
@@ -310,7 +366,11 @@ static void check_halves(const struct check_conf *c, json_t *out, json_t *const 
 			 hist_percentile(b, 99) / 1e3, r[0], r[1], c->halves_p50, c->halves_p99);
 		/* the value is the factor closer to its limit */
 		int p99 = r[1] / c->halves_p99 >= r[0] / c->halves_p50;
-		add(out, "stationarity", r[p99], p99 ? c->halves_p99 : c->halves_p50, warn, d);
+		/* a median that moved within the window says the system or the
+		 * machine changed: no latency of it holds; a tail that moved
+		 * alone (one stall of the host) says that of the tails */
+		add(out, "stationarity", r[p99], p99 ? c->halves_p99 : c->halves_p50, warn,
+		    !warn || warn50 ? CHECK_LAT : CHECK_P99 | CHECK_P999, d);
 	}
 	hist_free(a);
 	hist_free(b);
@@ -369,7 +429,7 @@ static void check_interference(const struct check_conf *c, json_t *out, json_t *
 	snprintf(d, sizeof d, "least CPU a spinning thread got: %s, %.1f%% of the time (limit %.0f%%; %.0f "
 		 "involuntary switches/s); host steal %.2f%% (limit %.2f%%)", who, worst * 100, c->cpu_share * 100,
 		 worst_sw, steal * 100, c->steal * 100);
-	add(out, "interference", worst, c->cpu_share, warn, d);
+	add(out, "interference", worst, c->cpu_share, warn, CHECK_ALL, d);
 }
 
 /* The kept stall events of one stall_json() object, as stall_overlap()
@@ -443,7 +503,7 @@ static void check_stalls(const struct check_conf *c, json_t *out, json_t *const 
 	int warn = worst > c->stall_share;
 	snprintf(d, sizeof d, "most a spinning thread stood still: %s, %.3f%% of the window (limit %.3f%%), "
 		 "longest %.0f us", who, worst * 100, c->stall_share * 100, worst_max / 1e3);
-	add(out, "stalls", worst, c->stall_share, warn, d);
+	add(out, "stalls", worst, c->stall_share, warn, CHECK_P99 | CHECK_P999, d);
 }
 
 static void check_counts(const struct check_conf *c, json_t *out, const json_t *pj)
@@ -454,7 +514,7 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 	if (json_is_boolean(sat)) {
 		snprintf(d, sizeof d, "achieved %.0f of %.0f ops/s offered", json_number_value(json_object_get(pj, "achieved_ops")),
 			 json_number_value(json_object_get(pj, "offered_ops")));
-		add(out, "saturation", json_is_true(sat), 0, json_is_true(sat), d);
+		add(out, "saturation", json_is_true(sat), 0, json_is_true(sat), CHECK_ALL, d);
 	}
 	/* Requests still unsent when the window closed: the client was that
 	 * many inter-send gaps behind its schedule.  Up to lag_ns of them is
@@ -472,7 +532,7 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		double v = json_number_value(json_object_get(pj, rows[i].name)), limit = rows[i].limit;
 		snprintf(d, sizeof d, "%.0f of %.0f sent (allowed %.0f%s)", v, sent, limit, rows[i].why);
-		add(out, rows[i].name, v, limit, v > limit, d);
+		add(out, rows[i].name, v, limit, v > limit, CHECK_ALL, d);
 	}
 }
 
@@ -485,7 +545,7 @@ static void check_placement(json_t *out, json_t *const *clients, size_t n, const
 		shared |= json_is_true(json_object_get(json_object_get(clients[i], "placement"), "shared"));
 		unpinned |= json_is_null(json_object_get(json_object_get(clients[i], "placement"), "cpus"));
 	}
-	add(out, "placement", shared, 0, shared, shared ? "spinning threads share CPUs (more threads than CPUs "
+	add(out, "placement", shared, 0, shared, CHECK_ALL, shared ? "spinning threads share CPUs (more threads than CPUs "
 	    "on a host): latencies include scheduling delays" : unpinned ? "some threads are not pinned "
 	    "(cpus: none)" : "every spinning thread has a CPU of its own");
 }
@@ -505,7 +565,7 @@ json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const
 	if (canary_ns > 0 && canary_median > 0) {
 		double f = fmax(canary_ns / canary_median, canary_median / canary_ns);
 		snprintf(d, sizeof d, "canary p50 %.0f ns, run median %.0f ns", canary_ns, canary_median);
-		add(out, "canary_drift", f, c->canary_drift, f > c->canary_drift, d);
+		add(out, "canary_drift", f, c->canary_drift, f > c->canary_drift, CHECK_ALL, d);
 	}
 	check_placement(out, clients, nclients, server);
 	check_counts(c, out, pj);

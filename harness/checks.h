@@ -25,6 +25,18 @@
  *
  * A warning flags the point: `oqb run` prints it on the progress line,
  * plots draw the point hollow, `oqb run --strict` fails the run.
+ *
+ * Every row also says which of the point's numbers it speaks for
+ * ("concerns": "p50", "p99", "p999", "achieved_ops"), and a warning makes
+ * only those unreliable: a P99 whose trials disagree says nothing against
+ * a median they agree on, and a thread that stood still 1 % of the window
+ * moves the tail, not the median.  What describes the load or the machine
+ * itself (schedule_lag, arrival_fit, interference, placement,
+ * canary_drift, saturation and the counts) concerns every number;
+ * ci_p99 the P99 and ci_p999 the P99.9; stalls the tails; trial_agreement
+ * and stationarity the parts that warned (stationarity's p50 part says
+ * the system changed, so every latency).  checks_flagged_by() sums the
+ * warnings up per number.
  */
 #ifndef OQB_CHECKS_H
 #define OQB_CHECKS_H
@@ -57,7 +69,7 @@ void checks_from_json(struct check_conf *c, const json_t *obj);
 
 /*
  * The checks of one measured point (one trial): an array of
- * {"name","value","threshold","status":"pass"|"warn","detail"}.
+ * {"name","value","threshold","status":"pass"|"warn","detail","concerns"}.
  * pj is the merged point, clients the processes' results, server the
  * server's, canary_ns this trial's canary p50 (<= 0: none) and
  * canary_median the run's so far (<= 0: none).
@@ -93,6 +105,30 @@ int checks_flagged(const json_t *checks, char *buf, size_t len);
 /* The same, counting only the checks named in names[] (NULL-terminated;
  * NULL: every check). */
 int checks_warned(const json_t *checks, const char *const *names, char *buf, size_t len);
+
+/* The numbers a check row speaks for, as bits of its "concerns". */
+enum {
+	CHECK_P50 = 1,
+	CHECK_P99 = 2,
+	CHECK_P999 = 4,
+	CHECK_TPUT = 8,
+	CHECK_LAT = CHECK_P50 | CHECK_P99 | CHECK_P999,
+	CHECK_ALL = CHECK_LAT | CHECK_TPUT,
+};
+
+/* A row's "concerns" as bits; a row without them (run.json files from
+ * before they existed) concerns every number. */
+unsigned checks_concerns(const json_t *row);
+/* Sets row's "concerns" to the numbers in bits. */
+void checks_set_concerns(json_t *row, unsigned bits);
+
+/*
+ * Per number of a point, the checks that warned about it:
+ * {"p50": [names], "p99": [...], "p999": [...], "achieved_ops": [...]}
+ * (an empty array: nothing warned about that number).  A point is
+ * `flagged` when any of them is non-empty.
+ */
+json_t *checks_flagged_by(const json_t *checks);
 
 /* The schema of the config's "checks" object. */
 extern const struct conf_key checks_schema[];

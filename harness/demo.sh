@@ -22,22 +22,37 @@ start=$SECONDS
 "$oqb" run "$cfg" --out "$out" >/dev/null
 "$oqb" plot "$out" >/dev/null
 
-echo
-echo "median latency (us) by offered load (ops/s), the median over $(jq '.config.repeat // 1' "$out/run.json") trial(s) with the"
-echo "trials' range; * = saturated, ! = flagged by a self-check (run.json says which), - = no samples"
-jq -r '
+# table PCT: PCT (p50 or p99) of every point in us, the trials' range, and
+# the marks; "!" when a check warned about that number (flagged_by; run
+# files from before it: any warning).
+table() {
+	jq -r --arg q "$1" '
 	(.points | map(.offered_ops) | unique) as $loads |
+	def us: if . >= 100000 then (. / 1000 | round | tostring) else ((. / 100 | round) / 10 | tostring) end;
 	(["system"] + ($loads | map(tostring))) , (
 	  .points | group_by(.system) | sort_by(.[0].index)[] |
-	  [.[0].system] + [ .[] | (if .lat_ns.all.n > 0 then ((.lat_ns.all.p50 / 100 | round) / 10 | tostring) +
-	      (if (.trials | length) > 1 and .spread.all.p50 then "[\((.spread.all.p50.min / 100 | round) / 10)-\((.spread.all.p50.max / 100 | round) / 10)]" else "" end)
-	                           else "-" end) + (if .saturated then "*" else "" end) + (if .flagged and (.saturated | not) then "!" else "" end) ])
+	  [.[0].system] + [ .[] | (if .lat_ns.all.n > 0 then (.lat_ns.all[$q] | us) +
+	      (if (.trials | length) > 1 and .spread.all[$q] then "[\(.spread.all[$q].min | us)-\(.spread.all[$q].max | us)]" else "" end)
+	                           else "-" end) + (if .saturated then "*" else "" end) +
+	      (if (.saturated | not) and (if .flagged_by then (.flagged_by[$q] | length) > 0 else .flagged end) then "!" else "" end) ])
 	| @tsv' "$out/run.json" | column -t
+}
+echo
+echo "median latency (us) by offered load (ops/s), the median over $(jq '.config.repeat // 1' "$out/run.json") trial(s) with the"
+echo "trials' range; * = saturated, ! = a self-check warned about this number (run.json's flagged_by says which),"
+echo "- = no samples"
+table p50
+echo
+echo "P99 latency (us), the same way"
+table p99
 echo
 echo "lowest median per load: $(jq -r '[.points | map(select(.lat_ns.all.n > 0)) |
 	group_by(.offered_ops)[] | "\(.[0].offered_ops): \(min_by(.lat_ns.all.p50).system)"] |
 	join(", ")' "$out/run.json")"
-jq -r '"self-checks: \([.points[] | select(.flagged)] | length) of \(.points | length) points flagged (\([.points[] | select(.saturated | not) | select(.flagged | not)] | length) of \([.points[] | select(.saturated | not)] | length) below saturation are clean); most frequent: \([.points[].checks[] | select(.status == "warn") | .name] | group_by(.) | map("\(.[0]) \(length)") | join(", "))" +
+jq -r '[.points[] | select(.saturated | not)] as $below |
+	def clean($q): [$below[] | select((.flagged_by[$q] // [1]) | length == 0)] | length;
+	"self-checks: \([.points[] | select(.flagged)] | length) of \(.points | length) points flagged (\([$below[] | select(.flagged | not)] | length) of \($below | length) below saturation are clean); most frequent: \([.points[].checks[] | select(.status == "warn") | .name] | group_by(.) | map("\(.[0]) \(length)") | join(", "))" +
+	"\nby number, of the \($below | length) points below saturation: p50 clean at \(clean("p50")), P99 at \(clean("p99")), P99.9 at \(clean("p999"))" +
 	([.points[].checks[] | select(.name == "trial_agreement" and .cause)] | length | if . > 0 then
 	  "; \(.) trial_agreement warning(s) from trials under different canaries (the machine'"'"'s floor changed mid-run: docs/trust.md)" else "" end)' "$out/run.json"
 echo "took $((SECONDS - start)) s"

@@ -65,6 +65,14 @@ static void value_word(const json_t *v, char *buf, size_t len)
 	free(t);
 }
 
+/* 1 when a check warned about point p's number q ("p50", "p99"): its
+ * flagged_by list; a run.json from before flagged_by: the point's flag. */
+static int flagged_for(const json_t *p, const char *q, int flagged)
+{
+	const json_t *by = json_object_get(json_object_get(p, "flagged_by"), q);
+	return json_is_array(by) ? json_array_size(by) > 0 : flagged;
+}
+
 static int cmp_offered(const void *a, const void *b)
 {
 	double x = json_number_value(json_object_get(*(json_t *const *)a, "offered_ops"));
@@ -114,8 +122,9 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 	}
 	fprintf(f, "# oqb plot: latency vs throughput; one block per system (%s)\n",
 		json_string_value(json_object_get(run, "name")));
-	fprintf(f, "# achieved_ops p50_ns p99_ns offered_ops flagged p50_min p50_max p99_min p99_max\n"
-		"# (flagged: 1 when a self-check warned, docs/trust.md; min/max: over the trials)\n");
+	fprintf(f, "# achieved_ops p50_ns p99_ns offered_ops flagged p50_min p50_max p99_min p99_max p50_flagged "
+		"p99_flagged\n# (flagged: 1 when a self-check warned, docs/trust.md; p50_flagged, p99_flagged: when one "
+		"warned about that number; min/max: over the trials)\n");
 	names[0] = '\0';
 	for (j = 0; j < nseen; j++) {
 		json_t *rows[1024];
@@ -147,14 +156,15 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 			double p50 = json_number_value(json_object_get(all, "p50"));
 			double p99 = json_number_value(json_object_get(all, "p99"));
 			const json_t *s50 = json_object_get(sp, "p50"), *s99 = json_object_get(sp, "p99");
-			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f\n",
+			int flagged = json_is_true(json_object_get(rows[i], "flagged"));
+			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d\n",
 				json_number_value(json_object_get(rows[i], "achieved_ops")), p50, p99,
-				json_number_value(json_object_get(rows[i], "offered_ops")),
-				json_is_true(json_object_get(rows[i], "flagged")),
+				json_number_value(json_object_get(rows[i], "offered_ops")), flagged,
 				s50 ? json_number_value(json_object_get(s50, "min")) : p50,
 				s50 ? json_number_value(json_object_get(s50, "max")) : p50,
 				s99 ? json_number_value(json_object_get(s99, "min")) : p99,
-				s99 ? json_number_value(json_object_get(s99, "max")) : p99);
+				s99 ? json_number_value(json_object_get(s99, "max")) : p99,
+				flagged_for(rows[i], "p50", flagged), flagged_for(rows[i], "p99", flagged));
 		}
 		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", blocks ? " " : "", name);
 		blocks++;

@@ -137,37 +137,59 @@ static json_t *spread_of(const json_t *entries, const char *cls, const char *pct
 	return s;
 }
 
+/* More distinct check names than any trial has (checks.c writes 14). */
+#define MAX_CHECK_ROWS 64
+
 /*
  * Per check name: in how many trials it warned.  The point warns when it
  * warned in at least half of them (every trial's own checks stay in
  * trials[], and a minority is named in the row's note): one trial of five
  * caught by a stall of the host says the trial is off, not the point,
- * whose spread shows it.  ci_p99 and ci_p999 are judged again on the
- * point's merged histogram, the one its percentiles come from.
+ * whose spread shows it.  A row that warns concerns the numbers its
+ * warning trials spoke against; one that passes, what any trial vouched
+ * for.  ci_p99 and ci_p999 are judged again on the point's merged
+ * histogram, the one its percentiles come from.
  */
+
 static json_t *checks_over(const json_t *entries, const struct check_conf *cc, const struct hist *merged,
 			   struct hist *const *th, size_t nth, int *flagged)
 {
 	json_t *out = json_array(), *e, *c;
 	size_t i, k, n = json_array_size(entries);
+	unsigned vouch[MAX_CHECK_ROWS], against[MAX_CHECK_ROWS];
 	*flagged = 0;
 	json_array_foreach(entries, i, e) {
 		json_array_foreach(json_object_get(e, "checks"), k, c) {
 			const char *name = json_string_value(json_object_get(c, "name"));
 			int warn = strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") == 0;
 			json_t *row = NULL, *r;
-			size_t j;
+			size_t j, at = 0;
 			if (cc && merged && (!strcmp(name, "ci_p99") || !strcmp(name, "ci_p999")))
 				continue;
 			json_array_foreach(out, j, r)
-				if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
+				if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0) {
 					row = r;
+					at = j;
+				}
 			if (!row) {
-				row = json_pack("{s:s,s:s,s:i,s:i,s:O,s:O}", "name", name, "status", "pass",
+				if (json_array_size(out) >= MAX_CHECK_ROWS)
+					continue;
+				row = json_pack("{s:s,s:s,s:i,s:i,s:O?,s:O?}", "name", name, "status", "pass",
 						"trials_warned", 0, "trials", (int)n, "threshold",
 						json_object_get(c, "threshold"), "value", json_object_get(c, "value"));
+				if (!row)
+					continue;
+				at = json_array_size(out);
+				vouch[at] = against[at] = 0;
 				json_array_append_new(out, row);
 			}
+			/* what the passing trials vouched for, and what the warning
+			 * ones spoke against (one trial's tail and another's median:
+			 * both) */
+			if (warn)
+				against[at] |= checks_concerns(c);
+			else
+				vouch[at] |= checks_concerns(c);
 			if (warn) {
 				json_object_set_new(row, "trials_warned",
 						    json_integer(json_integer_value(json_object_get(row, "trials_warned")) + 1));
@@ -185,7 +207,9 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 	}
 	json_array_foreach(out, i, c) {
 		long long w = json_integer_value(json_object_get(c, "trials_warned"));
-		if (w * 2 >= (long long)n && w > 0) {
+		int warns = w * 2 >= (long long)n && w > 0;
+		checks_set_concerns(c, warns ? against[i] : vouch[i] | against[i]);
+		if (warns) {
 			json_object_set_new(c, "status", json_string("warn"));
 			*flagged = 1;
 		} else if (w > 0) {
@@ -198,9 +222,9 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 		json_t *ci = json_array(), *r;
 		checks_ci(cc, ci, merged);
 		if (th && checks_trials(cc, ci, th, nth, merged) < 0)
-			json_array_append_new(ci, json_pack("{s:s,s:n,s:f,s:s,s:s}", "name", "trial_agreement", "value",
-							    "threshold", cc->ci_p99, "status", "warn", "detail",
-							    "out of memory: not judged"));
+			json_array_append_new(ci, json_pack("{s:s,s:n,s:f,s:s,s:s,s:[ss]}", "name", "trial_agreement",
+							    "value", "threshold", cc->ci_p99, "status", "warn", "detail",
+							    "out of memory: not judged", "concerns", "p50", "p99"));
 		json_array_foreach(ci, i, r) {
 			json_object_set_new(r, "trials", json_integer((json_int_t)n));
 			if (!strncmp(json_string_value(json_object_get(r, "name")), "ci_", 3))
@@ -310,6 +334,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 			}
 			break;
 		}
+	json_object_set_new(p, "flagged_by", checks_flagged_by(ck));
 	json_object_set_new(p, "checks", ck);
 	json_object_set_new(p, "flagged", json_boolean(flagged));
 	json_object_set_new(p, "spread", json_pack("{s:{s:o,s:o},s:{s:o,s:o},s:{s:o,s:o}}",

@@ -8,10 +8,11 @@
 # .svg or .png to write), figtitle, col (2: median, 3: P99), ylabel, and
 # for k = 1..4: data<k> (a data file as `oqb plot` writes it: one block
 # per system, columns achieved_ops p50_ns p99_ns offered_ops flagged
-# p50_min p50_max p99_min p99_max), ptitle<k>, names<k> (the systems in
-# block order; empty: the panel says "not run") and peak<k> (the achieved
-# throughput at the run's peak, drawn dashed; 0: none).  Flagged points
-# are hollow; bars span the trials' range.  A latency axis turns
+# p50_min p50_max p99_min p99_max [p50_flagged p99_flagged]), ptitle<k>,
+# names<k> (the systems in block order; empty: the panel says "not run")
+# and peak<k> (the achieved throughput at the run's peak, drawn dashed;
+# 0: none).  A point is hollow when a self-check warned about the panel's
+# number; bars span the trials' range.  A latency axis turns
 # logarithmic when it spans more than 10x.
 
 if (ARGC < 1) {
@@ -39,6 +40,9 @@ set key top left noenhanced
 open(i) = word("6 4 8 10 12 3", i) + 0
 filled(f, y) = f > 0 ? NaN : y
 hollow(f, y) = f > 0 ? y : NaN
+# the flag of the panel's number: column 10 (p50) or 11 (p99) where the
+# data has them, else the point's (column 5)
+qflag(c) = valid(c) ? column(c) : column(5)
 
 set multiplot layout 2,2 title figtitle noenhanced font ",14"
 do for [k = 1:4] {
@@ -79,8 +83,8 @@ do for [k = 1:4] {
 		}
 		plot for [i=1:nsys] d index (i-1) using ($1/xs):(column(col)/1000.0) with lines ls i title word(nm, i), \
 		     for [i=1:nsys] d index (i-1) using ($1/xs):(column(col)/1000.0):(column(col == 2 ? 6 : 8)/1000.0):(column(col == 2 ? 7 : 9)/1000.0) with yerrorbars ls i pt 0 notitle, \
-		     for [i=1:nsys] d index (i-1) using ($1/xs):(filled($5, column(col)/1000.0)) with points ls i notitle, \
-		     for [i=1:nsys] d index (i-1) using ($1/xs):(hollow($5, column(col)/1000.0)) with points ls i pt open(i) notitle
+		     for [i=1:nsys] d index (i-1) using ($1/xs):(filled(qflag(col == 2 ? 10 : 11), column(col)/1000.0)) with points ls i notitle, \
+		     for [i=1:nsys] d index (i-1) using ($1/xs):(hollow(qflag(col == 2 ? 10 : 11), column(col)/1000.0)) with points ls i pt open(i) notitle
 	}
 }
 unset multiplot

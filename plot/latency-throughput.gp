@@ -5,8 +5,11 @@
 #
 # DATA holds one block per system, in the order of the names, blocks
 # separated by two blank lines; columns: achieved_ops p50_ns p99_ns
-# [offered_ops [flagged p50_min p50_max p99_min p99_max]].  A point that a
-# self-check flagged (docs/trust.md) is drawn hollow; with repeated trials
+# [offered_ops [flagged p50_min p50_max p99_min p99_max [p50_flagged
+# p99_flagged]]].  A point is drawn hollow in a panel when a self-check
+# warned about that panel's number (docs/trust.md: a P99 whose trials
+# disagree leaves a median they agree on solid; without the last two
+# columns, any warning makes it hollow in both); with repeated trials
 # a bar spans the trials' lowest to highest value.  `oqb plot RUN_DIR` writes it from run.json.  The output
 # format follows the file extension.  A latency axis turns logarithmic when
 # its values span more than 10x, so the knee at saturation and the flat
@@ -56,10 +59,11 @@ open(i) = word("6 4 8 10 12 3 1 2", i) + 0
 has_flags = 0
 stats data using 0 nooutput name "C"
 if (C_records > 0) { stats data using (valid(5) ? 1 : 0) nooutput name "F"; has_flags = (F_max > 0) }
-flag(c) = has_flags ? column(5) : 0
+# the flag of the panel's number (column c), else the point's (column 5)
+flag(c) = has_flags ? (valid(c) ? column(c) : column(5)) : 0
 lo(c, v) = has_flags ? column(c) : v
-filled(y) = flag(0) > 0 ? NaN : y
-hollow(y) = flag(0) > 0 ? y : NaN
+filled(y, c) = flag(c) > 0 ? NaN : y
+hollow(y, c) = flag(c) > 0 ? y : NaN
 
 set multiplot layout 1,2 title title font ",14"
 
@@ -68,18 +72,18 @@ set ylabel "Median latency (µs)"
 if (P50_min > 0 && P50_max > 10 * P50_min) { set logscale y 10; set format y "10^{%L}"; set yrange [*:*] } else { unset logscale y; set format y "%g"; set yrange [0:*] }
 plot for [i=1:nsys] data index (i-1) using ($1/xs):($2/1000.0) with lines ls i title word(systems, i) noenhanced, \
      for [i=1:nsys] data index (i-1) using ($1/xs):($2/1000.0):(lo(6, $2)/1000.0):(lo(7, $2)/1000.0) with yerrorbars ls i pt 0 notitle, \
-     for [i=1:nsys] data index (i-1) using ($1/xs):(filled($2/1000.0)) with points ls i notitle, \
-     for [i=1:nsys] data index (i-1) using ($1/xs):(hollow($2/1000.0)) with points ls i pt open(i) notitle, \
-     keyentry with points pt 6 lc rgb "#555555" title "hollow: flagged by a self-check"
+     for [i=1:nsys] data index (i-1) using ($1/xs):(filled($2/1000.0, 10)) with points ls i notitle, \
+     for [i=1:nsys] data index (i-1) using ($1/xs):(hollow($2/1000.0, 10)) with points ls i pt open(i) notitle, \
+     keyentry with points pt 6 lc rgb "#555555" title "hollow: a self-check warned about this number"
 
 set title "P99 latency"
 set ylabel "P99 latency (µs)"
 if (P99_min > 0 && P99_max > 10 * P99_min) { set logscale y 10; set format y "10^{%L}"; set yrange [*:*] } else { unset logscale y; set format y "%g"; set yrange [0:*] }
 plot for [i=1:nsys] data index (i-1) using ($1/xs):($3/1000.0) with lines ls i title word(systems, i) noenhanced, \
      for [i=1:nsys] data index (i-1) using ($1/xs):($3/1000.0):(lo(8, $3)/1000.0):(lo(9, $3)/1000.0) with yerrorbars ls i pt 0 notitle, \
-     for [i=1:nsys] data index (i-1) using ($1/xs):(filled($3/1000.0)) with points ls i notitle, \
-     for [i=1:nsys] data index (i-1) using ($1/xs):(hollow($3/1000.0)) with points ls i pt open(i) notitle, \
-     keyentry with points pt 6 lc rgb "#555555" title "hollow: flagged by a self-check"
+     for [i=1:nsys] data index (i-1) using ($1/xs):(filled($3/1000.0, 11)) with points ls i notitle, \
+     for [i=1:nsys] data index (i-1) using ($1/xs):(hollow($3/1000.0, 11)) with points ls i pt open(i) notitle, \
+     keyentry with points pt 6 lc rgb "#555555" title "hollow: a self-check warned about this number"
 
 unset multiplot
 set output

@@ -35,6 +35,15 @@ jcheck classes_add_up "$R" 'all(.points[]; .lat_ns.all.n == .lat_ns.nilext.n + .
 jcheck achieved_is_sum "$R" 'all(.points[]; (.achieved_ops - ([.clients[].achieved_ops] | add) | fabs) < 1)'
 jcheck client_count "$R" '. as $r | all(.points[]; (.clients | length) == $r.config.clients.processes)'
 jcheck server_stats "$R" 'all(.points[]; .server | type == "object")'
+# flagged_by: per number, the point's warning checks that concern it; a
+# point is flagged exactly when some number has one, and every warning
+# concerns some number
+jcheck flagged_by_matches_checks "$R" 'all(.points[]; . as $p |
+	(.flagged_by | keys) == ["achieved_ops", "p50", "p99", "p999"] and
+	.flagged == ([.flagged_by[][]] | length > 0) and
+	all(.checks[]; .concerns | length > 0) and
+	all(.flagged_by | to_entries[]; .key as $q | .value == [$p.checks[] | select(.status == "warn" and
+		(.concerns | index($q))) | .name]))'
 
 # Per-process files and logs are in the run directory.
 first=$(jq -r '.points[0].dir' "$R")

@@ -72,6 +72,24 @@ row=$(grep '82.30 % lower median than RawRPC' "$T/caveat/rep/index.html")
 if grep -q -- '-94.6 %<br><span class=caveat>oq saturated</span></td><td class=num>-92.5 %<br><span class=caveat>rawrpc flagged (stationarity)</span></td>' <<<"$row"; then
 	ok report-caveat-saturated-flagged
 else notok report-caveat-saturated-flagged "cluster 12's median row: $row"; fi
+# a warning about a point's tail alone (flagged_by) does not caveat a
+# claim about its median; one about its median does
+for q in p99 p50; do
+	mkdir -p "$T/by-$q"
+	cp -r "$FIX/holds/." "$T/by-$q/"
+	jq --arg q "$q" '(.points[] | select(.system == "rawrpc" and .offered_ops == 80000)) |=
+	    (.flagged = true | .checks += [{"name": "trial_agreement", "status": "warn", "concerns": [$q]}]
+	     | .flagged_by = ({"p50": [], "p99": [], "p999": [], "achieved_ops": []} | .[$q] = ["trial_agreement"]))' \
+		"$FIX/holds/c12/run.json" >"$T/by-$q/c12/run.json"
+	"$OQB_BIN/oqb" figures --runs "$T/by-$q" --out "$T/by-$q/rep" >/dev/null 2>&1
+done
+row=$(grep '82.30 % lower median than RawRPC' "$T/by-p99/rep/index.html")
+if [ -n "$row" ] && ! grep -q 'caveat' <<<"$row"; then ok report-tail-warning-leaves-median-claim
+else notok report-tail-warning-leaves-median-claim "cluster 12's median row: ${row:-(none)}"; fi
+row=$(grep '82.30 % lower median than RawRPC' "$T/by-p50/rep/index.html")
+if grep -q 'rawrpc flagged (trial_agreement)' <<<"$row"; then ok report-median-warning-caveats-median-claim
+else notok report-median-warning-caveats-median-claim "cluster 12's median row: ${row:-(none)}"; fi
+
 row=$(grep '90.70 % lower median than RawRPC' "$T/caveat/rep/index.html")
 if grep -q 'caveat' <<<"$row"; then notok report-caveat-only-where-due "cluster 31's row is clean, yet: $row"
 else ok report-caveat-only-where-due; fi

@@ -4,7 +4,8 @@
  * same shape with many samples passes, the thresholds come from the
  * config, the defaults are the ones docs/trust.md names, and a percentile
  * whose CI reaches past the largest sample is never passed; and
- * trial_agreement, the bootstrap over whole trials.
+ * trial_agreement, the bootstrap over whole trials; and which numbers
+ * each row speaks for ("concerns", flagged_by).
  */
 #include "unit.h"
 #include "checks.h"
@@ -12,6 +13,8 @@
 #include "rng.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* n samples of an exponential with mean 10 us plus 1 us: a shape whose
@@ -223,6 +226,80 @@ TEST(p99_agreement_limit_is_trials_p99_not_ci_p99)
 	json_decref(o2);
 }
 
+/* Whether row r's "concerns" are exactly the numbers in want (a
+ * space-separated list, in the order p50 p99 p999 achieved_ops). */
+static int concerns_are(const json_t *r, const char *want)
+{
+	char got[64] = "";
+	size_t i;
+	const json_t *x;
+	json_array_foreach(json_object_get(r, "concerns"), i, x)
+		snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "", json_string_value(x));
+	if (strcmp(got, want) != 0)
+		fprintf(stderr, "    concerns [%s], want [%s]\n", got, want);
+	return !strcmp(got, want);
+}
+
+TEST(a_tail_disagreement_leaves_the_median_standing)
+{
+	/* one trial of five with a stalled tail: the trials disagree about
+	 * the P99 and agree about the median, and the row says so */
+	AGREEMENT_IS("warn", 2, 0.03, 1);
+	CHECK(concerns_are(r, "p99"));
+	json_decref(out);
+}
+
+TEST(a_median_disagreement_concerns_the_median)
+{
+	AGREEMENT_IS("warn", 0, 0, 2.0);
+	/* the slow trial's tail is slower too, so P99 may disagree as well */
+	CHECK(checks_concerns(r) & CHECK_P50, "concerns %u", checks_concerns(r));
+	CHECK(!(checks_concerns(r) & (CHECK_P999 | CHECK_TPUT)), "concerns %u", checks_concerns(r));
+	json_decref(out);
+}
+
+TEST(agreeing_trials_vouch_for_median_and_tail)
+{
+	AGREEMENT_IS("pass", 99, 0, 1);
+	CHECK(concerns_are(r, "p50 p99"));
+	json_decref(out);
+}
+
+TEST(ci_rows_concern_their_own_percentile)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	struct hist *few = expo(1000, 1);
+	REQUIRE(few);
+	json_t *a = json_array();
+	checks_ci(&c, a, few);
+	CHECK(concerns_are(row(a, "ci_p99"), "p99"));
+	CHECK(concerns_are(row(a, "ci_p999"), "p999"));
+	json_decref(a);
+	hist_free(few);
+}
+
+TEST(flagged_by_sums_the_warnings_per_number)
+{
+	/* a tail warning, a row from an older run.json (no concerns: every
+	 * number), a passing median row, and an explicit empty list */
+	json_t *rows = json_pack("[{s:s,s:s,s:[s]},{s:s,s:s},{s:s,s:s,s:[s]},{s:s,s:s,s:[]}]",
+				 "name", "tail", "status", "warn", "concerns", "p99",
+				 "name", "old", "status", "warn",
+				 "name", "calm", "status", "pass", "concerns", "p50",
+				 "name", "none", "status", "warn", "concerns");
+	REQUIRE(rows);
+	json_t *by = checks_flagged_by(rows);
+	char *txt = json_dumps(by, JSON_COMPACT | JSON_SORT_KEYS);
+	CHECK(!strcmp(txt, "{\"achieved_ops\":[\"old\"],\"p50\":[\"old\"],\"p99\":[\"tail\",\"old\"],\"p999\":[\"old\"]}"),
+	      "%s", txt);
+	free(txt);
+	json_decref(by);
+	CHECK(checks_concerns(json_array_get(rows, 1)) == CHECK_ALL);
+	CHECK(checks_concerns(json_array_get(rows, 3)) == 0);
+	json_decref(rows);
+}
+
 /* The unsent row of checks_point on a point offered 100 Kops/s that left
  * `unsent` requests unsent, with lag_ns (0: the default). */
 static json_t *unsent_row(double unsent, double lag_ns)
@@ -250,6 +327,8 @@ TEST(unsent_allows_the_client_one_lag_behind)
 	CHECK_STATUS(two, "pass", "2 unsent");
 	CHECK(json_number_value(json_object_get(two, "threshold")) == 2);
 	CHECK_STATUS(three, "warn", "3 unsent");
+	/* a client behind its schedule offered another load: every number */
+	CHECK(concerns_are(three, "p50 p99 p999 achieved_ops"));
 	/* a longer lag_ns allows more: 50 us is 5 */
 	CHECK_STATUS(wide, "pass", "3 unsent, lag_ns 50 us");
 	json_decref(two);
@@ -267,4 +346,7 @@ TEST(two_trials_are_not_judged)
 UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, threshold_comes_from_config,
 	  empty_histogram_has_nothing_to_judge, trials_that_agree_pass, one_stalled_trial_of_five_warns,
 	  p50_disagreement_warns, same_trials_same_verdict, p99_agreement_limit_is_trials_p99_not_ci_p99,
-	  unsent_allows_the_client_one_lag_behind, two_trials_are_not_judged)
+	  unsent_allows_the_client_one_lag_behind, two_trials_are_not_judged,
+	  a_tail_disagreement_leaves_the_median_standing, a_median_disagreement_concerns_the_median,
+	  agreeing_trials_vouch_for_median_and_tail, ci_rows_concern_their_own_percentile,
+	  flagged_by_sums_the_warnings_per_number)

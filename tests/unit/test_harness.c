@@ -328,6 +328,74 @@ TEST(trial_agreement_names_a_changed_canary)
 	json_decref(srv);
 }
 
+/* The names in point p's flagged_by list for number q, comma-separated. */
+static void by_names(const json_t *p, const char *q, char *buf, size_t len)
+{
+	size_t i;
+	const json_t *x;
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(json_object_get(p, "flagged_by"), q), i, x)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? "," : "", json_string_value(x));
+}
+
+TEST(flagged_by_follows_what_each_warning_concerns)
+{
+	/* Four trials that agree.  Case 0: the host stalled a thread in two
+	 * of them (a warning about the tails), and one lagged its schedule
+	 * (one trial of four: not the point's).  Case 1: stationarity warned
+	 * in two trials, once about the tail alone and once about the
+	 * median: the point's row speaks for both. */
+	struct check_conf cc;
+	checks_defaults(&cc);
+	struct point pt = { .idx = 0, .system = "rawrpc", .offered_ops = 1000 };
+	json_t *srv = json_pack("{s:s}", "schema", "oqbench.server/1");
+	char err[256], b50[128], b99[128], b999[128], btp[128];
+	for (int v = 0; v < 2; v++) {
+		json_t *entries = json_array(), *pj0 = NULL;
+		for (unsigned t = 0; t < 4; t++) {
+			json_t *c = fake_client(t, 5000, 1000, 2000, NULL), *ck;
+			if (v == 0)
+				ck = json_pack("[{s:s,s:s,s:[ss]},{s:s,s:s,s:[ssss]}]",
+					       "name", "stalls", "status", t < 2 ? "warn" : "pass", "concerns", "p99", "p999",
+					       "name", "schedule_lag", "status", t == 3 ? "warn" : "pass", "concerns", "p50",
+					       "p99", "p999", "achieved_ops");
+			else if (t == 0)
+				ck = json_pack("[{s:s,s:s,s:[ss]}]", "name", "stationarity", "status", "warn",
+					       "concerns", "p99", "p999");
+			else
+				ck = json_pack("[{s:s,s:s,s:[sss]}]", "name", "stationarity", "status",
+					       t == 1 ? "warn" : "pass", "concerns", "p50", "p99", "p999");
+			json_t *pj = merge_point(&pt, &c, 1, srv, err, sizeof err);
+			REQUIRE(pj && ck, "%s", err);
+			json_array_append_new(entries, trials_entry(pj, t, t, 100, ck));
+			json_decref(ck);
+			json_decref(c);
+			if (!pj0)
+				pj0 = pj;
+			else
+				json_decref(pj);
+		}
+		json_t *p = trials_point(pj0, entries, &cc, err, sizeof err);
+		REQUIRE(p, "%s", err);
+		by_names(p, "p50", b50, sizeof b50);
+		by_names(p, "p99", b99, sizeof b99);
+		by_names(p, "p999", b999, sizeof b999);
+		by_names(p, "achieved_ops", btp, sizeof btp);
+		CHECK(json_is_true(json_object_get(p, "flagged")), "case %d: the point is flagged", v);
+		if (v == 0)
+			CHECK(!strcmp(b50, "") && !strcmp(b99, "stalls") && !strcmp(b999, "stalls") && !strcmp(btp, ""),
+			      "case 0: p50 [%s] p99 [%s] p999 [%s] achieved [%s]", b50, b99, b999, btp);
+		else
+			CHECK(!strcmp(b50, "stationarity") && !strcmp(b99, "stationarity") && !strcmp(btp, ""),
+			      "case 1: p50 [%s] p99 [%s] achieved [%s]", b50, b99, btp);
+		json_decref(p);
+		json_decref(pj0);
+		json_decref(entries);
+	}
+	json_decref(srv);
+}
+
 UNIT_MAIN(script_quotes_every_word, shell_quote_keeps_plain_words, ssh_command_checks_host_keys,
 	  local_start_reports_exec_failure, merge_sums_bins_never_averages, host_is_local_cases,
-	  rerun_policy_stops_and_resumes, trial_agreement_names_a_changed_canary)
+	  rerun_policy_stops_and_resumes, trial_agreement_names_a_changed_canary,
+	  flagged_by_follows_what_each_warning_concerns)
