@@ -15,7 +15,9 @@
 #        says it should).
 #   Stability: per pair, the share of points unflagged in both runs whose
 #        p50 is within 10 % and P99 within 25 %, and the share of points
-#        below saturation that are unflagged.
+#        below saturation that are unflagged; and per number, the points
+#        whose p50 no check warned about in either run (flagged_by), and
+#        how many of them agree within 10 %.
 #
 # Usage: bench/noise-gate.sh [PAIRS (5)] [CONFIG]   (from the checkout, after make)
 set -u
@@ -33,7 +35,11 @@ stability() {   # stability A B: "stable X/Y unflagged-below-saturation P/Q"
 		[$both[] | select(((.b.lat_ns.all.p50 / .a.lat_ns.all.p50) - 1 | fabs) <= 0.10 and
 				  ((.b.lat_ns.all.p99 / .a.lat_ns.all.p99) - 1 | fabs) <= 0.25)] as $ok |
 		[$ps[] | .a, .b | select(.saturated | not)] as $below |
-		"stable \($ok | length)/\($both | length) unflagged-below-saturation \([$below[] | select(.flagged | not)] | length)/\($below | length)"'
+		[$ps[] | select((.a.saturated | not) and (.b.saturated | not) and (.a.flagged_by.p50 // [1] | length) == 0 and
+				(.b.flagged_by.p50 // [1] | length) == 0)] as $c50 |
+		"stable \($ok | length)/\($both | length) unflagged-below-saturation \([$below[] | select(.flagged | not)] | length)/\($below | length)" +
+		"; p50 clean in both \($c50 | length)/\([$ps[] | select((.a.saturated | not) and (.b.saturated | not))] | length)," +
+		" within 10 % \([$c50[] | select(((.b.lat_ns.all.p50 / .a.lat_ns.all.p50) - 1 | fabs) <= 0.10)] | length)"'
 }
 
 run() {   # run DIR [ENV...]: one run of the config, quiet; says how long it took
