@@ -180,3 +180,34 @@ char **procargs_client(const char *bin, const struct runconf *top, const struct 
 	return a;
 }
 
+char **procargs_vfloor(const char *bin, const struct runconf *rc, const char *ctl_hp, const char *ping_endpoint,
+		       int cpu)
+{
+	char **a = argv_new();
+	char path[PATH_MAX + 32];
+	int e = 0;
+
+	snprintf(path, sizeof path, "%s/oqb-vfloor", bin);
+	e |= argv_push(&a, path);
+	if (!ping_endpoint) {
+		/* any free port: the trial's server may still hold its own */
+		e |= argv_push(&a, "--serve");
+		e |= push_kv(&a, "--addr", rc->verbs_addr ? rc->verbs_addr : "");
+		e |= push_kv(&a, "--port", "0");
+		e |= push_num(&a, "--max-s", rc->hello_s + 60);
+	} else {
+		/* as oqb-floor beside a shm trial: at most 200 ms of rounds */
+		e |= push_kv(&a, "--ping", ping_endpoint);
+		e |= push_kv(&a, "--rounds", "2000");
+		e |= push_kv(&a, "--warmup", "100");
+		e |= push_kv(&a, "--max-ms", "200");
+	}
+	e |= push_num(&a, "--cpu", cpu);
+	e |= push_kv(&a, "--ctl", ctl_hp);
+	e |= push_kv(&a, "--rank", "0");
+	if (e) {
+		launch_argv_free(a);
+		return NULL;
+	}
+	return a;
+}

@@ -21,4 +21,10 @@ char **procargs_server(const char *bin, const struct runconf *rc, const struct p
 char **procargs_client(const char *bin, const struct runconf *rc, const struct point *pt, const char *ctl_hp,
 		       const char *endpoint, unsigned rank, const char *out);
 
+/* argv of the verbs canary (oqb-vfloor): the echoer on the server's
+ * verbs.addr when ping_endpoint is NULL, else the pinger of that
+ * endpoint; cpu: where its polling thread goes (-1: unpinned). */
+char **procargs_vfloor(const char *bin, const struct runconf *rc, const char *ctl_hp, const char *ping_endpoint,
+		       int cpu);
+
 #endif

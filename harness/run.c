@@ -99,6 +99,7 @@ struct run {
 	size_t ntrials_done, ntrials;
 	double *canaries;              /* every canary p50 so far */
 	size_t ncanaries;
+	int canary_warned;             /* a failed canary was said once */
 	struct trial_ref { size_t point; unsigned trial; } *order;
 	unsigned nprobes;              /* knee search probes run (knee.h) */
 };
@@ -121,6 +122,7 @@ struct prun {
 	char warn[PATH_MAX * 3];
 	double canary_ns;              /* this trial's canary p50, or -1 */
 	json_t *checks;                /* this trial's self-checks */
+	int aux;                       /* the verbs canary's processes, not the trial's */
 };
 
 static uint64_t now_ms(void)
@@ -416,6 +418,8 @@ static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 						"node", json_object_get(m, "node"),
 						"pid", json_object_get(m, "pid"),
 						"local_pid", (json_int_t)p->pid);
+			if (pr->aux)
+				json_object_set_new(row, "purpose", json_string("canary"));
 			json_array_append_new(json_object_get(json_object_get(pr->r->runj, "hosts"),
 							      "processes"), row);
 		}
@@ -889,20 +893,121 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether point pt runs over the verbs transport (system erpc has its own). */
+static int point_on_verbs(const struct runconf *rc, const struct point *pt)
+{
+	return strcmp(rc->transport, "verbs") == 0 && strcmp(pt->system, "erpc") != 0;
+}
+
 /*
- * After a trial, with every process gone: the canary on the CPUs the
- * trial's server worker 0 and client thread 0 ran on (only where they ran
- * on this machine), then the self-checks (checks.h).
+ * The verbs canary after a trial, with the trial's processes gone: an
+ * oqb-vfloor echoer on the server's host (its verbs.addr, server worker
+ * 0's CPU) and a pinger on client 0's host (client thread 0's CPU),
+ * started, met and ended through the launcher and the control channel as
+ * the trial's own processes are.  Returns the pinger's round-trip p50
+ * (ns), or -1 with why set.  Its processes' logs and results land in the
+ * point's directory as canary-*.
+ */
+static double verbs_canary(struct run *r, const struct prun *tr, int cpu_a, int cpu_b, char *why, size_t len)
+{
+	const struct runconf *rc = tr->rc;
+	struct prun *cp = calloc(1, sizeof *cp);
+	char err[1024];
+	double p50 = -1;
+	unsigned port = (unsigned)rc->ctl_port;
+
+	if (!cp || !(cp->procs = calloc(2, sizeof *cp->procs))) {
+		snprintf(why, len, "out of memory");
+		free(cp);
+		return -1;
+	}
+	cp->r = r;
+	cp->pt = tr->pt;
+	cp->rc = rc;
+	cp->lfd = -1;
+	cp->nprocs = 2;
+	cp->aux = 1;
+	snprintf(cp->pdir, sizeof cp->pdir, "%s", tr->pdir);
+	for (size_t i = 0; i < 2; i++) {
+		struct proc *p = &cp->procs[i];
+		snprintf(p->role, sizeof p->role, "%s", i == 0 ? "server" : "client");
+		p->host = i == 0 ? rc->server_host : runconf_client_host(rc, 0);
+		snprintf(p->log, sizeof p->log, "%s/canary-%s.log", cp->pdir, i == 0 ? "echo" : "ping");
+		snprintf(p->json, sizeof p->json, "%s/canary-%s.json", cp->pdir, i == 0 ? "echo" : "ping");
+	}
+	cp->lfd = ctl_listen(rc->ctl_bind, &port, err, sizeof err);
+	if (cp->lfd < 0) {
+		fail(cp, NULL, "%s (hosts.ctl_port)", err);
+		goto out;
+	}
+	snprintf(cp->ctl_hp, sizeof cp->ctl_hp, "%s%s%s:%u", strchr(rc->ctl_addr, ':') ? "[" : "", rc->ctl_addr,
+		 strchr(rc->ctl_addr, ':') ? "]" : "", port);
+	/* Both ends start at once (a login over ssh or srun can take seconds):
+	 * the pinger learns the echoer's endpoint from its GO. */
+	snprintf(err, sizeof err, "%g s (timeouts.hello_s)", rc->hello_s);
+	if (start_proc(cp, &cp->procs[0], procargs_vfloor(r->bin, rc, cp->ctl_hp, NULL, cpu_a)) < 0 ||
+	    start_proc(cp, &cp->procs[1], procargs_vfloor(r->bin, rc, cp->ctl_hp, "go", cpu_b)) < 0 ||
+	    wait_all(cp, "server", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0 ||
+	    wait_all(cp, "client", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
+		goto out;
+	const char *ep = json_string_value(json_object_get(cp->procs[0].hello, "endpoint"));
+	if (!ep || !*ep) {
+		fail(cp, &cp->procs[0], "sent a HELLO without an \"endpoint\" (oqb-vfloor and oqb from different "
+		     "builds? run make)");
+		goto out;
+	}
+	if (ctl_send(cp->procs[1].ctl, json_pack("{s:s, s:I, s:s}", "type", "GO", "start_in_ns", (json_int_t)0,
+						 "endpoint", ep), err, sizeof err) < 0) {
+		fail(cp, &cp->procs[1], "GO could not be sent: %s", err);
+		goto out;
+	}
+	/* connecting (10 s at most) and 200 ms of rounds, with the slack of
+	 * a trial's end */
+	snprintf(err, sizeof err, "%g s (10 s to connect, 0.2 s of rounds, timeouts.grace_s)", 10.2 + rc->grace_s);
+	wait_all(cp, "client", WANT_DONE, now_ms() + (uint64_t)((10.2 + rc->grace_s) * 1000), err);
+out:
+	stop_all(cp);
+	if (!cp->failed) {
+		const json_t *res = cp->procs[1].result;
+		p50 = json_number_value(json_object_get(json_object_get(res, "rtt_ns"), "p50"));
+		if (!(p50 > 0)) {
+			snprintf(why, len, "the verbs canary (oqb-vfloor) gave no round-trip time: %.300s",
+				 json_string_value(json_object_get(res, "error")) ?: "no rtt_ns.p50 in its result");
+			p50 = -1;
+		}
+	} else {
+		snprintf(why, len, "the verbs canary (oqb-vfloor) failed: %.900s", cp->err);
+	}
+	if (p50 < 0 && !r->canary_warned) {
+		fprintf(stderr, "oqb: warning: no canary beside this trial: %s (said once; each trial's canary_note "
+			"says it again)\n", why);
+		r->canary_warned = 1;
+	}
+	prun_free(cp);
+	free(cp);
+	return p50;
+}
+
+/*
+ * After a trial, with every process gone: the canary.  On shm, a cache-line
+ * ping-pong on the CPUs the trial's server worker 0 and client thread 0
+ * ran on (only where they ran on this machine); on verbs, a raw RC SEND
+ * ping-pong between the server's and client 0's hosts (verbs_canary).
+ * Then the self-checks (checks.h).
  */
 static void self_check(struct run *r, struct prun *pr, json_t *pj, json_t *const *cres, size_t nc)
 {
 	const struct runconf *rc = pr->rc;
-	char why[300] = "";
+	char why[1024] = "";
 	double median = -1;
 
 	pr->canary_ns = -1;
 	if (!rc->canary) {
 		snprintf(why, sizeof why, "off (config canary: false)");
+	} else if (point_on_verbs(rc, pr->pt)) {
+		int a, b;
+		trials_canary_cpus(pr->procs[0].result, cres, nc, &a, &b);
+		pr->canary_ns = verbs_canary(r, pr, a, b, why, sizeof why);
 	} else if (strcmp(rc->launcher, "local") != 0 || !host_is_local(rc->server_host)) {
 		snprintf(why, sizeof why, "not measured: the server ran on another host (the canary runs "
 			 "only where the driver does)");

@@ -147,7 +147,7 @@ static const struct conf_key top_keys[] = {
 	{ "repeat", CONF_INT, 0, 1, 1000, NULL, NULL, "trials of every point, run in a randomised interleaved order across systems and loads (default 1)" },
 	{ "rerun_disturbed", CONF_INT, 0, 0, 10, NULL, NULL, "a trial whose spinning thread lost its CPU (the interference check) is run again, at most this many times (default 2); the disturbed ones stay in the point's discarded_trials" },
 	{ "rerun_budget", CONF_NUM, 0, 0, 10, NULL, NULL, "the most reruns in the whole run, as a share of its trials (0.3: 3 reruns per 10 trials; default no limit); once spent, disturbed trials are kept and stay flagged, so a run on a noisy host still ends on time" },
-	{ "canary", CONF_BOOL, 0, 0, 0, NULL, NULL, "measure the machine's floor beside every trial on the same CPUs (default true; local shm runs)" },
+	{ "canary", CONF_BOOL, 0, 0, 0, NULL, NULL, "measure the machine's floor beside every trial (default true): on shm a cache-line ping-pong on the trial's CPUs (where the server runs on the driver's host), on verbs a raw RC SEND ping-pong between the server's and client 0's hosts (oqb-vfloor)" },
 	{ "checks", CONF_OBJ, 0, 0, 0, NULL, checks_schema, "thresholds of the self-checks on every point (docs/trust.md)" },
 	{ "hosts", CONF_OBJ, 0, 0, 0, NULL, hosts_keys, "where processes run and how they are started" },
 	{ "timeouts", CONF_OBJ, 0, 0, 0, NULL, timeouts_keys, "rendezvous timeouts" },

@@ -222,6 +222,15 @@ json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *sr
 	json_object_set(r, "config", rc->root);
 	json_object_set_new(r, "hosts", hosts_info(rc));
 	json_object_set_new(r, "environment", runjson_environment());
+	/* what each trial's canary_ns measures (docs/trust.md) */
+	json_object_set_new(r, "canary_method", json_string(
+		!rc->canary ? "none (config canary: false)" :
+		!strcmp(rc->transport, "verbs") ?
+		"verbs: raw RC SEND ping-pong of 64 B between the server's host (verbs.addr, server worker 0's CPU) and "
+		"client 0's host (client thread 0's CPU), round-trip p50 over up to 200 ms after each trial (oqb-vfloor); "
+		"system erpc: as shm" :
+		"shm: cache-line ping-pong between server worker 0's and client thread 0's CPUs, round-trip p50 over up "
+		"to 200 ms after each trial (oqb-floor; only where the server runs on the driver's host)"));
 
 	snprintf(buf, sizeof buf, "unknown");
 	if (src_dir) {

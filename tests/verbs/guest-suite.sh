@@ -293,6 +293,50 @@ if start_server crash --system oq --backend null --ring-slots 64 --log debug; th
 	fi
 fi
 
+# ---- the verbs canary (oqb-vfloor) ---------------------------------------
+# A raw RC SEND ping-pong: an echoer serves pingers one after another; a
+# result has a round-trip time and says which device it went through.
+next_port
+if launch_server vfloor 600 "$B/oqb-vfloor" --serve --addr "$RXE_IP" --port "$PORT"; then
+	VEP=$EP
+	ok1=1
+	for k in 1 2; do
+		if ! timeout -k 5 60 "$B/oqb-vfloor" --ping "$VEP" --rounds 300 --warmup 20 --cpu 0 >"$T/vping$k.json" \
+			2>"$T/vping$k.err"; then
+			notok "canary: ping $k of the echoer" "$(cat "$T/vping$k.err")"
+			ok1=0
+		fi
+	done
+	if [ $ok1 = 1 ]; then
+		jcheck "canary: a ping reports its round trips through $DEV" "$T/vping1.json" \
+			'.schema == "oqbench.vfloor/1" and .rounds == 300 and .rtt_ns.min > 0 and .rtt_ns.min <= .rtt_ns.p50 and
+			 .rtt_ns.p50 <= .rtt_ns.p99 and .rtt_ns.p99 <= .rtt_ns.max and .device == "'"$DEV"'" and .size == 64 and
+			 .cpu == 0 and .error == null'
+		# --max-ms bounds the rounds, and says how many ran
+		timeout -k 5 60 "$B/oqb-vfloor" --ping "$VEP" --rounds 100000000 --max-ms 50 >"$T/vping3.json" 2>"$T/vping3.err"
+		jcheck "canary: --max-ms stops the rounds early and says how many ran" "$T/vping3.json" \
+			'.rounds > 0 and .rounds < 100000000 and .took_ms < 1000'
+	fi
+	# an oqb-client pointed at the echoer is told what it reached
+	expect_err "canary: oqb-client at a canary echoer is told so" 30 "this is a canary echoer \(oqb-vfloor --serve\), not an oqb-server" \
+		"$B/oqb-client" --transport verbs --server "$VEP" --system oq --duration-s 0.1
+	kill -TERM "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+	jcheck "canary: the echoer served the pingers one after another and counts them" <(srv_json vfloor) \
+		'.pingers == 3 and .echoed >= 2 * 320 and .refused >= 1 and .dropped == 0 and (.error == null)'
+else
+	notok "canary: echoer start" "$(cat "$T/vfloor.srv.err")"
+fi
+if start_server vfmism --system oq --workers 1 --ring-slots 64; then
+	expect_err "canary: a ping of an oqb-server is refused with the reason" 30 \
+		"refused the connection: this is an oqb-server, not a canary echoer" \
+		"$B/oqb-vfloor" --ping "$EP" --rounds 10 --connect-timeout-s 10
+	stop_server
+fi
+expect_err "canary: nothing listens there" 30 "canary: cannot connect to verbs:$RXE_IP:7998: .*is oqb-vfloor --serve running there" \
+	"$B/oqb-vfloor" --ping "verbs:$RXE_IP:7998" --connect-timeout-s 10
+expect_err "canary: --serve without --addr" 10 "--serve needs --addr" "$B/oqb-vfloor" --serve
+
 # ---- the driver with transport "verbs" ---------------------------------
 if [ -x "$B/oqb" ]; then
 	next_port
@@ -314,6 +358,15 @@ EOF
 	if timeout -k 5 240 "$B/oqb" run "$T/verbs-run.json" --out "$T/verbs-run" --quiet >"$T/oqbrun.out" 2>&1; then
 		jcheck "oqb run: a sweep over transport verbs (slot_ring, delegation)" "$T/verbs-run/run.json" \
 			'.points | length == 2'
+		# the canary beside every trial is the verbs ping-pong
+		jcheck "oqb run: every verbs trial has a verbs canary (oqb-vfloor), its processes marked" \
+			"$T/verbs-run/run.json" '(.canary_method | startswith("verbs: raw RC SEND ping-pong")) and
+			all(.points[]; (.canary_ns | type) == "number" and .canary_ns > 0 and .canary_note == null and
+			    all(.trials[]; .canary_ns > 0)) and
+			([.hosts.processes[] | select(.purpose == "canary")] | length) as $n | $n >= 4 and $n % 2 == 0'
+		for d in "$T"/verbs-run/p*/; do
+			[ -s "$d/canary-ping.json" ] || { notok "oqb run: canary-ping.json in $d"; continue; }
+		done
 	else
 		notok "oqb run with transport verbs" "$(tail -20 "$T/oqbrun.out")"
 	fi

@@ -38,6 +38,7 @@
 #define VB_HELLO_MAGIC    0x4f514268u   /* "hBQO" on the wire */
 #define VB_ACCEPT_MAGIC   0x4f514261u
 #define VB_REJECT_MAGIC   0x4f514272u
+#define VB_CANARY_MAGIC   0x4f514263u   /* "cBQO": a canary pinger's hello (vb_canary.c) */
 #define VB_HELLO_LEN      32
 #define VB_ACCEPT_LEN     72
 #define VB_REJECT_LEN     128

@@ -253,7 +253,9 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	peer_str(id, peer, sizeof peer);
 	if (!h || hl < VB_HELLO_LEN || get32(h) != VB_HELLO_MAGIC) {
 		code = 1;
-		snprintf(why, sizeof why, "not an oqbench verbs client (the connect request has no oqbench hello)");
+		snprintf(why, sizeof why, "%s", h && hl >= 4 && get32(h) == VB_CANARY_MAGIC ?
+			 "this is an oqb-server, not a canary echoer: ping an oqb-vfloor --serve" :
+			 "not an oqbench verbs client (the connect request has no oqbench hello)");
 		goto reject;
 	}
 	if (get16(h + 4) != VB_VERSION) {
