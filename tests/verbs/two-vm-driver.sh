@@ -105,7 +105,7 @@ EOF
 # Under TCG the run took 104-115 s (12 CI runs; 120 s once) before every
 # trial had a verbs canary (two more ssh logins, at once), 131 s after.
 t0=$SECONDS
-timeout -k 5 "${OQB_TWO_VM_RUN_S:-200}" "$OQB_BIN/oqb" run /tmp/two-vm.json --out "$SHARE/run" --quiet \
+timeout -k 5 "${OQB_TWO_VM_RUN_S:-240}" "$OQB_BIN/oqb" run /tmp/two-vm.json --out "$SHARE/run" --quiet \
 	>/tmp/oqb-run.out 2>&1
 r=$?
 echo "# vm1: oqb run took $((SECONDS - t0)) s (exit $r)" >&2
