@@ -55,6 +55,7 @@ stop_vms() {
 	local p
 	for p in "${vm_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${vm_pids[@]}"; do wait "$p" 2>/dev/null; done
+	# OQB_KEEP_TWO_VM=DIR keeps the share (run.json, every process's log) for a post-mortem
 	[ -n "${OQB_KEEP_TWO_VM:-}" ] && cp -r "$S" "$OQB_KEEP_TWO_VM" 2>/dev/null
 	rm -rf "$S"
 	cleanup_
