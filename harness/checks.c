@@ -320,10 +320,9 @@ int checks_trials(const struct check_conf *c, json_t *out, struct hist *const *t
 	int p99_worse = w99 / c->trials_p99 >= w50 / c->trials_p50;
 	/* it speaks for the part that warned: trials that agree on the
 	 * median and not on the tail leave the median standing */
-	int bad50 = !(w50 <= c->trials_p50), bad99 = !(w99 <= c->trials_p99);
-	unsigned concerns = bad50 || bad99 ? (bad50 ? CHECK_P50 : 0) | (bad99 ? CHECK_P99 : 0) : CHECK_P50 | CHECK_P99;
-	add(out, "trial_agreement", p99_worse ? w99 : w50, p99_worse ? c->trials_p99 : c->trials_p50,
-	    bad50 || bad99, concerns, d);
+	unsigned bad = (w50 <= c->trials_p50 ? 0 : CHECK_P50) | (w99 <= c->trials_p99 ? 0 : CHECK_P99);
+	add(out, "trial_agreement", p99_worse ? w99 : w50, p99_worse ? c->trials_p99 : c->trials_p50, bad != 0,
+	    bad ? bad : CHECK_P50 | CHECK_P99, d);
 	hist_free(h);
 	free(b50);
 	free(b99);

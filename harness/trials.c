@@ -150,7 +150,6 @@ static json_t *spread_of(const json_t *entries, const char *cls, const char *pct
  * for.  ci_p99 and ci_p999 are judged again on the point's merged
  * histogram, the one its percentiles come from.
  */
-
 static json_t *checks_over(const json_t *entries, const struct check_conf *cc, const struct hist *merged,
 			   struct hist *const *th, size_t nth, int *flagged)
 {
@@ -186,11 +185,8 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 			/* what the passing trials vouched for, and what the warning
 			 * ones spoke against (one trial's tail and another's median:
 			 * both) */
-			if (warn)
-				against[at] |= checks_concerns(c);
-			else
-				vouch[at] |= checks_concerns(c);
 			if (warn) {
+				against[at] |= checks_concerns(c);
 				json_object_set_new(row, "trials_warned",
 						    json_integer(json_integer_value(json_object_get(row, "trials_warned")) + 1));
 				/* the value of a warning trial, with its threshold
@@ -200,8 +196,10 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 				json_object_set(row, "threshold", json_object_get(c, "threshold"));
 				if (json_object_get(c, "detail"))
 					json_object_set(row, "detail", json_object_get(c, "detail"));
-			} else if (!json_object_get(row, "detail") && json_object_get(c, "detail")) {
-				json_object_set(row, "detail", json_object_get(c, "detail"));
+			} else {
+				vouch[at] |= checks_concerns(c);
+				if (!json_object_get(row, "detail") && json_object_get(c, "detail"))
+					json_object_set(row, "detail", json_object_get(c, "detail"));
 			}
 		}
 	}

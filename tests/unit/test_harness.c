@@ -280,6 +280,25 @@ TEST(rerun_policy_stops_and_resumes)
 	CHECK(strcmp(got, "kkkkkk") == 0, "%s", got);
 }
 
+/* Appends trial t of point pt to entries: one fake client with n values
+ * in [lo, hi), the trial's canary and checks; the first trial's merged
+ * point goes into *pj0 (the caller frees it).  0, or -1 with err set. */
+static int add_trial(json_t *entries, json_t **pj0, const struct point *pt, const json_t *srv, unsigned t,
+		     uint64_t hi, double canary, json_t *checks, char *err, size_t errlen)
+{
+	json_t *c = fake_client(t, 5000, 1000, hi, NULL);
+	json_t *pj = merge_point(pt, &c, 1, srv, err, errlen);
+	json_decref(c);
+	if (!pj)
+		return -1;
+	json_array_append_new(entries, trials_entry(pj, t, t, canary, checks));
+	if (!*pj0)
+		*pj0 = pj;
+	else
+		json_decref(pj);
+	return 0;
+}
+
 TEST(trial_agreement_names_a_changed_canary)
 {
 	/* Four trials, one with a tail forty times the others': the trials
@@ -296,16 +315,10 @@ TEST(trial_agreement_names_a_changed_canary)
 	for (int v = 0; v < 2; v++) {
 		json_t *entries = json_array(), *pj0 = NULL;
 		for (unsigned t = 0; t < 4; t++) {
-			json_t *c = fake_client(t, 5000, 1000, hi[t], NULL), *none = json_array();
-			json_t *pj = merge_point(&pt, &c, 1, srv, err, sizeof err);
-			REQUIRE(pj, "%s", err);
-			json_array_append_new(entries, trials_entry(pj, t, t, canary[v][t], none));
+			json_t *none = json_array();
+			int r = add_trial(entries, &pj0, &pt, srv, t, hi[t], canary[v][t], none, err, sizeof err);
 			json_decref(none);
-			json_decref(c);
-			if (!pj0)
-				pj0 = pj;
-			else
-				json_decref(pj);
+			REQUIRE(r == 0, "%s", err);
 		}
 		json_t *p = trials_point(pj0, entries, &cc, err, sizeof err), *row, *agree = NULL;
 		REQUIRE(p, "%s", err);
@@ -353,7 +366,7 @@ TEST(flagged_by_follows_what_each_warning_concerns)
 	for (int v = 0; v < 2; v++) {
 		json_t *entries = json_array(), *pj0 = NULL;
 		for (unsigned t = 0; t < 4; t++) {
-			json_t *c = fake_client(t, 5000, 1000, 2000, NULL), *ck;
+			json_t *ck;
 			if (v == 0)
 				ck = json_pack("[{s:s,s:s,s:[ss]},{s:s,s:s,s:[ssss]}]",
 					       "name", "stalls", "status", t < 2 ? "warn" : "pass", "concerns", "p99", "p999",
@@ -365,15 +378,10 @@ TEST(flagged_by_follows_what_each_warning_concerns)
 			else
 				ck = json_pack("[{s:s,s:s,s:[sss]}]", "name", "stationarity", "status",
 					       t == 1 ? "warn" : "pass", "concerns", "p50", "p99", "p999");
-			json_t *pj = merge_point(&pt, &c, 1, srv, err, sizeof err);
-			REQUIRE(pj && ck, "%s", err);
-			json_array_append_new(entries, trials_entry(pj, t, t, 100, ck));
+			REQUIRE(ck);
+			int r = add_trial(entries, &pj0, &pt, srv, t, 2000, 100, ck, err, sizeof err);
 			json_decref(ck);
-			json_decref(c);
-			if (!pj0)
-				pj0 = pj;
-			else
-				json_decref(pj);
+			REQUIRE(r == 0, "%s", err);
 		}
 		json_t *p = trials_point(pj0, entries, &cc, err, sizeof err);
 		REQUIRE(p, "%s", err);
