@@ -118,14 +118,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, "client", o.rank);
-	if (o.log) {
-		int lv = log_level_from_name(o.log);
-		if (lv < 0) {
-			fprintf(stderr, "oqb-client: --log %s: expected error, warn, info or debug\n", o.log);
-			return 2;
-		}
-		log_set_level(lv);
-	}
+	if (log_level_option("oqb-client", o.log) < 0)
+		return 2;
 	if (!o.server) {
 		fprintf(stderr, "oqb-client: --server is required: the endpoint the server printed "
 			"(\"ready: endpoint ...\")\n");

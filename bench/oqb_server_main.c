@@ -131,14 +131,8 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	}
-	if (o.log) {
-		int lv = log_level_from_name(o.log);
-		if (lv < 0) {
-			fprintf(stderr, "oqb-server: --log %s: expected error, warn, info or debug\n", o.log);
-			return 2;
-		}
-		log_set_level(lv);
-	}
+	if (log_level_option("oqb-server", o.log) < 0)
+		return 2;
 
 	struct server_conf sc;
 	memset(&sc, 0, sizeof sc);

@@ -263,14 +263,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, o.serve ? "vfloor-serve" : "vfloor-ping", o.rank);
-	if (o.log) {
-		int lv = log_level_from_name(o.log);
-		if (lv < 0) {
-			fprintf(stderr, "oqb-vfloor: --log %s: expected error, warn, info or debug\n", o.log);
-			return 2;
-		}
-		log_set_level(lv);
-	}
+	if (log_level_option("oqb-vfloor", o.log) < 0)
+		return 2;
 #if OQB_HAVE_VERBS_TRANSPORT
 	sigset_t sigs;
 	sigemptyset(&sigs);

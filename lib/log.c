@@ -38,6 +38,19 @@ static void log_read_env(void)
 		"error, warn, info, debug (using info)\n", s);
 }
 
+int log_level_option(const char *prog, const char *name)
+{
+	if (!name)
+		return 0;
+	int lv = log_level_from_name(name);
+	if (lv < 0) {
+		fprintf(stderr, "%s: --log %s: expected error, warn, info or debug\n", prog, name);
+		return -1;
+	}
+	log_set_level(lv);
+	return 0;
+}
+
 int log_level_from_name(const char *s)
 {
 	if (s == NULL)

@@ -55,6 +55,13 @@ int log_get_level(void);
 int log_level_from_name(const char *s);
 
 /*
+ * A program's --log option: with name NULL nothing changes; else the level
+ * it names is set, or "PROG: --log NAME: expected error, warn, info or
+ * debug" goes to stderr and -1 comes back (the caller exits 2).
+ */
+int log_level_option(const char *prog, const char *name);
+
+/*
  * Prints one line "[prefix] fmt..." to stderr if level is enabled.  Error
  * and warning lines get "error: " / "warning: " after the prefix.  A
  * trailing newline in fmt is optional; lines longer than about 1 KiB are
