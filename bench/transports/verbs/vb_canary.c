@@ -216,40 +216,30 @@ static int poll_recv(struct cside *c, unsigned *got, uint32_t *len, const char *
 static int wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want, uint64_t deadline,
 		      const char *ep, const char *doing, struct rdma_cm_event **out, char *err, size_t errlen)
 {
-	for (;;) {
-		struct rdma_cm_event *ev;
-		if (rdma_get_cm_event(ch, &ev) == 0) {
-			if (ev->event == want && ev->status == 0) {
-				*out = ev;
-				return 0;
-			}
-			const uint8_t *p = ev->param.conn.private_data;
-			unsigned pl = ev->param.conn.private_data_len;
-			if (ev->event == RDMA_CM_EVENT_REJECTED && p && pl >= 9 && get32(p) == VB_REJECT_MAGIC) {
-				size_t ml = pl - 8 < VB_REJECT_LEN - 8 ? pl - 8 : VB_REJECT_LEN - 8;
-				snprintf(err, errlen, "canary: %s refused the connection: %.*s", ep, (int)strnlen((const char *)p + 8, ml),
-					 (const char *)p + 8);
-			} else {
-				snprintf(err, errlen, "canary: cannot connect to %s: %s (status %d) while %s (is oqb-vfloor "
-					 "--serve running there, on that port, and is the address reachable over RDMA?)", ep,
-					 rdma_event_str(ev->event), ev->status, doing);
-			}
-			rdma_ack_cm_event(ev);
-			return -1;
-		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			snprintf(err, errlen, "canary: cannot read rdma_cm events while %s: %s", doing, strerror(errno));
-			return -1;
-		}
-		uint64_t now = clock_ns();
-		if (now >= deadline) {
-			snprintf(err, errlen, "canary: cannot connect to %s: no answer while %s (is oqb-vfloor --serve "
-				 "running there, and is the address reachable over RDMA?)", ep, doing);
-			return -1;
-		}
-		uint64_t left = (deadline - now) / 1000000 + 1;
-		vb_wait_readable(ch->fd, left > 200 ? 200 : (int)left);
+	struct rdma_cm_event *ev;
+	int r = vb_cm_next(ch, deadline, &ev);
+	if (r < 0) {
+		snprintf(err, errlen, "canary: cannot read rdma_cm events while %s: %s", doing, strerror(errno));
+		return -1;
 	}
+	if (r > 0) {
+		snprintf(err, errlen, "canary: cannot connect to %s: no answer while %s (is oqb-vfloor --serve "
+			 "running there, and is the address reachable over RDMA?)", ep, doing);
+		return -1;
+	}
+	if (ev->event == want && ev->status == 0) {
+		*out = ev;
+		return 0;
+	}
+	char why[VB_REJECT_LEN];
+	if (vb_reject_text(ev, why, sizeof why))
+		snprintf(err, errlen, "canary: %s refused the connection: %s", ep, why);
+	else
+		snprintf(err, errlen, "canary: cannot connect to %s: %s (status %d) while %s (is oqb-vfloor --serve "
+			 "running there, on that port, and is the address reachable over RDMA?)", ep,
+			 rdma_event_str(ev->event), ev->status, doing);
+	rdma_ack_cm_event(ev);
+	return -1;
 }
 
 int vb_canary_ping(const char *endpoint, const struct vb_canary_conf *cf, struct hist *h, struct vb_canary_info *info,
@@ -397,17 +387,6 @@ struct vb_canary_srv {
 	char peer[80];
 };
 
-static void reject(struct rdma_cm_id *id, uint32_t code, const char *why)
-{
-	uint8_t rj[VB_REJECT_LEN];
-	memset(rj, 0, sizeof rj);
-	put32(rj, VB_REJECT_MAGIC);
-	put16(rj + 4, VB_CANARY_VERSION);
-	put16(rj + 6, (uint16_t)code);
-	snprintf((char *)rj + 8, VB_REJECT_LEN - 8, "%s", why);
-	rdma_reject(id, rj, VB_REJECT_LEN);
-}
-
 struct vb_canary_srv *vb_canary_listen(const char *addr, unsigned port, char *endpoint, size_t eplen, char *err,
 				       size_t errlen)
 {
@@ -493,7 +472,7 @@ static int on_request(struct vb_canary_srv *s, struct rdma_cm_event *ev, struct 
 	const uint8_t *h = ev->param.conn.private_data;
 	unsigned hl = ev->param.conn.private_data_len;
 	char why[VB_REJECT_LEN - 8] = "";
-	uint32_t code = 0;
+	uint16_t code = 0;
 
 	if (!h || hl < VB_CANARY_HELLO || get32(h) != VB_CANARY_MAGIC) {
 		code = 1;
@@ -527,7 +506,7 @@ static int on_request(struct vb_canary_srv *s, struct rdma_cm_event *ev, struct 
 		side_free(&s->c);
 		memset(&s->c, 0, sizeof s->c);
 	}
-	reject(id, code, why);
+	vb_reject(id, VB_CANARY_VERSION, code, why);
 	st->refused++;
 	snprintf(st->last_refusal, sizeof st->last_refusal, "%s", why);
 	return 1;

@@ -119,14 +119,8 @@ static void format_cm_error(struct vb_group *g, unsigned w, struct rdma_cm_event
 			 "running there, and is the address reachable over RDMA?)", g->endpoint, sts, doing);
 		break;
 	case RDMA_CM_EVENT_REJECTED: {
-		const uint8_t *p = ev->param.conn.private_data;
-		if (p && ev->param.conn.private_data_len >= 9 && get32(p) == VB_REJECT_MAGIC) {
-			char msg[VB_REJECT_LEN];
-			size_t ml = ev->param.conn.private_data_len - 8;
-			if (ml > sizeof msg - 1)
-				ml = sizeof msg - 1;
-			memcpy(msg, p + 8, ml);
-			msg[ml] = 0;
+		char msg[VB_REJECT_LEN];
+		if (vb_reject_text(ev, msg, sizeof msg)) {
 			snprintf(err, errlen, "cannot connect to %s (worker %u): the server refused: %s", g->endpoint, w, msg);
 		} else {
 			snprintf(err, errlen, "cannot connect to %s: RDMA_CM_EVENT_REJECTED (reason %d: %s) (is oqb-server "
@@ -160,39 +154,35 @@ static int cm_wait(struct vb_group *g, unsigned w, struct rdma_cm_id *id, enum r
 {
 	for (;;) {
 		struct rdma_cm_event *ev;
-		if (rdma_get_cm_event(g->ch, &ev) == 0) {
-			if (ev->id != id) {
-				/* an earlier QP of this client: only a disconnect matters */
-				int bye = ev->event == RDMA_CM_EVENT_DISCONNECTED;
-				rdma_ack_cm_event(ev);
-				if (bye) {
-					snprintf(err, errlen, "the server at %s closed a connection while this client was "
-						 "still connecting (it is stopping?)", g->endpoint);
-					return -1;
-				}
-				continue;
-			}
-			if (ev->event == want && ev->status == 0) {
-				*out = ev;
-				return 0;
-			}
-			format_cm_error(g, w, ev, doing, err, errlen);
-			rdma_ack_cm_event(ev);
-			return -1;
-		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+		int r = vb_cm_next(g->ch, deadline, &ev);
+		if (r < 0) {
 			snprintf(err, errlen, "cannot read rdma_cm events while %s: %s", doing, strerror(errno));
 			return -1;
 		}
-		uint64_t now = clock_ns();
-		if (now >= deadline) {
+		if (r > 0) {
 			snprintf(err, errlen, "cannot connect to %s: no answer within %.1f s while %s (is oqb-server "
 				 "running there, and is the address reachable over RDMA?)", g->endpoint,
-				 (double)(now - started) / 1e9, doing);
+				 (double)(clock_ns() - started) / 1e9, doing);
 			return -1;
 		}
-		uint64_t left = (deadline - now) / 1000000 + 1;
-		vb_wait_readable(g->ch->fd, left > 1000 ? 1000 : (int)left);
+		if (ev->id != id) {
+			/* an earlier QP of this client: only a disconnect matters */
+			int bye = ev->event == RDMA_CM_EVENT_DISCONNECTED;
+			rdma_ack_cm_event(ev);
+			if (bye) {
+				snprintf(err, errlen, "the server at %s closed a connection while this client was "
+					 "still connecting (it is stopping?)", g->endpoint);
+				return -1;
+			}
+			continue;
+		}
+		if (ev->event == want && ev->status == 0) {
+			*out = ev;
+			return 0;
+		}
+		format_cm_error(g, w, ev, doing, err, errlen);
+		rdma_ack_cm_event(ev);
+		return -1;
 	}
 }
 

@@ -347,6 +347,16 @@ int vb_wait_readable(int fd, int ms);
 void vb_host_str(const struct sockaddr *sa, char *buf, size_t len);
 int vb_set_min_rnr(struct ibv_qp *qp, unsigned code);
 struct rdma_event_channel *vb_cm_channel(char *err, size_t errlen);
+/* The next event on ch (non-blocking), waiting until deadline (clock_ns):
+ * 0 with *ev (the caller acks it), 1 when the deadline passed, -1 with
+ * errno when the channel could not be read. */
+int vb_cm_next(struct rdma_event_channel *ch, uint64_t deadline, struct rdma_cm_event **ev);
+/* Refuses a connect request with the reject private data (README.md:
+ * u32 "rBQO", u16 version, u16 code, the reason as text). */
+void vb_reject(struct rdma_cm_id *id, uint16_t version, uint16_t code, const char *why);
+/* The reason in an oqbench reject (a REJECTED event with that private
+ * data) into buf: 1, or 0 when the event carries none. */
+int vb_reject_text(const struct rdma_cm_event *ev, char *buf, size_t len);
 uint8_t *vb_alloc_pages(size_t bytes);
 int vb_create_qp(struct rdma_cm_id *id, const struct ibv_qp_init_attr_ex *attr, uint32_t *max_inline);
 int vb_create_rc_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,

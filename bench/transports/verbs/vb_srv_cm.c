@@ -362,13 +362,7 @@ reject:
 	s->conn_rejected++;
 	snprintf(s->last_reject, sizeof s->last_reject, "%s", why);
 	log_msg(LOG_WARN, "refused a connection from %s: %s", peer, why);
-	uint8_t rj[VB_REJECT_LEN];
-	memset(rj, 0, sizeof rj);
-	put32(rj, VB_REJECT_MAGIC);
-	put16(rj + 4, VB_VERSION);
-	put16(rj + 6, code);
-	snprintf((char *)rj + 8, VB_REJECT_LEN - 8, "%s", why);
-	rdma_reject(id, rj, VB_REJECT_LEN);
+	vb_reject(id, VB_VERSION, code, why);
 	return 1;
 }
 

@@ -1,8 +1,9 @@
 /*
  * vb_util.c - the small pieces both sides of the verbs transport use: the
- * system-name hash, address strings, the rdma_cm event channel, QP
- * creation with the inline-size fallback, and posting a chain of receive
- * WRs to an SRQ.
+ * system-name hash, address strings, the rdma_cm event channel and a
+ * bounded wait for its next event, the reject private data (written and
+ * read), QP creation with the inline-size fallback, and posting a chain of
+ * receive WRs to an SRQ.
  *
  * Guarantees: vb_create_qp asks for VB_INLINE inline bytes, then 64, then
  * none, and reports what the device granted, so a device that grants less
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "vb_internal.h"
 
 uint64_t vb_fnv64(const char *s)
@@ -90,6 +92,43 @@ struct rdma_event_channel *vb_cm_channel(char *err, size_t errlen)
 		return NULL;
 	}
 	return ch;
+}
+
+int vb_cm_next(struct rdma_event_channel *ch, uint64_t deadline, struct rdma_cm_event **ev)
+{
+	for (;;) {
+		if (rdma_get_cm_event(ch, ev) == 0)
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+		uint64_t now = clock_ns();
+		if (now >= deadline)
+			return 1;
+		uint64_t left = (deadline - now) / 1000000 + 1;
+		vb_wait_readable(ch->fd, left > 200 ? 200 : (int)left);
+	}
+}
+
+void vb_reject(struct rdma_cm_id *id, uint16_t version, uint16_t code, const char *why)
+{
+	uint8_t rj[VB_REJECT_LEN];
+	memset(rj, 0, sizeof rj);
+	put32(rj, VB_REJECT_MAGIC);
+	put16(rj + 4, version);
+	put16(rj + 6, code);
+	snprintf((char *)rj + 8, VB_REJECT_LEN - 8, "%s", why);
+	rdma_reject(id, rj, VB_REJECT_LEN);
+}
+
+int vb_reject_text(const struct rdma_cm_event *ev, char *buf, size_t len)
+{
+	const uint8_t *p = ev->param.conn.private_data;
+	unsigned pl = ev->param.conn.private_data_len;
+	if (ev->event != RDMA_CM_EVENT_REJECTED || !p || pl < 9 || get32(p) != VB_REJECT_MAGIC)
+		return 0;
+	size_t ml = pl - 8 < VB_REJECT_LEN - 8 ? pl - 8 : VB_REJECT_LEN - 8;
+	snprintf(buf, len, "%.*s", (int)strnlen((const char *)p + 8, ml), (const char *)p + 8);
+	return 1;
 }
 
 /* bytes of zeroed, page-aligned memory (to be registered), or NULL. */
