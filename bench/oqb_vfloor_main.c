@@ -97,8 +97,8 @@ static json_t *serve_stats(const struct serve_arg *a, const char *endpoint)
 	json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i}", "schema", "oqbench.vfloor-serve/1", "endpoint",
 			      endpoint, "echoed", (json_int_t)a->st.echoed, "pingers", (json_int_t)a->st.pingers,
 			      "refused", (json_int_t)a->st.refused, "dropped", (json_int_t)a->st.dropped, "cpu", a->cpu);
-	if (a->st.last_refusal[0])
-		json_object_set_new(j, "last_refusal", json_string(a->st.last_refusal));
+	if (a->st.last_error[0])
+		json_object_set_new(j, "last_error", json_string(a->st.last_error));
 	if (a->rc)
 		json_object_set_new(j, "error", json_string(a->err));
 	return j;
@@ -168,7 +168,7 @@ static int ping(const struct vf_opts *o, struct ctl *ctl)
 	snprintf(endpoint, sizeof endpoint, "%s", o->ping);
 	static volatile int lost;
 	if (ctl) {
-		/* ready as soon as started: the echoer is already listening */
+		/* ready at once; with --ping go, the GO names the echoer */
 		json_t *info = json_pack("{s:i}", "pid", (int)getpid());
 		int bad = ctl_hello(ctl, info, err, sizeof err) != 0 || ctl_start_watch(ctl, &lost, NULL, NULL) != 0;
 		json_decref(info);

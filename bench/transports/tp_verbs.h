@@ -47,7 +47,7 @@ struct vb_canary_info {
 };
 struct vb_canary_stats {
 	unsigned long long echoed, pingers, refused, dropped;
-	char last_refusal[256]; /* why the last pinger was refused or dropped */
+	char last_error[256];   /* why the last pinger was refused or dropped */
 };
 struct vb_canary_srv;
 

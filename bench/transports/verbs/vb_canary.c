@@ -53,7 +53,7 @@ struct cside {
 	struct ibv_cq *scq, *rcq;
 	struct ibv_mr *mr;
 	uint8_t *buf;             /* VB_CANARY_RECVS receive buffers, then one send buffer */
-	uint32_t size, max_inline;
+	uint32_t max_inline;
 	unsigned unsignaled;      /* SENDs since the last signaled one */
 	unsigned sq_used;         /* SENDs not yet known complete */
 };
@@ -150,8 +150,10 @@ static int reap_sends(struct cside *c, const char *peer, char *err, size_t errle
 /*
  * Posts one SEND of len bytes from src (copied to the send buffer; inline
  * where the device allows).  One in VB_CANARY_SIGNAL is signaled, and its
- * wr_id says how many SENDs its completion stands for; with the send
- * queue full it reaps completions first, for at most VB_CANARY_ROUND_MS.
+ * wr_id says how many SENDs its completion stands for; completions are
+ * reaped here only when the send queue is full (one poll in about
+ * VB_CANARY_SIGNAL rounds, instead of one on every pass of a polling
+ * loop), waiting for at most VB_CANARY_ROUND_MS.
  * 0, or -1 with err set.
  */
 static int post_send(struct cside *c, const void *src, uint32_t len, const char *peer, char *err, size_t errlen)
@@ -261,7 +263,6 @@ int vb_canary_ping(const char *endpoint, const struct vb_canary_conf *cf, struct
 	}
 	if (vb_canon_endpoint(endpoint, &dst, &port, ep, sizeof ep, err, errlen) != 0)
 		return -1;
-	c.size = cf->size;
 	uint64_t t0 = clock_ns(), deadline = t0 + (uint64_t)(cf->connect_s * 1e9);
 	if (!(ch = vb_cm_channel(err, errlen)))
 		return -1;
@@ -306,12 +307,10 @@ int vb_canary_ping(const char *endpoint, const struct vb_canary_conf *cf, struct
 	const uint8_t *acc = ev->param.conn.private_data;
 	int ok = acc && ev->param.conn.private_data_len >= 6 && get32(acc) == VB_CANARY_ACCEPT &&
 		 get16(acc + 4) == VB_CANARY_VERSION;
-	int oqb_server = acc && ev->param.conn.private_data_len >= 4 && get32(acc) == VB_ACCEPT_MAGIC;
 	rdma_ack_cm_event(ev);
 	if (!ok) {
-		snprintf(err, errlen, "canary: %s accepted, but %s; start oqb-vfloor --serve there (the same oqbench "
-			 "build on both sides)", ep, oqb_server ? "it is an oqb-server, not a canary echoer" :
-			 "not as a canary echoer of this version");
+		snprintf(err, errlen, "canary: %s accepted, but not as a canary echoer of this version; start "
+			 "oqb-vfloor --serve there, from the same oqbench build as this pinger", ep);
 		goto out;
 	}
 
@@ -361,8 +360,6 @@ int vb_canary_ping(const char *endpoint, const struct vb_canary_conf *cf, struct
 		}
 		if (r >= cf->warmup)
 			hist_record(h, b - a);
-		if (reap_sends(&c, ep, err, errlen) != 0)
-			goto out;
 	}
 	info->rounds = r > cf->warmup ? r - cf->warmup : 0;
 	info->took_ns = clock_ns() - started;
@@ -398,12 +395,12 @@ struct vb_canary_srv *vb_canary_listen(const char *addr, unsigned port, char *en
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	snprintf(spec, sizeof spec, strchr(addr ? addr : "", ':') ? "verbs:[%s]:%u" : "verbs:%s:%u", addr ? addr : "",
-		 port ? port : 1);
 	if (!addr || !*addr) {
 		snprintf(err, errlen, "canary: give --addr, an IP address of an RDMA device to listen on");
 		goto fail;
 	}
+	/* the endpoint parser wants a port; the one asked for is set after */
+	snprintf(spec, sizeof spec, strchr(addr, ':') ? "verbs:[%s]:%u" : "verbs:%s:%u", addr, port ? port : 1);
 	if (vb_canon_endpoint(spec, &sa, &p, endpoint, eplen, err, errlen) != 0)
 		goto fail;
 	((struct sockaddr_in *)&sa)->sin_port = htons((uint16_t)port);   /* sin6_port sits at the same offset */
@@ -491,7 +488,6 @@ static int on_request(struct vb_canary_srv *s, struct rdma_cm_event *ev, struct 
 		snprintf(why, sizeof why, "a message of %u B; the echoer takes 1 to %d", get32(h + 8), VB_CANARY_MAX);
 	} else {
 		s->c.id = id;
-		s->c.size = get32(h + 8);
 		vb_host_str(rdma_get_peer_addr(id), s->peer, sizeof s->peer);
 		uint8_t acc[8] = { 0 };
 		put32(acc, VB_CANARY_ACCEPT);
@@ -508,7 +504,7 @@ static int on_request(struct vb_canary_srv *s, struct rdma_cm_event *ev, struct 
 	}
 	vb_reject(id, VB_CANARY_VERSION, code, why);
 	st->refused++;
-	snprintf(st->last_refusal, sizeof st->last_refusal, "%s", why);
+	snprintf(st->last_error, sizeof st->last_error, "%s", why);
 	return 1;
 }
 
@@ -565,10 +561,10 @@ int vb_canary_serve(struct vb_canary_srv *s, volatile int *stop, double max_s, s
 		uint32_t len[8];
 		char e[256];
 		int n = poll_recv(&s->c, got, len, s->peer, e, sizeof e);
-		if (n < 0 || reap_sends(&s->c, s->peer, e, sizeof e) != 0) {
+		if (n < 0) {
 			/* a pinger that vanished mid-round: its problem, not ours */
 			st->dropped++;
-			snprintf(st->last_refusal, sizeof st->last_refusal, "%s", e);
+			snprintf(st->last_error, sizeof st->last_error, "%s", e);
 			drop(s);
 			continue;
 		}
@@ -579,7 +575,7 @@ int vb_canary_serve(struct vb_canary_srv *s, volatile int *stop, double max_s, s
 				snprintf(e, sizeof e, "canary: reposting a receive failed: %s", strerror(x));
 			if (x) {
 				st->dropped++;
-				snprintf(st->last_refusal, sizeof st->last_refusal, "%s", e);
+				snprintf(st->last_error, sizeof st->last_error, "%s", e);
 				drop(s);
 				break;
 			}
