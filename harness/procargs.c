@@ -10,6 +10,7 @@
 
 #include "launch.h"
 #include "procargs.h"
+#include "trials.h"
 
 static int push_extra(char ***argv, const json_t *extra)
 {
@@ -196,11 +197,12 @@ char **procargs_vfloor(const char *bin, const struct runconf *rc, const char *ct
 		e |= push_kv(&a, "--port", "0");
 		e |= push_num(&a, "--max-s", rc->hello_s + 60);
 	} else {
-		/* as oqb-floor beside a shm trial: at most 200 ms of rounds */
+		/* as oqb-floor beside a shm trial */
 		e |= push_kv(&a, "--ping", ping_endpoint);
 		e |= push_kv(&a, "--rounds", "2000");
 		e |= push_kv(&a, "--warmup", "100");
-		e |= push_kv(&a, "--max-ms", "200");
+		e |= push_num(&a, "--max-ms", CANARY_MAX_MS);
+		e |= push_num(&a, "--connect-timeout-s", CANARY_CONNECT_S);
 	}
 	e |= push_num(&a, "--cpu", cpu);
 	e |= push_kv(&a, "--ctl", ctl_hp);

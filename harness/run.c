@@ -893,6 +893,23 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Opens pr's control port (hosts.ctl_bind, hosts.ctl_port) and the
+ * HOST:PORT its processes are told (hosts.ctl_addr): 0, or -1 failed. */
+static int prun_listen(struct prun *pr)
+{
+	const struct runconf *rc = pr->rc;
+	unsigned port = (unsigned)rc->ctl_port;
+	char err[512];
+	pr->lfd = ctl_listen(rc->ctl_bind, &port, err, sizeof err);
+	if (pr->lfd < 0) {
+		fail(pr, NULL, "%s (hosts.ctl_port)", err);
+		return -1;
+	}
+	int v6 = strchr(rc->ctl_addr, ':') != NULL;
+	snprintf(pr->ctl_hp, sizeof pr->ctl_hp, "%s%s%s:%u", v6 ? "[" : "", rc->ctl_addr, v6 ? "]" : "", port);
+	return 0;
+}
+
 /* Whether point pt runs over the verbs transport (system erpc has its own). */
 static int point_on_verbs(const struct runconf *rc, const struct point *pt)
 {
@@ -914,7 +931,6 @@ static double verbs_canary(struct run *r, const struct prun *tr, int cpu_a, int 
 	struct prun *cp = calloc(1, sizeof *cp);
 	char err[1024];
 	double p50 = -1;
-	unsigned port = (unsigned)rc->ctl_port;
 
 	if (!cp || !(cp->procs = calloc(2, sizeof *cp->procs))) {
 		snprintf(why, len, "out of memory");
@@ -935,13 +951,8 @@ static double verbs_canary(struct run *r, const struct prun *tr, int cpu_a, int 
 		snprintf(p->log, sizeof p->log, "%s/canary-%s.log", cp->pdir, i == 0 ? "echo" : "ping");
 		snprintf(p->json, sizeof p->json, "%s/canary-%s.json", cp->pdir, i == 0 ? "echo" : "ping");
 	}
-	cp->lfd = ctl_listen(rc->ctl_bind, &port, err, sizeof err);
-	if (cp->lfd < 0) {
-		fail(cp, NULL, "%s (hosts.ctl_port)", err);
+	if (prun_listen(cp) < 0)
 		goto out;
-	}
-	snprintf(cp->ctl_hp, sizeof cp->ctl_hp, "%s%s%s:%u", strchr(rc->ctl_addr, ':') ? "[" : "", rc->ctl_addr,
-		 strchr(rc->ctl_addr, ':') ? "]" : "", port);
 	/* Both ends start at once (a login over ssh or srun can take seconds):
 	 * the pinger learns the echoer's endpoint from its GO. */
 	snprintf(err, sizeof err, "%g s (timeouts.hello_s)", rc->hello_s);
@@ -961,10 +972,11 @@ static double verbs_canary(struct run *r, const struct prun *tr, int cpu_a, int 
 		fail(cp, &cp->procs[1], "GO could not be sent: %s", err);
 		goto out;
 	}
-	/* connecting (10 s at most) and 200 ms of rounds, with the slack of
-	 * a trial's end */
-	snprintf(err, sizeof err, "%g s (10 s to connect, 0.2 s of rounds, timeouts.grace_s)", 10.2 + rc->grace_s);
-	wait_all(cp, "client", WANT_DONE, now_ms() + (uint64_t)((10.2 + rc->grace_s) * 1000), err);
+	/* connecting and the rounds, with the slack of a trial's end */
+	double done_s = CANARY_CONNECT_S + CANARY_MAX_MS / 1e3 + rc->grace_s;
+	snprintf(err, sizeof err, "%g s (%d s to connect, %d ms of rounds, timeouts.grace_s)", done_s, CANARY_CONNECT_S,
+		 CANARY_MAX_MS);
+	wait_all(cp, "client", WANT_DONE, now_ms() + (uint64_t)(done_s * 1000), err);
 out:
 	stop_all(cp);
 	if (!cp->failed) {
@@ -1014,7 +1026,7 @@ static void self_check(struct run *r, struct prun *pr, json_t *pj, json_t *const
 	} else {
 		int a, b;
 		trials_canary_cpus(pr->procs[0].result, cres, nc, &a, &b);
-		pr->canary_ns = trials_canary(r->bin, a, b, 200, why, sizeof why);
+		pr->canary_ns = trials_canary(r->bin, a, b, CANARY_MAX_MS, why, sizeof why);
 	}
 	if (pr->canary_ns > 0) {
 		double *c = realloc(r->canaries, (r->ncanaries + 1) * sizeof *c);
@@ -1073,7 +1085,6 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 {
 	const struct runconf *rc = runconf_for(&r->rc, pt);
 	char err[2048], name[256];
-	unsigned port = (unsigned)rc->ctl_port;
 	json_t *pj = NULL;
 	size_t i;
 
@@ -1103,13 +1114,8 @@ static json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 		snprintf(p->json, sizeof p->json, "%s/%s-%u.json", pr->pdir, p->role, p->rank);
 	}
 
-	pr->lfd = ctl_listen(rc->ctl_bind, &port, err, sizeof err);
-	if (pr->lfd < 0) {
-		fail(pr, NULL, "%s (hosts.ctl_port)", err);
+	if (prun_listen(pr) < 0)
 		return NULL;
-	}
-	snprintf(pr->ctl_hp, sizeof pr->ctl_hp, "%s%s%s:%u", strchr(rc->ctl_addr, ':') ? "[" : "",
-		 rc->ctl_addr, strchr(rc->ctl_addr, ':') ? "]" : "", port);
 
 	/* A fresh --pmem-path: here we can make its parent and clear a
 	 * leftover; a remote server makes it (its parent must exist). */

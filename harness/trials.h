@@ -17,6 +17,12 @@
 #include <stddef.h>
 #include <jansson.h>
 
+/* A canary's budget after each trial: its rounds stop after CANARY_MAX_MS
+ * (oqb-floor on shm, oqb-vfloor on verbs), and the verbs pinger gives up
+ * connecting after CANARY_CONNECT_S. */
+#define CANARY_MAX_MS    200
+#define CANARY_CONNECT_S 10
+
 /*
  * The machine's floor beside a trial: bin/oqb-floor's cache-line ping-pong
  * between CPUs a and b (the CPUs of server worker 0 and client thread 0),
