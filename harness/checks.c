@@ -133,6 +133,26 @@ json_t *checks_flagged_by(const json_t *checks)
 	return by;
 }
 
+int checks_point_flagged(const json_t *p, const char *q, char *buf, size_t len)
+{
+	const json_t *by = json_object_get(json_object_get(p, "flagged_by"), q), *nm;
+	size_t i, o = 0;
+	if (!json_is_array(by))
+		return checks_flagged(json_object_get(p, "checks"), buf, len);
+	if (len)
+		buf[0] = '\0';
+	json_array_foreach(by, i, nm) {
+		int w = o < len ? snprintf(buf + o, len - o, "%s%s", o ? "," : "", json_string_value(nm) ?: "?") : -1;
+		if (w < 0 || (size_t)w >= len - o) {
+			if (o < len)
+				buf[o] = '\0';   /* whole names only */
+			break;
+		}
+		o += (size_t)w;
+	}
+	return json_array_size(by) > 0;
+}
+
 /* Appends a row; concerns: the numbers its warning makes unreliable
  * (checks.h), and for a row that passes the numbers it vouches for. */
 static void add(json_t *arr, const char *name, double value, double threshold, int warn, unsigned concerns,

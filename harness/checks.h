@@ -130,6 +130,11 @@ void checks_set_concerns(json_t *row, unsigned bits);
  */
 json_t *checks_flagged_by(const json_t *checks);
 
+/* Whether a check warned about point p's number q ("p50", "p99", ...),
+ * with their names into buf ("a,b"); a point from before flagged_by: any
+ * warning, as checks_flagged. */
+int checks_point_flagged(const json_t *p, const char *q, char *buf, size_t len);
+
 /* The schema of the config's "checks" object. */
 extern const struct conf_key checks_schema[];
 

@@ -64,9 +64,8 @@ static const char *const put_titles[4] = { "(a) write-only, 100 % put", "(b) wri
 struct fpt {
 	double offered, achieved, p50, p99, lo50, hi50, lo99, hi99;
 	int flagged, saturated;
-	char warns[64];         /* the checks that warned, "a,b" (checks_flagged) */
 	/* [0] p50, [1] p99: whether a check warned about that number, and
-	 * which (flagged_by; a run.json from before it: flagged, warns) */
+	 * which, "a,b" (checks_point_flagged) */
 	int flag_q[2];
 	char warns_q[2][64];
 };
@@ -247,25 +246,8 @@ static void collect_points(struct frun *r)
 		t->hi99 = sp ? jnum(json_object_get(sp, "p99"), "max") : t->p99;
 		t->flagged = json_is_true(json_object_get(p, "flagged"));
 		t->saturated = json_is_true(json_object_get(p, "saturated"));
-		checks_flagged(json_object_get(p, "checks"), t->warns, sizeof t->warns);
-		for (int q = 0; q < 2; q++) {
-			const json_t *by = json_object_get(json_object_get(p, "flagged_by"), q ? "p99" : "p50"), *nm;
-			size_t k, o = 0;
-			if (!json_is_array(by)) {
-				t->flag_q[q] = t->flagged;
-				snprintf(t->warns_q[q], sizeof t->warns_q[q], "%s", t->warns);
-				continue;
-			}
-			t->flag_q[q] = json_array_size(by) > 0;
-			t->warns_q[q][0] = '\0';
-			json_array_foreach(by, k, nm) {
-				int w = snprintf(t->warns_q[q] + o, sizeof t->warns_q[q] - o, "%s%s", o ? "," : "",
-						 json_string_value(nm) ?: "?");
-				if (w < 0 || (size_t)w >= sizeof t->warns_q[q] - o)
-					break;
-				o += (size_t)w;
-			}
-		}
+		for (int q = 0; q < 2; q++)
+			t->flag_q[q] = checks_point_flagged(p, q ? "p99" : "p50", t->warns_q[q], sizeof t->warns_q[q]);
 	}
 	for (j = 0; j < r->nsys; j++)
 		qsort(r->sys[j].pt, r->sys[j].n, sizeof r->sys[j].pt[0], cmp_pt);

@@ -18,6 +18,7 @@
  * throughput over the point's loads, so with one saturating load or a
  * closed loop it is the system's throughput at that value.
  */
+#include "checks.h"
 #include "plotcmd.h"
 #include "opts.h"
 #include "run.h"
@@ -63,14 +64,6 @@ static void value_word(const json_t *v, char *buf, size_t len)
 		if (*c == ' ' || *c == '\t' || *c == '"')
 			*c = '_';
 	free(t);
-}
-
-/* 1 when a check warned about point p's number q ("p50", "p99"): its
- * flagged_by list; a run.json from before flagged_by: the point's flag. */
-static int flagged_for(const json_t *p, const char *q, int flagged)
-{
-	const json_t *by = json_object_get(json_object_get(p, "flagged_by"), q);
-	return json_is_array(by) ? json_array_size(by) > 0 : flagged;
 }
 
 static int cmp_offered(const void *a, const void *b)
@@ -164,7 +157,7 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 				s50 ? json_number_value(json_object_get(s50, "max")) : p50,
 				s99 ? json_number_value(json_object_get(s99, "min")) : p99,
 				s99 ? json_number_value(json_object_get(s99, "max")) : p99,
-				flagged_for(rows[i], "p50", flagged), flagged_for(rows[i], "p99", flagged));
+				checks_point_flagged(rows[i], "p50", NULL, 0), checks_point_flagged(rows[i], "p99", NULL, 0));
 		}
 		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", blocks ? " " : "", name);
 		blocks++;

@@ -300,6 +300,25 @@ TEST(flagged_by_sums_the_warnings_per_number)
 	json_decref(rows);
 }
 
+TEST(point_flagged_reads_flagged_by_or_falls_back)
+{
+	/* a point with flagged_by: per number; one from before it: any warning */
+	json_t *now = json_pack("{s:{s:[],s:[ss]},s:[{s:s,s:s}]}", "flagged_by", "p50", "p99", "stalls",
+				"trial_agreement", "checks", "name", "stalls", "status", "warn");
+	json_t *old = json_pack("{s:[{s:s,s:s},{s:s,s:s}]}", "checks", "name", "ci_p99", "status", "warn", "name",
+				"placement", "status", "pass");
+	REQUIRE(now && old);
+	char buf[64];
+	CHECK(checks_point_flagged(now, "p50", buf, sizeof buf) == 0 && !strcmp(buf, ""), "p50: '%s'", buf);
+	CHECK(checks_point_flagged(now, "p99", buf, sizeof buf) == 1 && !strcmp(buf, "stalls,trial_agreement"),
+	      "p99: '%s'", buf);
+	CHECK(checks_point_flagged(now, "p99", buf, 8) == 1 && !strcmp(buf, "stalls"), "short buffer: '%s'", buf);
+	CHECK(checks_point_flagged(now, "p99", NULL, 0) == 1);
+	CHECK(checks_point_flagged(old, "p50", buf, sizeof buf) == 1 && !strcmp(buf, "ci_p99"), "old: '%s'", buf);
+	json_decref(now);
+	json_decref(old);
+}
+
 /* The unsent row of checks_point on a point offered 100 Kops/s that left
  * `unsent` requests unsent, with lag_ns (0: the default). */
 static json_t *unsent_row(double unsent, double lag_ns)
@@ -349,4 +368,4 @@ UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, thresho
 	  unsent_allows_the_client_one_lag_behind, two_trials_are_not_judged,
 	  a_tail_disagreement_leaves_the_median_standing, a_median_disagreement_concerns_the_median,
 	  agreeing_trials_vouch_for_median_and_tail, ci_rows_concern_their_own_percentile,
-	  flagged_by_sums_the_warnings_per_number)
+	  flagged_by_sums_the_warnings_per_number, point_flagged_reads_flagged_by_or_falls_back)
