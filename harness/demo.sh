@@ -50,7 +50,7 @@ echo "lowest median per load: $(jq -r '[.points | map(select(.lat_ns.all.n > 0))
 	group_by(.offered_ops)[] | "\(.[0].offered_ops): \(min_by(.lat_ns.all.p50).system)"] |
 	join(", ")' "$out/run.json")"
 jq -r '[.points[] | select(.saturated | not)] as $below |
-	def clean($q): [$below[] | select((.flagged_by[$q] // [1]) | length == 0)] | length;
+	def clean($q): [$below[] | select(if .flagged_by then (.flagged_by[$q] | length) == 0 else (.flagged | not) end)] | length;
 	"self-checks: \([.points[] | select(.flagged)] | length) of \(.points | length) points flagged (\([$below[] | select(.flagged | not)] | length) of \($below | length) below saturation are clean); most frequent: \([.points[].checks[] | select(.status == "warn") | .name] | group_by(.) | map("\(.[0]) \(length)") | join(", "))" +
 	"\nby number, of the \($below | length) points below saturation: p50 clean at \(clean("p50")), P99 at \(clean("p99")), P99.9 at \(clean("p999"))" +
 	([.points[].checks[] | select(.name == "trial_agreement" and .cause)] | length | if . > 0 then
