@@ -258,7 +258,7 @@ int vb_canary_ping(const char *endpoint, const struct vb_canary_conf *cf, struct
 	memset(&c, 0, sizeof c);
 	memset(info, 0, sizeof *info);
 	if (cf->size < 1 || cf->size > VB_CANARY_MAX) {
-		snprintf(err, errlen, "canary: a message of %u B; give 1 to %d", cf->size, VB_CANARY_MAX);
+		snprintf(err, errlen, "canary: --size %u: give a message size from 1 to %d bytes", cf->size, VB_CANARY_MAX);
 		return -1;
 	}
 	if (vb_canon_endpoint(endpoint, &dst, &port, ep, sizeof ep, err, errlen) != 0)
