@@ -324,7 +324,7 @@ int vb_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 		max = VB_HELD_MAX;
 	int k = 0;
 	for (unsigned i = 0; i < W && k < max; i++) {
-		unsigned w = (L->rr + i) % W;
+		unsigned w = W == 1 ? 0 : (L->rr + i) % W;
 		struct vb_lq *lq = &L->q[w];
 		uint64_t t = atomic_load_explicit(&lq->ev_tail, memory_order_relaxed);
 		uint64_t h = atomic_load_explicit(&lq->ev_head, memory_order_acquire);

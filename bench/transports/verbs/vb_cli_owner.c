@@ -4,7 +4,7 @@
  * written requests, reap send completions and responses, and route them
  * to the lanes; and the watchdogs that turn a stuck QP or a closed server
  * into an error.  Without delegation a client has one lane and is always
- * the owner; the code path is the same.
+ * the owner; the code path is the same, without the lock.
  *
  * Guarantees:
  *  - A plain request's TP_EV_DELIVERED -- oq's commit for a nilext
@@ -138,7 +138,9 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 	const unsigned D = g->depth;
 	int did = 0;
 	q->polls++;
-	int n = ibv_poll_cq(q->scq, 32, wc);
+	/* Nothing in flight on a QP of its own: no send completion can come
+	 * (an XRC send CQ serves every worker's QP, so it is always read). */
+	int n = q->shared || q->sq_used ? ibv_poll_cq(q->scq, 32, wc) : 0;
 	for (int i = 0; i < n; i++) {
 		/* send_tag().  With XRC one CQ serves every worker's requests
 		 * (all under one lock). */
@@ -245,7 +247,8 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 	int full = 0;
 	unsigned hi = atomic_load_explicit(&g->lanes_hi, memory_order_acquire);
 	for (unsigned k = 0; k < hi && !full; k++) {
-		unsigned li = (q->rr + k) % hi;
+		/* one lane (no delegation): no division on every pass */
+		unsigned li = hi == 1 ? 0 : (q->rr + k) % hi;
 		struct vb_lane *L = atomic_load_explicit(&g->lanes[li], memory_order_acquire);
 		if (!L)
 			continue;
@@ -344,12 +347,21 @@ static int owner_post_all(struct vb_group *g, struct vb_cqp *q)
 int vb_combine(struct vb_group *g, unsigned w, int how)
 {
 	struct vb_cqp *q = &g->q[w];
-	if (pthread_mutex_trylock(q->lk) != 0)
+	/* Without delegation the group is one thread's own: there is nobody
+	 * to combine with, and the lock would only cost its two calls on
+	 * every post and poll.  (vb_cli_stats reads the counters after the
+	 * thread is done.) */
+	const int solo = !g->delegated;
+	if (!solo && pthread_mutex_trylock(q->lk) != 0)
 		return 0;
 	int did = owner_post_all(g, q);
 	int polled = how == VB_REAP || q->sq_full ? owner_poll(g, q) : 0;
+	/* Post again what the reaped completions made room for, and, with
+	 * delegation, what other lanes wrote while we held the lock (their
+	 * own combine found it taken).  One lane whose send queue had room
+	 * has nothing new to post. */
 	if (polled)
-		did += polled + owner_post_all(g, q);
+		did += polled + (q->sq_full || g->delegated ? owner_post_all(g, q) : 0);
 	if (!q->sq_used || did) {
 		q->progress_ns = 0;
 		q->idle = 0;
@@ -365,7 +377,8 @@ int vb_combine(struct vb_group *g, unsigned w, int how)
 				    "server is not consuming requests (hung or overloaded), or the connection is stuck",
 				    w, g->endpoint, q->sq_used, (double)(now - q->progress_ns) / 1e9);
 	}
-	pthread_mutex_unlock(q->lk);
+	if (!solo)
+		pthread_mutex_unlock(q->lk);
 	return did;
 }
 
