@@ -13,6 +13,14 @@
 #                noise; with ROUNDS > 1 the summary is each ratio's median
 #                over the rounds with its spread (min-max)
 #   env OQB_BIN  directory of oqb-server and oqb-client (default: ./bin)
+#   env OQB_BIN_BASE  a second build's bin directory (e.g. the previous
+#                commit's, built in a git worktree): each round then also
+#                runs both systems with it, in alternating order, and the
+#                summary gives this build's p50 over the base build's, per
+#                round and as a median.  Builds compared in one boot share
+#                its speed, which perftest ratios across boots do not.
+#                Inside the VM the directory must be outside /tmp (the
+#                guest's /tmp is its own).
 # In the Soft-RoCE VM (docs/verbs-vm.md):
 #   tests/vm/rxe-vm -t 900 -e ROUNDS=7 -- bash bench/perftest-compare.sh
 #
@@ -43,6 +51,12 @@ for t in ib_send_lat ib_write_lat jq; do
 	command -v "$t" >/dev/null || { echo "perftest-compare: $t not found; install perftest and jq (make deps)" >&2; exit 2; }
 done
 [ -x "$B/oqb-server" ] || { echo "perftest-compare: $B/oqb-server not found; run make, or set OQB_BIN" >&2; exit 2; }
+BASE=${OQB_BIN_BASE:-}
+if [ -n "$BASE" ] && { [ ! -x "$BASE/oqb-server" ] || [ ! -x "$BASE/oqb-client" ]; }; then
+	echo "perftest-compare: OQB_BIN_BASE=$BASE has no oqb-server and oqb-client; give the bin directory of a" \
+		"built checkout (inside the VM, one outside /tmp)" >&2
+	exit 2
+fi
 DEV=${DEV:-${RXE_DEV:-}}
 if [ -z "$DEV" ]; then
 	DEV=$("$B/oqb-server" --list-devices 2>/dev/null | awk -v ip="::ffff:$ADDR" '
@@ -85,9 +99,10 @@ perftest_typical() {
 	awk '$1 == 64 && NF >= 5 { print $5; exit }' "$T/$tool.cli"
 }
 
-# oqb_p50 SYSTEM: nilext p50 (ns) of 64-byte SETs, closed loop, 1 in flight.
+# oqb_p50 SYSTEM [BIN]: nilext p50 (ns) of 64-byte SETs, closed loop, 1 in
+# flight, with the build in BIN (default $B).
 oqb_p50() {
-	local sys=$1 ep= i
+	local sys=$1 B=${2:-$B} ep= i
 	PORT=$((PORT + 1))
 	"$B/oqb-server" --transport verbs --addr "$ADDR" --port "$PORT" --system "$sys" --backend null \
 		--workers 1 --ring-slots 256 >"$T/$sys.srv" 2>"$T/$sys.srv.err" &
@@ -126,16 +141,36 @@ ratio() {   # ratio NAME P50_NS TYPICAL_US TARGET: prints the ratio, or n/a
 	fi
 }
 : >"$T/ratios"
+us() { [ -n "$1" ] && awk -v v="$1" 'BEGIN{printf "%.2f", v/1000}' || echo failed; }   # ns -> us
 for r in $(seq 1 "$ROUNDS"); do
 	[ "$ROUNDS" -gt 1 ] && echo "round $r of $ROUNDS"
 	send=$(perftest_typical ib_send_lat)
 	printf '  %-34s %s\n' "ib_send_lat t_typical (us)" "${send:-failed}"
 	write=$(perftest_typical ib_write_lat)
 	printf '  %-34s %s\n' "ib_write_lat t_typical (us)" "${write:-failed}"
-	raw=$(oqb_p50 rawrpc)
-	printf '  %-34s %s\n' "oqbench rawrpc echo p50 (us)" "$( [ -n "$raw" ] && awk -v v="$raw" 'BEGIN{printf "%.2f", v/1000}' || echo failed)"
-	oq=$(oqb_p50 oq)
-	printf '  %-34s %s\n' "oqbench oq nilext commit p50 (us)" "$( [ -n "$oq" ] && awk -v v="$oq" 'BEGIN{printf "%.2f", v/1000}' || echo failed)"
+	# with a base build: odd rounds run this build first, even rounds the base
+	if [ -n "$BASE" ] && [ $((r % 2)) = 0 ]; then
+		braw=$(oqb_p50 rawrpc "$BASE"); raw=$(oqb_p50 rawrpc)
+		boq=$(oqb_p50 oq "$BASE"); oq=$(oqb_p50 oq)
+	else
+		raw=$(oqb_p50 rawrpc); [ -n "$BASE" ] && braw=$(oqb_p50 rawrpc "$BASE")
+		oq=$(oqb_p50 oq); [ -n "$BASE" ] && boq=$(oqb_p50 oq "$BASE")
+	fi
+	printf '  %-34s %s\n' "oqbench rawrpc echo p50 (us)" "$(us "$raw")"
+	printf '  %-34s %s\n' "oqbench oq nilext commit p50 (us)" "$(us "$oq")"
+	if [ -n "$BASE" ]; then
+		printf '  %-34s %s\n' "base build rawrpc echo p50 (us)" "$(us "$braw")"
+		printf '  %-34s %s\n' "base build oq nilext commit p50 (us)" "$(us "$boq")"
+		for x in "raw rawrpc $raw $braw" "oq oq $oq $boq"; do
+			read -r key name a b <<<"$x"
+			if [ -n "$b" ]; then
+				awk -v n="$name" -v a="$a" -v b="$b" 'BEGIN { printf "  %-44s %.3f\n", n " p50, this build / base build", a / b }'
+				echo "b$key $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", a / b }')" >>"$T/ratios"
+			else
+				printf '  %-44s n/a (a measurement failed)\n' "$name p50, this build / base build"
+			fi
+		done
+	fi
 	line=$(ratio "rawrpc p50 / (2 x ib_send_lat typical)" "$raw" "$send" 1.15)
 	echo "$line"
 	case $line in (*n/a*) ;; (*) echo "raw $(echo "$line" | awk '{ print $(NF-4) }')" >>"$T/ratios" ;; esac
@@ -148,6 +183,12 @@ summary() {
 	sort -k2,2g "$T/ratios" | awk -v k="$2" -v n="$1" -v g="$3" '$1 == k { v[c++] = $2 }
 		END { if (!c) { printf "  %-44s n/a (every round failed)\n", n; exit }
 			m = c % 2 ? v[(c - 1) / 2] : (v[c / 2 - 1] + v[c / 2]) / 2
+			if (g == "") {
+				for (i = 0; i < c; i++) below += v[i] < 1
+				printf "  %-44s %.3f  (%.3f-%.3f over %d rounds; below 1 in %d)\n",
+					n, m, v[0], v[c - 1], c, below
+				exit
+			}
 			printf "  %-44s %.3f  (%.3f-%.3f over %d rounds; target <= %s: %s)\n",
 				n, m, v[0], v[c - 1], c, g, m <= g ? "met" : "missed" }'
 }
@@ -155,5 +196,9 @@ if [ "$ROUNDS" -gt 1 ]; then
 	echo "median over the rounds (min-max)"
 	summary "rawrpc p50 / (2 x ib_send_lat typical)" raw 1.15
 	summary "oq p50 / (2 x ib_write_lat typical)" oq 1.10
+	if [ -n "$BASE" ]; then
+		summary "rawrpc p50, this build / base build" braw ""
+		summary "oq p50, this build / base build" boq ""
+	fi
 fi
 exit 0

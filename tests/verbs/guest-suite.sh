@@ -374,6 +374,26 @@ else
 	skip "oqb run with transport verbs" "bin/oqb is not built"
 fi
 
+# ---- perftest-compare against a base build --------------------------------
+# What is checked is the mode's plumbing, not a latency: the same build as
+# its own base gives a ratio per round and a summary that counts them.
+expect_err "perftest-compare: an OQB_BIN_BASE with no build in it is named" 10 \
+	"OQB_BIN_BASE=$T/nobuild has no oqb-server and oqb-client" \
+	env OQB_BIN="$B" OQB_BIN_BASE="$T/nobuild" bash bench/perftest-compare.sh "$RXE_IP"
+if command -v ib_send_lat >/dev/null && command -v jq >/dev/null; then
+	timeout -k 5 300 env OQB_BIN="$B" OQB_BIN_BASE="$B" ROUNDS=2 DURATION_S=1 ITERS=200 PORT=18900 \
+		bash bench/perftest-compare.sh "$RXE_IP" >"$T/ptc.out" 2>&1
+	if [ "$(grep -Ec '^  (rawrpc|oq) p50, this build / base build +[0-9]+\.[0-9]{3}$' "$T/ptc.out")" = 4 ] &&
+	   grep -Eq '^  rawrpc p50, this build / base build +[0-9.]+ +\([0-9.]+-[0-9.]+ over 2 rounds; below 1 in [0-2]\)$' "$T/ptc.out"; then
+		ok "perftest-compare: OQB_BIN_BASE gives this build / base build per round and over the rounds"
+	else
+		notok "perftest-compare: OQB_BIN_BASE gives this build / base build per round and over the rounds" \
+			"$(tail -30 "$T/ptc.out")"
+	fi
+else
+	skip "perftest-compare with OQB_BIN_BASE" "perftest or jq is not installed"
+fi
+
 # ---- perftest comparison (a benchmark: printed, never checked) -----------
 if [ -x bench/perftest-compare.sh ] && [ "${OQB_VERBS_BENCH:-1}" = 1 ]; then
 	echo "== perftest comparison (benchmark, not a test)"
