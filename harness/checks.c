@@ -133,6 +133,22 @@ json_t *checks_flagged_by(const json_t *checks)
 	return by;
 }
 
+/* Appends name to the comma-separated list in buf (*o: its length so
+ * far), whole or not at all: once a name does not fit, the list stays as
+ * it is and later names are left out too. */
+static void list_name(char *buf, size_t len, size_t *o, const char *name)
+{
+	if (*o >= len)
+		return;
+	int w = snprintf(buf + *o, len - *o, "%s%s", *o ? "," : "", name ? name : "?");
+	if (w < 0 || (size_t)w >= len - *o) {
+		buf[*o] = '\0';
+		*o = len;
+		return;
+	}
+	*o += (size_t)w;
+}
+
 int checks_point_flagged(const json_t *p, const char *q, char *buf, size_t len)
 {
 	const json_t *by = json_object_get(json_object_get(p, "flagged_by"), q), *nm;
@@ -141,15 +157,8 @@ int checks_point_flagged(const json_t *p, const char *q, char *buf, size_t len)
 		return checks_flagged(json_object_get(p, "checks"), buf, len);
 	if (len)
 		buf[0] = '\0';
-	json_array_foreach(by, i, nm) {
-		int w = o < len ? snprintf(buf + o, len - o, "%s%s", o ? "," : "", json_string_value(nm) ?: "?") : -1;
-		if (w < 0 || (size_t)w >= len - o) {
-			if (o < len)
-				buf[o] = '\0';   /* whole names only */
-			break;
-		}
-		o += (size_t)w;
-	}
+	json_array_foreach(by, i, nm)
+		list_name(buf, len, &o, json_string_value(nm));
 	return json_array_size(by) > 0;
 }
 
@@ -623,12 +632,7 @@ int checks_warned(const json_t *checks, const char *const *names, char *buf, siz
 		    !named(json_string_value(json_object_get(c, "name")), names))
 			continue;
 		flagged = 1;
-		if (o + 1 < len) {
-			int w = snprintf(buf + o, len - o, "%s%s", o ? "," : "",
-					 json_string_value(json_object_get(c, "name")));
-			if (w > 0)
-				o += (size_t)w;
-		}
+		list_name(buf, len, &o, json_string_value(json_object_get(c, "name")));
 	}
 	return flagged;
 }

@@ -100,7 +100,8 @@ int checks_trials(const struct check_conf *c, json_t *out, struct hist *const *t
 int checks_is_disturbance(const char *name);
 
 /* Whether any check in the array warns; names of the warnings into buf
- * ("stationarity,interference"). */
+ * ("stationarity,interference"; whole names only: one that does not fit
+ * ends the list). */
 int checks_flagged(const json_t *checks, char *buf, size_t len);
 /* The same, counting only the checks named in names[] (NULL-terminated;
  * NULL: every check). */

@@ -315,6 +315,8 @@ TEST(point_flagged_reads_flagged_by_or_falls_back)
 	CHECK(checks_point_flagged(now, "p99", buf, 8) == 1 && !strcmp(buf, "stalls"), "short buffer: '%s'", buf);
 	CHECK(checks_point_flagged(now, "p99", NULL, 0) == 1);
 	CHECK(checks_point_flagged(old, "p50", buf, sizeof buf) == 1 && !strcmp(buf, "ci_p99"), "old: '%s'", buf);
+	/* both readers keep whole names: "ci_p99" does not fit 6 bytes */
+	CHECK(checks_point_flagged(old, "p50", buf, 6) == 1 && !strcmp(buf, ""), "old, short buffer: '%s'", buf);
 	json_decref(now);
 	json_decref(old);
 }
