@@ -361,7 +361,7 @@ int vb_combine(struct vb_group *g, unsigned w, int how)
 	 * own combine found it taken).  One lane whose send queue had room
 	 * has nothing new to post. */
 	if (polled)
-		did += polled + (q->sq_full || g->delegated ? owner_post_all(g, q) : 0);
+		did += polled + (q->sq_full || !solo ? owner_post_all(g, q) : 0);
 	if (!q->sq_used || did) {
 		q->progress_ns = 0;
 		q->idle = 0;
