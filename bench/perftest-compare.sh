@@ -164,8 +164,9 @@ for r in $(seq 1 "$ROUNDS"); do
 		for x in "raw rawrpc $raw $braw" "oq oq $oq $boq"; do
 			read -r key name a b <<<"$x"
 			if [ -n "$b" ]; then
-				awk -v n="$name" -v a="$a" -v b="$b" 'BEGIN { printf "  %-44s %.3f\n", n " p50, this build / base build", a / b }'
-				echo "b$key $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", a / b }')" >>"$T/ratios"
+				v=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", a / b }')
+				printf '  %-44s %.3f\n' "$name p50, this build / base build" "$v"
+				echo "b$key $v" >>"$T/ratios"
 			else
 				printf '  %-44s n/a (a measurement failed)\n' "$name p50, this build / base build"
 			fi
