@@ -4,8 +4,9 @@
 # sshd on 198.18.2.2 so that the driver in VM 1 can start oqb-server here
 # through its ssh launcher, opens TCP port 5002 once sshd is up (VM 1's
 # "ready" signal), and stays up until VM 1 reports on port 5003 that its
-# run is over (or the run's bound, OQB_TWO_VM_RUN_S, and 30 s more pass).  Prints "ok NAME" / "not ok NAME" lines,
-# which the host relays.  Ends only the PIDs it started.
+# run is over (or the run's bound, OQB_TWO_VM_RUN_S, and 30 s more pass).
+# Prints "ok NAME" / "not ok NAME" lines, which the host relays.  Ends
+# only the PIDs it started.
 set -u
 SHARE=$1 SSH_PORT=$2
 me=two-vm-driver/vm2
@@ -29,7 +30,7 @@ result environment $?
 # sshd failed here.
 # Waits as long as VM 1's run may take, and a little more: leaving earlier
 # powers this VM off under a server still in the run.
-wait_s=$(( ${OQB_TWO_VM_RUN_S:-240} + 30 ))
+wait_s=$(( ${OQB_TWO_VM_RUN_S:?set by run-two-vm-driver.sh} + 30 ))
 timeout "$wait_s" busybox nc -l -p 5003 </dev/null >/tmp/done-msg 2>/dev/null &
 done_pid=$!
 pids+=("$done_pid")
