@@ -271,6 +271,17 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 int vb_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
 		       uint64_t seq, char *err, size_t errlen)
 {
+	struct vb_group *g = c->g;
+	if (!g->delegated && wi < g->workers && len <= g->slot_size &&
+	    !atomic_load_explicit(&g->broken, memory_order_relaxed)) {
+		int f = vb_post_solo(g, c->l, wi, req, len, seq);
+		if (f > 0)
+			return 0;
+		if (f < 0) {
+			vb_group_err(g, err, errlen);
+			return -1;
+		}
+	}
 	int r = lane_put(c, wi, req, len, seq, err, errlen);
 	/* post at once; the completions are reaped by the next poll (here
 	 * only if the send queue has no room), so nothing precedes the SEND */

@@ -446,6 +446,7 @@ void vb_group_err(struct vb_group *g, char *err, size_t errlen);
 void vb_repost_bufs(struct vb_group *g, const uint32_t *bi, unsigned n);
 enum { VB_POST_ONLY = 0, VB_REAP = 1 };
 int vb_combine(struct vb_group *g, unsigned w, int how);
+int vb_post_solo(struct vb_group *g, struct vb_lane *L, unsigned w, const void *req, uint32_t len, uint64_t seq);
 void vb_cm_check(struct vb_group *g);
 
 /* vb_cli.c: client threads (lanes) and the client operations */
