@@ -381,12 +381,14 @@ int vb_post_solo(struct vb_group *g, struct vb_lane *L, unsigned w, const void *
 static int owner_post_all(struct vb_group *g, struct vb_cqp *q)
 {
 	int did = 0;
+	q->more = 0;
 	for (int k = 0; k < 8 && !atomic_load_explicit(&g->broken, memory_order_relaxed); k++) {
 		int p = owner_post(g, q);
 		did += p;
 		if (p < 16)
-			break;
+			return did;
 	}
+	q->more = 1;
 	return did;
 }
 
@@ -404,7 +406,10 @@ int vb_combine(struct vb_group *g, unsigned w, int how)
 	const int solo = !g->delegated;
 	if (!solo && pthread_mutex_trylock(q->lk) != 0)
 		return 0;
-	int did = owner_post_all(g, q);
+	/* A reap by one lane, which posts what it writes at once
+	 * (vb_cli_post), has nothing to post first unless the send queue was
+	 * full or the last post stopped after its eight chains. */
+	int did = how == VB_REAP && solo && !q->shared && !q->sq_full && !q->more ? 0 : owner_post_all(g, q);
 	int polled = how == VB_REAP || q->sq_full ? owner_poll(g, q) : 0;
 	/* Post again what the reaped completions made room for, and, with
 	 * delegation, what other lanes wrote while we held the lock (their

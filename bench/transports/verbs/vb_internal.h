@@ -295,6 +295,7 @@ struct vb_cqp {                /* the QP to one server worker */
 	uint64_t progress_ns;      /* last send completion, or when the SQ was empty */
 	unsigned idle;             /* owner passes without progress (watchdog) */
 	int sq_full;               /* the last post left requests for lack of room */
+	int more;                  /* the last post stopped after its eight chains: more may wait */
 	/* counters, under mu */
 	uint64_t sends, inline_sends, reads, post_calls, send_completions, responses, signaled, polls;
 	uint64_t stray, bad, overflow;
