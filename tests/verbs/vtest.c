@@ -422,7 +422,7 @@ static void *client_thread(void *arg)
 		if (i % 5 == 0 && bigv) {
 			/* a request too long to go inline: without delegation it
 			 * takes the general path, between requests that go
-			 * straight to the QP (vb_post_solo), and its commit still
+			 * straight to the QP (vb_post_direct), and its commit still
 			 * comes in order */
 			char bkey[8];
 			snprintf(bkey, sizeof bkey, "b%03u", t);

@@ -216,9 +216,13 @@ unsigned vb_cli_workers(struct tp_client *c)
 /*
  * Puts one request into the lane's next request slot to worker wi, for
  * the owner to post: 0 done, 1 busy (every slot to wi is in flight: the
- * server's ring is full), -1 with err.  Posts nothing itself.
+ * server's ring is full), -1 with err.  Posts nothing itself.  With
+ * direct (no delegation: the lane is the owner), a request the QP can
+ * take at once -- inline, not durable, nothing queued before it, room in
+ * the send queue -- is recorded in the slot but not copied to the send
+ * buffer, and 2 says so: the caller posts it from req (vb_post_direct).
  */
-static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t len, uint64_t seq,
+static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t len, uint64_t seq, int direct,
 		    char *err, size_t errlen)
 {
 	struct vb_group *g = c->g;
@@ -258,35 +262,34 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 		}
 	}
 	unsigned slot = (unsigned)(h & (D - 1));
-	memcpy(L->sbuf + ((size_t)wi * D + slot) * g->slot_size, req, len);
+	const int dur = g->durable_srv && len >= WIRE_HDR_SIZE && (get16((const uint8_t *)req + 16) & WIRE_F_DURABLE);
+	const struct vb_cqp *q = &g->q[wi];
+	direct = direct && !dur && !q->shared && len <= q->max_inline && lq->posted == h && q->sq_used < q->sq_depth;
+	if (!direct)
+		memcpy(L->sbuf + ((size_t)wi * D + slot) * g->slot_size, req, len);
 	lq->mseq[slot] = seq;
 	lq->mlen[slot] = len;
-	lq->mdur[slot] = g->durable_srv && len >= WIRE_HDR_SIZE &&
-			 (get16((const uint8_t *)req + 16) & WIRE_F_DURABLE);
+	lq->mdur[slot] = (uint8_t)dur;
 	atomic_store_explicit(&lq->head, h + 1, memory_order_release);
 	L->posts++;
-	return 0;
+	return direct ? 2 : 0;
 }
 
 int vb_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
 		       uint64_t seq, char *err, size_t errlen)
 {
 	struct vb_group *g = c->g;
-	if (!g->delegated && wi < g->workers && len <= g->slot_size &&
-	    !atomic_load_explicit(&g->broken, memory_order_relaxed)) {
-		int f = vb_post_solo(g, c->l, wi, req, len, seq);
-		if (f > 0)
+	int r = lane_put(c, wi, req, len, seq, !g->delegated, err, errlen);
+	if (r == 2) {
+		if (vb_post_direct(g, c->l, wi, req, len) == 0)
 			return 0;
-		if (f < 0) {
-			vb_group_err(g, err, errlen);
-			return -1;
-		}
+		vb_group_err(g, err, errlen);
+		return -1;
 	}
-	int r = lane_put(c, wi, req, len, seq, err, errlen);
 	/* post at once; the completions are reaped by the next poll (here
 	 * only if the send queue has no room), so nothing precedes the SEND */
 	if (r == 0)
-		vb_combine(c->g, wi, VB_POST_ONLY);
+		vb_combine(g, wi, VB_POST_ONLY);
 	return r;
 }
 
@@ -298,7 +301,7 @@ int vb_cli_post_many(struct tp_client *c, unsigned wi, const struct tp_req *r, i
 {
 	int k = 0;
 	for (; k < n; k++) {
-		int x = lane_put(c, wi, r[k].buf, r[k].len, r[k].seq, err, errlen);
+		int x = lane_put(c, wi, r[k].buf, r[k].len, r[k].seq, 0, err, errlen);
 		if (x < 0 && k == 0)
 			return -1;
 		if (x != 0)

@@ -5,7 +5,7 @@
  * to the lanes; and the watchdogs that turn a stuck QP or a closed server
  * into an error.  Without delegation a client has one lane and is always
  * the owner; the code path is the same, without the lock, and a request
- * that can leave at once skips the lane's send buffer (vb_post_solo).
+ * that can leave at once skips the lane's send buffer (vb_post_direct).
  *
  * Guarantees:
  *  - A plain request's TP_EV_DELIVERED -- oq's commit for a nilext
@@ -327,52 +327,34 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 }
 
 /*
- * Without delegation, a request that can leave at once (the caller has
- * checked the group, the worker's index and the slot size): a plain SEND,
- * inline from the caller's buffer, straight to the QP.  It is what
- * lane_put() and owner_post() do for a lane with nothing queued -- the
- * same slot bookkeeping, and a run of one, signaled with the same tag --
- * without the copy into the lane's send buffer and the chain around one
- * WR.  1: posted; 0: not this case (XRC, a durable request, one too long
- * to go inline, a backlog, or no room): the caller takes the general
- * path; -1: the post failed, and the group is broken.
+ * Without delegation: posts the request lane_put() just recorded in slot
+ * `posted` of L's ring to worker w without copying it (it returned 2), as
+ * a SEND inline from req -- what owner_post() does for a run of one,
+ * signaled with the same tag, without the send buffer and the chain.
+ * 0, or -1 when the post failed and broke the group.
  */
-int vb_post_solo(struct vb_group *g, struct vb_lane *L, unsigned w, const void *req, uint32_t len, uint64_t seq)
+int vb_post_direct(struct vb_group *g, struct vb_lane *L, unsigned w, const void *req, uint32_t len)
 {
 	struct vb_cqp *q = &g->q[w];
-	struct vb_lq *lq = &L->q[w];
-	const unsigned D = g->depth;
-	uint64_t h = atomic_load_explicit(&lq->head, memory_order_relaxed);
-	if (q->shared || len > q->max_inline || lq->posted != h ||
-	    h - atomic_load_explicit(&lq->done_pub, memory_order_relaxed) >= D || q->sq_used >= q->sq_depth ||
-	    (g->durable_srv && len >= WIRE_HDR_SIZE && (get16((const uint8_t *)req + 16) & WIRE_F_DURABLE)))
-		return 0;
 	struct ibv_sge sg = { .addr = (uintptr_t)req, .length = len, .lkey = L->mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = send_tag(L->idx, w, 1, 1), .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
 	}, *bad = NULL;
-	unsigned slot = (unsigned)(h & (D - 1));
-	lq->mseq[slot] = seq;
-	lq->mlen[slot] = len;
-	lq->mdur[slot] = 0;
 	int e = ibv_post_send(q->qp, &wr, &bad);
 	if (e) {
 		vb_group_break(g, "posting requests to worker %u of %s failed: %s", w, g->endpoint, strerror(e));
 		return -1;
 	}
-	atomic_store_explicit(&lq->head, h + 1, memory_order_release);
-	lq->posted = h + 1;
-	L->posts++;
+	L->q[w].posted++;
 	q->sq_used++;
-	q->sq_full = 0;
 	q->inline_sends++;
 	q->signaled++;
 	q->post_calls++;
 	q->sends++;
 	q->progress_ns = 0;
 	q->idle = 0;
-	return 1;
+	return 0;
 }
 
 /* Posts the lanes' written requests: one chain holds up to 32 WRs (>= 16
@@ -381,16 +363,19 @@ int vb_post_solo(struct vb_group *g, struct vb_lane *L, unsigned w, const void *
 static int owner_post_all(struct vb_group *g, struct vb_cqp *q)
 {
 	int did = 0;
-	q->more = 0;
 	for (int k = 0; k < 8 && !atomic_load_explicit(&g->broken, memory_order_relaxed); k++) {
 		int p = owner_post(g, q);
 		did += p;
 		if (p < 16)
-			return did;
+			break;
 	}
-	q->more = 1;
 	return did;
 }
+
+/* So one call posts everything one lane can have written (each full chain
+ * holds at least 16 requests), unless the send queue fills (sq_full): a
+ * reap by a lone lane, which posts as it writes, need not post first. */
+_Static_assert(VB_LANE_DEPTH <= 8 * 16, "one lane's requests fit one owner_post_all()");
 
 /* Does the owner's work on QP w if nobody else is doing it: post first
  * (what a lane just wrote leaves before any polling), then reap (always
@@ -408,8 +393,8 @@ int vb_combine(struct vb_group *g, unsigned w, int how)
 		return 0;
 	/* A reap by one lane, which posts what it writes at once
 	 * (vb_cli_post), has nothing to post first unless the send queue was
-	 * full or the last post stopped after its eight chains. */
-	int did = how == VB_REAP && solo && !q->shared && !q->sq_full && !q->more ? 0 : owner_post_all(g, q);
+	 * full (see the assertion after owner_post_all). */
+	int did = how == VB_REAP && solo && !q->shared && !q->sq_full ? 0 : owner_post_all(g, q);
 	int polled = how == VB_REAP || q->sq_full ? owner_poll(g, q) : 0;
 	/* Post again what the reaped completions made room for, and, with
 	 * delegation, what other lanes wrote while we held the lock (their

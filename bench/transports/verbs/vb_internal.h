@@ -295,7 +295,6 @@ struct vb_cqp {                /* the QP to one server worker */
 	uint64_t progress_ns;      /* last send completion, or when the SQ was empty */
 	unsigned idle;             /* owner passes without progress (watchdog) */
 	int sq_full;               /* the last post left requests for lack of room */
-	int more;                  /* the last post stopped after its eight chains: more may wait */
 	/* counters, under mu */
 	uint64_t sends, inline_sends, reads, post_calls, send_completions, responses, signaled, polls;
 	uint64_t stray, bad, overflow;
@@ -447,7 +446,7 @@ void vb_group_err(struct vb_group *g, char *err, size_t errlen);
 void vb_repost_bufs(struct vb_group *g, const uint32_t *bi, unsigned n);
 enum { VB_POST_ONLY = 0, VB_REAP = 1 };
 int vb_combine(struct vb_group *g, unsigned w, int how);
-int vb_post_solo(struct vb_group *g, struct vb_lane *L, unsigned w, const void *req, uint32_t len, uint64_t seq);
+int vb_post_direct(struct vb_group *g, struct vb_lane *L, unsigned w, const void *req, uint32_t len);
 void vb_cm_check(struct vb_group *g);
 
 /* vb_cli.c: client threads (lanes) and the client operations */
