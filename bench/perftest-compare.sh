@@ -10,8 +10,10 @@
 #   env DURATION_S  oqbench measured seconds per system (default 3)
 #   env ROUNDS   rounds (default 1); each runs all four steps in turn, so
 #                perftest and oqbench alternate in one boot and share its
-#                noise; with ROUNDS > 1 the summary is each ratio's median
-#                over the rounds with its spread (min-max)
+#                noise: each ratio's two steps run back to back, and every
+#                second round runs backwards; with ROUNDS > 1 the summary
+#                is each ratio's median over the rounds with its spread
+#                (min-max)
 #   env OQB_BIN  directory of oqb-server and oqb-client (default: ./bin)
 #   env OQB_BIN_BASE  a second build's bin directory (e.g. the previous
 #                commit's, built in a git worktree): each round then also
@@ -130,6 +132,37 @@ oqb_p50() {
 	jq -r '.summary_ns.nilext.p50 // empty' "$T/$sys.json" 2>/dev/null
 }
 
+# The steps of a round; each prints its number as soon as it is known.
+# m_raw and m_oq take THIS_FIRST: with a base build, 1 runs this build
+# first, 0 the base.
+m_send() {
+	send=$(perftest_typical ib_send_lat)
+	printf '  %-34s %s\n' "ib_send_lat t_typical (us)" "${send:-failed}"
+}
+m_write() {
+	write=$(perftest_typical ib_write_lat)
+	printf '  %-34s %s\n' "ib_write_lat t_typical (us)" "${write:-failed}"
+}
+oqb_pair() {   # SYSTEM THIS_FIRST: sets v (this build's p50) and b (the base's)
+	v= b=
+	if [ -n "$BASE" ] && [ "$2" = 0 ]; then
+		b=$(oqb_p50 "$1" "$BASE"); v=$(oqb_p50 "$1")
+	else
+		v=$(oqb_p50 "$1"); [ -n "$BASE" ] && b=$(oqb_p50 "$1" "$BASE")
+	fi
+	return 0
+}
+m_raw() {
+	oqb_pair rawrpc "$1"; raw=$v braw=$b
+	printf '  %-34s %s\n' "oqbench rawrpc echo p50 (us)" "$(us "$raw")"
+	[ -z "$BASE" ] || printf '  %-34s %s\n' "base build rawrpc echo p50 (us)" "$(us "$braw")"
+}
+m_oq() {
+	oqb_pair oq "$1"; oq=$v boq=$b
+	printf '  %-34s %s\n' "oqbench oq nilext commit p50 (us)" "$(us "$oq")"
+	[ -z "$BASE" ] || printf '  %-34s %s\n' "base build oq nilext commit p50 (us)" "$(us "$boq")"
+}
+
 # Each number is printed as soon as it is known.
 echo "device $DEV, address $ADDR, 64 B, 1 outstanding, $ROUNDS round(s)"
 ratio() {   # ratio NAME P50_NS TYPICAL_US TARGET: prints the ratio, or n/a
@@ -144,23 +177,18 @@ ratio() {   # ratio NAME P50_NS TYPICAL_US TARGET: prints the ratio, or n/a
 us() { [ -n "$1" ] && awk -v v="$1" 'BEGIN{printf "%.2f", v/1000}' || echo failed; }   # ns -> us
 for r in $(seq 1 "$ROUNDS"); do
 	[ "$ROUNDS" -gt 1 ] && echo "round $r of $ROUNDS"
-	send=$(perftest_typical ib_send_lat)
-	printf '  %-34s %s\n' "ib_send_lat t_typical (us)" "${send:-failed}"
-	write=$(perftest_typical ib_write_lat)
-	printf '  %-34s %s\n' "ib_write_lat t_typical (us)" "${write:-failed}"
-	# with a base build: odd rounds run this build first, even rounds the base
-	if [ -n "$BASE" ] && [ $((r % 2)) = 0 ]; then
-		braw=$(oqb_p50 rawrpc "$BASE"); raw=$(oqb_p50 rawrpc)
-		boq=$(oqb_p50 oq "$BASE"); oq=$(oqb_p50 oq)
+	# Each ratio's two measurements run next to each other (the host's
+	# speed changes from one run to the next), and even rounds run the
+	# round backwards, so a drift over the round falls on both sides:
+	# odd rounds ib_send_lat, rawrpc, oq, ib_write_lat; even rounds the
+	# reverse.  With a base build, odd rounds run this build first, even
+	# rounds the base.
+	if [ $((r % 2)) = 1 ]; then
+		m_send; m_raw 1; m_oq 1; m_write
 	else
-		raw=$(oqb_p50 rawrpc); [ -n "$BASE" ] && braw=$(oqb_p50 rawrpc "$BASE")
-		oq=$(oqb_p50 oq); [ -n "$BASE" ] && boq=$(oqb_p50 oq "$BASE")
+		m_write; m_oq 0; m_raw 0; m_send
 	fi
-	printf '  %-34s %s\n' "oqbench rawrpc echo p50 (us)" "$(us "$raw")"
-	printf '  %-34s %s\n' "oqbench oq nilext commit p50 (us)" "$(us "$oq")"
 	if [ -n "$BASE" ]; then
-		printf '  %-34s %s\n' "base build rawrpc echo p50 (us)" "$(us "$braw")"
-		printf '  %-34s %s\n' "base build oq nilext commit p50 (us)" "$(us "$boq")"
 		for x in "raw rawrpc $raw $braw" "oq oq $oq $boq"; do
 			read -r key name a b <<<"$x"
 			if [ -n "$b" ]; then

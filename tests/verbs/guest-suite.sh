@@ -390,6 +390,14 @@ if command -v ib_send_lat >/dev/null && command -v jq >/dev/null; then
 		notok "perftest-compare: OQB_BIN_BASE gives this build / base build per round and over the rounds" \
 			"$(tail -30 "$T/ptc.out")"
 	fi
+	# each ratio's steps back to back, every second round backwards
+	steps=$(awk '/^round / { r = $2 } /t_typical|echo p50|commit p50/ && !/base build/ {
+		sub(/^  /, ""); sub(/ t_typical.*| echo p50.*| nilext.*/, ""); printf "%s%s:%s", sep, r, $0; sep = "," }' "$T/ptc.out")
+	if [ "$steps" = "1:ib_send_lat,1:oqbench rawrpc,1:oqbench oq,1:ib_write_lat,2:ib_write_lat,2:oqbench oq,2:oqbench rawrpc,2:ib_send_lat" ]; then
+		ok "perftest-compare: each ratio's steps run back to back, and round 2 runs backwards"
+	else
+		notok "perftest-compare: each ratio's steps run back to back, and round 2 runs backwards" "steps: $steps"
+	fi
 else
 	skip "perftest-compare with OQB_BIN_BASE" "perftest or jq is not installed"
 fi
