@@ -237,11 +237,28 @@ static struct ibv_send_wr *chain_wr(struct ibv_send_wr *wr, struct ibv_sge *sg, 
 	return wr;
 }
 
+/* Posts the chain at wr, which holds reqs requests, on q: 0, or -1 after
+ * breaking the group. */
+static int post_chain(struct vb_group *g, struct vb_cqp *q, struct ibv_send_wr *wr, unsigned reqs)
+{
+	struct ibv_send_wr *bad = NULL;
+	int e = ibv_post_send(q->qp, wr, &bad);
+	if (e) {
+		vb_group_break(g, "posting requests to worker %u of %s failed: %s (the QP is in its error state, most "
+			    "often because the connection to the server broke: check that the server still runs and "
+			    "what its log says, then start the run again)", q->w, g->endpoint, strerror(e));
+		return -1;
+	}
+	q->post_calls++;
+	q->sends += reqs;
+	return 0;
+}
+
 /* Owner: posts every lane's written requests that fit the send queue
  * (q->sq_full: some did not fit). */
 static int owner_post(struct vb_group *g, struct vb_cqp *q)
 {
-	struct ibv_send_wr wr[32], *bad = NULL;
+	struct ibv_send_wr wr[32];
 	struct ibv_sge sg[32];
 	const unsigned D = g->depth, W = g->workers;
 	unsigned nwr = 0, reqs = 0;
@@ -316,14 +333,7 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 	for (unsigned i = 0; i + 1 < nwr; i++)
 		wr[i].next = &wr[i + 1];
 	wr[nwr - 1].next = NULL;
-	int e = ibv_post_send(q->qp, wr, &bad);
-	if (e) {
-		vb_group_break(g, "posting requests to worker %u of %s failed: %s", q->w, g->endpoint, strerror(e));
-		return 0;
-	}
-	q->post_calls++;
-	q->sends += reqs;
-	return (int)reqs;
+	return post_chain(g, q, wr, reqs) == 0 ? (int)reqs : 0;
 }
 
 /*
@@ -340,18 +350,13 @@ int vb_post_direct(struct vb_group *g, struct vb_lane *L, unsigned w, const void
 	struct ibv_send_wr wr = {
 		.wr_id = send_tag(L->idx, w, 1, 1), .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
-	}, *bad = NULL;
-	int e = ibv_post_send(q->qp, &wr, &bad);
-	if (e) {
-		vb_group_break(g, "posting requests to worker %u of %s failed: %s", w, g->endpoint, strerror(e));
+	};
+	if (post_chain(g, q, &wr, 1) != 0)
 		return -1;
-	}
 	L->q[w].posted++;
 	q->sq_used++;
 	q->inline_sends++;
 	q->signaled++;
-	q->post_calls++;
-	q->sends++;
 	q->progress_ns = 0;
 	q->idle = 0;
 	return 0;
