@@ -132,35 +132,26 @@ oqb_p50() {
 	jq -r '.summary_ns.nilext.p50 // empty' "$T/$sys.json" 2>/dev/null
 }
 
-# The steps of a round; each prints its number as soon as it is known.
-# m_raw and m_oq take THIS_FIRST: with a base build, 1 runs this build
-# first, 0 the base.
-m_send() {
-	send=$(perftest_typical ib_send_lat)
-	printf '  %-34s %s\n' "ib_send_lat t_typical (us)" "${send:-failed}"
+# The steps of a round, each printing its number as soon as it is known.
+# m_perftest TOOL VAR: VAR gets TOOL's t_typical (us).
+m_perftest() {
+	printf -v "$2" '%s' "$(perftest_typical "$1")"
+	printf '  %-34s %s\n' "$1 t_typical (us)" "${!2:-failed}"
 }
-m_write() {
-	write=$(perftest_typical ib_write_lat)
-	printf '  %-34s %s\n' "ib_write_lat t_typical (us)" "${write:-failed}"
-}
-oqb_pair() {   # SYSTEM THIS_FIRST: sets v (this build's p50) and b (the base's)
-	v= b=
-	if [ -n "$BASE" ] && [ "$2" = 0 ]; then
+# m_oqb SYSTEM WHAT VAR BASEVAR THIS_FIRST: VAR gets this build's p50 (ns)
+# of SYSTEM and, with a base build, BASEVAR the base's, this build first
+# when THIS_FIRST is 1.
+m_oqb() {
+	local v= b=
+	if [ -n "$BASE" ] && [ "$5" = 0 ]; then
 		b=$(oqb_p50 "$1" "$BASE"); v=$(oqb_p50 "$1")
 	else
 		v=$(oqb_p50 "$1"); [ -n "$BASE" ] && b=$(oqb_p50 "$1" "$BASE")
 	fi
-	return 0
-}
-m_raw() {
-	oqb_pair rawrpc "$1"; raw=$v braw=$b
-	printf '  %-34s %s\n' "oqbench rawrpc echo p50 (us)" "$(us "$raw")"
-	[ -z "$BASE" ] || printf '  %-34s %s\n' "base build rawrpc echo p50 (us)" "$(us "$braw")"
-}
-m_oq() {
-	oqb_pair oq "$1"; oq=$v boq=$b
-	printf '  %-34s %s\n' "oqbench oq nilext commit p50 (us)" "$(us "$oq")"
-	[ -z "$BASE" ] || printf '  %-34s %s\n' "base build oq nilext commit p50 (us)" "$(us "$boq")"
+	printf -v "$3" '%s' "$v"
+	printf -v "$4" '%s' "$b"
+	printf '  %-34s %s\n' "oqbench $1 $2 p50 (us)" "$(us "$v")"
+	[ -z "$BASE" ] || printf '  %-34s %s\n' "base build $1 $2 p50 (us)" "$(us "$b")"
 }
 
 # Each number is printed as soon as it is known.
@@ -177,16 +168,20 @@ ratio() {   # ratio NAME P50_NS TYPICAL_US TARGET: prints the ratio, or n/a
 us() { [ -n "$1" ] && awk -v v="$1" 'BEGIN{printf "%.2f", v/1000}' || echo failed; }   # ns -> us
 for r in $(seq 1 "$ROUNDS"); do
 	[ "$ROUNDS" -gt 1 ] && echo "round $r of $ROUNDS"
-	# Each ratio's two measurements run next to each other (the host's
-	# speed changes from one run to the next), and even rounds run the
-	# round backwards, so a drift over the round falls on both sides:
-	# odd rounds ib_send_lat, rawrpc, oq, ib_write_lat; even rounds the
-	# reverse.  With a base build, odd rounds run this build first, even
-	# rounds the base.
+	# Each ratio's two steps back to back (the host's speed changes from
+	# one run to the next); even rounds backwards, so a drift over the
+	# round falls on both sides of a ratio.  With a base build, odd rounds
+	# run this build first, even rounds the base.
 	if [ $((r % 2)) = 1 ]; then
-		m_send; m_raw 1; m_oq 1; m_write
+		m_perftest ib_send_lat send
+		m_oqb rawrpc echo raw braw 1
+		m_oqb oq "nilext commit" oq boq 1
+		m_perftest ib_write_lat write
 	else
-		m_write; m_oq 0; m_raw 0; m_send
+		m_perftest ib_write_lat write
+		m_oqb oq "nilext commit" oq boq 0
+		m_oqb rawrpc echo raw braw 0
+		m_perftest ib_send_lat send
 	fi
 	if [ -n "$BASE" ]; then
 		for x in "raw rawrpc $raw $braw" "oq oq $oq $boq"; do
