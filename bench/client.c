@@ -155,7 +155,10 @@ static int poll_events(struct cthread *t, uint64_t now)
 		else if (ev[i].status != KV_OK)
 			t->status_errors++;
 		if (p->t_int >= t->warm_end && p->t_int < t->end) {
-			uint64_t lat = now > p->t_int ? now - p->t_int : 0;
+			/* the latency ends when the transport found the event, if it
+			 * says (tp_event.t_done), else now, after cli_poll */
+			uint64_t end = ev[i].t_done && ev[i].t_done <= now ? ev[i].t_done : now;
+			uint64_t lat = end > p->t_int ? end - p->t_int : 0;
 			/* "all" is not recorded per request: it is the merge of
 			 * the two halves (client_result), which hold it exactly */
 			hist_record(t->h[p->cls], lat);

@@ -1378,6 +1378,7 @@ static int shm_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 			e->op = r.op;
 			e->worker = (uint16_t)w;
 			e->val = data + pos + 8 + WIRE_RESP_HDR;
+			e->t_done = 0;
 			t += len;
 		}
 		c->mtail[w] = t;

@@ -82,6 +82,13 @@ struct tp_event {
 	uint8_t op;
 	uint16_t worker;
 	const uint8_t *val;      /* valid until the next cli_poll */
+	/* clock_ns() when the transport found the event (a completion's CQ
+	 * poll), for a transport whose cli_poll does work after that which
+	 * is the harness's, not the system's; 0: the caller's clock read
+	 * after cli_poll returns is the event's time.  Only the thread that
+	 * waits on the request may stamp it (never an owner reaping for
+	 * other threads: their hand-off is part of their latency). */
+	uint64_t t_done;
 };
 
 /* One request for cli_post_many. */
