@@ -81,6 +81,25 @@ static uint32_t encode(uint8_t *buf, unsigned op, unsigned flags, uint32_t clien
 struct stash { uint64_t seq[256]; uint64_t val[256]; uint8_t kind[256]; unsigned n; };
 static __thread struct stash st;
 
+/* Each thread's events by their tp_event.t_done: stamped, unstamped, and
+ * stamped wrongly (later than the clock read after the poll that returned
+ * the event, or, for the event waited for, before its request's post
+ * began, where each wait follows its own post: check_post).  t_post: when
+ * the last post() or post_many() began. */
+struct stamps { unsigned long stamped, unstamped, bad; uint64_t t_post; int check_post; };
+static __thread struct stamps sp;
+
+static void count_stamp(const struct tp_event *e, uint64_t after_poll, int waited_for)
+{
+	if (!e->t_done) {
+		sp.unstamped++;
+		return;
+	}
+	sp.stamped++;
+	if (e->t_done > after_poll || (sp.check_post && waited_for && e->t_done < sp.t_post))
+		sp.bad++;
+}
+
 /* Polls c until an event of kind for seq arrives or ms pass; 1 if seen. */
 static int wait_event(struct tp_client *c, unsigned kind, uint64_t seq, unsigned ms, uint64_t *val)
 {
@@ -106,10 +125,12 @@ static int wait_event(struct tp_client *c, unsigned kind, uint64_t seq, unsigned
 	int found = 0;
 	while (!found && clock_ns() < end) {
 		int n = tp->cli_poll(c, ev, 16);
+		uint64_t after = clock_ns();
 		for (int i = 0; i < n; i++) {
 			uint64_t v = 0;
 			if (ev[i].val_len == 8)
 				memcpy(&v, ev[i].val, 8);
+			count_stamp(&ev[i], after, !found && ev[i].kind == kind && ev[i].seq == seq);
 			if (!found && ev[i].kind == kind && ev[i].seq == seq) {
 				if (val)
 					*val = v;
@@ -131,6 +152,9 @@ static void poll_stash(struct tp_client *c)
 {
 	struct tp_event ev[16];
 	int n = tp->cli_poll(c, ev, 16);
+	uint64_t after = clock_ns();
+	for (int i = 0; i < n; i++)
+		count_stamp(&ev[i], after, 0);
 	for (int i = 0; i < n && st.n < 256; i++) {
 		uint64_t v = 0;
 		if (ev[i].val_len == 8)
@@ -144,6 +168,7 @@ static void poll_stash(struct tp_client *c)
 static int post(struct tp_client *c, const void *req, uint32_t len, uint64_t seq, char *err, size_t errlen)
 {
 	uint64_t end = clock_ns() + 20000000000ull;
+	sp.t_post = clock_ns();
 	for (;;) {
 		int r = tp->cli_post(c, 0, req, len, seq, err, errlen);
 		if (r != 1)
@@ -162,6 +187,7 @@ static int post_many(struct tp_client *c, const struct tp_req *r, int n, char *e
 {
 	uint64_t end = clock_ns() + 20000000000ull;
 	int done = 0;
+	sp.t_post = clock_ns();
 	while (done < n) {
 		int k = tp->cli_post_many(c, 0, r + done, n - done, err, errlen);
 		if (k < 0)
@@ -317,6 +343,7 @@ static struct {
 	uint32_t ids[MAXT];
 	int64_t not_inline[MAXT];          /* requests a client sent from its send buffer */
 	uint32_t big_len[MAXT];            /* the value of its every fifth round's long SET (0: none) */
+	struct stamps sp[MAXT];            /* its events' t_done */
 	char err[MAXT][640];
 	int bad[MAXT];
 	_Atomic unsigned ready;
@@ -414,6 +441,7 @@ static void *client_thread(void *arg)
 	while (atomic_load(&O.ready) < O.threads)
 		usleep(1000);
 	snprintf(key, sizeof key, "k%03u", t);
+	sp.check_post = 1;
 	uint64_t seq = 0;
 	for (uint64_t i = 1; i <= O.ops && !O.bad[t]; i++) {
 		/* own key: SET then (every other round) GET must read it back */
@@ -502,6 +530,7 @@ committed:
 	O.not_inline[t] = (int64_t)json_integer_value(json_object_get(qt, "sends")) -
 			  (int64_t)json_integer_value(json_object_get(qt, "inline_sends"));
 	json_decref(js);
+	O.sp[t] = sp;
 	tp->cli_close(c);
 	return NULL;
 }
@@ -616,6 +645,21 @@ static int cmd_order(const char *addr, unsigned port, const char *mode, unsigned
 		printf("skip %s: the device takes %u B inline, more than a slot holds\n", name, O.big_len[0]);
 	else if (!cerr && least >= (int64_t)(ops / 5)) ok(name);
 	else notok(name, "fewest such sends %" PRId64 " (values of %u B)", least, O.big_len[0]);
+	/* Without delegation the thread that polls the CQ is the one that
+	 * waits: its events carry the poll's time (tp_event.t_done), which
+	 * ends their latency; with delegation none may, since the hand-off
+	 * from the QP's owner belongs to the latency. */
+	unsigned long stamped = 0, unstamped = 0, badst = 0;
+	for (unsigned t = 0; t < threads; t++) {
+		stamped += O.sp[t].stamped;
+		unstamped += O.sp[t].unstamped;
+		badst += O.sp[t].bad;
+	}
+	snprintf(name, sizeof name, "order %s%s: %s", mode, tag, deleg ? "no event carries a CQ poll's time" :
+		 "every event carries its CQ poll's time, after its post and before the poll returned");
+	if (!cerr && badst == 0 && (deleg ? !stamped && unstamped : stamped && !unstamped)) ok(name);
+	else notok(name, "%lu stamped, %lu unstamped, %lu stamped outside their post and poll", stamped, unstamped,
+		   badst);
 	snprintf(name, sizeof name, "order %s%s: server saw %s QPs", mode, tag, deleg ? "1 (shared)" : "one per thread");
 	if (peak == (deleg ? 1 : (int)threads)) ok(name); else notok(name, "peak QPs %d", peak);
 	return failed;

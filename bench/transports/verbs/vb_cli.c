@@ -352,7 +352,7 @@ int vb_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 			o->op = e->op;
 			o->worker = (uint16_t)w;
 			o->val = NULL;
-			o->t_done = 0;
+			o->t_done = e->t;
 			if (e->buf != VB_NOBUF) {
 				L->held[L->nheld++] = e->buf;
 				o->val = g->rbuf + (size_t)e->buf * g->slot_size + WIRE_RESP_HDR;

@@ -142,6 +142,12 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 	/* Nothing in flight on a QP of its own: no send completion can come
 	 * (an XRC send CQ serves every worker's QP, so it is always read). */
 	int n = q->shared || q->sq_used ? ibv_poll_cq(q->scq, 32, wc) : 0;
+	/* Without delegation the poller is the thread that waits on these
+	 * requests: the poll that found a completion ends their latency, and
+	 * the decoding and hand-off below are the harness's (tp_event.t_done).
+	 * With delegation another lane's hand-off is part of its latency. */
+	const int stamp = !g->delegated;
+	uint64_t t = stamp && n > 0 ? clock_ns() : 0;
 	for (int i = 0; i < n; i++) {
 		/* send_tag().  With XRC one CQ serves every worker's requests
 		 * (all under one lock). */
@@ -161,7 +167,9 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 		 * lane posted up to it on this QP (in order: Guarantees) */
 		struct vb_lq *lq = &L->q[qq->w];
 		for (unsigned r = 0; r < nreq; r++) {
-			struct vb_ev e = { .seq = lq->mseq[lq->done & (D - 1)], .kind = TP_EV_DELIVERED, .buf = VB_NOBUF };
+			struct vb_ev e = {
+				.seq = lq->mseq[lq->done & (D - 1)], .kind = TP_EV_DELIVERED, .buf = VB_NOBUF, .t = t,
+			};
 			lq->done++;
 			if (push_ev(L, qq->w, &e) != 0)
 				qq->overflow++;
@@ -171,6 +179,7 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 	if (n > 0)
 		did += n;
 	n = ibv_poll_cq(q->rcq, 32, wc);
+	t = stamp && n > 0 ? clock_ns() : 0;
 	for (int i = 0; i < n; i++) {
 		uint32_t bi = (uint32_t)wc[i].wr_id;
 		if (wc[i].status != IBV_WC_SUCCESS) {
@@ -205,7 +214,7 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 		}
 		struct vb_ev e = {
 			.seq = r.seq, .status = r.status, .val_len = r.val_len, .buf = bi,
-			.kind = r.kind == WIRE_ACK ? TP_EV_ACK : TP_EV_RESP, .op = r.op,
+			.kind = r.kind == WIRE_ACK ? TP_EV_ACK : TP_EV_RESP, .op = r.op, .t = t,
 		};
 		/* with XRC every worker replies on one QP: the reply names it */
 		unsigned rw = q->shared && r.worker < g->workers ? r.worker : q->w;

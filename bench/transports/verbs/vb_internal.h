@@ -250,6 +250,7 @@ struct vb_ev {                 /* an event on its way from a QP's owner to a lan
 	uint32_t status, val_len;
 	uint32_t buf;              /* receive buffer of a response, or VB_NOBUF */
 	uint8_t kind, op;
+	uint64_t t;                /* tp_event.t_done: the CQ poll's clock, or 0 */
 };
 
 struct vb_lq {                 /* one lane's traffic to one worker */
