@@ -130,8 +130,9 @@ static int wait_event(struct tp_client *c, unsigned kind, uint64_t seq, unsigned
 			uint64_t v = 0;
 			if (ev[i].val_len == 8)
 				memcpy(&v, ev[i].val, 8);
-			count_stamp(&ev[i], after, !found && ev[i].kind == kind && ev[i].seq == seq);
-			if (!found && ev[i].kind == kind && ev[i].seq == seq) {
+			int hit = !found && ev[i].kind == kind && ev[i].seq == seq;
+			count_stamp(&ev[i], after, hit);
+			if (hit) {
 				if (val)
 					*val = v;
 				found = 1;
@@ -153,9 +154,10 @@ static void poll_stash(struct tp_client *c)
 	struct tp_event ev[16];
 	int n = tp->cli_poll(c, ev, 16);
 	uint64_t after = clock_ns();
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		count_stamp(&ev[i], after, 0);
-	for (int i = 0; i < n && st.n < 256; i++) {
+		if (st.n == 256)
+			continue;
 		uint64_t v = 0;
 		if (ev[i].val_len == 8)
 			memcpy(&v, ev[i].val, 8);
@@ -167,8 +169,8 @@ static void poll_stash(struct tp_client *c)
 /* cli_post, retried while the transport says busy (1); 0 or -1. */
 static int post(struct tp_client *c, const void *req, uint32_t len, uint64_t seq, char *err, size_t errlen)
 {
-	uint64_t end = clock_ns() + 20000000000ull;
 	sp.t_post = clock_ns();
+	uint64_t end = sp.t_post + 20000000000ull;
 	for (;;) {
 		int r = tp->cli_post(c, 0, req, len, seq, err, errlen);
 		if (r != 1)
@@ -185,9 +187,9 @@ static int post(struct tp_client *c, const void *req, uint32_t len, uint64_t seq
  * transport says busy; 0 or -1. */
 static int post_many(struct tp_client *c, const struct tp_req *r, int n, char *err, size_t errlen)
 {
-	uint64_t end = clock_ns() + 20000000000ull;
-	int done = 0;
 	sp.t_post = clock_ns();
+	uint64_t end = sp.t_post + 20000000000ull;
+	int done = 0;
 	while (done < n) {
 		int k = tp->cli_post_many(c, 0, r + done, n - done, err, errlen);
 		if (k < 0)
