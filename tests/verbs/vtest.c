@@ -78,8 +78,34 @@ static uint32_t encode(uint8_t *buf, unsigned op, unsigned flags, uint32_t clien
 
 /* Events seen while waiting for another one, per thread (a poll returns
  * a batch, and the one waited for need not come first). */
-struct stash { uint64_t seq[256]; uint64_t val[256]; uint8_t kind[256]; unsigned n; };
+#define STASH_MAX 256
+struct stash { uint64_t seq[STASH_MAX]; uint64_t val[STASH_MAX]; uint8_t kind[STASH_MAX]; unsigned n; };
 static __thread struct stash st;
+
+/* An event's 8-byte value (a GET's), else 0. */
+static uint64_t ev_val(const struct tp_event *e)
+{
+	uint64_t v = 0;
+	if (e->val_len == 8)
+		memcpy(&v, e->val, 8);
+	return v;
+}
+
+/* Keeps e for a later wait_event (dropped when the stash is full). */
+static void stash_put(const struct tp_event *e)
+{
+	if (st.n == STASH_MAX)
+		return;
+	st.seq[st.n] = e->seq, st.kind[st.n] = e->kind, st.val[st.n] = ev_val(e);
+	st.n++;
+}
+
+/* Removes stash entry i (the last one takes its place). */
+static void stash_drop(unsigned i)
+{
+	st.n--;
+	st.seq[i] = st.seq[st.n], st.kind[i] = st.kind[st.n], st.val[i] = st.val[st.n];
+}
 
 /* Each thread's events by their tp_event.t_done: stamped, unstamped, and
  * stamped wrongly (later than the clock read after the poll that returned
@@ -106,18 +132,15 @@ static int wait_event(struct tp_client *c, unsigned kind, uint64_t seq, unsigned
 	/* callers wait for their newest request: older leftovers (e.g. the
 	 * DELIVERED of a GET, which commits on its response) are stale */
 	for (unsigned i = 0; i < st.n; )
-		if (st.seq[i] + 4 < seq) {
-			st.n--;
-			st.seq[i] = st.seq[st.n], st.kind[i] = st.kind[st.n], st.val[i] = st.val[st.n];
-		} else {
+		if (st.seq[i] + 4 < seq)
+			stash_drop(i);
+		else
 			i++;
-		}
 	for (unsigned i = 0; i < st.n; i++)
 		if (st.kind[i] == kind && st.seq[i] == seq) {
 			if (val)
 				*val = st.val[i];
-			st.n--;
-			st.seq[i] = st.seq[st.n], st.kind[i] = st.kind[st.n], st.val[i] = st.val[st.n];
+			stash_drop(i);
 			return 1;
 		}
 	uint64_t end = clock_ns() + (uint64_t)ms * 1000000;
@@ -127,18 +150,14 @@ static int wait_event(struct tp_client *c, unsigned kind, uint64_t seq, unsigned
 		int n = tp->cli_poll(c, ev, 16);
 		uint64_t after = clock_ns();
 		for (int i = 0; i < n; i++) {
-			uint64_t v = 0;
-			if (ev[i].val_len == 8)
-				memcpy(&v, ev[i].val, 8);
 			int hit = !found && ev[i].kind == kind && ev[i].seq == seq;
 			count_stamp(&ev[i], after, hit);
 			if (hit) {
 				if (val)
-					*val = v;
+					*val = ev_val(&ev[i]);
 				found = 1;
-			} else if (st.n < 256) {
-				st.seq[st.n] = ev[i].seq, st.kind[st.n] = ev[i].kind, st.val[st.n] = v;
-				st.n++;
+			} else {
+				stash_put(&ev[i]);
 			}
 		}
 		if (!n)
@@ -156,13 +175,7 @@ static void poll_stash(struct tp_client *c)
 	uint64_t after = clock_ns();
 	for (int i = 0; i < n; i++) {
 		count_stamp(&ev[i], after, 0);
-		if (st.n == 256)
-			continue;
-		uint64_t v = 0;
-		if (ev[i].val_len == 8)
-			memcpy(&v, ev[i].val, 8);
-		st.seq[st.n] = ev[i].seq, st.kind[st.n] = ev[i].kind, st.val[st.n] = v;
-		st.n++;
+		stash_put(&ev[i]);
 	}
 }
 
