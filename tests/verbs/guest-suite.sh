@@ -120,13 +120,16 @@ if [ -n "$VT" ] && [ -x "$VT" ]; then
 	next_port
 	timeout -k 5 240 "$VT" order "$RXE_IP" "$PORT" slot_ring 6 60 deleg 2>"$T/order-deleg.err" ||
 		notok "order slot_ring deleg: exited with $?" "$(tail -5 "$T/order-deleg.err")"
+	next_port
+	timeout -k 5 120 "$VT" stamps "$RXE_IP" "$PORT" 2>"$T/stamps.err" ||
+		notok "stamps rawrpc: exited with $?" "$(tail -5 "$T/stamps.err")"
 	mkdir -p "$T/pm"
 	next_port
 	timeout -k 5 180 "$VT" crash "$RXE_IP" "$PORT" "$T/pm/crash" 2>"$T/crash-rec.err" ||
 		notok "crash: exited with $?" "$(tail -5 "$T/crash-rec.err")"
 	PORT=$((PORT + 2))   # the restarts listen on the next two ports
 else
-	notok "hwack/order/crash: the test program was not built (OQB_VTEST=$VT)"
+	notok "hwack/order/stamps/crash: the test program was not built (OQB_VTEST=$VT)"
 fi
 
 # ---- delegation off / on ------------------------------------------------

@@ -107,21 +107,23 @@ static void stash_drop(unsigned i)
 	st.seq[i] = st.seq[st.n], st.kind[i] = st.kind[st.n], st.val[i] = st.val[st.n];
 }
 
-/* Each thread's events by their tp_event.t_done: stamped, unstamped, and
- * stamped wrongly (later than the clock read after the poll that returned
- * the event, or, for the event waited for, before its request's post
- * began, where each wait follows its own post: check_post).  t_post: when
- * the last post() or post_many() began. */
-struct stamps { unsigned long stamped, unstamped, bad; uint64_t t_post; int check_post; };
+/* Each thread's events by their tp_event.t_done: stamped and unstamped
+ * per kind (enum tp_event_kind; 0 holds any other), and stamped wrongly
+ * (later than the clock read after the poll that returned the event, or,
+ * for the event waited for, before its request's post began, where each
+ * wait follows its own post: check_post).  t_post: when the last post()
+ * or post_many() began. */
+struct stamps { unsigned long stamped[4], unstamped[4], bad; uint64_t t_post; int check_post; };
 static __thread struct stamps sp;
 
 static void count_stamp(const struct tp_event *e, uint64_t after_poll, int waited_for)
 {
+	unsigned k = e->kind < 4 ? e->kind : 0;
 	if (!e->t_done) {
-		sp.unstamped++;
+		sp.unstamped[k]++;
 		return;
 	}
-	sp.stamped++;
+	sp.stamped[k]++;
 	if (e->t_done > after_poll || (sp.check_post && waited_for && e->t_done < sp.t_post))
 		sp.bad++;
 }
@@ -219,23 +221,23 @@ static int post_many(struct tp_client *c, const struct tp_req *r, int n, char *e
 	return 0;
 }
 
-static struct tp_server *open_server(const char *addr, unsigned port, const char *mode, unsigned slots,
-				     char *err, size_t errlen)
+static struct tp_server *open_server(const char *addr, unsigned port, const char *sys, const char *mode,
+				     unsigned slots, char *err, size_t errlen)
 {
 	struct tp_srv_conf sc = {
-		.workers = 1, .ring_slots = slots, .slot_size = 4096, .system = "oq",
+		.workers = 1, .ring_slots = slots, .slot_size = 4096, .system = sys,
 		.addr = addr, .port = port, .gid_index = -1, .recv_mode = mode, .min_rnr_timer = 1,
 	};
 	return tp->srv_open(&sc, err, errlen);
 }
 
-static struct tp_client *open_client(const char *addr, unsigned port, unsigned thread, int deleg,
-				     char *err, size_t errlen)
+static struct tp_client *open_client(const char *addr, unsigned port, const char *sys, unsigned thread,
+				     int deleg, char *err, size_t errlen)
 {
 	char ep[128];
 	snprintf(ep, sizeof ep, "verbs:%s:%u", addr, port);
 	struct tp_cli_conf cc = {
-		.endpoint = ep, .system = "oq", .thread = thread, .max_outstanding = 64,
+		.endpoint = ep, .system = sys, .thread = thread, .max_outstanding = 64,
 		.delegation = deleg, .connect_timeout_ms = 20000,
 	};
 	return tp->cli_open(&cc, err, errlen);
@@ -245,12 +247,12 @@ static int cmd_hwack(const char *addr, unsigned port, const char *mode)
 {
 	char err[512], name[128];
 	uint8_t buf[4096];
-	struct tp_server *s = open_server(addr, port, mode, 2, err, sizeof err);
+	struct tp_server *s = open_server(addr, port, "oq", mode, 2, err, sizeof err);
 	if (!s) {
 		notok("hwack: server", "%s", err);
 		return 1;
 	}
-	struct tp_client *c = open_client(addr, port, 0, 0, err, sizeof err);
+	struct tp_client *c = open_client(addr, port, "oq", 0, 0, err, sizeof err);
 	if (!c) {
 		notok("hwack: client", "%s", err);
 		tp->srv_close(s);
@@ -331,6 +333,84 @@ static int cmd_hwack(const char *addr, unsigned port, const char *mode)
 	else
 		notok(name, "rnr_retry = %" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(cs, "rnr_retry")));
 	json_decref(cs);
+out:
+	tp->cli_close(c);
+	tp->srv_close(s);
+	return failed;
+}
+
+/* --------------------------------------------------------------- stamps */
+
+/*
+ * Under rawrpc a request commits on its response, and its send completion
+ * (DELIVERED) commits nothing: without delegation every response carries
+ * the time of the CQ poll that found it, after its post and no later than
+ * the poll's return, and no DELIVERED is stamped (owner_poll reads no
+ * clock for them).  One thread plays both sides: post, serve, wait.
+ */
+#define ST_REQS 20
+static int cmd_stamps(const char *addr, unsigned port)
+{
+	char err[512], name[128];
+	uint8_t buf[4096];
+	struct tp_server *s = open_server(addr, port, "rawrpc", "srq", 16, err, sizeof err);
+	if (!s) {
+		notok("stamps rawrpc: server", "%s", err);
+		return 1;
+	}
+	struct tp_client *c = open_client(addr, port, "rawrpc", 0, 0, err, sizeof err);
+	if (!c) {
+		notok("stamps rawrpc: client", "%s", err);
+		tp->srv_close(s);
+		return 1;
+	}
+	uint32_t id = tp->cli_id(c);
+	uint64_t v = 7;
+	int answered = 0;
+	sp.check_post = 1;
+	for (uint64_t seq = 1; seq <= ST_REQS; seq++) {
+		uint32_t len = encode(buf, KV_OP_SET, KV_F_NILEXT, id, seq, "k", &v, 8);
+		if (post(c, buf, len, seq, err, sizeof err) != 0) {
+			notok("stamps rawrpc: post", "%s", err);
+			goto out;
+		}
+		struct tp_arrival a;
+		int got = 0;
+		for (uint64_t end = clock_ns() + 5000000000ull; !got && clock_ns() < end; )
+			got = tp->srv_poll(s, 0, &a, 1);
+		size_t avail;
+		const void *req = got ? tp->srv_req(s, 0, a.slot, &avail) : NULL;
+		struct wire_req h;
+		if (!req || wire_check(req, avail, &h, NULL) != 0 || h.seq != seq) {
+			notok("stamps rawrpc: serve", "request %" PRIu64 " did not arrive intact within 5 s", seq);
+			goto out;
+		}
+		struct wire_resp r = {
+			.seq = h.seq, .status = KV_OK, .kind = WIRE_RESP, .op = h.op, .client_id = h.client_id,
+		};
+		if (tp->srv_reply(s, 0, h.client_id, &r, NULL) != 0) {
+			notok("stamps rawrpc: serve", "the reply to request %" PRIu64 " failed", seq);
+			goto out;
+		}
+		tp->srv_release(s, 0, a.slot);
+		tp->srv_flush(s, 0);
+		answered += wait_event(c, TP_EV_RESP, seq, 10000, NULL);
+	}
+	/* the last send completions may still be in the CQ */
+	for (uint64_t end = clock_ns() + 200000000ull; sp.unstamped[TP_EV_DELIVERED] < ST_REQS && clock_ns() < end; )
+		poll_stash(c);
+	snprintf(name, sizeof name, "stamps rawrpc: every response carries its CQ poll's time");
+	if (answered == ST_REQS && sp.stamped[TP_EV_RESP] == ST_REQS && !sp.unstamped[TP_EV_RESP] && !sp.bad)
+		ok(name);
+	else
+		notok(name, "%d of %d answered; responses %lu stamped, %lu unstamped; %lu stamped outside their post "
+		      "and poll", answered, ST_REQS, sp.stamped[TP_EV_RESP], sp.unstamped[TP_EV_RESP], sp.bad);
+	snprintf(name, sizeof name, "stamps rawrpc: no send completion is stamped (none commits a request)");
+	if (sp.unstamped[TP_EV_DELIVERED] == ST_REQS && !sp.stamped[TP_EV_DELIVERED])
+		ok(name);
+	else
+		notok(name, "of %d send completions %lu stamped, %lu unstamped", ST_REQS, sp.stamped[TP_EV_DELIVERED],
+		      sp.unstamped[TP_EV_DELIVERED]);
 out:
 	tp->cli_close(c);
 	tp->srv_close(s);
@@ -434,7 +514,7 @@ static void *client_thread(void *arg)
 	unsigned t = (unsigned)(uintptr_t)arg;
 	char err[512] = "no commit within 20 s", key[8];
 	uint8_t buf[4096];
-	struct tp_client *c = open_client(O.addr, O.port, t, O.deleg, err, sizeof err);
+	struct tp_client *c = open_client(O.addr, O.port, "oq", t, O.deleg, err, sizeof err);
 	atomic_fetch_add(&O.ready, 1);
 	if (!c) {
 		snprintf(O.err[t], sizeof O.err[t], "open: %.500s", err);
@@ -561,7 +641,7 @@ static int cmd_order(const char *addr, unsigned port, const char *mode, unsigned
 	O.threads = threads;
 	O.ops = ops;
 	O.deleg = deleg;
-	O.s = open_server(addr, port, mode, 64, err, sizeof err);
+	O.s = open_server(addr, port, "oq", mode, 64, err, sizeof err);
 	if (!O.s) {
 		notok("order: server", "%s", err);
 		return 1;
@@ -666,8 +746,10 @@ static int cmd_order(const char *addr, unsigned port, const char *mode, unsigned
 	 * from the QP's owner belongs to the latency. */
 	unsigned long stamped = 0, unstamped = 0, badst = 0;
 	for (unsigned t = 0; t < threads; t++) {
-		stamped += O.sp[t].stamped;
-		unstamped += O.sp[t].unstamped;
+		for (unsigned k = 0; k < 4; k++) {
+			stamped += O.sp[t].stamped[k];
+			unstamped += O.sp[t].unstamped[k];
+		}
 		badst += O.sp[t].bad;
 	}
 	snprintf(name, sizeof name, "order %s%s: %s", mode, tag, deleg ? "no event carries a CQ poll's time" :
@@ -870,9 +952,11 @@ int main(int argc, char **argv)
 	if (argc >= 7 && !strcmp(argv[1], "order"))
 		return cmd_order(argv[2], (unsigned)atoi(argv[3]), argv[4], (unsigned)atoi(argv[5]),
 				 (unsigned)atoi(argv[6]), argc > 7 && !strcmp(argv[7], "deleg"));
+	if (argc >= 4 && !strcmp(argv[1], "stamps"))
+		return cmd_stamps(argv[2], (unsigned)atoi(argv[3]));
 	if (argc >= 5 && !strcmp(argv[1], "crash"))
 		return cmd_crash(argv[2], (unsigned)atoi(argv[3]), argv[4]);
 	fprintf(stderr, "usage: vtest hwack ADDR PORT MODE | vtest order ADDR PORT MODE THREADS OPS [deleg] | "
-		"vtest crash ADDR PORT PMEM_PATH\n");
+		"vtest stamps ADDR PORT | vtest crash ADDR PORT PMEM_PATH\n");
 	return 2;
 }

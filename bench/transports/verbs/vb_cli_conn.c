@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "system.h"
 #include "vb_internal.h"
 
 static const char *cm_reject_reason(int status)
@@ -323,6 +324,14 @@ static int parse_accept(struct vb_group *g, unsigned w, const struct rdma_cm_eve
 				 "version mismatch?", g->endpoint);
 			return -1;
 		}
+		/* tp_event.t_done: only a thread that waits on its own requests
+		 * stamps them (no delegation), and a send completion only where
+		 * it can commit one, under a system whose nilext requests commit
+		 * on delivery: elsewhere every DELIVERED is stray, and its clock
+		 * read would be waste on the request path. */
+		const struct system_def *sd = system_find(sys);
+		g->stamp_replies = !g->delegated;
+		g->stamp_sends = !g->delegated && (!sd || sd->nilext_commit == COMMIT_DELIVERY);
 		if (cc->durable && !g->durable_srv) {
 			snprintf(err, errlen, "server at %s was not started with --durable, but this client was; start both "
 				 "with --durable or neither", g->endpoint);

@@ -133,17 +133,16 @@ static uint64_t send_tag(unsigned lane, unsigned w, unsigned wrs, unsigned reqs)
 }
 
 /* The time of a CQ poll that returned n completions, for their events'
- * tp_event.t_done: only when the poller is the thread that waits on them
- * (solo: no delegation), else 0.  With delegation another lane's hand-off
- * from the owner is part of its latency. */
-static inline uint64_t poll_stamp(int solo, int n)
+ * tp_event.t_done, when that CQ's events are stamped (g->stamp_sends,
+ * g->stamp_replies: never with delegation, where another lane's hand-off
+ * from the owner is part of its latency), else 0. */
+static inline uint64_t poll_stamp(int on, int n)
 {
-	return solo && n > 0 ? clock_ns() : 0;
+	return on && n > 0 ? clock_ns() : 0;
 }
 
-/* Owner: reaps send completions (DELIVERED) and responses of QP q.  solo:
- * the group is the calling thread's own (vb_combine). */
-static int owner_poll(struct vb_group *g, struct vb_cqp *q, int solo)
+/* Owner: reaps send completions (DELIVERED) and responses of QP q. */
+static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 {
 	struct ibv_wc wc[32];
 	const unsigned D = g->depth;
@@ -154,7 +153,7 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q, int solo)
 	int n = q->shared || q->sq_used ? ibv_poll_cq(q->scq, 32, wc) : 0;
 	/* The poll that found a completion ends its latency; the decoding
 	 * and hand-off below are the harness's. */
-	uint64_t t = poll_stamp(solo, n);
+	uint64_t t = poll_stamp(g->stamp_sends, n);
 	for (int i = 0; i < n; i++) {
 		/* send_tag().  With XRC one CQ serves every worker's requests
 		 * (all under one lock). */
@@ -186,7 +185,7 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q, int solo)
 	if (n > 0)
 		did += n;
 	n = ibv_poll_cq(q->rcq, 32, wc);
-	t = poll_stamp(solo, n);
+	t = poll_stamp(g->stamp_replies, n);
 	for (int i = 0; i < n; i++) {
 		uint32_t bi = (uint32_t)wc[i].wr_id;
 		if (wc[i].status != IBV_WC_SUCCESS) {
@@ -416,7 +415,7 @@ int vb_combine(struct vb_group *g, unsigned w, int how)
 	 * (vb_cli_post), has nothing to post first unless the send queue was
 	 * full (see the assertion after owner_post_all). */
 	int did = how == VB_REAP && solo && !q->shared && !q->sq_full ? 0 : owner_post_all(g, q);
-	int polled = how == VB_REAP || q->sq_full ? owner_poll(g, q, solo) : 0;
+	int polled = how == VB_REAP || q->sq_full ? owner_poll(g, q) : 0;
 	/* Post again what the reaped completions made room for, and, with
 	 * delegation, what other lanes wrote while we held the lock (their
 	 * own combine found it taken).  One lane whose send queue had room
