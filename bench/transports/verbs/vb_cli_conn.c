@@ -330,7 +330,6 @@ static int parse_accept(struct vb_group *g, unsigned w, const struct rdma_cm_eve
 		 * on delivery: elsewhere every DELIVERED is stray, and its clock
 		 * read would be waste on the request path. */
 		const struct system_def *sd = system_find(sys);
-		g->stamp_replies = !g->delegated;
 		g->stamp_sends = !g->delegated && (!sd || sd->nilext_commit == COMMIT_DELIVERY);
 		if (cc->durable && !g->durable_srv) {
 			snprintf(err, errlen, "server at %s was not started with --durable, but this client was; start both "

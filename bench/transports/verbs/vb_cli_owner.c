@@ -133,9 +133,10 @@ static uint64_t send_tag(unsigned lane, unsigned w, unsigned wrs, unsigned reqs)
 }
 
 /* The time of a CQ poll that returned n completions, for their events'
- * tp_event.t_done, when that CQ's events are stamped (g->stamp_sends,
- * g->stamp_replies: never with delegation, where another lane's hand-off
- * from the owner is part of its latency), else 0. */
+ * tp_event.t_done, when that CQ's events are stamped, else 0.  Responses
+ * are stamped without delegation (with it, another lane's hand-off from
+ * the owner is part of its latency), send completions only where they
+ * commit a request as well (g->stamp_sends). */
 static inline uint64_t poll_stamp(int on, int n)
 {
 	return on && n > 0 ? clock_ns() : 0;
@@ -185,7 +186,7 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 	if (n > 0)
 		did += n;
 	n = ibv_poll_cq(q->rcq, 32, wc);
-	t = poll_stamp(g->stamp_replies, n);
+	t = poll_stamp(!g->delegated, n);
 	for (int i = 0; i < n; i++) {
 		uint32_t bi = (uint32_t)wc[i].wr_id;
 		if (wc[i].status != IBV_WC_SUCCESS) {

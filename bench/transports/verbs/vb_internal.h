@@ -306,7 +306,7 @@ struct vb_group {              /* QPs to every worker of one server */
 	struct sockaddr_storage dst;
 	unsigned port;
 	int delegated, durable_srv;
-	int stamp_sends, stamp_replies;   /* owner_poll stamps their events (set on connecting) */
+	int stamp_sends;               /* owner_poll stamps send completions (set on connecting) */
 	unsigned refs;
 	unsigned workers, slot_size, ring_slots, min_rnr, sflags, depth, rdepth, sq_depth;
 	uint32_t block, server_pid;
