@@ -113,12 +113,13 @@ static void stash_drop(unsigned i)
  * for the event waited for, before its request's post began, where each
  * wait follows its own post: check_post).  t_post: when the last post()
  * or post_many() began. */
-struct stamps { unsigned long stamped[4], unstamped[4], bad; uint64_t t_post; int check_post; };
+#define STAMP_KINDS 4   /* enum tp_event_kind's values, 0 for any other */
+struct stamps { unsigned long stamped[STAMP_KINDS], unstamped[STAMP_KINDS], bad; uint64_t t_post; int check_post; };
 static __thread struct stamps sp;
 
 static void count_stamp(const struct tp_event *e, uint64_t after_poll, int waited_for)
 {
-	unsigned k = e->kind < 4 ? e->kind : 0;
+	unsigned k = e->kind < STAMP_KINDS ? e->kind : 0;
 	if (!e->t_done) {
 		sp.unstamped[k]++;
 		return;
@@ -243,21 +244,44 @@ static struct tp_client *open_client(const char *addr, unsigned port, const char
 	return tp->cli_open(&cc, err, errlen);
 }
 
+/* A server of system sys with one worker, and one client thread (no
+ * delegation) connected to it: the client, *s its server; NULL (reported
+ * under test name what) if either cannot be opened. */
+static struct tp_client *open_pair(const char *what, const char *addr, unsigned port, const char *sys,
+				   const char *mode, unsigned slots, struct tp_server **s)
+{
+	char err[512];
+	*s = open_server(addr, port, sys, mode, slots, err, sizeof err);
+	if (!*s) {
+		notok(what, "server: %s", err);
+		return NULL;
+	}
+	struct tp_client *c = open_client(addr, port, sys, 0, 0, err, sizeof err);
+	if (!c) {
+		notok(what, "client: %s", err);
+		tp->srv_close(*s);
+	}
+	return c;
+}
+
+/* Polls worker 0 of s for up to ms: the arrivals (at most max) of the
+ * first poll that finds any, else 0. */
+static int poll_arrivals(struct tp_server *s, struct tp_arrival *a, int max, unsigned ms)
+{
+	int got = 0;
+	for (uint64_t end = clock_ns() + (uint64_t)ms * 1000000; !got && clock_ns() < end; )
+		got = tp->srv_poll(s, 0, a, max);
+	return got;
+}
+
 static int cmd_hwack(const char *addr, unsigned port, const char *mode)
 {
 	char err[512], name[128];
 	uint8_t buf[4096];
-	struct tp_server *s = open_server(addr, port, "oq", mode, 2, err, sizeof err);
-	if (!s) {
-		notok("hwack: server", "%s", err);
+	struct tp_server *s;
+	struct tp_client *c = open_pair("hwack: open", addr, port, "oq", mode, 2, &s);
+	if (!c)
 		return 1;
-	}
-	struct tp_client *c = open_client(addr, port, "oq", 0, 0, err, sizeof err);
-	if (!c) {
-		notok("hwack: client", "%s", err);
-		tp->srv_close(s);
-		return 1;
-	}
 	uint32_t id = tp->cli_id(c);
 	uint64_t v = 0x1111;
 	for (uint64_t seq = 1; seq <= 3; seq++) {
@@ -317,9 +341,7 @@ static int cmd_hwack(const char *addr, unsigned port, const char *mode)
 	} else {
 		notok(name, "no DELIVERED within 10 s after the repost");
 	}
-	got = 0;
-	for (uint64_t end = clock_ns() + 5000000000ull; !got && clock_ns() < end; )
-		got = tp->srv_poll(s, 0, a, 8);
+	got = poll_arrivals(s, a, 8, 5000);
 	req = got ? tp->srv_req(s, 0, a[0].slot, &avail) : NULL;
 	snprintf(name, sizeof name, "hwack %s: the third request took ticket 2", mode);
 	if (got == 1 && a[0].slot == 2 && req && wire_check(req, avail, &h, NULL) == 0 && h.seq == 3)
@@ -353,17 +375,10 @@ static int cmd_stamps(const char *addr, unsigned port)
 {
 	char err[512], name[128];
 	uint8_t buf[4096];
-	struct tp_server *s = open_server(addr, port, "rawrpc", "srq", 16, err, sizeof err);
-	if (!s) {
-		notok("stamps rawrpc: server", "%s", err);
+	struct tp_server *s;
+	struct tp_client *c = open_pair("stamps rawrpc: open", addr, port, "rawrpc", "srq", 16, &s);
+	if (!c)
 		return 1;
-	}
-	struct tp_client *c = open_client(addr, port, "rawrpc", 0, 0, err, sizeof err);
-	if (!c) {
-		notok("stamps rawrpc: client", "%s", err);
-		tp->srv_close(s);
-		return 1;
-	}
 	uint32_t id = tp->cli_id(c);
 	uint64_t v = 7;
 	int answered = 0;
@@ -375,9 +390,7 @@ static int cmd_stamps(const char *addr, unsigned port)
 			goto out;
 		}
 		struct tp_arrival a;
-		int got = 0;
-		for (uint64_t end = clock_ns() + 5000000000ull; !got && clock_ns() < end; )
-			got = tp->srv_poll(s, 0, &a, 1);
+		int got = poll_arrivals(s, &a, 1, 5000);
 		size_t avail;
 		const void *req = got ? tp->srv_req(s, 0, a.slot, &avail) : NULL;
 		struct wire_req h;
@@ -746,7 +759,7 @@ static int cmd_order(const char *addr, unsigned port, const char *mode, unsigned
 	 * from the QP's owner belongs to the latency. */
 	unsigned long stamped = 0, unstamped = 0, badst = 0;
 	for (unsigned t = 0; t < threads; t++) {
-		for (unsigned k = 0; k < 4; k++) {
+		for (unsigned k = 0; k < STAMP_KINDS; k++) {
 			stamped += O.sp[t].stamped[k];
 			unstamped += O.sp[t].unstamped[k];
 		}
