@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "clock.h"
 #include "fault.h"
 #include "log.h"
@@ -152,11 +153,8 @@ static uint64_t pauses_per_kns;   /* pause loops per 1000 ns */
 static void spin_pauses(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#else
-		__asm__ __volatile__("" ::: "memory");
-#endif
+		cpu_relax();
+		__asm__ __volatile__("" ::: "memory");   /* where the hint is no instruction */
 	}
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bits.h"
 #include "clock.h"
 #include "hist.h"
 
@@ -37,7 +38,7 @@ static void *echo_thread(void *arg)
 	for (uint64_t i = 1; i <= (uint64_t)rounds; i++) {
 		uint64_t v;
 		while ((v = atomic_load_explicit(&ping, memory_order_acquire)) != i && v != STOP)
-			__builtin_ia32_pause();
+			cpu_relax();
 		if (v == STOP)
 			break;
 		atomic_store_explicit(&pong, i, memory_order_release);
@@ -91,7 +92,7 @@ int main(int argc, char **argv)
 		done = (long)i;
 		atomic_store_explicit(&ping, i, memory_order_release);
 		while (atomic_load_explicit(&pong, memory_order_acquire) != i)
-			__builtin_ia32_pause();
+			cpu_relax();
 		if (i > 100 || (max_ms > 0 && i > 1))   /* warm-up: the first 100 rounds, or 1 when time-capped */
 			hist_record(h, clock_ns() - t0);
 	}

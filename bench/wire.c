@@ -26,73 +26,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bits.h"
 #include "wire.h"
 
-/* ---- little-endian helpers ---- */
-
-/* Each a single unaligned move on little-endian machines (memcpy of a
- * fixed size compiles to one mov); a byte swap first on big-endian ones.
- * The byte loops these replace cost ~8 instructions per byte on the
- * per-request path (bench/icount.sh). */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define LE16(v) __builtin_bswap16(v)
-#define LE32(v) __builtin_bswap32(v)
-#define LE64(v) __builtin_bswap64(v)
-#else
-#define LE16(v) (v)
-#define LE32(v) (v)
-#define LE64(v) (v)
-#endif
-
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	v = LE16(v);
-	memcpy(p, &v, 2);
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	v = LE32(v);
-	memcpy(p, &v, 4);
-}
-
-static inline void put64(uint8_t *p, uint64_t v)
-{
-	v = LE64(v);
-	memcpy(p, &v, 8);
-}
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return LE16(v);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return LE32(v);
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return LE64(v);
-}
-
-/* Unaligned little-endian 8-byte load; memcpy compiles to one mov. */
-static inline uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
+/* Little-endian loads and stores: lib/bits.h (one mov each here). */
 
 /* ---- checksum ---- */
 
@@ -144,18 +81,18 @@ static uint64_t csum_impl(const uint8_t *p, size_t len, int zero_first)
 
 	if (zero_first && n >= 32) {
 		a = cs_round(a, 0);
-		b = cs_round(b, load64(p + 8));
-		c = cs_round(c, load64(p + 16));
-		d = cs_round(d, load64(p + 24));
+		b = cs_round(b, get64(p + 8));
+		c = cs_round(c, get64(p + 16));
+		d = cs_round(d, get64(p + 24));
 		p += 32;
 		n -= 32;
 		zero_first = 0;
 	}
 	while (n >= 32) {
-		a = cs_round(a, load64(p));
-		b = cs_round(b, load64(p + 8));
-		c = cs_round(c, load64(p + 16));
-		d = cs_round(d, load64(p + 24));
+		a = cs_round(a, get64(p));
+		b = cs_round(b, get64(p + 8));
+		c = cs_round(c, get64(p + 16));
+		d = cs_round(d, get64(p + 24));
 		p += 32;
 		n -= 32;
 	}
@@ -163,16 +100,16 @@ static uint64_t csum_impl(const uint8_t *p, size_t len, int zero_first)
 	 * so their positions stay distinct from one another.  With zero_first
 	 * still set (len < 32) the first of them is the csum field: zero. */
 	if (n >= 8) {
-		a = cs_round(a, zero_first ? 0 : load64(p));
+		a = cs_round(a, zero_first ? 0 : get64(p));
 		zero_first = 0;
 		p += 8;
 		n -= 8;
 		if (n >= 8) {
-			b = cs_round(b, load64(p));
+			b = cs_round(b, get64(p));
 			p += 8;
 			n -= 8;
 			if (n >= 8) {
-				c = cs_round(c, load64(p));
+				c = cs_round(c, get64(p));
 				p += 8;
 				n -= 8;
 			}

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bits.h"
 #include "check.h"
 #include "kvop.h"
 
@@ -30,7 +31,7 @@ const char *check_verdict_name(enum check_verdict v)
 
 static uint64_t tag_id(uint32_t client, uint64_t seq)
 {
-	return history_mix64(history_mix64(seq) ^ ((uint64_t)client * 0x9e3779b97f4a7c15ull));
+	return mix64(mix64(seq) ^ ((uint64_t)client * 0x9e3779b97f4a7c15ull));
 }
 
 uint64_t check_written_id(const struct history_op *o)
@@ -155,7 +156,7 @@ static int cl_cmp(const void *a, const void *b)
 
 static long wmap_find(const struct wmap *m, size_t cap, uint64_t id)
 {
-	for (size_t i = history_mix64(id) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+	for (size_t i = mix64(id) & (cap - 1);; i = (i + 1) & (cap - 1)) {
 		if (m[i].idx < 0)
 			return -1;
 		if (m[i].id == id)
@@ -217,7 +218,7 @@ static int fast_check(const struct kop *k, size_t n, struct check_key_result *r)
 			rc = 1;   /* two writes of one tag: not unique */
 			goto out;
 		}
-		size_t j = history_mix64(id) & (cap - 1);
+		size_t j = mix64(id) & (cap - 1);
 		while (m[j].idx >= 0)
 			j = (j + 1) & (cap - 1);
 		m[j].id = id;
@@ -351,8 +352,8 @@ static uint64_t state_hash(const uint64_t *bits, size_t words, const struct chec
 {
 	uint64_t h = 0x12345 ^ state_word(s);
 	for (size_t i = 0; i < words; i++)
-		h = history_mix64(h ^ bits[i]);
-	return history_mix64(h ^ s->v ^ history_mix64(s->d)) | 1;   /* 0 marks an empty slot */
+		h = mix64(h ^ bits[i]);
+	return mix64(h ^ s->v ^ mix64(s->d)) | 1;   /* 0 marks an empty slot */
 }
 
 static int cache_grow(struct cache *c, size_t max_bytes)

@@ -9,6 +9,7 @@
  * the config (a value_size the wire cannot carry) fails up front too.
  */
 #include "runconf.h"
+#include "log.h"
 #include "conf.h"
 #include "gen.h"
 #include "cpus.h"
@@ -159,18 +160,6 @@ const struct conf_key *runconf_schema(void)
 	return top_keys;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 int host_is_local(const char *s)
 {
 	char me[256];
@@ -226,7 +215,7 @@ static int forbid(const json_t *obj, const char *key, const char *where, const c
 		  char *err, size_t errlen)
 {
 	if (json_object_get(obj, key)) {
-		set_err(err, errlen, "%s.%s: not used %s; remove it", where, key, what);
+		err_set(err, errlen, "%s.%s: not used %s; remove it", where, key, what);
 		return -1;
 	}
 	return 0;
@@ -314,7 +303,7 @@ static int check_arrival(struct runconf *rc, const json_t *a, char *err, size_t 
 		if (check_loads(rc, a, where, &n, err, errlen) < 0)
 			return -1;
 		if (n == 0) {
-			set_err(err, errlen, "%s.loads_ops: missing; kind \"poisson\" needs the offered "
+			err_set(err, errlen, "%s.loads_ops: missing; kind \"poisson\" needs the offered "
 				"loads to sweep, e.g. \"loads_ops\": [100000, 200000]", where);
 			return -1;
 		}
@@ -324,19 +313,19 @@ static int check_arrival(struct runconf *rc, const json_t *a, char *err, size_t 
 			return -1;
 		n = conf_nums(a, "outstanding", rc->loads, RUNCONF_MAX_LOADS);
 		if (n == 0) {
-			set_err(err, errlen, "%s.outstanding: missing; kind \"closed\" needs the requests "
+			err_set(err, errlen, "%s.outstanding: missing; kind \"closed\" needs the requests "
 				"in flight per client thread, e.g. \"outstanding\": 8", where);
 			return -1;
 		}
 		for (size_t i = 0; i < n && i < RUNCONF_MAX_LOADS; i++) {
 			if (rc->loads[i] != floor(rc->loads[i])) {
-				set_err(err, errlen, "%s.outstanding: %g is not a whole number", where, rc->loads[i]);
+				err_set(err, errlen, "%s.outstanding: %g is not a whole number", where, rc->loads[i]);
 				return -1;
 			}
 		}
 	}
 	if (n > RUNCONF_MAX_LOADS) {
-		set_err(err, errlen, "%s: %zu loads; at most %d per config (split the sweep)", where, n,
+		err_set(err, errlen, "%s: %zu loads; at most %d per config (split the sweep)", where, n,
 			RUNCONF_MAX_LOADS);
 		return -1;
 	}
@@ -352,14 +341,14 @@ static int check_ssh(struct runconf *rc, char *err, size_t errlen)
 	json_t *o;
 
 	if (!in_path("ssh")) {
-		set_err(err, errlen, "%s: hosts.launcher is \"ssh\" but no ssh program is in PATH; "
+		err_set(err, errlen, "%s: hosts.launcher is \"ssh\" but no ssh program is in PATH; "
 			"install OpenSSH's client (Debian: openssh-client)", rc->path);
 		return -1;
 	}
 	for (i = 0; i < 2; i++) {
 		const char *f = conf_str(rc->ssh, files[i], NULL);
 		if (f && access(f, R_OK) != 0) {
-			set_err(err, errlen, "%s: hosts.ssh.%s: cannot read \"%s\": %s", rc->path, files[i],
+			err_set(err, errlen, "%s: hosts.ssh.%s: cannot read \"%s\": %s", rc->path, files[i],
 				f, strerror(errno));
 			return -1;
 		}
@@ -367,7 +356,7 @@ static int check_ssh(struct runconf *rc, char *err, size_t errlen)
 	json_array_foreach(opts, i, o) {
 		const char *s = json_string_value(o);
 		if (!strchr(s, '=') || s[0] == '-') {
-			set_err(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is not Key=Value "
+			err_set(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is not Key=Value "
 				"(e.g. \"ServerAliveInterval=5\")", rc->path, i, s);
 			return -1;
 		}
@@ -375,13 +364,13 @@ static int check_ssh(struct runconf *rc, char *err, size_t errlen)
 		if (strncasecmp(s, "StrictHostKeyChecking", 21) == 0 ||
 		    strncasecmp(s, "UserKnownHostsFile", 18) == 0 ||
 		    strncasecmp(s, "GlobalKnownHostsFile", 20) == 0) {
-			set_err(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is not allowed: oqb always "
+			err_set(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is not allowed: oqb always "
 				"verifies host keys; put the hosts' keys in a known_hosts file and name it "
 				"in hosts.ssh.known_hosts", rc->path, i, s);
 			return -1;
 		}
 		if (strncasecmp(s, "BatchMode", 9) == 0 || strncasecmp(s, "Control", 7) == 0) {
-			set_err(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is set by oqb itself; remove it",
+			err_set(err, errlen, "%s: hosts.ssh.options[%zu]: \"%s\" is set by oqb itself; remove it",
 				rc->path, i, s);
 			return -1;
 		}
@@ -402,13 +391,13 @@ static int check_hosts(struct runconf *rc, char *err, size_t errlen)
 	rc->nclient_hosts = 0;
 	json_array_foreach(cl, i, v) {
 		if (i >= RUNCONF_MAX_HOSTS) {
-			set_err(err, errlen, "%s: hosts.clients: at most %d hosts", rc->path, RUNCONF_MAX_HOSTS);
+			err_set(err, errlen, "%s: hosts.clients: at most %d hosts", rc->path, RUNCONF_MAX_HOSTS);
 			return -1;
 		}
 		rc->client_hosts[rc->nclient_hosts++] = json_string_value(v);
 	}
 	if (cl && rc->nclient_hosts == 0) {
-		set_err(err, errlen, "%s: hosts.clients: empty; list at least one host or leave the "
+		err_set(err, errlen, "%s: hosts.clients: empty; list at least one host or leave the "
 			"key out to run clients on the server host", rc->path);
 		return -1;
 	}
@@ -416,12 +405,12 @@ static int check_hosts(struct runconf *rc, char *err, size_t errlen)
 		rc->client_hosts[rc->nclient_hosts++] = rc->server_host;
 	for (i = 0; i < rc->nclient_hosts; i++) {
 		if (!*rc->client_hosts[i]) {
-			set_err(err, errlen, "%s: hosts.clients[%zu]: empty host name", rc->path, i);
+			err_set(err, errlen, "%s: hosts.clients[%zu]: empty host name", rc->path, i);
 			return -1;
 		}
 	}
 	if (!*rc->server_host) {
-		set_err(err, errlen, "%s: hosts.server: empty host name", rc->path);
+		err_set(err, errlen, "%s: hosts.server: empty host name", rc->path);
 		return -1;
 	}
 	rc->bin_dir = conf_str(h, "bin_dir", NULL);
@@ -438,7 +427,7 @@ static int check_hosts(struct runconf *rc, char *err, size_t errlen)
 			if (!same_host(rc->client_hosts[i], rc->server_host) &&
 			    !(strcmp(rc->launcher, "slurm") == 0 &&
 			      slurm_same_machine(rc->client_hosts[i], rc->server_host))) {
-				set_err(err, errlen, "%s: hosts.clients[%zu] is \"%s\" but hosts.server is \"%s\": "
+				err_set(err, errlen, "%s: hosts.clients[%zu] is \"%s\" but hosts.server is \"%s\": "
 					"transport \"shm\" runs on one machine; use the same host or "
 					"transport \"verbs\"", rc->path, i, rc->client_hosts[i], rc->server_host);
 				return -1;
@@ -450,23 +439,23 @@ static int check_hosts(struct runconf *rc, char *err, size_t errlen)
 		for (i = 0; !bad && i < rc->nclient_hosts; i++)
 			if (!host_is_local(rc->client_hosts[i]))
 				bad = rc->client_hosts[i];
-		set_err(err, errlen, "%s: host \"%s\" is not this machine, and hosts.launcher \"local\" "
+		err_set(err, errlen, "%s: host \"%s\" is not this machine, and hosts.launcher \"local\" "
 			"only starts processes here; set hosts.launcher to \"ssh\" or \"slurm\"", rc->path, bad);
 		return -1;
 	}
 	if (strcmp(rc->launcher, "slurm") == 0 && !getenv("SLURM_JOB_ID")) {
-		set_err(err, errlen, "%s: hosts.launcher is \"slurm\" but SLURM_JOB_ID is not set: run oqb "
+		err_set(err, errlen, "%s: hosts.launcher is \"slurm\" but SLURM_JOB_ID is not set: run oqb "
 			"inside an allocation (salloc or sbatch), or use launcher \"ssh\" or \"local\"", rc->path);
 		return -1;
 	}
 	if (strcmp(rc->launcher, "slurm") == 0 && !in_path("srun")) {
-		set_err(err, errlen, "%s: hosts.launcher is \"slurm\" but srun is not in PATH", rc->path);
+		err_set(err, errlen, "%s: hosts.launcher is \"slurm\" but srun is not in PATH", rc->path);
 		return -1;
 	}
 	if (strcmp(rc->launcher, "ssh") == 0 && check_ssh(rc, err, errlen) < 0)
 		return -1;
 	if (rc->ssh && strcmp(rc->launcher, "ssh") != 0) {
-		set_err(err, errlen, "%s: hosts.ssh is set but hosts.launcher is \"%s\"; set the launcher "
+		err_set(err, errlen, "%s: hosts.ssh is set but hosts.launcher is \"%s\"; set the launcher "
 			"to \"ssh\" or remove hosts.ssh", rc->path, rc->launcher);
 		return -1;
 	}
@@ -519,7 +508,7 @@ static int check_durable(struct runconf *rc, char *err, size_t errlen)
 		return 0;
 	}
 	if (!json_is_array(d)) {
-		set_err(err, errlen, "%s: durable: expected true, false or an array of systems "
+		err_set(err, errlen, "%s: durable: expected true, false or an array of systems "
 			"(e.g. [\"oq\"]), got a %s", rc->path,
 			json_is_object(d) ? "object" : json_is_string(d) ? "string" : "number or null");
 		return -1;
@@ -527,7 +516,7 @@ static int check_durable(struct runconf *rc, char *err, size_t errlen)
 	json_array_foreach(d, i, v) {
 		const char *name = json_string_value(v);
 		if (!name) {
-			set_err(err, errlen, "%s: durable[%zu]: expected a system name (one of the "
+			err_set(err, errlen, "%s: durable[%zu]: expected a system name (one of the "
 				"config's systems)", rc->path, i);
 			return -1;
 		}
@@ -535,7 +524,7 @@ static int check_durable(struct runconf *rc, char *err, size_t errlen)
 			;
 		if (s == rc->nsystems) {
 			const char *near = conf_nearest(name, rc->systems, rc->nsystems);
-			set_err(err, errlen, "%s: durable[%zu]: \"%s\" is not one of this config's systems%s%s%s",
+			err_set(err, errlen, "%s: durable[%zu]: \"%s\" is not one of this config's systems%s%s%s",
 				rc->path, i, name, near ? "; did you mean \"" : "", near ? near : "",
 				near ? "\"?" : " (add it to systems, or remove it here)");
 			return -1;
@@ -556,14 +545,14 @@ static int check_history(struct runconf *rc, char *err, size_t errlen)
 		json_t *v;
 		json_object_foreach((json_t *)h, k, v) {
 			if (strcmp(k, "keys") && strcmp(k, "numeric")) {
-				set_err(err, errlen, "%s: history.%s: unknown key; history takes keys (share of "
+				err_set(err, errlen, "%s: history.%s: unknown key; history takes keys (share of "
 					"keys recorded, (0, 1]) and numeric (true/false)", rc->path, k);
 				return -1;
 			}
 		}
 		const json_t *kv = json_object_get(h, "keys");
 		if (kv && (!json_is_number(kv) || json_number_value(kv) <= 0 || json_number_value(kv) > 1)) {
-			set_err(err, errlen, "%s: history.keys: expected a number in (0, 1], the share of keys "
+			err_set(err, errlen, "%s: history.keys: expected a number in (0, 1], the share of keys "
 				"recorded (e.g. 0.1)", rc->path);
 			return -1;
 		}
@@ -571,23 +560,23 @@ static int check_history(struct runconf *rc, char *err, size_t errlen)
 			rc->history_keys = json_number_value(kv);
 		const json_t *nv = json_object_get(h, "numeric");
 		if (nv && !json_is_boolean(nv)) {
-			set_err(err, errlen, "%s: history.numeric: expected true or false", rc->path);
+			err_set(err, errlen, "%s: history.numeric: expected true or false", rc->path);
 			return -1;
 		}
 		rc->history_numeric = nv && json_is_true(nv);
 	} else if (h && !json_is_boolean(h) && !json_is_null(h)) {
-		set_err(err, errlen, "%s: history: expected true, false or {\"keys\": F, \"numeric\": B}",
+		err_set(err, errlen, "%s: history: expected true, false or {\"keys\": F, \"numeric\": B}",
 			rc->path);
 		return -1;
 	}
 	rc->check = conf_bool(rc->root, "check", 0);
 	if (rc->check && !rc->history) {
-		set_err(err, errlen, "%s: check: true needs \"history\": true (nothing is recorded to check)",
+		err_set(err, errlen, "%s: check: true needs \"history\": true (nothing is recorded to check)",
 			rc->path);
 		return -1;
 	}
 	if (rc->history && strcmp(rc->launcher, "local") != 0) {
-		set_err(err, errlen, "%s: history: the %s launcher would leave the files on the client "
+		err_set(err, errlen, "%s: history: the %s launcher would leave the files on the client "
 			"hosts; record with launcher local, or run oqb-client --history by hand and "
 			"oqb check the collected files", rc->path, rc->launcher);
 		return -1;
@@ -621,7 +610,7 @@ static int check_pmem(struct runconf *rc, const json_t *srv, char *err, size_t e
 	const char *pool = conf_str(json_object_get(srv, "backend"), "pmem_path", NULL);
 
 	if (recv && pool && !same_dir(recv, pool)) {
-		set_err(err, errlen, "%s: server.recv_pmem_path \"%s\" and server.backend.pmem_path \"%s\" "
+		err_set(err, errlen, "%s: server.recv_pmem_path \"%s\" and server.backend.pmem_path \"%s\" "
 			"differ: the server has one --pmem-path, a directory that holds both the receive "
 			"rings and the pmkv pools; give one of the two keys (or the same directory in both)",
 			rc->path, recv, pool);
@@ -629,12 +618,12 @@ static int check_pmem(struct runconf *rc, const json_t *srv, char *err, size_t e
 	}
 	rc->pmem_dir = recv ? recv : pool;
 	if (rc->pmem_dir && (!*rc->pmem_dir || rc->pmem_dir[0] != '/')) {
-		set_err(err, errlen, "%s: server.%s: \"%s\" must be an absolute path (a directory on the "
+		err_set(err, errlen, "%s: server.%s: \"%s\" must be an absolute path (a directory on the "
 			"server host)", rc->path, recv ? "recv_pmem_path" : "backend.pmem_path", rc->pmem_dir);
 		return -1;
 	}
 	if (!rc->pmem_dir && (rc->durable_mask || rc->pmkv) && !host_is_local(rc->server_host)) {
-		set_err(err, errlen, "%s: %s needs a directory on the server host %s: set "
+		err_set(err, errlen, "%s: %s needs a directory on the server host %s: set "
 			"server.recv_pmem_path (on a DAX-mounted persistent-memory file system for real "
 			"persistence; tmpfs such as /dev/shm survives process crashes only)", rc->path,
 			rc->durable_mask ? "durable" : "backend \"pmkv\"", rc->server_host);
@@ -656,14 +645,14 @@ static int check_erpc(const struct runconf *rc, char *err, size_t errlen)
 	if (s == rc->nsystems)
 		return 0;
 	if (!buildinfo_has_transport("erpc")) {
-		set_err(err, errlen, "%s: systems[%zu]: \"erpc\" is not in this build: it links the eRPC "
+		err_set(err, errlen, "%s: systems[%zu]: \"erpc\" is not in this build: it links the eRPC "
 			"library, which is built separately; rebuild with make ERPC_DIR=/path/to/erpc "
 			"(an eRPC checkout built with TRANSPORT=infiniband), see docs/erpc.md, or remove "
 			"\"erpc\" from systems", rc->path, s);
 		return -1;
 	}
 	if (strcmp(rc->transport, "verbs") != 0) {
-		set_err(err, errlen, "%s: systems[%zu]: \"erpc\" runs over RDMA and takes its address "
+		err_set(err, errlen, "%s: systems[%zu]: \"erpc\" runs over RDMA and takes its address "
 			"from the verbs settings, and this config's transport is \"%s\"; set "
 			"\"transport\": \"verbs\"", rc->path, s, rc->transport);
 		return -1;
@@ -678,13 +667,13 @@ static int check_verbs(struct runconf *rc, char *err, size_t errlen)
 
 	rc->delegation = conf_bool(json_object_get(rc->root, "clients"), "delegation", 0);
 	if (v && !is_verbs) {
-		set_err(err, errlen, "%s: verbs: only used with transport \"verbs\", and this config's "
+		err_set(err, errlen, "%s: verbs: only used with transport \"verbs\", and this config's "
 			"transport is \"%s\"; remove the verbs object or set \"transport\": \"verbs\"",
 			rc->path, rc->transport);
 		return -1;
 	}
 	if (rc->delegation && !is_verbs) {
-		set_err(err, errlen, "%s: clients.delegation: client-side delegation shares RDMA QPs "
+		err_set(err, errlen, "%s: clients.delegation: client-side delegation shares RDMA QPs "
 			"between threads, a verbs feature, and this config's transport is \"%s\"; remove it "
 			"or set \"transport\": \"verbs\"", rc->path, rc->transport);
 		return -1;
@@ -698,7 +687,7 @@ static int check_verbs(struct runconf *rc, char *err, size_t errlen)
 	rc->min_rnr_timer = conf_int(v, "min_rnr_timer", -1);
 	rc->xrc = conf_bool(v, "xrc", 0);
 	if (rc->verbs_addr && !*rc->verbs_addr) {
-		set_err(err, errlen, "%s: verbs.addr: empty; give the server's IP address on the RDMA "
+		err_set(err, errlen, "%s: verbs.addr: empty; give the server's IP address on the RDMA "
 			"network (or leave it out to use hosts.server)", rc->path);
 		return -1;
 	}
@@ -751,11 +740,11 @@ static int check_key_path(const char *key, const char *label, char *err, size_t 
 	char part[128], done[512] = "";
 
 	if (!*key) {
-		set_err(err, errlen, "%s: empty key", label);
+		err_set(err, errlen, "%s: empty key", label);
 		return -1;
 	}
 	if (strchr(key, '[')) {
-		set_err(err, errlen, "%s: \"%s\": keys are dotted paths of object keys; to change an array "
+		err_set(err, errlen, "%s: \"%s\": keys are dotted paths of object keys; to change an array "
 			"give it whole, e.g. --set 'arrival.loads_ops=[2000, 4000]'", label, key);
 		return -1;
 	}
@@ -765,7 +754,7 @@ static int check_key_path(const char *key, const char *label, char *err, size_t 
 		const struct conf_key *k;
 
 		if (n == 0 || n >= sizeof part || (dot && !dot[1])) {
-			set_err(err, errlen, "%s: \"%s\" is not a dotted key such as arrival.loads_ops", label, key);
+			err_set(err, errlen, "%s: \"%s\" is not a dotted key such as arrival.loads_ops", label, key);
 			return -1;
 		}
 		memcpy(part, p, n);
@@ -778,7 +767,7 @@ static int check_key_path(const char *key, const char *label, char *err, size_t 
 			for (k = schema; k->name && nn < 64; k++)
 				names[nn++] = k->name;
 			const char *near = conf_nearest(part, names, nn);
-			set_err(err, errlen, "%s: unknown key \"%s%s\"%s%s%s%s (oqb config-keys lists them)", label,
+			err_set(err, errlen, "%s: unknown key \"%s%s\"%s%s%s%s (oqb config-keys lists them)", label,
 				done, part, near ? "; did you mean \"" : "", near ? done : "", near ? near : "",
 				near ? "\"?" : "");
 			return -1;
@@ -788,7 +777,7 @@ static int check_key_path(const char *key, const char *label, char *err, size_t 
 		if (!*p)
 			break;
 		if (k->type != CONF_OBJ) {
-			set_err(err, errlen, "%s: \"%.*s\" is not an object, so it has no key \"%s\"", label,
+			err_set(err, errlen, "%s: \"%.*s\" is not an object, so it has no key \"%s\"", label,
 				(int)strlen(done) - 1, done, p);
 			return -1;
 		}
@@ -818,7 +807,7 @@ static int put_path(json_t *root, const char *key, json_t *value, const char *la
 			c = json_object();
 			json_object_set_new(obj, part, c);
 		} else if (!json_is_object(c)) {
-			set_err(err, errlen, "%s: \"%s\" is not an object in the config, so it has no key \"%s\"",
+			err_set(err, errlen, "%s: \"%s\" is not an object in the config, so it has no key \"%s\"",
 				label, part, dot + 1);
 			json_decref(value);
 			return -1;
@@ -842,12 +831,12 @@ int runconf_set(json_t *root, const char *spec, char *err, size_t errlen)
 
 	snprintf(label, sizeof label, "--set %.280s", spec);
 	if (!eq || eq == spec) {
-		set_err(err, errlen, "%s: expected KEY=VALUE, e.g. --set duration_s=0.3 or "
+		err_set(err, errlen, "%s: expected KEY=VALUE, e.g. --set duration_s=0.3 or "
 			"--set 'arrival.loads_ops=[2000, 4000]'", label);
 		return -1;
 	}
 	if ((size_t)(eq - spec) >= sizeof key) {
-		set_err(err, errlen, "%s: key too long", label);
+		err_set(err, errlen, "%s: key too long", label);
 		return -1;
 	}
 	memcpy(key, spec, (size_t)(eq - spec));
@@ -861,7 +850,7 @@ int runconf_set(json_t *root, const char *spec, char *err, size_t errlen)
 		while (isspace((unsigned char)*t))
 			t++;
 		if (*t == '[' || *t == '{' || *t == '"') {
-			set_err(err, errlen, "%s: the value is not valid JSON: %s (column %d); quote the whole "
+			err_set(err, errlen, "%s: the value is not valid JSON: %s (column %d); quote the whole "
 				"argument for the shell, e.g. --set 'arrival.loads_ops=[2000, 4000]'", label,
 				je.text, je.column);
 			return -1;
@@ -901,7 +890,7 @@ static int check_sweep(struct runconf *rc, char *err, size_t errlen)
 		size_t n = strlen(k_unsweepable[i]);
 		if (strncmp(rc->sweep_key, k_unsweepable[i], n) == 0 &&
 		    (rc->sweep_key[n] == '\0' || rc->sweep_key[n] == '.')) {
-			set_err(err, errlen, "%s: \"%s\" cannot be swept (%s); sweep a workload, server, "
+			err_set(err, errlen, "%s: \"%s\" cannot be swept (%s); sweep a workload, server, "
 				"clients, verbs or durable key, e.g. workload.value_size", label, rc->sweep_key,
 				!strcmp(k_unsweepable[i], "arrival") ? "the loads are already an axis: list them in "
 				"arrival" : !strcmp(k_unsweepable[i], "systems") ? "list the systems in systems" :
@@ -910,25 +899,25 @@ static int check_sweep(struct runconf *rc, char *err, size_t errlen)
 		}
 	}
 	if (!json_is_array(rc->sweep_values) || json_array_size(rc->sweep_values) == 0) {
-		set_err(err, errlen, "%s: sweep.values: expected a non-empty array of the values %s "
+		err_set(err, errlen, "%s: sweep.values: expected a non-empty array of the values %s "
 			"takes, e.g. [100, 200, 400]", rc->path, rc->sweep_key);
 		return -1;
 	}
 	rc->nsweep = json_array_size(rc->sweep_values);
 	if (rc->nsweep > RUNCONF_MAX_SWEEP) {
-		set_err(err, errlen, "%s: sweep.values: %zu values; at most %d (split the sweep)", rc->path,
+		err_set(err, errlen, "%s: sweep.values: %zu values; at most %d (split the sweep)", rc->path,
 			rc->nsweep, RUNCONF_MAX_SWEEP);
 		return -1;
 	}
 	for (i = 0; i < rc->nsweep; i++)
 		for (j = 0; j < i; j++)
 			if (json_equal(json_array_get(rc->sweep_values, i), json_array_get(rc->sweep_values, j))) {
-				set_err(err, errlen, "%s: sweep.values[%zu] repeats sweep.values[%zu]", rc->path, i, j);
+				err_set(err, errlen, "%s: sweep.values[%zu] repeats sweep.values[%zu]", rc->path, i, j);
 				return -1;
 			}
 	rc->variants = calloc(rc->nsweep, sizeof *rc->variants);
 	if (!rc->variants) {
-		set_err(err, errlen, "out of memory");
+		err_set(err, errlen, "out of memory");
 		return -1;
 	}
 	/* Each value makes a whole config, checked like the file itself. */
@@ -951,7 +940,7 @@ static int check_sweep(struct runconf *rc, char *err, size_t errlen)
 			const char *msg = inner;
 			if (strncmp(msg, rc->path, plen) == 0 && msg[plen] == ':' && msg[plen + 1] == ' ')
 				msg += plen + 2;
-			set_err(err, errlen, "%s: sweep.values[%zu] (%s = %.60s): %s", rc->path, i,
+			err_set(err, errlen, "%s: sweep.values[%zu] (%s = %.60s): %s", rc->path, i,
 				rc->sweep_key, vs ? vs : "?", msg);
 			free(vs);
 			json_decref(val);
@@ -981,7 +970,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->name = conf_str(rc->root, "name", "");
 	if (!*rc->name || strspn(rc->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 				 "0123456789._-") != strlen(rc->name) || rc->name[0] == '.') {
-		set_err(err, errlen, "%s: name: \"%s\" must be letters, digits, '.', '_' or '-' "
+		err_set(err, errlen, "%s: name: \"%s\" must be letters, digits, '.', '_' or '-' "
 			"(it names the results directory)", path, rc->name);
 		goto fail;
 	}
@@ -989,18 +978,18 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 
 	v = json_object_get(rc->root, "systems");
 	if (json_array_size(v) == 0) {
-		set_err(err, errlen, "%s: systems: empty; list at least one of oq, rawrpc, deferred", path);
+		err_set(err, errlen, "%s: systems: empty; list at least one of oq, rawrpc, deferred", path);
 		goto fail;
 	}
 	if (json_array_size(v) > RUNCONF_MAX_SYSTEMS) {
-		set_err(err, errlen, "%s: systems: at most %d", path, RUNCONF_MAX_SYSTEMS);
+		err_set(err, errlen, "%s: systems: at most %d", path, RUNCONF_MAX_SYSTEMS);
 		goto fail;
 	}
 	for (i = 0; i < json_array_size(v); i++) {
 		rc->systems[i] = json_string_value(json_array_get(v, i));
 		for (j = 0; j < i; j++) {
 			if (strcmp(rc->systems[i], rc->systems[j]) == 0) {
-				set_err(err, errlen, "%s: systems[%zu]: \"%s\" is listed twice", path, i,
+				err_set(err, errlen, "%s: systems[%zu]: \"%s\" is listed twice", path, i,
 					rc->systems[i]);
 				goto fail;
 			}
@@ -1015,7 +1004,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->ring_slots = conf_int(srv, "ring_slots", -1);
 	rc->slot_size = conf_int(srv, "slot_size", -1);
 	if (rc->slot_size > 0 && rc->slot_size % 64) {
-		set_err(err, errlen, "%s: server.slot_size: %lld is not a multiple of 64 (e.g. %lld)", path,
+		err_set(err, errlen, "%s: server.slot_size: %lld is not a multiple of 64 (e.g. %lld)", path,
 			rc->slot_size, (rc->slot_size / 64 + 1) * 64);
 		goto fail;
 	}
@@ -1038,19 +1027,19 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 		rc->conv_ci = conf_num(cv, "ci_p99", 0.05);
 		rc->conv_max_s = conf_num(cv, "max_s", 20);
 		if (d && !rc->converge && !json_is_number(d)) {
-			set_err(err, errlen, "%s: duration_s: expected a number (seconds) or \"auto\", got %s%s%s%s",
+			err_set(err, errlen, "%s: duration_s: expected a number (seconds) or \"auto\", got %s%s%s%s",
 				path, json_is_string(d) ? "string \"" : json_is_array(d) ? "an array" :
 				json_is_object(d) ? "an object" : "another type", json_is_string(d) ? json_string_value(d) : "",
 				json_is_string(d) ? "\"" : "", "");
 			goto fail;
 		}
 		if (d && !rc->converge && (json_number_value(d) < 0.01 || json_number_value(d) > 86400)) {
-			set_err(err, errlen, "%s: duration_s: %g is out of range (0.01 to 86400 seconds, or \"auto\")",
+			err_set(err, errlen, "%s: duration_s: %g is out of range (0.01 to 86400 seconds, or \"auto\")",
 				path, json_number_value(d));
 			goto fail;
 		}
 		if (cv && !rc->converge) {
-			set_err(err, errlen, "%s: convergence: only used with \"duration_s\": \"auto\"; remove it "
+			err_set(err, errlen, "%s: convergence: only used with \"duration_s\": \"auto\"; remove it "
 				"or set duration_s to \"auto\"", path);
 			goto fail;
 		}
@@ -1072,7 +1061,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 		for (int si = 0; si < 2; si++)
 			if (strcmp(specs[si], "auto") && strcmp(specs[si], "none") &&
 			    cpus_parse(specs[si], tmp, CPUS_MAX, e, sizeof e) < 0) {
-				set_err(err, errlen, "%s: %s.cpus: %s", rc->path, si ? "clients" : "server", e);
+				err_set(err, errlen, "%s: %s.cpus: %s", rc->path, si ? "clients" : "server", e);
 				goto fail;
 			}
 	}
@@ -1105,13 +1094,13 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	if (top && check_sweep(rc, err, errlen) < 0)
 		goto fail;
 	if (rc->knee.on && rc->nsweep) {
-		set_err(err, errlen, "%s: arrival.loads_ops: the automatic form finds one knee, and with "
+		err_set(err, errlen, "%s: arrival.loads_ops: the automatic form finds one knee, and with "
 			"sweep each value (%s) would need its own; list the loads, or run one config per "
 			"value with --set %s=VALUE", path, rc->sweep_key, rc->sweep_key);
 		goto fail;
 	}
 	if (rc->nsystems * (rc->nsweep ? rc->nsweep : 1) * rc->nloads > RUNCONF_MAX_POINTS) {
-		set_err(err, errlen, "%s: %zu systems x %zu sweep values x %zu loads is more than %d points; "
+		err_set(err, errlen, "%s: %zu systems x %zu sweep values x %zu loads is more than %d points; "
 			"split the experiment into several configs", path, rc->nsystems,
 			rc->nsweep ? rc->nsweep : 1, rc->nloads, RUNCONF_MAX_POINTS);
 		goto fail;
@@ -1131,7 +1120,7 @@ int runconf_load_sets(const char *path, const char *const *sets, size_t nsets,
 	memset(rc, 0, sizeof *rc);
 	snprintf(rc->path, sizeof rc->path, "%s", path);
 	if (access(path, R_OK) != 0) {
-		set_err(err, errlen, "%s: cannot read the config: %s (configs/ has examples, e.g. "
+		err_set(err, errlen, "%s: cannot read the config: %s (configs/ has examples, e.g. "
 			"configs/quickstart.json)", path, strerror(errno));
 		return -1;
 	}

@@ -5,6 +5,7 @@
  * open-loop sender uses to hit its schedule: spin for short gaps, sleep
  * then spin for long ones.
  */
+#include "bits.h"
 #include "clock.h"
 
 #include <errno.h>
@@ -17,15 +18,6 @@ uint64_t clock_wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Tells the CPU we are spinning: saves power and yields to an SMT sibling. */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 uint64_t clock_spin_until(uint64_t deadline)
 {

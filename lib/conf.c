@@ -19,23 +19,10 @@
 #include <sys/stat.h>
 
 #include "conf.h"
+#include "log.h"
 
 #define CONF_PATH_MAX 512
 #define CONF_NAME_MAX 64     /* edit distance is computed on this many chars */
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---------------------------------------------------------------- loading */
 
@@ -70,16 +57,16 @@ static int load_finish(const char *name, json_t *root, const json_error_t *jerr,
 {
 	if (root == NULL) {
 		if (jerr->position == 0 && strstr(jerr->text, "end of file"))
-			seterr(err, errlen, "%s: file is empty; expected a JSON object {...}", name);
+			err_set(err, errlen, "%s: file is empty; expected a JSON object {...}", name);
 		else if (jerr->line > 0)
-			seterr(err, errlen, "%s:%d:%d: %s%s", name, jerr->line, jerr->column,
+			err_set(err, errlen, "%s:%d:%d: %s%s", name, jerr->line, jerr->column,
 			       jerr->text, json_hint(jerr->text));
 		else
-			seterr(err, errlen, "%s: %s", name, jerr->text);
+			err_set(err, errlen, "%s: %s", name, jerr->text);
 		return -1;
 	}
 	if (!json_is_object(root)) {
-		seterr(err, errlen, "%s: the top level must be a JSON object {...}, not %s",
+		err_set(err, errlen, "%s: the top level must be a JSON object {...}, not %s",
 		       name, json_is_array(root) ? "an array" : "a single value");
 		json_decref(root);
 		return -1;
@@ -97,17 +84,17 @@ int conf_load_file(const char *path, json_t **out, char *err, size_t errlen)
 
 	*out = NULL;
 	if (path == NULL || *path == '\0') {
-		seterr(err, errlen, "config: no file name given; pass the path of a JSON config");
+		err_set(err, errlen, "config: no file name given; pass the path of a JSON config");
 		return -1;
 	}
 	f = fopen(path, "r");
 	if (f == NULL) {
-		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		err_set(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
-		seterr(err, errlen, "%s: cannot read: is a directory; expected a JSON file", path);
+		err_set(err, errlen, "%s: cannot read: is a directory; expected a JSON file", path);
 		return -1;
 	}
 	root = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
@@ -351,10 +338,10 @@ static int check_number(const json_t *v, const struct conf_key *k, int want_int,
 	if (want_int && json_is_real(v)) {
 		fmt_real(d, what, sizeof what);
 		if (isfinite(d) && d == floor(d) && fabs(d) < 9e15)
-			seterr(err, errlen, "%sexpected an integer, got %s; write it as %.0f",
+			err_set(err, errlen, "%sexpected an integer, got %s; write it as %.0f",
 			       loc(w, lb, sizeof lb), what, d);
 		else
-			seterr(err, errlen, "%sexpected an integer, got number %s",
+			err_set(err, errlen, "%sexpected an integer, got number %s",
 			       loc(w, lb, sizeof lb), what);
 		return -1;
 	}
@@ -364,7 +351,7 @@ static int check_number(const json_t *v, const struct conf_key *k, int want_int,
 		else
 			fmt_real(d, what, sizeof what);
 		fmt_range(k, range, sizeof range);
-		seterr(err, errlen, "%s%s is out of range; expected %s",
+		err_set(err, errlen, "%s%s is out of range; expected %s",
 		       loc(w, lb, sizeof lb), what, range);
 		return -1;
 	}
@@ -385,10 +372,10 @@ static int check_choice(const char *s, const struct conf_key *k, const struct wh
 	join(k->choices, SIZE_MAX, list, sizeof list);
 	near = conf_nearest(s, k->choices, SIZE_MAX);
 	if (near != NULL)
-		seterr(err, errlen, "%s\"%s\" is not one of: %s; did you mean \"%s\"?",
+		err_set(err, errlen, "%s\"%s\" is not one of: %s; did you mean \"%s\"?",
 		       loc(w, lb, sizeof lb), s, list, near);
 	else
-		seterr(err, errlen, "%s\"%s\" is not one of: %s", loc(w, lb, sizeof lb), s, list);
+		err_set(err, errlen, "%s\"%s\" is not one of: %s", loc(w, lb, sizeof lb), s, list);
 	return -1;
 }
 
@@ -398,7 +385,7 @@ static int type_error(const json_t *v, const char *expected, const struct where 
 	char lb[CONF_PATH_MAX + 256], got[96];
 
 	describe(v, got, sizeof got);
-	seterr(err, errlen, "%sexpected %s, got %s", loc(w, lb, sizeof lb), expected, got);
+	err_set(err, errlen, "%sexpected %s, got %s", loc(w, lb, sizeof lb), expected, got);
 	return -1;
 }
 
@@ -470,7 +457,7 @@ static int check_value(const json_t *v, const struct conf_key *k, struct where *
 			return type_error(v, "a number or an array of numbers", w, err, errlen);
 		if (json_array_size(v) == 0) {
 			/* A sweep over nothing is always a mistake. */
-			seterr(err, errlen, "%sexpected a number or a non-empty array of numbers, "
+			err_set(err, errlen, "%sexpected a number or a non-empty array of numbers, "
 			       "got an empty array", loc(w, lb, sizeof lb));
 			return -1;
 		}
@@ -478,7 +465,7 @@ static int check_value(const json_t *v, const struct conf_key *k, struct where *
 	case CONF_ANY:
 		return 0;
 	}
-	seterr(err, errlen, "%sschema error: row has unknown type %d", loc(w, lb, sizeof lb),
+	err_set(err, errlen, "%sschema error: row has unknown type %d", loc(w, lb, sizeof lb),
 	       (int)k->type);
 	return -1;
 }
@@ -512,14 +499,14 @@ static int check_object(const json_t *obj, const struct conf_key *schema, struct
 			const char *near = conf_nearest(key, names, nnames);
 
 			if (near != NULL) {
-				seterr(err, errlen, "%sunknown key; did you mean \"%s\"?",
+				err_set(err, errlen, "%sunknown key; did you mean \"%s\"?",
 				       loc(w, lb, sizeof lb), near);
 			} else if (nnames == 0) {
-				seterr(err, errlen, "%sunknown key; this object takes no keys",
+				err_set(err, errlen, "%sunknown key; this object takes no keys",
 				       loc(w, lb, sizeof lb));
 			} else {
 				join(names, nnames, list, sizeof list);
-				seterr(err, errlen, "%sunknown key; valid keys are: %s",
+				err_set(err, errlen, "%sunknown key; valid keys are: %s",
 				       loc(w, lb, sizeof lb), list);
 			}
 			return -1;
@@ -535,10 +522,10 @@ static int check_object(const json_t *obj, const struct conf_key *schema, struct
 			continue;
 		path_push_key(w, &saved, schema[i].name);
 		if (schema[i].help != NULL)
-			seterr(err, errlen, "%smissing (required); add it: %s",
+			err_set(err, errlen, "%smissing (required); add it: %s",
 			       loc(w, lb, sizeof lb), schema[i].help);
 		else
-			seterr(err, errlen, "%smissing (required)", loc(w, lb, sizeof lb));
+			err_set(err, errlen, "%smissing (required)", loc(w, lb, sizeof lb));
 		return -1;
 	}
 	return 0;
@@ -572,14 +559,14 @@ int conf_check(const json_t *obj, const struct conf_key *schema, const char *whe
 		}
 	}
 	if (schema == NULL) {
-		seterr(err, errlen, "%s: internal error: no schema given to conf_check", w.file);
+		err_set(err, errlen, "%s: internal error: no schema given to conf_check", w.file);
 		return -1;
 	}
 	if (obj == NULL || !json_is_object(obj)) {
 		if (obj == NULL) {
 			char lb[CONF_PATH_MAX + 256];
 
-			seterr(err, errlen, "%sexpected an object {...}, got nothing",
+			err_set(err, errlen, "%sexpected an object {...}, got nothing",
 			       loc(&w, lb, sizeof lb));
 			return -1;
 		}

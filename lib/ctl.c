@@ -14,6 +14,7 @@
  * ctl_pump() + ctl_pop(), so it never blocks on one slow peer.
  */
 #include "ctl.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,20 +63,6 @@ struct ctl {
 
 	pthread_mutex_t wmu;    /* one writer at a time */
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t mono_ms(void)
 {
@@ -133,13 +120,13 @@ static int split_hostport(const char *hp, char *host, size_t hostlen, char *port
 	size_t hl;
 
 	if (!hp || !*hp) {
-		set_err(err, errlen, "empty control address; expected HOST:PORT");
+		err_set(err, errlen, "empty control address; expected HOST:PORT");
 		return -1;
 	}
 	if (*hp == '[') {
 		const char *rb = strchr(hp, ']');
 		if (!rb || rb[1] != ':') {
-			set_err(err, errlen, "control address \"%s\": expected [ADDR]:PORT", hp);
+			err_set(err, errlen, "control address \"%s\": expected [ADDR]:PORT", hp);
 			return -1;
 		}
 		h = hp + 1;
@@ -148,14 +135,14 @@ static int split_hostport(const char *hp, char *host, size_t hostlen, char *port
 	} else {
 		colon = strrchr(hp, ':');
 		if (!colon) {
-			set_err(err, errlen, "control address \"%s\": expected HOST:PORT", hp);
+			err_set(err, errlen, "control address \"%s\": expected HOST:PORT", hp);
 			return -1;
 		}
 		hl = (size_t)(colon - hp);
 	}
 	if (hl == 0 || hl >= hostlen || strlen(colon + 1) == 0 ||
 	    strlen(colon + 1) >= portlen || strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
-		set_err(err, errlen, "control address \"%s\": expected HOST:PORT with a numeric port", hp);
+		err_set(err, errlen, "control address \"%s\": expected HOST:PORT with a numeric port", hp);
 		return -1;
 	}
 	memcpy(host, h, hl);
@@ -197,12 +184,12 @@ static json_t *parse_line(const struct ctl *c, const char *line, size_t n, char 
 	json_t *v;
 
 	if (!m) {
-		set_err(err, errlen, "control message from %s is not JSON (%s at column %d)",
+		err_set(err, errlen, "control message from %s is not JSON (%s at column %d)",
 			c->peer, je.text, je.column);
 		return NULL;
 	}
 	if (!json_is_object(m)) {
-		set_err(err, errlen, "control message from %s is not a JSON object", c->peer);
+		err_set(err, errlen, "control message from %s is not a JSON object", c->peer);
 		json_decref(m);
 		return NULL;
 	}
@@ -214,7 +201,7 @@ static json_t *parse_line(const struct ctl *c, const char *line, size_t n, char 
 			snprintf(got, sizeof got, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		else
 			snprintf(got, sizeof got, "%s", v ? "not an integer" : "missing");
-		set_err(err, errlen,
+		err_set(err, errlen,
 			"control message from %s has protocol version \"v\" %s, expected %d: "
 			"driver and binaries come from different builds; rebuild both (make)",
 			c->peer, got, CTL_VERSION);
@@ -222,7 +209,7 @@ static json_t *parse_line(const struct ctl *c, const char *line, size_t n, char 
 		return NULL;
 	}
 	if (!json_is_string(json_object_get(m, "type"))) {
-		set_err(err, errlen, "control message from %s has no string \"type\" (HELLO, DONE, "
+		err_set(err, errlen, "control message from %s has no string \"type\" (HELLO, DONE, "
 			"ERROR, ...): not an oqb process, or a different build; rebuild both (make)",
 			c->peer);
 		json_decref(m);
@@ -278,13 +265,13 @@ static int read_once(struct ctl *c, char *err, size_t errlen)
 	if (c->cap - c->len < 65536) {
 		size_t ncap = c->cap ? c->cap * 2 : 131072;
 		if (ncap > CTL_MAX_LINE) {
-			set_err(err, errlen, "control message from %s is longer than %u bytes",
+			err_set(err, errlen, "control message from %s is longer than %u bytes",
 				c->peer, CTL_MAX_LINE);
 			return -1;
 		}
 		char *nb = realloc(c->buf, ncap);
 		if (!nb) {
-			set_err(err, errlen, "out of memory reading control messages from %s", c->peer);
+			err_set(err, errlen, "out of memory reading control messages from %s", c->peer);
 			return -1;
 		}
 		c->buf = nb;
@@ -296,7 +283,7 @@ static int read_once(struct ctl *c, char *err, size_t errlen)
 	if (r < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return 1;
-		set_err(err, errlen, "reading control connection %s: %s", c->peer, strerror(errno));
+		err_set(err, errlen, "reading control connection %s: %s", c->peer, strerror(errno));
 		return -1;
 	}
 	if (r == 0)
@@ -337,7 +324,7 @@ struct ctl *ctl_connect(const char *hostport, const char *role, unsigned rank,
 					c = ctl_alloc(fd);
 					if (!c) {
 						close(fd);
-						set_err(err, errlen, "out of memory");
+						err_set(err, errlen, "out of memory");
 						return NULL;
 					}
 					snprintf(c->role, sizeof c->role, "%s", role ? role : "?");
@@ -359,7 +346,7 @@ struct ctl *ctl_connect(const char *hostport, const char *role, unsigned rank,
 		if (backoff < 200)
 			backoff *= 2;
 	}
-	set_err(err, errlen, "cannot connect to the driver's control address %s: %s "
+	err_set(err, errlen, "cannot connect to the driver's control address %s: %s "
 		"(is the driver running, and can this host reach it?)", hostport, why);
 	return NULL;
 }
@@ -371,12 +358,12 @@ int ctl_send(struct ctl *c, json_t *msg, char *err, size_t errlen)
 	int rc;
 
 	if (!msg) {
-		set_err(err, errlen, "ctl_send: no message");
+		err_set(err, errlen, "ctl_send: no message");
 		return -1;
 	}
 	if (!c) {
 		json_decref(msg);
-		set_err(err, errlen, "ctl_send: no control connection");
+		err_set(err, errlen, "ctl_send: no control connection");
 		return -1;
 	}
 	json_object_set_new(msg, "v", json_integer(CTL_VERSION));
@@ -391,7 +378,7 @@ int ctl_send(struct ctl *c, json_t *msg, char *err, size_t errlen)
 	s = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	if (!s) {
-		set_err(err, errlen, "ctl_send: cannot serialize message");
+		err_set(err, errlen, "ctl_send: cannot serialize message");
 		return -1;
 	}
 	n = strlen(s);
@@ -401,7 +388,7 @@ int ctl_send(struct ctl *c, json_t *msg, char *err, size_t errlen)
 		rc = write_all(c->fd, "\n", 1);
 	pthread_mutex_unlock(&c->wmu);
 	if (rc < 0)
-		set_err(err, errlen, "writing control connection %s: %s", c->peer, strerror(errno));
+		err_set(err, errlen, "writing control connection %s: %s", c->peer, strerror(errno));
 	free(s);
 	return rc;
 }
@@ -417,7 +404,7 @@ int ctl_hello(struct ctl *c, const json_t *info, char *err, size_t errlen)
 	m = json_pack("{s:s, s:s, s:I, s:s, s:I}", "type", "HELLO", "role", c->role,
 		      "rank", (json_int_t)c->rank, "host", host, "pid", (json_int_t)getpid());
 	if (!m) {
-		set_err(err, errlen, "out of memory");
+		err_set(err, errlen, "out of memory");
 		return -1;
 	}
 	if (info && json_is_object(info)) {
@@ -460,7 +447,7 @@ json_t *ctl_recv(struct ctl *c, int timeout_ms, char *err, size_t errlen)
 	json_t *m;
 
 	if (!c) {
-		set_err(err, errlen, "ctl_recv: no control connection");
+		err_set(err, errlen, "ctl_recv: no control connection");
 		return NULL;
 	}
 	if (c->watching) {
@@ -469,12 +456,12 @@ json_t *ctl_recv(struct ctl *c, int timeout_ms, char *err, size_t errlen)
 			if ((m = pop_locked(c)) != NULL)
 				break;
 			if (c->qerr[0]) {
-				set_err(err, errlen, "%s", c->qerr);
+				err_set(err, errlen, "%s", c->qerr);
 				c->qerr[0] = '\0';
 				break;
 			}
 			if (c->eof) {
-				set_err(err, errlen, "control connection to the driver (%s) closed", c->peer);
+				err_set(err, errlen, "control connection to the driver (%s) closed", c->peer);
 				break;
 			}
 			if (timeout_ms < 0) {
@@ -482,7 +469,7 @@ json_t *ctl_recv(struct ctl *c, int timeout_ms, char *err, size_t errlen)
 			} else {
 				uint64_t now = mono_ms();
 				if (now >= deadline) {
-					set_err(err, errlen, "no control message from the driver within %d ms",
+					err_set(err, errlen, "no control message from the driver within %d ms",
 						timeout_ms);
 					break;
 				}
@@ -506,14 +493,14 @@ json_t *ctl_recv(struct ctl *c, int timeout_ms, char *err, size_t errlen)
 		if (m)
 			return m;
 		if (c->eof) {
-			set_err(err, errlen, "control connection %s closed", c->peer);
+			err_set(err, errlen, "control connection %s closed", c->peer);
 			return NULL;
 		}
 		int wait = -1;
 		if (timeout_ms >= 0) {
 			uint64_t now = mono_ms();
 			if (now >= deadline) {
-				set_err(err, errlen, "no control message from %s within %d ms", c->peer,
+				err_set(err, errlen, "no control message from %s within %d ms", c->peer,
 					timeout_ms);
 				return NULL;
 			}
@@ -522,7 +509,7 @@ json_t *ctl_recv(struct ctl *c, int timeout_ms, char *err, size_t errlen)
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };
 		int pr = poll(&p, 1, wait);
 		if (pr < 0 && errno != EINTR) {
-			set_err(err, errlen, "poll on control connection %s: %s", c->peer, strerror(errno));
+			err_set(err, errlen, "poll on control connection %s: %s", c->peer, strerror(errno));
 			return NULL;
 		}
 		if (pr <= 0)
@@ -641,7 +628,7 @@ int ctl_listen(const char *host, unsigned *port, char *err, size_t errlen)
 	snprintf(portstr, sizeof portstr, "%u", port ? *port : 0u);
 	g = getaddrinfo(host, portstr, &hints, &ai);
 	if (g != 0) {
-		set_err(err, errlen, "control listen address \"%s\": %s", host ? host : "*",
+		err_set(err, errlen, "control listen address \"%s\": %s", host ? host : "*",
 			gai_strerror(g));
 		return -1;
 	}
@@ -652,7 +639,7 @@ int ctl_listen(const char *host, unsigned *port, char *err, size_t errlen)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 		if (bind(fd, p->ai_addr, p->ai_addrlen) == 0 && listen(fd, 128) == 0)
 			break;
-		set_err(err, errlen, "cannot listen on %s port %s: %s", host ? host : "*", portstr,
+		err_set(err, errlen, "cannot listen on %s port %s: %s", host ? host : "*", portstr,
 			strerror(errno));
 		close(fd);
 		fd = -1;
@@ -679,7 +666,7 @@ struct ctl *ctl_accept(int lfd, char *err, size_t errlen)
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
-		set_err(err, errlen, "accept on the control socket: %s", strerror(errno));
+		err_set(err, errlen, "accept on the control socket: %s", strerror(errno));
 		return NULL;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -692,7 +679,7 @@ struct ctl *ctl_from_fd(int fd, char *err, size_t errlen)
 
 	if (!c) {
 		close(fd);
-		set_err(err, errlen, "out of memory");
+		err_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	fill_peer(c);

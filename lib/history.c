@@ -16,35 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bits.h"
 #include "history.h"
 #include "kvop.h"
-
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-/* Records are appended on the client's hot path: on a little-endian host a
- * field is one store (the byte loops were 4 % of a recording client's time). */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-#else
-static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-#endif
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
-
-uint64_t history_mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
 
 /* 8 bytes per multiply (a byte-at-a-time FNV-1a took about 200 cycles for
  * a 44 B key, on every recorded op), then a full avalanche. */
@@ -66,7 +40,7 @@ uint64_t history_key_hash(const void *key, size_t len)
 		for (size_t j = 0; i + j < len; j++)
 			t |= (uint64_t)k[i + j] << (8 * j);
 	}
-	return history_mix64(h ^ history_mix64(t + len));
+	return mix64(h ^ mix64(t + len));
 }
 
 int history_key_sampled(uint64_t key_hash, double fraction)
@@ -74,7 +48,7 @@ int history_key_sampled(uint64_t key_hash, double fraction)
 	if (fraction >= 1.0)
 		return 1;
 	/* A second mix so the sample does not follow the worker partition. */
-	double u = (double)(history_mix64(key_hash ^ 0x5a3c) >> 11) * (1.0 / 9007199254740992.0);
+	double u = (double)(mix64(key_hash ^ 0x5a3c) >> 11) * (1.0 / 9007199254740992.0);
 	return u < fraction;
 }
 
@@ -107,8 +81,8 @@ static uint64_t lanes(const uint8_t *p, size_t n, uint64_t seed)
 	uint64_t t = 0;
 	for (size_t j = 0; i + j < n; j++)
 		t |= (uint64_t)p[i + j] << (8 * j);
-	return history_mix64(a ^ t) ^ history_mix64(b + 1) ^ history_mix64(c + 2) * 3 ^
-	       history_mix64(d + 3) * 5;
+	return mix64(a ^ t) ^ mix64(b + 1) ^ mix64(c + 2) * 3 ^
+	       mix64(d + 3) * 5;
 }
 
 uint64_t history_digest_tail(const void *rest, size_t n)
@@ -118,9 +92,9 @@ uint64_t history_digest_tail(const void *rest, size_t n)
 
 uint64_t history_digest_join(const uint8_t *head16, uint64_t tail, size_t len)
 {
-	uint64_t h = history_mix64(get64(head16) ^ len);
-	h = history_mix64(h ^ get64(head16 + 8));
-	return history_mix64(h ^ tail);
+	uint64_t h = mix64(get64(head16) ^ len);
+	h = mix64(h ^ get64(head16 + 8));
+	return mix64(h ^ tail);
 }
 
 uint64_t history_digest(const void *buf, size_t len)
@@ -129,7 +103,7 @@ uint64_t history_digest(const void *buf, size_t len)
 	if (len >= HISTORY_TAG_SIZE)
 		return history_digest_join(p, history_digest_tail(p + HISTORY_TAG_SIZE,
 								  len - HISTORY_TAG_SIZE), len);
-	return history_mix64(lanes(p, len, 0x9e3779b97f4a7c15ull ^ len));
+	return mix64(lanes(p, len, 0x9e3779b97f4a7c15ull ^ len));
 }
 
 void history_tag_put(uint8_t *dst, uint32_t client, uint64_t seq)

@@ -136,9 +136,6 @@ uint64_t history_key_hash(const void *key, size_t len);
  * (deterministic: the same keys on every client and run). */
 int history_key_sampled(uint64_t key_hash, double fraction);
 
-/* A full 64-bit avalanche (splitmix64's finalizer): hashes for tags, keys
- * and the checker's tables. */
-uint64_t history_mix64(uint64_t x);
 
 /* 64-bit digest of len bytes (not cryptographic: it finds torn and corrupt
  * values, not forgeries; four independent 8-byte lanes). */

@@ -146,3 +146,14 @@ void log_msg(int level, const char *fmt, ...)
 	log_vmsg(level, fmt, ap);
 	va_end(ap);
 }
+
+void err_set(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}

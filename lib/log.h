@@ -70,4 +70,11 @@ int log_level_option(const char *prog, const char *name);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
+/*
+ * Writes a formatted message into a caller's error buffer, the Redis
+ * anet.c way (functions return -1 and say why in err).  Does nothing when
+ * err is NULL or errlen is 0; a long message is cut to fit.
+ */
+void err_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -17,25 +17,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "conf.h"   /* conf_nearest() */
 #include "opts.h"
+#include "conf.h"   /* conf_nearest() */
+#include "log.h"
 
 #define OPTS_MAX_ROWS 256
 #define HELP_COL_MAX 30     /* left column wider than this wraps */
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int has_bounds(const struct opt *o)
 {
@@ -157,13 +144,13 @@ static int range_error(const struct opt *o, const char *who, const char *val,
 	else
 		snprintf(b, sizeof b, "%.0Lf to %.0Lf", lo, hi);
 	if (has_bounds(o) && isinf(o->max))
-		seterr(err, errlen, "%s: %s is out of range; expected at least %.15g",
+		err_set(err, errlen, "%s: %s is out of range; expected at least %.15g",
 		       who, val, o->min);
 	else if (has_bounds(o) && isinf(o->min))
-		seterr(err, errlen, "%s: %s is out of range; expected at most %.15g",
+		err_set(err, errlen, "%s: %s is out of range; expected at most %.15g",
 		       who, val, o->max);
 	else
-		seterr(err, errlen, "%s: %s is out of range; expected %s", who, val, b);
+		err_set(err, errlen, "%s: %s is out of range; expected %s", who, val, b);
 	return -1;
 }
 
@@ -186,7 +173,7 @@ static int set_value(const struct opt *o, void *base, const char *val, const cha
 		int b;
 
 		if (parse_bool(val, &b) != 0) {
-			seterr(err, errlen, "%s: expected true or false (also 1/0, yes/no, on/off), "
+			err_set(err, errlen, "%s: expected true or false (also 1/0, yes/no, on/off), "
 			       "got \"%s\"", who, val);
 			return -1;
 		}
@@ -206,10 +193,10 @@ static int set_value(const struct opt *o, void *base, const char *val, const cha
 		join_choices(o->choices, list, sizeof list);
 		near = o->choices ? conf_nearest(val, o->choices, SIZE_MAX) : NULL;
 		if (near != NULL)
-			seterr(err, errlen, "%s: \"%s\" is not one of: %s; did you mean \"%s\"?",
+			err_set(err, errlen, "%s: \"%s\" is not one of: %s; did you mean \"%s\"?",
 			       who, val, list, near);
 		else
-			seterr(err, errlen, "%s: \"%s\" is not one of: %s", who, val, list);
+			err_set(err, errlen, "%s: \"%s\" is not one of: %s", who, val, list);
 		return -1;
 	}
 	case OPT_INT:
@@ -222,7 +209,7 @@ static int set_value(const struct opt *o, void *base, const char *val, const cha
 		int exact = 0;
 
 		if (is_u64 && val[0] == '-') {
-			seterr(err, errlen, "%s: expected a non-negative integer, got \"%s\"", who, val);
+			err_set(err, errlen, "%s: expected a non-negative integer, got \"%s\"", who, val);
 			return -1;
 		}
 		/* Exact path first: a long double might not hold every uint64_t. */
@@ -241,7 +228,7 @@ static int set_value(const struct opt *o, void *base, const char *val, const cha
 			v = is_u64 ? (long double)u : (long double)s;
 			exact = 1;
 		} else if (parse_scaled(val, &v, &why) != 0 || !near_whole(&v)) {
-			seterr(err, errlen, "%s: expected %s, got \"%s\"%s%s", who,
+			err_set(err, errlen, "%s: expected %s, got \"%s\"%s%s", who,
 			       is_u64 ? "a non-negative integer" : "an integer", val,
 			       why ? "; " : "", why ? why : "");
 			return -1;
@@ -263,12 +250,12 @@ static int set_value(const struct opt *o, void *base, const char *val, const cha
 	}
 	case OPT_DBL:
 		if (parse_scaled(val, &v, &why) != 0) {
-			seterr(err, errlen, "%s: expected a number, got \"%s\"%s%s", who, val,
+			err_set(err, errlen, "%s: expected a number, got \"%s\"%s%s", who, val,
 			       why ? "; " : "", why ? why : "");
 			return -1;
 		}
 		if (!isfinite((double)v)) {
-			seterr(err, errlen, "%s: %s is too large for a double", who, val);
+			err_set(err, errlen, "%s: %s is too large for a double", who, val);
 			return -1;
 		}
 		if (has_bounds(o) && (v < o->min || v > o->max))
@@ -276,7 +263,7 @@ static int set_value(const struct opt *o, void *base, const char *val, const cha
 		*(double *)field = (double)v;
 		return 0;
 	}
-	seterr(err, errlen, "%s: option table error: unknown type %d", who, (int)o->type);
+	err_set(err, errlen, "%s: option table error: unknown type %d", who, (int)o->type);
 	return -1;
 }
 
@@ -324,9 +311,9 @@ static int unknown_option(const struct opt *tab, const char *arg, const char *na
 	snprintf(bad, sizeof bad, "%.*s", (int)(len < sizeof bad ? len : sizeof bad - 1), name);
 	near = conf_nearest(bad, names, n);
 	if (near != NULL)
-		seterr(err, errlen, "unknown option %s; did you mean --%s?", arg, near);
+		err_set(err, errlen, "unknown option %s; did you mean --%s?", arg, near);
 	else
-		seterr(err, errlen, "unknown option %s; see --help for the list", arg);
+		err_set(err, errlen, "unknown option %s; see --help for the list", arg);
 	return -1;
 }
 
@@ -371,7 +358,7 @@ int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *np
 			break;
 		if (only_pos || arg[0] != '-' || arg[1] == '\0') {
 			if (npos == NULL) {
-				seterr(err, errlen, "unexpected argument \"%s\"; options look like "
+				err_set(err, errlen, "unexpected argument \"%s\"; options look like "
 				       "--name value (see --help)", arg);
 				return -1;
 			}
@@ -389,7 +376,7 @@ int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *np
 		if (arg[1] != '-') {
 			/* "-workers": a single dash is a common slip; say so precisely. */
 			if (find_opt(tab, arg + 1, strlen(arg + 1)) != NULL) {
-				seterr(err, errlen, "unknown option %s; long options take two dashes: -%s",
+				err_set(err, errlen, "unknown option %s; long options take two dashes: -%s",
 				       arg, arg);
 				return -1;
 			}
@@ -420,7 +407,7 @@ int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *np
 		} else if (i + 1 >= argc || argv[i + 1] == NULL ||
 			   (argv[i + 1][0] == '-' && argv[i + 1][1] == '-' && argv[i + 1][2] != '\0')) {
 			/* "--rate --workers 4": the value was forgotten, not "--workers". */
-			seterr(err, errlen, "%s: missing value; write %s VALUE or %s=VALUE",
+			err_set(err, errlen, "%s: missing value; write %s VALUE or %s=VALUE",
 			       who, who, who);
 			return -1;
 		} else {

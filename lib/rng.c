@@ -4,15 +4,8 @@
  * Every thread seeds its own generator from the run seed and its identity,
  * so runs are reproducible and threads never share state.
  */
+#include "bits.h"
 #include "rng.h"
-
-/* splitmix64's output function: a bijection that mixes all 64 bits. */
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 uint64_t splitmix64(uint64_t *x)
 {

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "gen.h"
+#include "bits.h"
 #include "conf.h"
 #include "trace.h"
 #include "twitter.h"
@@ -194,12 +195,7 @@ static uint64_t key_hash(const char *s, size_t n)
 		h ^= (unsigned char)s[i];
 		h *= 0x100000001b3ull;
 	}
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebull;
-	h ^= h >> 31;
-	return h;
+	return mix64(h);
 }
 
 #define HLL_P 14

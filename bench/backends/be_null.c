@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "arrival.h"
+#include "bits.h"
 #include "clock.h"
 #include "rng.h"
 
@@ -45,12 +46,6 @@ static struct backend *null_open(const struct backend_conf *c, char *err, size_t
 }
 
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
 
 static void spend(struct backend *b)
 {

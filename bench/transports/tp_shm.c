@@ -80,6 +80,7 @@
 
 #include <libpmem.h>
 
+#include "bits.h"
 #include "clock.h"
 #include "fault.h"
 #include "log.h"
@@ -231,12 +232,6 @@ static void *pmap_file(const char *path, size_t size, int *existed, int *is_pmem
 	return p;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
 
 /* Asks for the cache line at p in a writable state, without waiting. */
 static inline void prefetch_for_write(const void *p)

@@ -28,6 +28,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "bits.h"
 #include "mpring.h"
 #include "recovery.h"
 #include "transport.h"
@@ -84,20 +85,8 @@
 
 enum { RM_SRQ = 0, RM_SLOT_RING = 1, RM_MP = 2 };
 
-/* little-endian private-data fields (never raw structs) */
-static inline void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static inline void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static inline void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
-static inline uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static inline uint32_t get32(const uint8_t *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
-static inline uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
+/* Private-data fields are little-endian (never raw structs): put16/get16
+ * and kin from lib/bits.h, like every other format in the tree. */
 
 /* ------------------------------------------------------------------ */
 /* server                                                              */
