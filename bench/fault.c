@@ -16,7 +16,6 @@
 #include "clock.h"
 #include "fault.h"
 #include "log.h"
-#include "tp_shm.h"
 #include "wire.h"
 
 unsigned fault_mask;
@@ -232,7 +231,7 @@ int fault_defer(struct fault_deferq **qp, unsigned w, const void *req, uint32_t 
 	return 0;
 }
 
-int fault_defer_flush(struct fault_deferq *q, struct tp_client *c, int all)
+int fault_defer_flush(struct fault_deferq *q, int all, fault_send_fn send, void *arg)
 {
 	if (!q || q->head == q->tail)
 		return 0;
@@ -241,14 +240,8 @@ int fault_defer_flush(struct fault_deferq *q, struct tp_client *c, int all)
 		struct deferred *d = &q->d[q->tail % DEFER_MAX];
 		if (!all && now - d->since < DEFER_NS)
 			break;
-		for (;;) {
-			uint64_t t;
-			char err[256];
-			if (shm_cli_claim(c, d->w, d->len, &t, err, sizeof err) != 0)
-				return -1;
-			if (shm_cli_publish(c, d->w, t, d->req, d->len))
-				break;
-		}
+		if (send(arg, d->w, d->req, d->len) != 0)
+			return -1;
 		q->tail++;
 	}
 	return 0;

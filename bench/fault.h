@@ -100,19 +100,24 @@ struct fault_worker {
  * server-delay-ns, fault_gen_delay_ns for client-gen-delay-ns). */
 void fault_delay(uint64_t ns);
 
-/* ---- ack-before-alloc (shm client) ---- */
+/* ---- ack-before-alloc (shm client) ----
+ * The fault keeps the requests and their timing; the transport sends them.
+ * This module calls no transport: the shm client hands it `send`, which
+ * takes a request's place in the queue the normal way (tp_shm.c). */
 
-struct tp_client;
 struct fault_deferq;
 
-/* For a nilext request: keeps a copy to publish later on worker w, and
+/* Sends one deferred request to worker w; 0, or -1 if the server is gone. */
+typedef int (*fault_send_fn)(void *arg, unsigned w, const void *req, uint32_t len);
+
+/* For a nilext request: keeps a copy to send later to worker w, and
  * returns 0 (the caller reports it delivered now).  -1 for any other
  * request, or if the queue is full: the caller posts it normally. */
 int fault_defer(struct fault_deferq **q, unsigned w, const void *req, uint32_t len);
 
-/* Publishes deferred requests older than the delay (all if `all`), each
- * with shm_cli_claim + shm_cli_publish.  -1 if the server went away. */
-int fault_defer_flush(struct fault_deferq *q, struct tp_client *c, int all);
+/* Sends, in order, the deferred requests older than the delay (all if
+ * `all`), each with send(arg, ...).  -1 if a send failed. */
+int fault_defer_flush(struct fault_deferq *q, int all, fault_send_fn send, void *arg);
 
 void fault_defer_free(struct fault_deferq *q);
 

@@ -1230,6 +1230,30 @@ static void delivered(struct tp_client *c, unsigned wi, uint64_t seq)
 	};
 }
 
+/* One request into worker wi's ring: a ticket, the slot claimed, the
+ * request written and published.  A publish the worker refused (it gave up
+ * on a slow writer) committed nothing, so the request takes a new ticket.
+ * 0, or -1 with err (the server went away, or the request is too large). */
+static inline int claim_publish(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
+				char *err, size_t errlen)
+{
+	for (;;) {
+		uint64_t t;
+		if (shm_cli_claim(c, wi, len, &t, err, errlen) != 0)
+			return -1;
+		if (shm_cli_publish(c, wi, t, req, len))
+			return 0;
+	}
+}
+
+/* The ack-before-alloc fault's late allocation (fault.h): a request it
+ * reported delivered earlier now takes its place in the queue. */
+static int replay_deferred(void *arg, unsigned w, const void *req, uint32_t len)
+{
+	char err[256];
+	return claim_publish(arg, w, req, len, err, sizeof err);
+}
+
 static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint32_t len,
 			uint64_t seq, char *err, size_t errlen)
 {
@@ -1246,14 +1270,8 @@ static int shm_cli_post(struct tp_client *c, unsigned wi, const void *req, uint3
 		delivered(c, wi, seq);
 		return 0;
 	}
-	for (;;) {
-		uint64_t t;
-		if (shm_cli_claim(c, wi, len, &t, err, errlen) != 0)
-			return -1;
-		if (shm_cli_publish(c, wi, t, req, len))
-			break;
-		/* the worker gave up on us: not committed, take a new ticket */
-	}
+	if (claim_publish(c, wi, req, len, err, errlen) != 0)
+		return -1;
 	delivered(c, wi, seq);
 	return 0;
 }
@@ -1342,7 +1360,7 @@ static int shm_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 	uint8_t *data0 = (uint8_t *)(rings + c->workers);
 
 	if (c->fdq)
-		fault_defer_flush(c->fdq, c, 0);
+		fault_defer_flush(c->fdq, 0, replay_deferred, c);
 	/* Release what the previous poll handed out. */
 	for (unsigned w = 0; w < c->workers; w++)
 		if (c->mtail[w] != atomic_load_explicit(&rings[w].tail, memory_order_relaxed))
@@ -1396,7 +1414,7 @@ static void shm_cli_close(struct tp_client *c)
 	if (!c)
 		return;
 	if (c->fdq) {
-		fault_defer_flush(c->fdq, c, 1);
+		fault_defer_flush(c->fdq, 1, replay_deferred, c);
 		fault_defer_free(c->fdq);
 	}
 	if (c->mbox) {
