@@ -9,11 +9,9 @@ int buildinfo_has_transport(const char *name)
 	return transport_find(name) != NULL;
 }
 
-json_t *buildinfo_erpc(void)
+json_t *buildinfo_transport(const char *name)
 {
-#if OQB_HAVE_ERPC
-	return tp_erpc_build_json();
-#else
-	return json_null();
-#endif
+	const struct transport_ops *t = transport_find(name);
+	json_t *b = t && t->build ? t->build() : NULL;
+	return b ? b : json_null();
 }

@@ -3,7 +3,8 @@
  *
  * The driver (harness/) never includes a transport header: it learns what
  * the binaries it starts can do from here, and talks to them only through
- * the control channel.
+ * the control channel.  Everything here is read from the transport table
+ * (transport.c), so no transport is named in this module.
  */
 #ifndef OQB_BUILDINFO_H
 #define OQB_BUILDINFO_H
@@ -13,8 +14,9 @@
 /* Whether transport `name` ("shm", "verbs", "erpc") is built in. */
 int buildinfo_has_transport(const char *name);
 
-/* The eRPC build the erpc transport links (commit, transport, MTU,
- * flags), or null JSON without it. */
-json_t *buildinfo_erpc(void);
+/* Transport `name`'s build description from the transport table (for
+ * erpc: the eRPC build it links; for verbs: its receive modes, MP SRQ and
+ * XRC), or null JSON when it is not built or has none.  New reference. */
+json_t *buildinfo_transport(const char *name);
 
 #endif

@@ -133,12 +133,17 @@ static json_t *transport_info(const struct runconf *rc)
 		json_object_set_new(t, "driver_host_devices", devs);
 	}
 #endif
-#if OQB_HAVE_ERPC
-	/* System erpc runs over transport erpc: which eRPC build (docs/erpc.md). */
+	/* What the transport was built with (the transport table's row). */
+	json_t *b = buildinfo_transport(rc->transport);
+	if (json_is_null(b))
+		json_decref(b);
+	else
+		json_object_set_new(t, "build", b);
+	/* System erpc runs over transport erpc: which eRPC build (docs/erpc.md;
+	 * runconf refused the config when this build has no erpc). */
 	for (size_t s = 0; s < rc->nsystems; s++)
-		if (strcmp(rc->systems[s], "erpc") == 0)
-			json_object_set_new(t, "erpc_build", buildinfo_erpc());
-#endif
+		if (strcmp(rc->systems[s], "erpc") == 0 && buildinfo_has_transport("erpc"))
+			json_object_set_new(t, "erpc_build", buildinfo_transport("erpc"));
 	return t;
 }
 

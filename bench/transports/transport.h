@@ -104,6 +104,10 @@ struct tp_client;
 struct transport_ops {
 	const char *name;
 	int version;
+	/* What this build of the transport has, as JSON for run.json and the
+	 * driver (bench/buildinfo.h): the library it links and its build, the
+	 * optional hardware paths compiled in.  NULL: nothing beyond its name. */
+	json_t *(*build)(void);
 
 	struct tp_server *(*srv_open)(const struct tp_srv_conf *c, char *err, size_t errlen);
 	const char *(*srv_endpoint)(struct tp_server *s);
@@ -149,10 +153,6 @@ const struct transport_ops *transport_find(const char *name);
 const char *transport_names(void);
 /* What to do when transport `name` is not in this build ("" if nothing). */
 const char *transport_hint(const char *name);
-#if OQB_HAVE_ERPC
-/* The eRPC build the erpc transport links (commit, transport, MTU, flags). */
-json_t *tp_erpc_build_json(void);
-#endif
 extern const char *const transport_name_list[];
 
 #endif

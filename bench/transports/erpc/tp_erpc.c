@@ -71,7 +71,9 @@ struct tp_server {
 	char endpoint[160];
 };
 
-json_t *tp_erpc_build_json(void)
+/* The eRPC build this adapter links (commit, transport, MTU, flags): the
+ * table's build description, and part of every HELLO and stats block. */
+static json_t *tp_erpc_build_json(void)
 {
 	return json_pack("{s:s,s:s,s:b,s:b,s:i,s:s}", "commit", es_build_commit(), "transport", es_transport(),
 			 "modified", es_build_modified(), "roce", es_is_roce(), "mtu_data",
@@ -553,6 +555,7 @@ static void erpc_cli_close(struct tp_client *c)
 const struct transport_ops tp_erpc_ops = {
 	.name = "erpc",
 	.version = TRANSPORT_OPS_VERSION,
+	.build = tp_erpc_build_json,
 	.srv_open = erpc_srv_open,
 	.srv_endpoint = erpc_srv_endpoint,
 	.srv_ready = erpc_srv_ready,

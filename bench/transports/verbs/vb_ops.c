@@ -6,9 +6,24 @@
 #include "tp_verbs.h"
 #include "vb_internal.h"
 
+/* The receive modes and optional paths compiled into this build.  XRC is
+ * always compiled (rdma-core has it); whether a device offers it is asked
+ * at run time, and a server on one without it refuses --xrc. */
+static json_t *vb_build(void)
+{
+	return json_pack("{s:[s,s,s*],s:s,s:b}", "recv_modes", "srq", "slot_ring",
+#if OQB_HAVE_VERBS_EXP
+			 "mp", "mp_srq", "compiled in (MLNX_OFED experimental verbs)",
+#else
+			 NULL, "mp_srq", "not compiled: no MLNX_OFED 4.6+ experimental verbs header at build time",
+#endif
+			 "xrc", 1);
+}
+
 const struct transport_ops tp_verbs_ops = {
 	.name = "verbs",
 	.version = TRANSPORT_OPS_VERSION,
+	.build = vb_build,
 	.srv_open = vb_srv_open,
 	.srv_endpoint = vb_srv_endpoint,
 	.srv_poll = vb_srv_poll,
