@@ -200,10 +200,10 @@ demo: deps-auto
 	@harness/demo.sh
 
 # Every paper figure at a quick scale on this machine, then the report
-# (harness/figures.sh, docs/figures.md); the last line is its index.html.
+# (harness/figures/figures.sh, docs/figures.md); the last line is its index.html.
 figures: deps-auto
 	@$(MAKE) --no-print-directory all
-	@OQB_BIN=$(BIN) harness/figures.sh
+	@OQB_BIN=$(BIN) harness/figures/figures.sh
 
 clean:
 	rm -rf build bin

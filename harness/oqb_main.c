@@ -3,12 +3,12 @@
  *
  *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]
  *   oqb plot RUN_DIR [--out DIR]
- *   oqb figures [--runs DIR] [--out DIR] [--check]   (harness/figures.c)
+ *   oqb figures [--runs DIR] [--out DIR] [--check]   (harness/figures/figures.c)
  *   oqb compare BASE.json NEW.json [--tolerance PCT] [--json]
- *   oqb ab CONFIG --base BINDIR --new BINDIR   (the A/B gate, harness/ab.c)
- *   oqb crashtest CONFIG    (crash injection, harness/crashtest.c)
+ *   oqb ab CONFIG --base BINDIR --new BINDIR   (the A/B gate, harness/verdict/ab.c)
+ *   oqb crashtest CONFIG    (crash injection, harness/crash/crashtest.c)
  *   oqb tgap ...            (T_gap analysis of traces, workloads/tgap.c)
- *   oqb history ...         (performance history and change points, harness/perfhist.c)
+ *   oqb history ...         (performance history and change points, harness/verdict/perfhist.c)
  *   oqb config-keys         (every config key with its type and help)
  *
  * Only this file exits; the verbs return their exit status.

@@ -1,6 +1,6 @@
 /*
  * history.h - recorded client histories: what each client saw, one record
- * per operation, for the linearizability checker (harness/check.h).
+ * per operation, for the linearizability checker (harness/check/check.h).
  *
  * One file per client thread, written append-only.  All integers are
  * little-endian.  A file is a 128-byte header, then fixed-size records:

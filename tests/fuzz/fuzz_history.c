@@ -1,7 +1,7 @@
 /*
  * fuzz_history.c - the history readers of `oqb check`: the binary history
  * file (lib/history.c: history_read, over a buffer) and the text form of
- * golden histories (harness/check_text.c: check_text_parse).
+ * golden histories (harness/check/check_text.c: check_text_parse).
  *
  * Input: the bytes of a history file; the same bytes, NUL-terminated,
  * as a text history.  Properties: a failure has a message and hands out

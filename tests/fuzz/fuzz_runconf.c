@@ -1,6 +1,6 @@
 /*
  * fuzz_runconf.c - the experiment config as `oqb run` loads it
- * (harness/runconf.c over lib/conf.c).
+ * (harness/run/runconf.c over lib/conf.c).
  *
  * Input: the bytes of a config file, given to runconf_load through a memfd
  * path (the API takes paths: the workload's files are found relative to

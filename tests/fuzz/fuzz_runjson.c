@@ -1,5 +1,5 @@
 /*
- * fuzz_runjson.c - the run.json reader (harness/runjson.c: runjson_load)
+ * fuzz_runjson.c - the run.json reader (harness/run/runjson.c: runjson_load)
  * and what its two readers take from it: `oqb compare` (points matched by
  * system and load, histogram bins merged for the median's CI) and
  * `oqb plot` (the latency-throughput data file).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# knee.sh - arrival.loads_ops {"auto": true} end to end (harness/knee.h):
+# knee.sh - arrival.loads_ops {"auto": true} end to end (harness/run/knee.h):
 # a real knee search on shm with tiny.json's shape, then the sweep at
 # fractions of the knee; run.json's knee (ops, probes, loads = fractions x
 # knee, the probes' directories), a progress line per probe, and the last

@@ -1,5 +1,5 @@
 /*
- * test_changepoint.c - harness/changepoint.c on synthetic histories made
+ * test_changepoint.c - harness/verdict/changepoint.c on synthetic histories made
  * here with lib/rng.h (fixed seeds): a +10 % step at run 60 of 100 under
  * 4 % lognormal noise is named at 60 +- 1 with nothing else, pure noise
  * and single-run spikes name nothing, two steps are both named, a 1 %

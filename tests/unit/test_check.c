@@ -1,5 +1,5 @@
 /*
- * test_check.c - the linearizability checker (harness/check.h) against a
+ * test_check.c - the linearizability checker (harness/check/check.h) against a
  * brute-force checker, on thousands of random small histories, and on the
  * golden histories of tests/check/golden/.
  *

@@ -1,5 +1,5 @@
 /*
- * test_knee.c - the knee search (harness/knee.h) against systems whose
+ * test_knee.c - the knee search (harness/run/knee.h) against systems whose
  * capacity is known: the knee lands inside the bracket the search states,
  * the slowest system is named, the probe count stays within
  * knee_max_probes, the downward ramp and max_ops cap work, confirm probes

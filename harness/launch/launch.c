@@ -1,9 +1,11 @@
 /*
  * launch.c - the launcher table and what all launchers share: spawning
- * the local child with its log file, and shell quoting.
+ * the local child with its log file, shell quoting, and whether a host
+ * name means this machine.
  */
 #include "launch.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -247,4 +249,21 @@ char *launch_script(const char *cwd, char *const *argv)
 fail:
 	free(s);
 	return NULL;
+}
+
+int host_is_local(const char *s)
+{
+	char me[256];
+	struct in_addr a4;
+
+	if (!s || !*s || strcmp(s, "localhost") == 0 || strcmp(s, "::1") == 0)
+		return 1;
+	if (inet_pton(AF_INET, s, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (gethostname(me, sizeof me) == 0) {
+		me[sizeof me - 1] = '\0';
+		if (strcmp(s, me) == 0)
+			return 1;
+	}
+	return 0;
 }

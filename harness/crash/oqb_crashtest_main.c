@@ -1,4 +1,4 @@
-/* oqb-crashtest: the same as `oqb crashtest` (harness/crashtest.c). */
+/* oqb-crashtest: the same as `oqb crashtest` (harness/crash/crashtest.c). */
 #include "crashtest.h"
 
 int main(int argc, char **argv)

@@ -3,7 +3,7 @@
  * series (one value per commit): E-Divisive means with a t-test in place
  * of the permutation test, in the windowed split-then-merge form of
  * Hunter / Apache Otava (Fleming et al., ICPE 2023), plus a minimum
- * segment length.  `oqb history detect` (harness/perfhist.c) runs it on
+ * segment length.  `oqb history detect` (harness/verdict/perfhist.c) runs it on
  * every (config, testbed, point, metric) series.
  *
  * The algorithm, written here from the published description:

@@ -93,4 +93,7 @@ extern const struct launch_ops launch_local_ops;
 extern const struct launch_ops launch_ssh_ops;
 extern const struct launch_ops launch_slurm_ops;
 
+/* Whether s names this machine (localhost, 127.x, ::1, our host name). */
+int host_is_local(const char *s);
+
 #endif

@@ -16,7 +16,6 @@
 #include "launch.h"
 #include "buildinfo.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -158,23 +157,6 @@ static const struct conf_key top_keys[] = {
 const struct conf_key *runconf_schema(void)
 {
 	return top_keys;
-}
-
-int host_is_local(const char *s)
-{
-	char me[256];
-	struct in_addr a4;
-
-	if (!s || !*s || strcmp(s, "localhost") == 0 || strcmp(s, "::1") == 0)
-		return 1;
-	if (inet_pton(AF_INET, s, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (gethostname(me, sizeof me) == 0) {
-		me[sizeof me - 1] = '\0';
-		if (strcmp(s, me) == 0)
-			return 1;
-	}
-	return 0;
 }
 
 /* Two host names that mean the same machine, as far as we can tell offline. */

@@ -180,9 +180,6 @@ int runconf_needs_pmem(const struct runconf *rc, const char *system);
 /* Host of client process `rank` (round-robin over hosts.clients). */
 const char *runconf_client_host(const struct runconf *rc, unsigned rank);
 
-/* Whether s names this machine (localhost, 127.x, ::1, our host name). */
-int host_is_local(const char *s);
-
 /* The schema, for docs and `oqb run --help-config`. */
 const struct conf_key *runconf_schema(void);
 

@@ -17,7 +17,6 @@
  * tests/integration/slurm.sh runs all of this against real daemons.
  */
 #include "launch.h"
-#include "runconf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

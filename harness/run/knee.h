@@ -25,7 +25,7 @@
  * failed first; the first that does not sustain it decides (the others
  * need no probe there), and names `slowest_system`.  A probe does not
  * sustain its load when the point says saturated (achieved < 95 % of
- * offered, harness/merge.c) or when a self-check says the client could
+ * offered, harness/run/merge.c) or when a self-check says the client could
  * not keep up: schedule_lag, unsent or unanswered warn, unless
  * interference warns too (knee_verdict says why).  A shared host makes
  * single probes fail now and then at loads far below the knee, and noise

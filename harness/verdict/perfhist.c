@@ -2,7 +2,7 @@
  * perfhist.c - `oqb history`: the append-only history file, its
  * fingerprints, and detect / show / export-otava / plot over it.  The
  * format and the guarantees are in perfhist.h; docs/history.md is the
- * user's guide.  Detection itself is harness/changepoint.c.
+ * user's guide.  Detection itself is harness/verdict/changepoint.c.
  */
 #include "perfhist.h"
 #include "changepoint.h"

@@ -4,7 +4,7 @@
 # `oqb figures`, which draws Figs 2 and 6-11 and writes the report.  The
 # last line printed is the path of the report's index.html.
 #
-# Usage: harness/figures.sh   (make figures builds first)
+# Usage: harness/figures/figures.sh   (make figures builds first)
 # Environment: OQB_BIN (default bin), FIGURES_OUT (default
 # results/figures-UTCSTAMP), FIGURES_SET (overrides for every config,
 # default the quick scale below), FIGURES_FRACTIONS (the fractions of the
@@ -23,7 +23,7 @@
 # machine still finishes in about 20 minutes; the report lists what ran.
 # The full scale is for a lab cluster: docs/figures.md.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bin=${OQB_BIN:-bin}
 out=${FIGURES_OUT:-results/figures-$(date -u +%Y%m%dT%H%M%SZ)}
 read -r -a quick <<<"${FIGURES_SET:---set duration_s=0.5 --set warmup_s=0.2}"

@@ -1,0 +1,574 @@
+/*
+ * rendezvous.c - the processes of one point of `oqb run` (run_internal.h).
+ *
+ * The driver is one thread with one poll() loop over the listening socket,
+ * the accepted control connections, and (every tick) waitpid(WNOHANG) on
+ * the PIDs it started.  A process is started through the launcher, says
+ * HELLO (its endpoint) on its control connection, is told GO, and sends
+ * DONE with its result.  Waits are on those messages and on process exits,
+ * with deadlines from the config's timeouts, never fixed sleeps.
+ *
+ * Everything that can go wrong turns into one message, "[host:role:rank]
+ * what happened (pid N)" plus the tail of that process's log (prun_fail);
+ * the first failure stops the point.  prun_stop_all ends the point in
+ * order: BYE to clients, STOP to the server and a wait for its DONE, close
+ * every control connection (a process exits when its connection closes,
+ * lib/ctl.h), and only then SIGTERM and SIGKILL, by PID, to what is left.
+ */
+#include "run_internal.h"
+#include "ctl.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TICK_MS 100
+#define TERM_WAIT_MS 2000
+
+static void proc_label(char *buf, size_t len, const struct proc *p)
+{
+	snprintf(buf, len, "[%s:%s:%u]", p->host, p->role, p->rank);
+}
+
+/* The last nlines of a log file, each indented, for error messages. */
+static void log_tail(const char *path, char *out, size_t cap, int nlines)
+{
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+	long size;
+	size_t n, start;
+	int lines = 0;
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 : 0, SEEK_SET);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (n == 0)
+		return;
+	start = n;
+	while (start > 0) {
+		if (buf[start - 1] == '\n' && ++lines >= nlines)
+			break;
+		start--;
+	}
+	size_t len = 0;
+	const char *p = buf + start;
+	while (*p && len + 8 < cap) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		int w = snprintf(out + len, cap - len, "\n    | %.*s", (int)l, p);
+		if (w < 0 || (size_t)w >= cap - len)
+			break;
+		len += (size_t)w;
+		p += l + (e ? 1 : 0);
+	}
+}
+
+static void status_text(char *buf, size_t len, int st)
+{
+	if (WIFEXITED(st)) {
+		int c = WEXITSTATUS(st);
+		snprintf(buf, len, "exited with status %d%s", c,
+			 c == CTL_EXIT_LOST ? " (it lost its control connection)" :
+			 c == 127 ? " (command not found on that host?)" :
+			 c == 255 ? " (ssh: connection or authentication failed?)" : "");
+	} else if (WIFSIGNALED(st)) {
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+	} else {
+		snprintf(buf, len, "ended with wait status %d", st);
+	}
+}
+
+void prun_fail(struct prun *pr, const struct proc *p, const char *fmt, ...)
+{
+	char msg[2048], label[300], tail[8192] = "";
+	va_list ap;
+
+	if (pr->failed)
+		return;
+	pr->failed = 1;
+	pr->culprit = p;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (!p) {
+		snprintf(pr->err, sizeof pr->err, "%s", msg);
+		return;
+	}
+	proc_label(label, sizeof label, p);
+	if (p->started) {
+		/* Give a dying process's last words a moment to reach the file. */
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+		log_tail(p->log, tail, sizeof tail, 12);
+	}
+	snprintf(pr->err, sizeof pr->err, "%s %s%s%s%s%s", label, msg,
+		 p->started ? "; log: " : "", p->started ? p->log : "",
+		 tail[0] ? ", last lines:" : "", tail);
+}
+
+static struct proc *find_proc(struct prun *pr, const char *role, long long rank)
+{
+	for (size_t i = 0; i < pr->nprocs; i++)
+		if (strcmp(pr->procs[i].role, role) == 0 && pr->procs[i].rank == rank)
+			return &pr->procs[i];
+	return NULL;
+}
+
+/* Collects exit statuses; an exit we did not ask for is a failure. */
+static void reap(struct prun *pr)
+{
+	for (size_t i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		int st;
+
+		if (!p->started || p->exited)
+			continue;
+		if (waitpid(p->pid, &st, WNOHANG) != p->pid)
+			continue;
+		p->exited = 1;
+		p->status = st;
+		if (!p->stopping && !p->result) {
+			char s[160];
+			status_text(s, sizeof s, st);
+			prun_fail(pr, p, "%s before %s (pid %d)", s, p->hello ? "sending DONE" : "sending HELLO",
+			     (int)p->pid);
+		}
+	}
+}
+
+/* Waits up to ms for p to exit, so a message can say how it ended. */
+static void await_exit(struct proc *p, int ms)
+{
+	for (int waited = 0; p->started && !p->exited && waited < ms; waited += 20) {
+		int st;
+		if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
+			p->exited = 1;
+			p->status = st;
+			break;
+		}
+		poll(NULL, 0, 20);
+	}
+}
+
+static void write_result_file(struct proc *p)
+{
+	if (json_dump_file(p->result, p->json, JSON_INDENT(1)) != 0)
+		fprintf(stderr, "oqb: warning: cannot write %s: %s\n", p->json, strerror(errno));
+}
+
+static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
+{
+	const char *type = json_string_value(json_object_get(m, "type"));
+
+	if (strcmp(type, "HELLO") == 0) {
+		if (!p->hello) {
+			p->hello = json_incref(m);
+			json_t *row = json_pack("{s:I, s:s, s:I, s:O?, s:O?, s:O?, s:I}",
+						"point", (json_int_t)pr->pt->idx, "role", p->role,
+						"rank", (json_int_t)p->rank,
+						"host", json_object_get(m, "host"),
+						"node", json_object_get(m, "node"),
+						"pid", json_object_get(m, "pid"),
+						"local_pid", (json_int_t)p->pid);
+			if (pr->aux)
+				json_object_set_new(row, "purpose", json_string("canary"));
+			json_array_append_new(json_object_get(json_object_get(pr->r->runj, "hosts"),
+							      "processes"), row);
+		}
+	} else if (strcmp(type, "DONE") == 0) {
+		if (!p->result) {
+			json_t *res = json_object_get(m, "result");
+			p->result = json_incref(res ? res : json_null());
+			write_result_file(p);
+			const char *e = json_string_value(json_object_get(res, "error"));
+			if (e && !p->stopping)
+				prun_fail(pr, p, "finished with an error: %s", e);
+		}
+	} else if (strcmp(type, "ERROR") == 0) {
+		const char *msg = json_string_value(json_object_get(m, "message"));
+		if (!p->stopping)
+			prun_fail(pr, p, "reported an error: %s", msg ? msg : "(no message)");
+	}
+	/* Anything else is a newer process talking; ignore it. */
+}
+
+/* A pending connection spoke: attach it to the process it names. */
+static void attach(struct prun *pr, size_t pi, json_t *m)
+{
+	struct ctl *k = pr->pending[pi];
+	const char *role = json_string_value(json_object_get(m, "role"));
+	json_t *rk = json_object_get(m, "rank");
+	struct proc *p = role && json_is_integer(rk) ? find_proc(pr, role, json_integer_value(rk)) : NULL;
+
+	pr->pending[pi] = pr->pending[--pr->npending];
+	if (!p || !p->started || p->ctl) {
+		fprintf(stderr, "oqb: warning: control connection from %s (role %s, rank %lld) matches no "
+			"process of this point; closed\n", ctl_peer(k), role ? role : "?",
+			json_is_integer(rk) ? (long long)json_integer_value(rk) : -1LL);
+		ctl_close(k);
+		return;
+	}
+	p->ctl = k;
+	handle_msg(pr, p, m);
+}
+
+/*
+ * One turn of the event loop: accept, read, dispatch, reap.  Waits at most
+ * ms for something to happen.
+ */
+static void step(struct prun *pr, int ms)
+{
+	struct pollfd fds[1 + MAX_PENDING + 1100];
+	struct proc *who[1 + MAX_PENDING + 1100];
+	size_t nf = 0, i;
+	char err[1024];
+
+	if (pr->lfd >= 0) {
+		fds[nf] = (struct pollfd){ .fd = pr->lfd, .events = POLLIN };
+		who[nf++] = NULL;
+	}
+	/* Pending connections (no message yet) take fds[fpend .. fpend+np). */
+	struct ctl *snap[MAX_PENDING];
+	size_t fpend = nf, np = pr->npending;
+	for (i = 0; i < np; i++) {
+		snap[i] = pr->pending[i];
+		fds[nf] = (struct pollfd){ .fd = ctl_fd(pr->pending[i]), .events = POLLIN };
+		who[nf++] = NULL;
+	}
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (p->ctl && !p->eof) {
+			fds[nf] = (struct pollfd){ .fd = ctl_fd(p->ctl), .events = POLLIN };
+			who[nf++] = p;
+		}
+	}
+	if (ms > TICK_MS)
+		ms = TICK_MS;   /* waitpid needs a look now and then */
+	int n = poll(fds, nf, ms);
+	if (n < 0 && errno != EINTR)
+		prun_fail(pr, NULL, "poll: %s", strerror(errno));
+
+	if (n > 0) {
+		size_t f = 0;
+		if (pr->lfd >= 0) {
+			if (fds[f].revents & POLLIN) {
+				struct ctl *k = ctl_accept(pr->lfd, err, sizeof err);
+				if (k && pr->npending < MAX_PENDING)
+					pr->pending[pr->npending++] = k;
+				else if (k)
+					ctl_close(k);
+			}
+			f++;
+		}
+		/* Pending connections: the first message says who it is.  Walk
+		 * the snapshot, since attach() and accept reorder the array. */
+		f = fpend + np;
+		for (i = 0; i < np; i++) {
+			if (!fds[fpend + i].revents)
+				continue;
+			size_t pi;
+			for (pi = 0; pi < pr->npending && pr->pending[pi] != snap[i]; pi++)
+				;
+			if (pi == pr->npending)
+				continue;
+			int r = ctl_pump(snap[i], err, sizeof err);
+			json_t *m = ctl_pop(snap[i]);
+			if (m) {
+				attach(pr, pi, m);
+				json_decref(m);
+				/* Anything queued behind the first message. */
+				struct proc *p = NULL;
+				for (size_t q = 0; q < pr->nprocs; q++)
+					if (pr->procs[q].ctl == snap[i])
+						p = &pr->procs[q];
+				while (p && (m = ctl_pop(snap[i])) != NULL) {
+					handle_msg(pr, p, m);
+					json_decref(m);
+				}
+				if (p && r == 0)
+					p->eof = 1;
+			} else if (r <= 0) {
+				if (r < 0)
+					fprintf(stderr, "oqb: warning: %s\n", err);
+				pr->pending[pi] = pr->pending[--pr->npending];
+				ctl_close(snap[i]);
+			}
+		}
+		for (; f < nf; f++) {
+			struct proc *p = who[f];
+			if (!p || !fds[f].revents)
+				continue;
+			int r = ctl_pump(p->ctl, err, sizeof err);
+			json_t *m;
+			while ((m = ctl_pop(p->ctl)) != NULL) {
+				handle_msg(pr, p, m);
+				json_decref(m);
+			}
+			if (r < 0 && !p->stopping) {
+				prun_fail(pr, p, "%s", err);
+				p->eof = 1;
+			} else if (r <= 0) {
+				p->eof = 1;
+			}
+		}
+	}
+	reap(pr);
+	/* A control connection closed before DONE: say how the process ended. */
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (p->eof && !p->result && !p->stopping && !pr->failed) {
+			char s[160];
+			await_exit(p, 1000);
+			if (p->exited) {
+				status_text(s, sizeof s, p->status);
+				prun_fail(pr, p, "%s before sending DONE (pid %d)", s, (int)p->pid);
+			} else {
+				prun_fail(pr, p, "closed its control connection before sending DONE, and is still "
+				     "running (pid %d)", (int)p->pid);
+			}
+		}
+	}
+	if (run_signal && !pr->failed)
+		prun_fail(pr, NULL, "interrupted by SIG%s; every process of the point was stopped",
+		     sigabbrev_np(run_signal) ? sigabbrev_np(run_signal) : "?");
+}
+
+static int all_have(const struct prun *pr, const char *role, int what)
+{
+	for (size_t i = 0; i < pr->nprocs; i++) {
+		const struct proc *p = &pr->procs[i];
+		if (role && strcmp(p->role, role) != 0)
+			continue;
+		if (!p->started)
+			continue;
+		if (what == WANT_HELLO && !p->hello)
+			return 0;
+		if (what == WANT_DONE && !p->result)
+			return 0;
+		if (what == WANT_EXIT && !p->exited)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Runs the loop until every process of role has reached `what`, a failure
+ * happens, or deadline_ms passes (then fails naming the first laggard and
+ * `why`, the config knob that set the deadline).
+ */
+int prun_wait_all(struct prun *pr, const char *role, int what, uint64_t deadline_ms,
+		    const char *why)
+{
+	while (!pr->failed && !all_have(pr, role, what)) {
+		uint64_t now = now_ms();
+		if (now >= deadline_ms) {
+			for (size_t i = 0; i < pr->nprocs; i++) {
+				struct proc *p = &pr->procs[i];
+				if (strcmp(p->role, role) != 0 || !p->started)
+					continue;
+				if (what == WANT_HELLO && !p->hello) {
+					prun_fail(pr, p, "did not report ready (no HELLO) within %s; it is still running "
+					     "(pid %d)%s", why, (int)p->pid,
+					     pr->r->l.ops->direct ? "" :
+					     "; if the host does not answer, check that it is up and "
+					     "reachable and that the launcher can log in");
+					break;
+				}
+				if (what == WANT_DONE && !p->result) {
+					prun_fail(pr, p, "did not finish (no DONE) within %s (pid %d)", why, (int)p->pid);
+					break;
+				}
+			}
+			break;
+		}
+		step(pr, (int)(deadline_ms - now));
+	}
+	return pr->failed ? -1 : 0;
+}
+
+static void tsv_add(struct run *r, const struct prun *pr, const struct proc *p)
+{
+	if (!r->tsv)
+		return;
+	fprintf(r->tsv, "%u\t%s\t%s\t%u\t%s\t%d\t%s\n", pr->pt->idx + 1, pr->pt->system, p->role,
+		p->rank, p->host, (int)p->pid, p->log);
+	fflush(r->tsv);
+}
+
+int prun_start(struct prun *pr, struct proc *p, char **argv)
+{
+	char err[1024];
+
+	if (!argv) {
+		prun_fail(pr, p, "out of memory building its command line");
+		return -1;
+	}
+	if (launch_start(&pr->r->l, p->host, NULL, argv, p->log, &p->pid, err, sizeof err) < 0) {
+		launch_argv_free(argv);
+		prun_fail(pr, p, "could not be started: %s", err);
+		return -1;
+	}
+	launch_argv_free(argv);
+	p->started = 1;
+	tsv_add(pr->r, pr, p);
+	return 0;
+}
+
+/*
+ * Ends every process of the point: BYE to clients, STOP to the server (and
+ * a wait for its DONE), close all control connections (processes exit by
+ * themselves), wait, and only then signal what is still there, by PID.
+ */
+void prun_stop_all(struct prun *pr)
+{
+	const struct runconf *rc = &pr->r->rc;
+	char err[256];
+	size_t i;
+	int stop_sent = 0;
+
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (strcmp(p->role, "client") == 0 && p->ctl && !p->eof)
+			ctl_send(p->ctl, json_pack("{s:s}", "type", "BYE"), err, sizeof err);
+		if (strcmp(p->role, "client") == 0)
+			p->stopping = 1;
+	}
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (strcmp(p->role, "server") != 0)
+			continue;
+		if (p->ctl && !p->eof && !p->exited) {
+			ctl_send(p->ctl, json_pack("{s:s}", "type", "STOP"), err, sizeof err);
+			stop_sent = 1;
+		}
+		p->stopping = 1;
+	}
+	if (stop_sent) {
+		uint64_t deadline = now_ms() + (uint64_t)(rc->stop_s * 1000);
+		int was_failed = pr->failed;
+		/* The server's DONE; a server that dies now is a failure of
+		 * this point only if nothing failed before.  A server that has
+		 * exited is still read until its control socket ends: it sends
+		 * DONE and exits at once, and its exit can be seen before the
+		 * DONE it left in the socket is read (a race CI hit). */
+		while (now_ms() < deadline) {
+			int pending = 0;
+			for (i = 0; i < pr->nprocs; i++) {
+				struct proc *p = &pr->procs[i];
+				if (strcmp(p->role, "server") == 0 && p->started && !p->result && !p->eof &&
+				    (!p->exited || p->ctl))
+					pending = 1;
+			}
+			if (!pending)
+				break;
+			step(pr, (int)(deadline - now_ms()));
+		}
+		for (i = 0; i < pr->nprocs && !was_failed; i++) {
+			struct proc *p = &pr->procs[i];
+			if (strcmp(p->role, "server") == 0 && p->started && !p->result) {
+				char s[160] = "is still running";
+				if (p->exited)
+					status_text(s, sizeof s, p->status);
+				prun_fail(pr, p, "sent no DONE within %g s of STOP (timeouts.stop_s) and %s (pid %d)",
+				     rc->stop_s, s, (int)p->pid);
+			}
+		}
+	}
+
+	/* Closing the control sockets ends every process (ctl.h). */
+	for (i = 0; i < pr->nprocs; i++) {
+		if (pr->procs[i].ctl) {
+			ctl_close(pr->procs[i].ctl);
+			pr->procs[i].ctl = NULL;
+		}
+	}
+	for (i = 0; i < pr->npending; i++)
+		ctl_close(pr->pending[i]);
+	pr->npending = 0;
+	if (pr->lfd >= 0) {
+		close(pr->lfd);
+		pr->lfd = -1;
+	}
+
+	uint64_t deadline = now_ms() + (uint64_t)(rc->exit_s * 1000);
+	while (!all_have(pr, NULL, WANT_EXIT) && now_ms() < deadline) {
+		reap(pr);
+		if (!all_have(pr, NULL, WANT_EXIT))
+			poll(NULL, 0, 20);
+	}
+	for (int sig = SIGTERM; ; sig = SIGKILL) {
+		int left = 0;
+		for (i = 0; i < pr->nprocs; i++) {
+			struct proc *p = &pr->procs[i];
+			if (!p->started || p->exited)
+				continue;
+			left = 1;
+			/* Each child leads its own process group (launch_start). */
+			if (kill(-p->pid, sig) != 0)
+				kill(p->pid, sig);
+			if (!pr->warn[0])
+				snprintf(pr->warn, sizeof pr->warn, "[%s:%s:%u] did not exit within %g s "
+					 "(timeouts.exit_s) after its control connection closed; sent %s to pid %d",
+					 p->host, p->role, p->rank, rc->exit_s, sig == SIGTERM ? "SIGTERM" : "SIGKILL",
+					 (int)p->pid);
+		}
+		if (!left)
+			break;
+		uint64_t until = now_ms() + TERM_WAIT_MS;
+		while (!all_have(pr, NULL, WANT_EXIT) && now_ms() < until) {
+			reap(pr);
+			if (!all_have(pr, NULL, WANT_EXIT))
+				poll(NULL, 0, 20);
+		}
+		if (sig == SIGKILL) {
+			/* SIGKILL cannot be refused: collect them. */
+			for (i = 0; i < pr->nprocs; i++) {
+				struct proc *p = &pr->procs[i];
+				if (p->started && !p->exited && waitpid(p->pid, &p->status, 0) == p->pid)
+					p->exited = 1;
+			}
+			break;
+		}
+	}
+}
+
+
+void prun_free(struct prun *pr)
+{
+	for (size_t i = 0; i < pr->nprocs; i++) {
+		json_decref(pr->procs[i].hello);
+		json_decref(pr->procs[i].result);
+	}
+	free(pr->procs);
+	json_decref(pr->checks);
+}
+
+/* Opens pr's control port (hosts.ctl_bind, hosts.ctl_port) and the
+ * HOST:PORT its processes are told (hosts.ctl_addr): 0, or -1 failed. */
+int prun_listen(struct prun *pr)
+{
+	const struct runconf *rc = pr->rc;
+	unsigned port = (unsigned)rc->ctl_port;
+	char err[512];
+	pr->lfd = ctl_listen(rc->ctl_bind, &port, err, sizeof err);
+	if (pr->lfd < 0) {
+		prun_fail(pr, NULL, "%s (hosts.ctl_port)", err);
+		return -1;
+	}
+	int v6 = strchr(rc->ctl_addr, ':') != NULL;
+	snprintf(pr->ctl_hp, sizeof pr->ctl_hp, "%s%s%s:%u", v6 ? "[" : "", rc->ctl_addr, v6 ? "]" : "", port);
+	return 0;
+}
