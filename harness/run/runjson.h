@@ -37,6 +37,10 @@ json_t *runjson_load(const char *path, char *err, size_t errlen);
  */
 int run_capture(char *const *argv, char *out, size_t cap);
 
+/* run_capture with a bound: a child still running after timeout_ms (0:
+ * no bound) is killed, by its PID and process group, and -2 comes back. */
+int run_capture_within(char *const *argv, char *out, size_t cap, int timeout_ms);
+
 /* The driver host's CPU model, CPUs, SMT, governor and load average. */
 json_t *runjson_environment(void);
 
