@@ -417,8 +417,16 @@ static int connect_one(struct vb_group *g, unsigned w, const struct tp_cli_conf 
 		snprintf(err, errlen, "worker %u of %s resolved to another RDMA device than worker 0", w, g->endpoint);
 		return -1;
 	}
-	q->scq = ibv_create_cq(g->ctx, (int)g->sq_depth + 16, NULL, NULL, 0);
-	q->rcq = ibv_create_cq(g->ctx, (int)g->rdepth + 16, NULL, NULL, 0);
+	/* CQs as deep as what can be in them, no deeper (at the paper's 3,456
+	 * QPs the rings are most of a guest's memory, docs/scale.md).  Send: at
+	 * most sq_depth WRs are posted and not yet reaped (sq_used).  Receive:
+	 * a reply answers a request, so without delegation one QP holds at most
+	 * its one lane's VB_LANE_DEPTH requests in flight, and never more than
+	 * the response SRQ has buffers; a receive CQ that overflows kills its
+	 * QP (rxe: RESPST_ERR_CQ_OVERFLOW), so never less either. */
+	unsigned rcqe = g->delegated || g->rdepth < VB_LANE_DEPTH ? g->rdepth : VB_LANE_DEPTH;
+	q->scq = ibv_create_cq(g->ctx, (int)g->sq_depth, NULL, NULL, 0);
+	q->rcq = ibv_create_cq(g->ctx, (int)rcqe + 16, NULL, NULL, 0);
 	if (!q->scq || !q->rcq) {
 		snprintf(err, errlen, "cannot create completion queues on %s: %s", ibv_get_device_name(g->ctx->device),
 			 strerror(errno));

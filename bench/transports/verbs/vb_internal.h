@@ -60,8 +60,14 @@
 #define VB_MAX_BLOCK      ((1u << (32 - VB_LANE_BITS)) - 1)
 #define VB_MAX_CONNS      16384
 #define VB_INLINE         256          /* inline bytes asked for; devices may grant less */
-#define VB_SRV_SQ         256          /* server send queue per QP (replies) */
-#define VB_SRV_SQ_DELEG   1024
+/* Send-queue depths are 2^k - 1: a provider rounds depth + 1 up to a power
+ * of two (rxe: slots of 512 B with 256 B inline), so 256 cost as much as
+ * 511, and at the paper's 3,456 QPs a side the rings are most of the
+ * guest's memory (docs/scale.md).  A QP carries at most VB_LANE_DEPTH
+ * requests of a lane (and, durable, a READ after each), so 127 leaves room;
+ * both sides wait for room when a queue is full (vb_reply_room, owner_post). */
+#define VB_SRV_SQ         127          /* server send queue per QP (replies) */
+#define VB_SRV_SQ_DELEG   1023
 #define VB_SRV_SCQ        4096         /* signaled replies in flight per worker */
 #define VB_SRV_SBUFS      256          /* registered reply buffers per worker */
 #define VB_REPOST_BATCH   32
@@ -72,8 +78,8 @@
 
 /* client */
 #define VB_LANE_DEPTH     64           /* request slots per lane per worker */
-#define VB_CLI_SQ         256          /* client send queue per QP (WRs) */
-#define VB_CLI_SQ_DELEG   1024
+#define VB_CLI_SQ         127          /* client send queue per QP (WRs) */
+#define VB_CLI_SQ_DELEG   1023
 #define VB_STALL_NS       (30ull * 1000000000)  /* no ACK for this long: the QP is stuck */
 #define VB_CONNECT_MS     15000
 #define VB_CM_CHECK_NS    (50ull * 1000000)
