@@ -96,6 +96,7 @@ struct client {
 	_Atomic int abort;
 	uint64_t measured_ns;
 	uint64_t steal_ticks, total_ticks;   /* host CPU time from GO to the end */
+	uint64_t connect_ns, connect_max_ns; /* every thread's cli_open, and the slowest */
 };
 
 #define REQBUF (KV_MAX_VALUE + 4096)
@@ -567,9 +568,14 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 			.max_outstanding = pcap, .durable = c->durable,
 			.delegation = c->delegation, .connect_timeout_ms = c->connect_timeout_ms,
 		};
+		uint64_t t_open = clock_ns();
 		t->tp = c->tp->cli_open(&tc, err, errlen);
 		if (!t->tp)
 			goto fail;
+		t_open = clock_ns() - t_open;
+		cl->connect_ns += t_open;
+		if (t_open > cl->connect_max_ns)
+			cl->connect_max_ns = t_open;
 		t->workers = c->tp->cli_workers(t->tp);
 		t->client_id = c->tp->cli_id(t->tp);
 		if (c->history.dir && !(t->hrec = hrec_open(&c->history, c->rank, i, t->client_id,
@@ -778,6 +784,11 @@ json_t *client_result(struct client *cl)
 	for (unsigned i = 0; i < cl->c.threads; i++)
 		busy += cl->t[i].busy_posts;
 	json_object_set_new(j, "busy_posts", json_integer((json_int_t)busy));
+	/* The threads open their connections one after another before GO
+	 * (verbs: one QP per server worker each, or one per process with
+	 * delegation): how long that took, for scale runs (docs/scale.md). */
+	json_object_set_new(j, "connect_ns", json_pack("{s:I,s:I}", "total", (json_int_t)cl->connect_ns,
+						      "slowest_thread", (json_int_t)cl->connect_max_ns));
 	uint64_t fw = 0;
 	size_t i;
 	json_t *v;

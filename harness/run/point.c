@@ -404,6 +404,9 @@ json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 
 	if (prun_listen(pr) < 0)
 		return NULL;
+	/* The driver's time per phase (run.json's driver_s): what grows with
+	 * hosts and QPs at scale (docs/scale.md). */
+	uint64_t t_start = now_ms(), t_srv = 0, t_cli = 0, t_done = 0, t_stop = 0;
 
 	/* A fresh --pmem-path: here we can make its parent and clear a
 	 * leftover; a remote server makes it (its parent must exist). */
@@ -426,6 +429,7 @@ json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 	snprintf(err, sizeof err, "%g s (timeouts.hello_s)", rc->hello_s);
 	if (prun_wait_all(pr, "server", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
 		goto stop;
+	t_srv = now_ms();
 	const char *endpoint = json_string_value(json_object_get(pr->procs[0].hello, "endpoint"));
 	if (!endpoint || !*endpoint) {
 		prun_fail(pr, &pr->procs[0], "sent a HELLO without an \"endpoint\"; the clients cannot "
@@ -445,6 +449,7 @@ json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 	}
 	if (prun_wait_all(pr, "client", WANT_HELLO, now_ms() + (uint64_t)(rc->hello_s * 1000), err) < 0)
 		goto stop;
+	t_cli = now_ms();
 
 	/* One start time for all: clients start start_delay after GO. */
 	for (i = 1; i < pr->nprocs; i++) {
@@ -458,11 +463,13 @@ json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 	double limit_s = rc->start_delay_ms / 1000 + rc->warmup_s + rc->duration_s + rc->grace_s;
 	snprintf(err, sizeof err, "%g s (start delay + warmup_s + duration_s + timeouts.grace_s)", limit_s);
 	prun_wait_all(pr, "client", WANT_DONE, now_ms() + (uint64_t)(limit_s * 1000), err);
+	t_done = now_ms();
 
 stop:
 	prun_stop_all(pr);
 	/* Every process has exited: nothing holds the directory now. */
 	pmem_remove(pr);
+	t_stop = now_ms();
 	if (!pr->failed) {
 		json_t *cres[1024];
 		size_t nc = 0;
@@ -479,9 +486,18 @@ stop:
 						    r->rc.sweep_key, "value",
 						    json_array_get(r->rc.sweep_values, (size_t)pt->sweep),
 						    "index", pt->sweep));
+			uint64_t t_merge = now_ms();
 			self_check(r, pr, pj, cres, nc);
 			if (rc->check)
 				check_point(pr, pj);
+			/* server_start: launch to its HELLO; clients_start: launch to
+			 * every client's HELLO (their connections are made by then);
+			 * measure: GO to the last DONE; stop: BYE/STOP to every
+			 * exit; then merge, and the canary with the checks. */
+			json_object_set_new(pj, "driver_s", json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}",
+				"server_start", (double)(t_srv - t_start) / 1e3, "clients_start", (double)(t_cli - t_srv) / 1e3,
+				"measure", (double)(t_done - t_cli) / 1e3, "stop", (double)(t_stop - t_done) / 1e3,
+				"merge", (double)(t_merge - t_stop) / 1e3, "canary_and_checks", (double)(now_ms() - t_merge) / 1e3));
 		}
 	}
 	return pj;

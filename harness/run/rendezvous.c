@@ -176,10 +176,13 @@ static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 	if (strcmp(type, "HELLO") == 0) {
 		if (!p->hello) {
 			p->hello = json_incref(m);
-			json_t *row = json_pack("{s:I, s:s, s:I, s:O?, s:O?, s:O?, s:I}",
+			/* host: what the process says it runs on (its host name);
+			 * launched_on: the host of the config the launcher reached
+			 * it by (distinct logical hosts may share a machine). */
+			json_t *row = json_pack("{s:I, s:s, s:I, s:O?, s:s, s:O?, s:O?, s:I}",
 						"point", (json_int_t)pr->pt->idx, "role", p->role,
 						"rank", (json_int_t)p->rank,
-						"host", json_object_get(m, "host"),
+						"host", json_object_get(m, "host"), "launched_on", p->host,
 						"node", json_object_get(m, "node"),
 						"pid", json_object_get(m, "pid"),
 						"local_pid", (json_int_t)p->pid);

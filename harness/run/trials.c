@@ -92,6 +92,8 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	json_object_set_new(e, "lat_ns", lat);
 	if (json_object_get(pj, "convergence"))
 		json_object_set(e, "convergence", json_object_get(pj, "convergence"));
+	if (json_object_get(pj, "driver_s"))
+		json_object_set(e, "driver_s", json_object_get(pj, "driver_s"));
 	json_object_set_new(e, "canary_ns", canary_ns > 0 ? json_real(canary_ns) : json_null());
 	json_object_set_new(e, "placement", placement_of(pj));
 	json_object_set(e, "checks", checks);
