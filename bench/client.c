@@ -84,6 +84,7 @@ struct cthread {
 	unsigned ngaps;
 	uint64_t last_send;
 	long nivcsw;              /* involuntary context switches from start to end */
+	struct idle_state idle;   /* naps when idle (lib/idle.h) */
 	uint64_t cpu_ns;          /* CPU time the thread got from start to end */
 	struct stall_meter stall; /* the time it did not run in the window (stall.h) */
 };
@@ -436,12 +437,15 @@ static void *thread_main(void *arg)
 	int have_ru = getrusage(RUSAGE_THREAD, &ru0) == 0;   /* from the start: warm-up and window */
 
 	unsigned idle = 0;
+	uint64_t napped = 0;
+	idle_thread_init(&c->idle);
 	/* A pass issues at most 32 and polls at most 64: it fits in the
-	 * threshold, so no slack (stall.h). */
+	 * threshold, so no slack (stall.h), but for a nap it chose. */
 	stall_init(&t->stall, 0, start, t->warm_end, t->end);
 	for (;;) {
 		uint64_t now = clock_ns();
-		stall_tick(&t->stall, now, 0);
+		stall_tick(&t->stall, now, napped);
+		napped = 0;
 		if (now >= t->end || t->failed || atomic_load_explicit(&cl->abort, memory_order_relaxed))
 			break;
 		int did = 0;
@@ -478,11 +482,21 @@ static void *thread_main(void *arg)
 		 * interval and weaken the check. */
 		if (t->q_n == t->q_timed && !t->gen_done && !t->hrec)
 			prepare(t, 0, 0, 0);
-		if (did)
+		if (did) {
 			idle = 0;
-		else if (++idle >= 1024) {
+			idle_busy(&t->idle);
+		} else if (++idle >= 1024) {
+			/* spin (yielding now and then), or nap until the next
+			 * intended send at the latest (clients.idle) */
 			idle = 0;
-			sched_yield();
+			uint64_t t2 = clock_ns(), cap = 0;
+			/* wake CLOCK_SPIN_TAIL_NS early and spin the rest, as
+			 * clock_sleep_until does, so a nap does not make a send
+			 * late (a cap too short to nap spins) */
+			if (c->arrival == ARRIVAL_POISSON && !t->gen_done)
+				cap = arrival_peek(&t->arr) > t2 + CLOCK_SPIN_TAIL_NS ?
+				      arrival_peek(&t->arr) - t2 - CLOCK_SPIN_TAIL_NS : 1;
+			napped = idle_pause(&t->idle, &c->idle, t2, cap);
 		}
 	}
 	if (have_ru && getrusage(RUSAGE_THREAD, &ru1) == 0) {
@@ -787,6 +801,17 @@ json_t *client_result(struct client *cl)
 	/* The threads open their connections one after another before GO
 	 * (verbs: one QP per server worker each, or one per process with
 	 * delegation): how long that took, for scale runs (docs/scale.md). */
+	json_t *naps = json_array(), *napped = json_array();
+	for (unsigned i = 0; i < cl->c.threads; i++) {
+		json_array_append_new(naps, json_integer((json_int_t)cl->t[i].idle.naps));
+		json_array_append_new(napped, json_integer((json_int_t)cl->t[i].idle.nap_ns));
+	}
+	/* napped_ns: the nap time each thread asked for, which the
+	 * interference check does not count as CPU it lost */
+	json_object_set_new(j, "idle", json_pack("{s:s,s:I,s:I,s:o,s:o}", "mode", idle_mode(&cl->c.idle),
+						 "spin_ns", (json_int_t)cl->c.idle.spin_ns, "nap_ns",
+						 (json_int_t)cl->c.idle.nap_ns, "naps_per_thread", naps,
+						 "napped_ns_per_thread", napped));
 	json_object_set_new(j, "connect_ns", json_pack("{s:I,s:I}", "total", (json_int_t)cl->connect_ns,
 						      "slowest_thread", (json_int_t)cl->connect_max_ns));
 	uint64_t fw = 0;

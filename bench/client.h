@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <jansson.h>
+#include "idle.h"
 #include "gen.h"
 #include "system.h"
 #include "transport.h"
@@ -34,6 +35,7 @@ struct client_conf {
 	int durable;
 	int delegation;              /* verbs: threads share QPs */
 	unsigned connect_timeout_ms; /* verbs: 0 = transport default */
+	struct idle_conf idle;       /* what an idle thread does (lib/idle.h); zero: spin */
 	struct hrec_conf history;    /* record histories; history.dir NULL: off */
 	const struct cpu_plan *cpus; /* thread i runs on cpus->cpu[i]; NULL or n = 0: unpinned */
 	int manual;                  /* no threads and no load phase: the caller drives

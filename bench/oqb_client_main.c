@@ -37,6 +37,7 @@ struct cli_opts {
 	int history_numeric;
 	const char *cpus, *device;
 	int cpu_first, cpu_reserved;
+	double idle_nap_us, idle_spin_us;
 };
 
 static const char *const arrivals[] = { "poisson", "closed", NULL };
@@ -71,6 +72,10 @@ static const struct opt cli_tab[] = {
 	  "verbs: threads share one QP per server worker (paper 5.2.2)" },
 	{ "connect-timeout-s", OPT_DBL, O(connect_timeout_s), "15", 0.1, 600, NULL,
 	  "verbs: give up connecting after this long" },
+	{ "idle-nap-us", OPT_DBL, O(idle_nap_us), "0", 0, 1e6, NULL,
+	  "an idle client thread sleeps this long at a time once it has spun --idle-spin-us (0: it spins, the default; docs/scale.md)" },
+	{ "idle-spin-us", OPT_DBL, O(idle_spin_us), "200", 0, 1e7, NULL,
+	  "with --idle-nap-us: how long an idle client thread spins before its first nap" },
 	{ "history", OPT_STR, O(history), NULL, 0, -1, NULL,
 	  "record every operation on the sampled keys into DIR/history-rR-tT.bin (oqb check reads them)" },
 	{ "history-keys", OPT_DBL, O(history_keys), "1", 1e-9, 1, NULL,
@@ -177,6 +182,8 @@ int main(int argc, char **argv)
 	cc.durable = o.durable;
 	cc.delegation = o.delegation;
 	cc.connect_timeout_ms = (unsigned)(o.connect_timeout_s * 1000);
+	cc.idle.nap_ns = (uint64_t)(o.idle_nap_us * 1e3);
+	cc.idle.spin_ns = (uint64_t)(o.idle_spin_us * 1e3);
 	cc.history.dir = o.history;
 	cc.history.keys = o.history_keys;
 	cc.history.numeric = o.history_numeric;

@@ -44,6 +44,7 @@ struct srv_opts {
 	int xrc, list_devices;
 	const char *cpus;
 	int cpu_first;
+	double idle_nap_us, idle_spin_us;
 };
 
 static const char *const dists[] = { "fixed", "exp", NULL };
@@ -79,6 +80,10 @@ static const struct opt srv_tab[] = {
 	{ "xrc", OPT_BOOL, O(xrc), NULL, 0, -1, NULL, "verbs: XRC QPs (needs a device with XRC)" },
 	{ "list-devices", OPT_BOOL, O(list_devices), NULL, 0, -1, NULL,
 	  "verbs: list RDMA devices, ports, GIDs and capabilities, then exit" },
+	{ "idle-nap-us", OPT_DBL, O(idle_nap_us), "0", 0, 1e6, NULL,
+	  "an idle worker sleeps this long at a time once it has spun --idle-spin-us (0: it spins, the default; docs/scale.md)" },
+	{ "idle-spin-us", OPT_DBL, O(idle_spin_us), "200", 0, 1e7, NULL,
+	  "with --idle-nap-us: how long an idle worker spins before its first nap" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed (service times)" },
 	{ "cpus", OPT_STR, O(cpus), "auto", 0, -1, NULL,
 	  "CPUs for the workers: auto (one each, from --cpu-first), none, or a list like 0-3,8" },
@@ -158,6 +163,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sc.tpc.workers = (unsigned)o.workers;
+	sc.idle.nap_ns = (uint64_t)(o.idle_nap_us * 1e3);
+	sc.idle.spin_ns = (uint64_t)(o.idle_spin_us * 1e3);
 	sc.tpc.ring_slots = (unsigned)o.ring_slots;
 	sc.tpc.slot_size = (unsigned)o.slot_size;
 	sc.tpc.run_dir = o.run_dir;

@@ -51,6 +51,7 @@ struct worker {
 	long nivcsw;              /* involuntary context switches */
 	uint64_t cpu_ns;          /* CPU time the thread got (user + system) */
 	struct stall_meter stall; /* the time it did not run (lib/stall.h) */
+	struct idle_state idle;   /* naps when idle (lib/idle.h) */
 };
 
 struct server {
@@ -361,14 +362,19 @@ static void *worker_main(void *arg)
 	 * the threshold before the gap after it counts as a stall. */
 	stall_init(&w->stall, 0, born, born, 0);
 	int ran = 0;
+	uint64_t napped = 0;
+	idle_thread_init(&s->c.idle);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		stall_tick(&w->stall, clock_ns(), (uint64_t)ran * STALL_SLACK_NS);
+		stall_tick(&w->stall, clock_ns(), (uint64_t)ran * STALL_SLACK_NS + napped);
+		napped = 0;
 		if ((ran = worker_step(w, arr)) > 0) {
 			idle = 0;
+			idle_busy(&w->idle);
 		} else if (++idle >= 256) {
-			/* Spin, but let other threads on this core run. */
+			/* Spin, but let other threads on this core run; or nap
+			 * (server.idle, lib/idle.h). */
 			idle = 0;
-			sched_yield();
+			napped = idle_pause(&w->idle, &s->c.idle, clock_ns(), 0);
 		}
 	}
 	w->life_ns = clock_ns() - born;
@@ -492,6 +498,9 @@ json_t *server_stats(struct server *s)
 		json_object_set_new(wj, "involuntary_switches", json_integer(w->nivcsw));
 		json_object_set_new(wj, "cpu_ns", json_integer((json_int_t)w->cpu_ns));
 		json_object_set_new(wj, "stalls", stall_json(&w->stall));
+		if (s->c.idle.nap_ns)
+			json_object_set_new(wj, "idle_naps", json_pack("{s:I,s:I}", "count", (json_int_t)w->idle.naps,
+								      "requested_ns", (json_int_t)w->idle.nap_ns));
 		if (w->last_reject)
 			json_object_set_new(wj, "last_reject_reason", json_string(w->last_reject));
 		if (w->be && s->c.be->stats_json) {
@@ -509,6 +518,8 @@ json_t *server_stats(struct server *s)
 		"backend", s->c.be->name, "workers", (int)s->c.tpc.workers,
 		"executed", (json_int_t)tot_exec, "rejected", (json_int_t)tot_rej,
 		"voided", (json_int_t)tot_void, "per_worker", ws);
+	json_object_set_new(j, "idle", json_pack("{s:s,s:I,s:I}", "mode", idle_mode(&s->c.idle),
+						 "spin_ns", (json_int_t)s->c.idle.spin_ns, "nap_ns", (json_int_t)s->c.idle.nap_ns));
 	if (s->tp && s->c.tp->srv_stats)
 		json_object_set_new(j, "transport", s->c.tp->srv_stats(s->tp));
 	return j;

@@ -7,6 +7,7 @@
 #define OQB_SERVER_H
 
 #include <jansson.h>
+#include "idle.h"
 #include "backend.h"
 #include "cpus.h"
 #include "system.h"
@@ -19,6 +20,7 @@ struct server_conf {
 	struct tp_srv_conf tpc;
 	struct backend_conf bc;
 	const struct cpu_plan *cpus;   /* worker i runs on cpus->cpu[i]; NULL or n = 0: unpinned */
+	struct idle_conf idle;         /* what an idle worker does (lib/idle.h); zero: spin */
 	int manual;                    /* no worker threads: the caller runs server_step
 					  (the single-threaded instruction-count driver) */
 };

@@ -123,6 +123,13 @@ static const struct conf_key timeouts_keys[] = {
 	{ "grace_s", CONF_NUM, 0, 0, 3600, NULL, NULL, "slack after warmup+duration before a point times out (default 15)" },
 	{ "stop_s", CONF_NUM, 0, 0.1, 3600, NULL, NULL, "wait for the server's DONE after STOP (default 15)" },
 	{ "exit_s", CONF_NUM, 0, 0.1, 600, NULL, NULL, "wait for processes to exit before signals (default 5)" },
+	{ "connect_s", CONF_NUM, 0, 0.1, 600, NULL, NULL, "verbs: each client thread's bound on opening its connections (client default 15)" },
+	{ NULL }
+};
+
+static const struct conf_key idle_keys[] = {
+	{ "nap_us", CONF_NUM, 0, 0, 1e6, NULL, NULL, "an idle server worker or client thread sleeps this long at a time (default 0: they spin)" },
+	{ "spin_us", CONF_NUM, 0, 0, 1e7, NULL, NULL, "how long it spins after its last work before it naps (default 200)" },
 	{ NULL }
 };
 
@@ -151,6 +158,7 @@ static const struct conf_key top_keys[] = {
 	{ "checks", CONF_OBJ, 0, 0, 0, NULL, checks_schema, "thresholds of the self-checks on every point (docs/trust.md)" },
 	{ "hosts", CONF_OBJ, 0, 0, 0, NULL, hosts_keys, "where processes run and how they are started" },
 	{ "timeouts", CONF_OBJ, 0, 0, 0, NULL, timeouts_keys, "rendezvous timeouts" },
+	{ "idle", CONF_OBJ, 0, 0, 0, NULL, idle_keys, "what idle server workers and client threads do: spin (default) or {\"nap_us\": 100} for runs with far more threads than CPUs (docs/scale.md)" },
 	{ NULL }
 };
 
@@ -1054,6 +1062,9 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->grace_s = conf_num(to, "grace_s", 15);
 	rc->stop_s = conf_num(to, "stop_s", 15);
 	rc->exit_s = conf_num(to, "exit_s", 5);
+	rc->connect_s = conf_num(to, "connect_s", -1);
+	rc->idle_nap_us = conf_num(json_object_get(rc->root, "idle"), "nap_us", 0);
+	rc->idle_spin_us = conf_num(json_object_get(rc->root, "idle"), "spin_us", 200);
 
 	if (check_hosts(rc, err, errlen) < 0)
 		goto fail;

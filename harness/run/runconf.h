@@ -116,6 +116,8 @@ struct runconf {
 
 	/* timeouts (seconds unless named) */
 	double hello_s, grace_s, stop_s, exit_s, start_delay_ms;
+	double connect_s;              /* timeouts.connect_s, or -1: the client's default */
+	double idle_nap_us, idle_spin_us;   /* idle: nap_us 0 = spin (lib/idle.h) */
 };
 
 /* One measurement point of the sweep. */
