@@ -25,6 +25,7 @@
 # Prints "ok NAME" / "not ok NAME", and the measured figures as "# ..."
 # lines (connect times, memory, the driver's time per point).
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/two-vm-sshd.sh"   # sshd_write_config
 : "${RXE_IP:?run through tests/vm/rxe-vm (tests/verbs/run-scale.sh)}"
 : "${RXE_NETDEV:?run through tests/vm/rxe-vm}"
 NH=${OQB_SCALE_HOSTS:-4} TH=${OQB_SCALE_THREADS:-16} W=${OQB_SCALE_WORKERS:-16}
@@ -56,26 +57,7 @@ mkdir -p "$D" /run/sshd && chmod 0700 "$D"
 ssh-keygen -q -t ed25519 -N '' -f "$D/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$D/id" || {
 	notok "scale: ssh keys"; finish; }
 cp "$D/id.pub" "$D/authorized_keys"
-{
-	echo "Port $SSH_PORT"
-	for a in "$SERVER" "${hosts[@]}"; do echo "ListenAddress $a"; done
-	cat <<EOF
-HostKey $D/host_key
-AuthorizedKeysFile $D/authorized_keys
-PidFile $D/sshd.pid
-UsePAM no
-StrictModes no
-UseDNS no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-PermitRootLogin prohibit-password
-AllowUsers root
-MaxSessions 64
-MaxStartups 64
-LoginGraceTime 60
-EOF
-} >"$D/sshd_config"
+sshd_write_config "$D" "$SSH_PORT" "$SERVER" "${hosts[@]}" >"$D/sshd_config"
 for a in "$SERVER" "${hosts[@]}"; do
 	echo "[$a]:$SSH_PORT $(cut -d' ' -f1,2 "$D/host_key.pub")"
 done >"$D/known_hosts"

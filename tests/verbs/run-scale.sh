@@ -1,47 +1,38 @@
 #!/usr/bin/env bash
 # run-scale.sh - the paper's testbed shape over verbs, in one Soft-RoCE VM
-# (tests/verbs/guest-scale.sh says what runs and what is checked).
+# (tests/verbs/guest-scale.sh says what runs and what is checked; its
+# figures come back as "# ..." lines, docs/scale.md).
 #
 # make test runs a reduced shape (4 client hosts x 16 threads x 16 workers:
 # 1,024 server QPs), so the scale path cannot rot; `make test-scale` runs
-# the paper's (8 x 24 x 18: 3,456 QPs, 144 with delegation) with
-# OQB_SCALE_HOSTS, OQB_SCALE_THREADS and OQB_SCALE_WORKERS set.  When no VM can start
-# here the result is "skip", except under CI=true, where it is "not ok".
-set -u
-cd "$(dirname "$0")/../.."
+# the paper's (8 x 24 x 18: 3,456 QPs, 144 with delegation) through
+# OQB_SCALE_HOSTS, OQB_SCALE_THREADS and OQB_SCALE_WORKERS.  Without a
+# usable VM: "skip" ("not ok" under CI=true), never "ok" without having run.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+. tests/vm/vm-test-lib.sh
 : "${OQB_BIN:?run through tests/run-tests.sh (make test)}"
 
-unavailable() {
-	if case ${CI:-} in true|1|yes) true ;; *) false ;; esac; then
-		echo "not ok scale: $1"
-		exit 1
-	fi
-	echo "skip scale: $1"
-	exit 0
-}
-[ -x tests/vm/rxe-vm ] || unavailable "tests/vm/rxe-vm is missing"
+vm_preflight scale jq:jq sshd:openssh-server ssh-keygen:openssh-client || finish
 "$OQB_BIN/oqb-server" --list-devices >/dev/null 2>&1
-[ $? -eq 2 ] && unavailable "oqb-server was built without the verbs transport"
-command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || unavailable "no sshd (apt-get install openssh-server)"
-if ! why=$(tests/vm/rxe-vm -c 2>&1); then
-	unavailable "no Soft-RoCE VM can start here: $(echo "$why" | tail -1)"
+if [ $? -eq 2 ]; then
+	vm_unavailable scale "oqb-server was built without the verbs transport (install libibverbs-dev and librdmacm-dev, rebuild)"
+	finish
 fi
 
 # Guest memory: the QPs' rings are kernel memory, about 190 KiB per
-# connection with both ends in the guest (docs/scale.md), on top of the
-# processes' own.
-limit=${OQB_SCALE_VM_TIMEOUT:-900}
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-tests/vm/rxe-vm -t "$limit" -m "${OQB_SCALE_VM_MB:-3072}" \
-	-- bash tests/verbs/guest-scale.sh | tee "$out"
-rc=${PIPESTATUS[0]}
-ran=$(grep -cE '^(ok|not ok) ' "$out")
-case $rc in
-0) ;;
-124) echo "not ok scale: the VM hit its time limit ($limit s) after $ran case(s)" ;;
-125) [ "$ran" -eq 0 ] && unavailable "the VM failed to start (see the console tail above)"
-     echo "not ok scale: the VM died after $ran case(s)" ;;
-*) grep -q '^not ok ' "$out" || echo "not ok scale: the guest script exited with status $rc" ;;
-esac
-exit $rc
+# connection with both ends in the guest, on top of the processes' own.
+lim=${OQB_SCALE_VM_TIMEOUT:-900}
+"$VM_RUNNER" -t "$lim" -m "${OQB_SCALE_VM_MB:-3072}" -- bash tests/verbs/guest-scale.sh \
+	>"$T/guest.out" 2>"$T/guest.err"
+rc=$?
+grep '^# ' "$T/guest.out"
+if ! vm_relay "$T/guest.out"; then
+	[ $rc -eq 125 ] && { vm_unavailable scale "the VM failed to start: $(tail -1 "$T/guest.err")"; finish; }
+	notok "scale: the guest printed no result (rxe-vm exit $rc)" "$(tail -20 "$T/guest.err")"
+elif [ $rc -eq 124 ]; then
+	notok "scale: the VM hit its time limit ($lim s)"
+elif [ $rc -ne 0 ] && ! grep -q '^not ok ' "$T/guest.out"; then
+	notok "scale: the guest exited with status $rc" "$(tail -20 "$T/guest.err")"
+fi
+finish

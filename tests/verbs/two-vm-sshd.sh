@@ -1,25 +1,22 @@
 # two-vm-sshd.sh - sourced by two-vm-server.sh and two-vm-driver.sh inside a
 # two-VM Soft-RoCE guest: starts a private sshd on this VM's address, with
 # the host key and authorized key that run-two-vm-driver.sh made in the
-# shared directory.  Root logs in by key only.
+# shared directory.  Root logs in by key only.  guest-scale.sh uses its
+# sshd_write_config for the logical hosts' sshd.
 #
 # Needs: $RXE_IP and $RXE_PAIR_N (from tests/vm/rxe-vm -P), $SHARE (the
 # shared directory), $SSH_PORT.  Sets SSHD_PID and SSHD_LOG.  Every helper
 # returns 0 on success, 1 otherwise; nothing here exits.
 
-# sshd_start: copy the keys to the guest's tmpfs (sshd refuses a private
-# key that others can read, and the share's modes are the host's), write a
-# config, start sshd in the foreground in the background and wait up to
-# 60 s until it accepts TCP connections.
-sshd_start() {
-	local d=/tmp/two-vm-sshd i
-	mkdir -p "$d" /run/sshd && chmod 0700 "$d" && chmod 0755 /run/sshd || return 1
-	cp "$SHARE/hostkey$RXE_PAIR_N" "$d/host_key" &&
-		cp "$SHARE/id.pub" "$d/authorized_keys" || return 1
-	chmod 0600 "$d/host_key" "$d/authorized_keys"
-	cat >"$d/sshd_config" <<EOF
-Port $SSH_PORT
-ListenAddress $RXE_IP
+# sshd_write_config DIR PORT ADDR...: an sshd_config on stdout for a private
+# sshd listening on PORT at every ADDR, its host key, authorized keys and
+# PID file in DIR; root by key only.
+sshd_write_config() {
+	local d=$1 port=$2 a
+	shift 2
+	echo "Port $port"
+	for a; do echo "ListenAddress $a"; done
+	cat <<EOF
 HostKey $d/host_key
 AuthorizedKeysFile $d/authorized_keys
 PidFile $d/sshd.pid
@@ -36,6 +33,19 @@ MaxStartups 64
 LoginGraceTime 60
 LogLevel VERBOSE
 EOF
+}
+
+# sshd_start: copy the keys to the guest's tmpfs (sshd refuses a private
+# key that others can read, and the share's modes are the host's), write a
+# config, start sshd in the foreground in the background and wait up to
+# 60 s until it accepts TCP connections.
+sshd_start() {
+	local d=/tmp/two-vm-sshd i
+	mkdir -p "$d" /run/sshd && chmod 0700 "$d" && chmod 0755 /run/sshd || return 1
+	cp "$SHARE/hostkey$RXE_PAIR_N" "$d/host_key" &&
+		cp "$SHARE/id.pub" "$d/authorized_keys" || return 1
+	chmod 0600 "$d/host_key" "$d/authorized_keys"
+	sshd_write_config "$d" "$SSH_PORT" "$RXE_IP" >"$d/sshd_config"
 	SSHD_LOG=$d/sshd.log
 	/usr/sbin/sshd -D -e -f "$d/sshd_config" 2>"$SSHD_LOG" &
 	SSHD_PID=$!
