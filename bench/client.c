@@ -798,9 +798,6 @@ json_t *client_result(struct client *cl)
 	for (unsigned i = 0; i < cl->c.threads; i++)
 		busy += cl->t[i].busy_posts;
 	json_object_set_new(j, "busy_posts", json_integer((json_int_t)busy));
-	/* The threads open their connections one after another before GO
-	 * (verbs: one QP per server worker each, or one per process with
-	 * delegation): how long that took, for scale runs (docs/scale.md). */
 	json_t *naps = json_array(), *napped = json_array();
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		json_array_append_new(naps, json_integer((json_int_t)cl->t[i].idle.naps));
@@ -812,6 +809,9 @@ json_t *client_result(struct client *cl)
 						 "spin_ns", (json_int_t)cl->c.idle.spin_ns, "nap_ns",
 						 (json_int_t)cl->c.idle.nap_ns, "naps_per_thread", naps,
 						 "napped_ns_per_thread", napped));
+	/* The threads open their connections one after another before GO
+	 * (verbs: one QP per server worker each, or one per process with
+	 * delegation): how long that took, for scale runs (docs/scale.md). */
 	json_object_set_new(j, "connect_ns", json_pack("{s:I,s:I}", "total", (json_int_t)cl->connect_ns,
 						      "slowest_thread", (json_int_t)cl->connect_max_ns));
 	uint64_t fw = 0;

@@ -136,7 +136,6 @@ uint64_t history_key_hash(const void *key, size_t len);
  * (deterministic: the same keys on every client and run). */
 int history_key_sampled(uint64_t key_hash, double fraction);
 
-
 /* 64-bit digest of len bytes (not cryptographic: it finds torn and corrupt
  * values, not forgeries; four independent 8-byte lanes). */
 uint64_t history_digest(const void *buf, size_t len);

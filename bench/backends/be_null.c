@@ -45,8 +45,6 @@ static struct backend *null_open(const struct backend_conf *c, char *err, size_t
 	return b;
 }
 
-
-
 static void spend(struct backend *b)
 {
 	uint64_t ns = b->service_ns;

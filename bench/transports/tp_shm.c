@@ -232,7 +232,6 @@ static void *pmap_file(const char *path, size_t size, int *existed, int *is_pmem
 	return p;
 }
 
-
 /* Asks for the cache line at p in a writable state, without waiting. */
 static inline void prefetch_for_write(const void *p)
 {
