@@ -64,6 +64,23 @@ launch_server() {
 
 finish() { exit "$TEST_FAILED"; }
 
+# procs_alive TSV: the PIDs listed in an `oqb run` processes.tsv that are
+# still running, each after a space ("" when all have exited).
+procs_alive() {
+	local pid alive=""
+	while IFS=$'\t' read -r _ _ _ _ _ pid _; do
+		[ "$pid" = pid ] && continue
+		kill -0 "$pid" 2>/dev/null && alive="$alive $pid"
+	done <"$1"
+	echo "$alive"
+}
+
+# shm_run_dirs: the oqb run directories in the shared-memory folder now;
+# shm_left_since LIST: those not in LIST (an earlier shm_run_dirs), each
+# followed by a space ("" when nothing was left).
+shm_run_dirs() { ls -d /dev/shm/oqb-* 2>/dev/null | sort; }
+shm_left_since() { comm -13 <(echo "$1") <(shm_run_dirs) | tr '\n' ' '; }
+
 # refused NAME JQ-EDIT WORD...: the config $BASE with JQ-EDIT applied makes
 # `oqb run` exit 2 before it starts anything (no results directory), with
 # every WORD in its message.

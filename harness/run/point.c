@@ -149,30 +149,27 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 }
 
 /*
- * Removes the point's pmem directory: here directly, on another host
- * through the launcher (`rm -rf -- DIR`, logged to pmem-cleanup.log).  A
- * failure only warns: the measurements are already safe.
+ * Removes dir, a directory of this point's server on its host: here
+ * directly, on another host through the launcher (`rm -rf -- DIR`, logged
+ * to POINT/LOG).  A failure only warns: the measurements are already safe.
  */
-static void pmem_remove(struct prun *pr)
+static void server_dir_remove(struct prun *pr, const char *dir, const char *log_name)
 {
 	const char *host = pr->rc->server_host;
 	char err[1024], log[PATH_MAX + 400];
-	char *argv[] = { "rm", "-rf", "--", pr->pmem, NULL };
+	char *argv[] = { "rm", "-rf", "--", (char *)dir, NULL };
 	pid_t pid;
 	int st = 0, done = 0;
 
-	if (!pr->pmem[0])
-		return;
 	if (host_is_local(host)) {
-		if (nftw(pr->pmem, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT &&
-		    !pr->warn[0])
-			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s: %s", pr->pmem, strerror(errno));
+		if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT && !pr->warn[0])
+			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s: %s", dir, strerror(errno));
 		return;
 	}
-	snprintf(log, sizeof log, "%s/pmem-cleanup.log", pr->pdir);
+	snprintf(log, sizeof log, "%s/%s", pr->pdir, log_name);
 	if (launch_start(&pr->r->l, host, NULL, argv, log, &pid, err, sizeof err) < 0) {
 		if (!pr->warn[0])
-			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s on %s: %s", pr->pmem, host, err);
+			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s on %s: %s", dir, host, err);
 		return;
 	}
 	for (int waited = 0; waited < 30000 && !done; waited += 20) {
@@ -187,7 +184,30 @@ static void pmem_remove(struct prun *pr)
 	}
 	if ((!done || !WIFEXITED(st) || WEXITSTATUS(st) != 0) && !pr->warn[0])
 		snprintf(pr->warn, sizeof pr->warn, "could not remove %s on %s (%s); remove it by hand; "
-			 "log: %s", pr->pmem, host, done ? "rm failed" : "rm did not finish in 30 s", log);
+			 "log: %s", dir, host, done ? "rm failed" : "rm did not finish in 30 s", log);
+}
+
+/*
+ * After the point, with every process gone: the server's directories that
+ * nothing else removes.  Its --pmem-path, always.  And the private run
+ * directory of a volatile shm server (its endpoint, DIR/oqb-PID-XXXXXX,
+ * holding its rings and map in shared memory) when the server did not end
+ * by itself: one that exits removes its own, one that was killed (SIGKILL,
+ * a cancelled Slurm step, a lost host) cannot, and on a lab machine those
+ * would pile up in memory.
+ */
+static void server_dirs_remove(struct prun *pr)
+{
+	const struct proc *sp = &pr->procs[0];
+
+	if (pr->pmem[0])
+		server_dir_remove(pr, pr->pmem, "pmem-cleanup.log");
+	if (!sp->started || (sp->exited && WIFEXITED(sp->status) && WEXITSTATUS(sp->status) == 0))
+		return;
+	const char *ep = json_string_value(json_object_get(sp->hello, "endpoint"));
+	const char *base = ep ? strrchr(ep, '/') : NULL;
+	if (ep && ep[0] == '/' && base && strncmp(base + 1, "oqb-", 4) == 0 && !pr->pmem[0])
+		server_dir_remove(pr, ep, "shm-cleanup.log");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -467,8 +487,8 @@ json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 
 stop:
 	prun_stop_all(pr);
-	/* Every process has exited: nothing holds the directory now. */
-	pmem_remove(pr);
+	/* Every process has exited: nothing holds its directories now. */
+	server_dirs_remove(pr);
 	t_stop = now_ms();
 	if (!pr->failed) {
 		json_t *cres[1024];

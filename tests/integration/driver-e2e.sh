@@ -52,11 +52,7 @@ check per_process_files test -s "$OUT/$first/server-0.json" -a -s "$OUT/$first/c
 jcheck client_json_schema "$OUT/$first/client-0.json" '.schema == "oqbench.client/1"'
 
 # Every process the driver started has exited.
-alive=""
-while IFS=$'\t' read -r _ _ _ _ _ pid _; do
-	[ "$pid" = pid ] && continue
-	kill -0 "$pid" 2>/dev/null && alive="$alive $pid"
-done <"$OUT/processes.tsv"
+alive=$(procs_alive "$OUT/processes.tsv")
 if [ -z "$alive" ]; then ok no_stray_processes; else notok no_stray_processes "still running:$alive"; fi
 
 # One progress line per point.

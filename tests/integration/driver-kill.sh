@@ -54,11 +54,7 @@ else
 fi
 
 # Nothing it started is left.
-alive=""
-while IFS=$'\t' read -r _ _ _ _ _ p _; do
-	[ "$p" = pid ] && continue
-	kill -0 "$p" 2>/dev/null && alive="$alive $p"
-done <"$OUT/processes.tsv"
+alive=$(procs_alive "$OUT/processes.tsv")
 if [ -z "$alive" ]; then ok no_stray_processes; else notok no_stray_processes "still running:$alive"; fi
 n=$(awk -F'\t' 'NR > 1' "$OUT/processes.tsv" | wc -l)
 if [ "$n" -eq 3 ]; then ok processes_listed; else notok processes_listed "$n processes in processes.tsv, expected 3"; fi

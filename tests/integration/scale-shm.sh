@@ -13,7 +13,7 @@ ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 OUT=$T/run
 P=8 TH=24 W=18
 
-shm_before=$(ls /dev/shm 2>/dev/null | sort)
+shm_before=$(shm_run_dirs)
 t0=$SECONDS
 if ! "$OQB_BIN/oqb" run "$ROOT/configs/fig6-echo.json" --out "$OUT" --quiet \
 	--set server.workers=$W --set clients.processes=$P --set clients.threads=$TH \
@@ -32,13 +32,9 @@ jcheck scale_shm_every_thread_connected "$R" 'all(.points[]; (.clients | length)
 jcheck scale_shm_nothing_lost "$R" 'all(.points[]; .committed > 0 and .unanswered == 0 and .errors == 0 and
 	.server.rejected == 0 and .server.executed >= .committed)'
 jcheck scale_shm_idle_recorded "$R" 'all(.points[]; .server.idle.mode == "nap")'
-alive=""
-while IFS=$'\t' read -r _ _ _ _ _ pid _; do
-	[ "$pid" = pid ] && continue
-	kill -0 "$pid" 2>/dev/null && alive="$alive $pid"
-done <"$OUT/processes.tsv"
+alive=$(procs_alive "$OUT/processes.tsv")
 if [ -z "$alive" ]; then ok scale_shm_no_process_left; else notok scale_shm_no_process_left "still running:$alive"; fi
-new=$(comm -13 <(echo "$shm_before") <(ls /dev/shm 2>/dev/null | sort) | grep '^oqb-' | tr '\n' ' ')
+new=$(shm_left_since "$shm_before")
 if [ -z "$new" ]; then ok scale_shm_no_file_left; else notok scale_shm_no_file_left "left in /dev/shm: $new"; fi
 jq -r '.points[] | "# driver_s \(.driver_s | tostring); committed \(.committed)"' "$R"
 finish

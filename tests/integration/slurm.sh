@@ -22,6 +22,7 @@ ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 trap 'slurm_cluster_stop; cleanup_' EXIT
 
 OQB=$OQB_BIN/oqb
+SHM0=$(shm_run_dirs)   # what was in the shared-memory folder before
 TINY=$ROOT/configs/tiny.json
 # rerun_disturbed 0: these tests count the processes each placement
 # starts; a trial rerun because the test cluster's nodes share two CPUs
@@ -87,7 +88,7 @@ cluster_procs() {
 # KillWait), and none of the PIDs the run recorded (processes.tsv: srun;
 # run.json: the processes themselves) is alive.
 nothing_left() {
-	local name=$1 dir=$2 i jobs procs pids p alive
+	local name=$1 dir=$2 i jobs procs pids p alive left
 	pids=$(cut -f6 "$dir/processes.tsv" 2>/dev/null; jq -r '.hosts.processes[].pid' "$dir/run.json" 2>/dev/null)
 	for i in $(seq 1 100); do
 		jobs=$(squeue -h -o '%i %T' 2>&1; squeue -h -s -o '%i %j' 2>&1)
@@ -104,6 +105,10 @@ nothing_left() {
 		ok "${name}_no_process_left"
 	fi
 	[ -n "$pids" ] || notok "${name}_pids_recorded" "no PIDs in $dir/processes.tsv or run.json"
+	# a killed server cannot remove its shm run directory: the driver must
+	left=$(shm_left_since "$SHM0")
+	if [ -n "$left" ]; then notok "${name}_no_shm_left" "left in the shared-memory folder: $left"
+	else ok "${name}_no_shm_left"; fi
 }
 
 # wait_steps JOB N: until job JOB runs at least N steps (at most 20 s).

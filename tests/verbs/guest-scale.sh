@@ -110,11 +110,7 @@ jcheck "scale: each client ran on its own logical host, the server on its own" "
 	([.hosts.processes[] | select(.role == "server") | .launched_on] | unique) == ["'"$SERVER"'"]'
 # nothing left: every local PID the driver held (the ssh clients) is gone,
 # and no benchmark process is still running in the guest
-alive=""
-while IFS=$'\t' read -r _ _ _ _ _ pid _; do
-	[ "$pid" = pid ] && continue
-	kill -0 "$pid" 2>/dev/null && alive="$alive $pid"
-done <"$T/run/processes.tsv"
+alive=$(procs_alive "$T/run/processes.tsv")
 left=$(ps -eo pid=,comm= | awk '$2 ~ /^oqb-(server|client)$/ { printf " %s(%s)", $1, $2 }')
 if [ -z "$alive$left" ]; then ok "scale: no process left behind"; else notok "scale: no process left behind" "$alive$left"; fi
 
