@@ -24,12 +24,5 @@ lim=${OQB_CHECK_VM_TIMEOUT:-720}   # ~6 minutes under TCG on 2 busy cores
 	>"$T/guest.out" 2>"$T/guest.err"
 rc=$?
 grep -E '^  ' "$T/guest.err" >&2   # the tables and checker figures
-if ! vm_relay "$T/guest.out"; then
-	[ $rc -eq 125 ] && { vm_unavailable verbs-check "the VM failed to start: $(tail -1 "$T/guest.err")"; finish; }
-	notok "verbs-check: the guest printed no result (rxe-vm exit $rc)" "$(tail -20 "$T/guest.err")"
-elif [ $rc -eq 124 ]; then
-	notok "verbs-check: the VM hit its time limit ($lim s)"
-elif [ $rc -ne 0 ] && ! grep -q '^not ok ' "$T/guest.out"; then
-	notok "verbs-check: the guest exited with status $rc" "$(tail -20 "$T/guest.err")"
-fi
+vm_report verbs-check $rc "$lim" "$T/guest.out" "$T/guest.err"
 finish

@@ -27,12 +27,5 @@ lim=${OQB_SCALE_VM_TIMEOUT:-900}
 	>"$T/guest.out" 2>"$T/guest.err"
 rc=$?
 grep '^# ' "$T/guest.out"
-if ! vm_relay "$T/guest.out"; then
-	[ $rc -eq 125 ] && { vm_unavailable scale "the VM failed to start: $(tail -1 "$T/guest.err")"; finish; }
-	notok "scale: the guest printed no result (rxe-vm exit $rc)" "$(tail -20 "$T/guest.err")"
-elif [ $rc -eq 124 ]; then
-	notok "scale: the VM hit its time limit ($lim s)"
-elif [ $rc -ne 0 ] && ! grep -q '^not ok ' "$T/guest.out"; then
-	notok "scale: the guest exited with status $rc" "$(tail -20 "$T/guest.err")"
-fi
+vm_report scale $rc "$lim" "$T/guest.out" "$T/guest.err"
 finish

@@ -51,6 +51,25 @@ vm_relay() {
 	[ "$n" -gt 0 ]
 }
 
+# vm_report NAME RC LIMIT OUT ERR: after `rxe-vm -t LIMIT ... >OUT 2>ERR`
+# exited with RC, relay the guest's result lines and say what went wrong:
+# the VM did not start (skip, or not ok under CI), the guest printed
+# nothing, the time limit was hit, or it failed without saying which case.
+vm_report() {
+	local name=$1 rc=$2 lim=$3 out=$4 err=$5
+	if ! vm_relay "$out"; then
+		if [ "$rc" -eq 125 ]; then
+			vm_unavailable "$name" "the VM failed to start: $(tail -1 "$err")"
+		else
+			notok "$name: the guest printed no result (rxe-vm exit $rc)" "$(tail -20 "$err")"
+		fi
+	elif [ "$rc" -eq 124 ]; then
+		notok "$name: the VM hit its time limit ($lim s)"
+	elif [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out"; then
+		notok "$name: the guest exited with status $rc" "$(tail -20 "$err")"
+	fi
+}
+
 # vm_leftovers DIR: print the run directories and processes that a runner
 # with TMPDIR=DIR left behind (nothing when it cleaned up).
 vm_leftovers() {
