@@ -163,7 +163,8 @@ static void server_dir_remove(struct prun *pr, const char *dir, const char *log_
 
 	if (host_is_local(host)) {
 		if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT && !pr->warn[0])
-			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s: %s", dir, strerror(errno));
+			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s: %s; remove it by hand", dir,
+				 strerror(errno));
 		return;
 	}
 	snprintf(log, sizeof log, "%s/%s", pr->pdir, log_name);

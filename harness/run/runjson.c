@@ -297,10 +297,12 @@ json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *sr
 			} else if (rs == -2) {
 				dirty = json_null();
 				dirty_note = "unknown: git status did not finish within OQB_GIT_TIMEOUT_S (a checkout on "
-					     "a network or 9p file system?); the run went on without it";
+					     "a network or 9p file system?); the run went on without it. Set "
+					     "OQB_GIT_TIMEOUT_S higher to wait longer";
 			} else if (rs < 0) {
 				dirty = json_null();
-				dirty_note = "unknown: git status failed";
+				dirty_note = "unknown: git status failed in the checkout oqb was built from; run it "
+					     "there to see why";
 			}
 		}
 	}
