@@ -70,7 +70,9 @@ int run_capture_within(char *const *argv, char *out, size_t cap, int timeout_ms)
 				continue;
 			if (n == 0) {
 				timed_out = 1;
-				kill(-p, SIGKILL);   /* the process we started, by PID */
+				/* the process we started, by PID: its group, and
+				 * itself in case it had not made the group yet */
+				kill(-p, SIGKILL);
 				kill(p, SIGKILL);
 				break;
 			}
@@ -137,6 +139,16 @@ json_t *runjson_versions(void)
 	return v;
 }
 
+/* t[key] = transport name's build description, where it has one. */
+static void set_build(json_t *t, const char *key, const char *name)
+{
+	json_t *b = buildinfo_transport(name);
+	if (json_is_null(b))
+		json_decref(b);
+	else
+		json_object_set_new(t, key, b);
+}
+
 /* The transport block; for verbs, the devices this host sees (a hook for
  * richer device details: firmware, link layer, ...). */
 static json_t *transport_info(const struct runconf *rc)
@@ -162,16 +174,11 @@ static json_t *transport_info(const struct runconf *rc)
 	}
 #endif
 	/* What the transport was built with (the transport table's row). */
-	json_t *b = buildinfo_transport(rc->transport);
-	if (json_is_null(b))
-		json_decref(b);
-	else
-		json_object_set_new(t, "build", b);
-	/* System erpc runs over transport erpc: which eRPC build (docs/erpc.md;
-	 * runconf refused the config when this build has no erpc). */
+	set_build(t, "build", rc->transport);
+	/* System erpc runs over transport erpc: which eRPC build (docs/erpc.md). */
 	for (size_t s = 0; s < rc->nsystems; s++)
-		if (strcmp(rc->systems[s], "erpc") == 0 && buildinfo_has_transport("erpc"))
-			json_object_set_new(t, "erpc_build", buildinfo_transport("erpc"));
+		if (strcmp(rc->systems[s], "erpc") == 0)
+			set_build(t, "erpc_build", "erpc");
 	return t;
 }
 
