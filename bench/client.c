@@ -29,6 +29,7 @@
 #include "log.h"
 #include "rng.h"
 #include "stall.h"
+#include "usage.h"
 
 enum { CLS_NILEXT = 0, CLS_NON = 1, CLS_ALL = 2, NCLS = 3 };
 static const char *const cls_name[NCLS] = { "nilext", "non_nilext", "all" };
@@ -829,6 +830,7 @@ json_t *client_result(struct client *cl)
 			json_object_set_new(j, "workload", d);
 	}
 	json_object_set_new(j, "trust", trust_json(cl));
+	json_object_set_new(j, "usage", usage_json());
 	for (int k = 0; k < NCLS; k++)
 		hist_free(m[k]);
 	return j;

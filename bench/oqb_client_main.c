@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "clock.h"
 #include "conf.h"
 #include "ctl.h"
 #include "gen.h"
@@ -200,6 +201,9 @@ int main(int argc, char **argv)
 			o.cpu_first, cpus.available);
 	cc.cpus = &cpus;
 
+	/* The process's start, split for the driver's run.json (HELLO):
+	 * reaching the driver, then client_prepare (connections, load). */
+	uint64_t t_ctl = clock_ns();
 	if (o.ctl) {
 		ctl = ctl_connect(o.ctl, "client", (unsigned)o.rank, 10000, err, sizeof err);
 		if (!ctl) {
@@ -207,7 +211,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	uint64_t t_prep = clock_ns();
 	cl = client_prepare(&cc, err, sizeof err);
+	uint64_t t_ready = clock_ns();
 	if (!cl) {
 		log_msg(LOG_ERR, "%s", err);
 		if (ctl)
@@ -225,7 +231,8 @@ int main(int argc, char **argv)
 	uint64_t start_in = 10 * 1000000ull;
 	if (ctl) {
 		static volatile int lost;
-		json_t *info = json_pack("{s:i,s:s}", "pid", (int)getpid(), "node", node);
+		json_t *info = json_pack("{s:i,s:s,s:{s:I,s:I}}", "pid", (int)getpid(), "node", node, "start_ns",
+					 "ctl_connect", (json_int_t)(t_prep - t_ctl), "prepare", (json_int_t)(t_ready - t_prep));
 		if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
 		    ctl_start_watch(ctl, &lost, NULL, NULL) != 0) {
 			json_decref(info);

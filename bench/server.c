@@ -22,6 +22,7 @@
 #include "log.h"
 #include "server.h"
 #include "stall.h"
+#include "usage.h"
 
 #define POLL_BATCH 64
 #define STALL_SLACK_NS 10000ull   /* per request a pass ran (stall.h) */
@@ -522,6 +523,7 @@ json_t *server_stats(struct server *s)
 						 "spin_ns", (json_int_t)s->c.idle.spin_ns, "nap_ns", (json_int_t)s->c.idle.nap_ns));
 	if (s->tp && s->c.tp->srv_stats)
 		json_object_set_new(j, "transport", s->c.tp->srv_stats(s->tp));
+	json_object_set_new(j, "usage", usage_json());
 	return j;
 }
 

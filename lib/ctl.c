@@ -13,6 +13,7 @@
  * many with ctl_accept() and reads them from its own poll() loop with
  * ctl_pump() + ctl_pop(), so it never blocks on one slow peer.
  */
+#include "clock.h"
 #include "ctl.h"
 #include "log.h"
 
@@ -393,6 +394,21 @@ int ctl_send(struct ctl *c, json_t *msg, char *err, size_t errlen)
 	return rc;
 }
 
+/* When this process started (its first constructor), for HELLO's up_ns:
+ * the driver takes it from its own launch-to-HELLO time to tell the
+ * launcher's share (ssh login, srun, exec) from the process's own. */
+static uint64_t proc_t0_ns;
+
+__attribute__((constructor)) static void proc_t0_init(void)
+{
+	proc_t0_ns = clock_ns();
+}
+
+uint64_t ctl_uptime_ns(void)
+{
+	return clock_ns() - proc_t0_ns;
+}
+
 int ctl_hello(struct ctl *c, const json_t *info, char *err, size_t errlen)
 {
 	char host[256];
@@ -401,8 +417,9 @@ int ctl_hello(struct ctl *c, const json_t *info, char *err, size_t errlen)
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';
-	m = json_pack("{s:s, s:s, s:I, s:s, s:I}", "type", "HELLO", "role", c->role,
-		      "rank", (json_int_t)c->rank, "host", host, "pid", (json_int_t)getpid());
+	m = json_pack("{s:s, s:s, s:I, s:s, s:I, s:I}", "type", "HELLO", "role", c->role,
+		      "rank", (json_int_t)c->rank, "host", host, "pid", (json_int_t)getpid(),
+		      "up_ns", (json_int_t)ctl_uptime_ns());
 	if (!m) {
 		err_set(err, errlen, "out of memory");
 		return -1;

@@ -30,6 +30,7 @@
 #define OQB_CTL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 #define CTL_VERSION 1
@@ -42,7 +43,11 @@ struct ctl;
 struct ctl *ctl_connect(const char *hostport, const char *role, unsigned rank,
 			int timeout_ms, char *err, size_t errlen);
 
-/* Sends HELLO; `info` (may be NULL) is merged into the message. */
+/* Nanoseconds since this process started (its constructors ran). */
+uint64_t ctl_uptime_ns(void);
+
+/* Sends HELLO; `info` (may be NULL) is merged into the message.  HELLO
+ * carries up_ns, ctl_uptime_ns() at the time it is sent. */
 int ctl_hello(struct ctl *c, const json_t *info, char *err, size_t errlen);
 
 /* Waits for the next message from the driver (GO/STOP/BYE...).  Returns

@@ -169,6 +169,28 @@ static void write_result_file(struct proc *p)
 		fprintf(stderr, "oqb: warning: cannot write %s: %s\n", p->json, strerror(errno));
 }
 
+/*
+ * A process's start, in seconds: launch_to_hello on the driver's clock
+ * (launcher call to HELLO received), in_process on the process's own (its
+ * start to HELLO sent; a client's split into reaching the driver and
+ * client_prepare: connections, load).  Their difference is the launcher's
+ * share (ssh login, srun, exec) and the control channel's delivery; both
+ * are durations, so the hosts' clocks need not agree.
+ */
+static json_t *start_split(const struct proc *p, const json_t *hello)
+{
+	json_t *o = json_pack("{s:f}", "launch_to_hello", (double)(now_ms() - p->t_launch_ms) / 1e3);
+	const json_t *up = json_object_get(hello, "up_ns");
+	if (json_is_integer(up))
+		json_object_set_new(o, "in_process", json_real((double)json_integer_value(up) / 1e9));
+	const char *k;
+	const json_t *v;
+	json_object_foreach((json_t *)json_object_get(hello, "start_ns"), k, v)
+		if (json_is_integer(v))
+			json_object_set_new(o, k, json_real((double)json_integer_value(v) / 1e9));
+	return o;
+}
+
 static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 {
 	const char *type = json_string_value(json_object_get(m, "type"));
@@ -186,6 +208,7 @@ static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 						"node", json_object_get(m, "node"),
 						"pid", json_object_get(m, "pid"),
 						"local_pid", (json_int_t)p->pid);
+			json_object_set_new(row, "start_s", start_split(p, m));
 			if (pr->aux)
 				json_object_set_new(row, "purpose", json_string("canary"));
 			json_array_append_new(json_object_get(json_object_get(pr->r->runj, "hosts"),
@@ -419,6 +442,7 @@ int prun_start(struct prun *pr, struct proc *p, char **argv)
 		prun_fail(pr, p, "out of memory building its command line");
 		return -1;
 	}
+	p->t_launch_ms = now_ms();
 	if (launch_start(&pr->r->l, p->host, NULL, argv, p->log, &p->pid, err, sizeof err) < 0) {
 		launch_argv_free(argv);
 		prun_fail(pr, p, "could not be started: %s", err);

@@ -40,6 +40,7 @@ struct proc {
 	int started, exited, status;
 	int stopping;            /* we are ending it: its exit is expected */
 	int eof;                 /* its control connection closed */
+	uint64_t t_launch_ms;    /* now_ms() when the launcher started it */
 	struct ctl *ctl;
 	json_t *hello, *result;
 	char log[PATH_MAX + 400];

@@ -67,6 +67,10 @@ vm_report() {
 		notok "$name: the VM hit its time limit ($lim s)"
 	elif [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out"; then
 		notok "$name: the guest exited with status $rc" "$(tail -20 "$err")"
+	elif grep -q '^not ok ' "$out"; then
+		# the details of a failed case went to the guest's stderr
+		echo "  guest stderr (last 40 lines):" >&2
+		tail -40 "$err" | sed 's/^/  /' >&2
 	fi
 }
 

@@ -1,0 +1,44 @@
+/*
+ * usage.c - see usage.h.  getrusage for memory and CPU time; /proc/self
+ * for the descriptors and threads (Linux; left out elsewhere).
+ */
+#include "usage.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* Entries of a /proc/self directory, not counting . and .. (-1: none). */
+static long count_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	long n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+json_t *usage_json(void)
+{
+	json_t *o = json_object();
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		json_object_set_new(o, "maxrss_kb", json_integer(ru.ru_maxrss));
+		json_object_set_new(o, "user_s", json_real((double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6));
+		json_object_set_new(o, "sys_s", json_real((double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6));
+	}
+	/* the directory stream's own descriptor is one of the entries */
+	long fds = count_entries("/proc/self/fd");
+	if (fds > 0)
+		json_object_set_new(o, "fds", json_integer(fds - 1));
+	long th = count_entries("/proc/self/task");
+	if (th > 0)
+		json_object_set_new(o, "threads", json_integer(th));
+	return o;
+}
