@@ -1,5 +1,5 @@
 # tests/slurm/cluster.sh - a private Slurm cluster on this host, for tests
-# (sourced by tests/integration/slurm.sh; bash).
+# (sourced by tests/integration/slurm.sh and slurm-scale.sh; bash).
 #
 # Owns: one munged (private key and socket, run in the foreground as the
 # munge user), one slurmctld and one slurmd per node name (several slurmd
@@ -203,9 +203,9 @@ slurm_cluster_stop() {
 }
 
 # ---------------------------------------------------------------- for tests
-# What the tests that run oqb under this cluster share (slurm.sh).  They
-# need tests/lib.sh sourced first ($T, ok, notok, skip, finish,
-# shm_left_since).
+# What the tests that run oqb under this cluster share (slurm.sh,
+# slurm-scale.sh).  They need tests/lib.sh sourced first ($T, ok, notok,
+# skip, finish, shm_left_since).
 
 # slurm_test_cluster NAME NODE...: a fresh cluster in $T/NAME.  One that
 # cannot start ends the test: a skip (packages missing, not root), or
