@@ -189,7 +189,7 @@ test-scale: deps-auto
 	@$(MAKE) --no-print-directory all
 	@OQB_SCALE_HOSTS=8 OQB_SCALE_THREADS=24 OQB_SCALE_WORKERS=18 OQB_SCALE_VM_MB=4096 \
 	  OQB_SCALE_VM_TIMEOUT=1800 OQB_SCALE_RUN_S=1700 OQB_TEST_TIMEOUT=1900 \
-	  OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh tests/verbs/run-scale.sh
+	  OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh tests/verbs/run-scale.sh tests/integration/slurm-scale.sh
 
 # The include flags, for test programs built outside this Makefile
 # (tests/verbs/run-verbs.sh builds vtest.c with them).

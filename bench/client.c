@@ -417,11 +417,16 @@ static void *thread_main(void *arg)
 	}
 	load_phase(t);
 	atomic_fetch_add(&cl->ready, 1);
+	/* Until GO, every 200 us; in nap mode, where threads outnumber CPUs,
+	 * every 2 ms: 24 threads waking every 200 us took 0.38 CPU per waiting
+	 * process on 2 busy cores, starving the processes still starting (a
+	 * Slurm step takes seconds there).  GO's start delay covers both. */
+	unsigned wait_us = c->idle.nap_ns ? 2000 : 200;
 	uint64_t start;
 	while (!(start = atomic_load(&cl->start_ns))) {
 		if (atomic_load(&cl->abort))
 			return NULL;
-		usleep(200);
+		usleep(wait_us);
 	}
 	if (t->failed)
 		return NULL;

@@ -31,23 +31,6 @@ SLURM_SET=(--set 'hosts.launcher="slurm"' --set 'rerun_disturbed=0' --quiet)
 # a single point that runs long enough to be interrupted
 LONG_SET=(--set 'systems=["oq"]' --set 'arrival.loads_ops=[2000]' --set 'duration_s=30')
 
-# start_cluster NAME NODE...: a fresh cluster in $T/NAME, or skip/not ok.
-start_cluster() {
-	local name=$1
-	shift
-	mkdir -p "$T/$name"
-	chmod 0755 "$T"   # munged (as munge) must reach its socket below it
-	slurm_cluster_start "$T/$name" "$@" && return 0
-	if [ "${CI:-}" = true ]; then
-		notok "slurm_cluster_$name" "the cluster did not start: $SLURM_WHY"
-		slurm_cluster_logs
-	else
-		skip slurm "$SLURM_WHY"
-		slurm_cluster_logs 2>/dev/null
-	fi
-	finish
-}
-
 # children PID: the PIDs whose parent is PID (from /proc, no fork per PID).
 children() {
 	local f st
@@ -57,58 +40,6 @@ children() {
 		st=${st#* }
 		if [ "${st%% *}" = "$1" ]; then f=${f#/proc/}; echo "${f%/stat}"; fi
 	done
-}
-
-# cluster_procs: processes that carry this cluster's SLURM_CONF in their
-# environment (srun, slurmstepd, oqb, oqb-server, oqb-client...), except
-# the daemons, slurmctld's helper and this shell.  Built-ins only, so the scan sees no helper.
-cluster_procs() {
-	local d pid v skip p st ctld=${SLURM_PIDS[1]}
-	for d in /proc/[0-9]*; do
-		pid=${d#/proc/}
-		[ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] && continue
-		skip=0
-		for p in "${SLURM_PIDS[@]}"; do [ "$p" = "$pid" ] && skip=1; done
-		[ $skip = 1 ] && continue
-		read -r st 2>/dev/null <"$d/stat" || continue
-		st=${st##*) }
-		st=${st#* }
-		[ "${st%% *}" = "$ctld" ] && continue   # slurmctld's slurmscriptd
-		while IFS= read -r -d '' v; do
-			if [ "$v" = "SLURM_CONF=$SLURM_CONF" ]; then
-				echo "$pid $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | cut -c1-80)"
-				break
-			fi
-		done 2>/dev/null <"$d/environ"
-	done
-}
-
-# nothing_left NAME RUN_DIR: no job, no step, no process of the run or the
-# cluster is left (bounded poll: Slurm ends a step's processes within
-# KillWait), and none of the PIDs the run recorded (processes.tsv: srun;
-# run.json: the processes themselves) is alive.
-nothing_left() {
-	local name=$1 dir=$2 i jobs procs pids p alive left
-	pids=$(cut -f6 "$dir/processes.tsv" 2>/dev/null; jq -r '.hosts.processes[].pid' "$dir/run.json" 2>/dev/null)
-	for i in $(seq 1 100); do
-		jobs=$(squeue -h -o '%i %T' 2>&1; squeue -h -s -o '%i %j' 2>&1)
-		procs=$(cluster_procs)
-		alive=""
-		for p in $pids; do slurm_pid_alive "$p" && alive="$alive $p"; done
-		[ -z "$jobs$procs$alive" ] && break
-		sleep 0.1
-	done
-	if [ -n "$jobs" ]; then notok "${name}_no_job_left" "squeue after 10 s: $jobs"; else ok "${name}_no_job_left"; fi
-	if [ -n "$procs$alive" ]; then
-		notok "${name}_no_process_left" "still there after 10 s: ${procs//$'\n'/; } recorded PIDs alive:$alive"
-	else
-		ok "${name}_no_process_left"
-	fi
-	[ -n "$pids" ] || notok "${name}_pids_recorded" "no PIDs in $dir/processes.tsv or run.json"
-	# a killed server cannot remove its shm run directory: the driver must
-	left=$(shm_left_since "$SHM0")
-	if [ -n "$left" ]; then notok "${name}_no_shm_left" "left in the shared-memory folder: $left"
-	else ok "${name}_no_shm_left"; fi
 }
 
 # wait_steps JOB N: until job JOB runs at least N steps (at most 20 s).
@@ -141,7 +72,7 @@ salloc_bg() {
 	[ -n "$OQB_PID" ] && [ -n "$JOB" ] && wait_steps "$JOB" 3 || return 1
 	# and until their tasks run the server and both clients
 	for i in $(seq 1 100); do
-		seen=$(cluster_procs)
+		seen=$(slurm_cluster_procs)
 		grep -q 'oqb-server' <<<"$seen" && [ "$(grep -c 'oqb-client' <<<"$seen")" -ge 2 ] && return 0
 		sleep 0.1
 	done
@@ -159,7 +90,7 @@ wait_exit() {
 }
 
 # ---------------------------------------------------------------- one node
-start_cluster one n1
+slurm_test_cluster one n1
 ok slurm_cluster_one
 
 # salloc
@@ -187,7 +118,7 @@ jcheck sbatch_status_ok "$T/sbatch/run.json" \
 
 # Ctrl-C: SIGINT to oqb (the driver) while the point runs
 if salloc_bg sigint; then
-	# negative control for nothing_left: the scan sees a running run
+	# negative control for slurm_nothing_left: the scan sees a running run
 	# (oqb, its srun steps and the oqb-server and oqb-client they run)
 	if grep -q "^$OQB_PID " <<<"$seen" && grep -q 'srun' <<<"$seen"; then
 		ok sigint_scan_sees_run
@@ -202,7 +133,7 @@ if salloc_bg sigint; then
 else
 	notok sigint_started "oqb did not start its 3 steps in 20 s: $(tail -5 "$T/sigint.out")"
 fi
-nothing_left sigint "$T/sigint"
+slurm_nothing_left sigint "$T/sigint" "$SHM0"
 
 # killed_step NAME CMD...: a long run whose server step is ended by CMD
 # (eval'd with $SRUN_PID, the server's srun, and $STEP, its Slurm step:
@@ -225,14 +156,14 @@ killed_step() {
 	else
 		notok "${name}_started" "oqb did not start its 3 steps in 20 s: $(tail -5 "$T/$name.out")"
 	fi
-	nothing_left "$name" "$T/$name"
+	slurm_nothing_left "$name" "$T/$name" "$SHM0"
 }
 killed_step srunkill 'kill -KILL "$SRUN_PID"'
 killed_step scancel 'scancel "$STEP"'
 slurm_cluster_stop
 
 # ---------------------------------------------------------------- two nodes
-start_cluster two n1 n2
+slurm_test_cluster two n1 n2
 ok slurm_cluster_two
 TWO_SET=(--set 'hosts.ctl_addr="127.0.0.1"' --set 'systems=["oq"]' --set 'hosts.server="n1"')
 
@@ -279,7 +210,7 @@ fi
 jcheck spread_placement "$T/spread/run.json" '.status == "ok" and (.hosts.processes | length) == 3 and
 	all(.hosts.processes[] | select(.role == "client"); .node == (["n1", "n2"][.rank % 2])) and
 	all(.hosts.processes[] | select(.role == "server"); .node == "n1")'
-nothing_left two "$T/spread"
+slurm_nothing_left two "$T/spread" "$SHM0"
 
 slurm_cluster_stop
 alive=""

@@ -1,5 +1,5 @@
 # tests/slurm/cluster.sh - a private Slurm cluster on this host, for tests
-# (sourced by tests/integration/slurm.sh; bash).
+# (sourced by tests/integration/slurm.sh and slurm-scale.sh; bash).
 #
 # Owns: one munged (private key and socket, run in the foreground as the
 # munge user), one slurmctld and one slurmd per node name (several slurmd
@@ -200,4 +200,83 @@ slurm_cluster_stop() {
 	for pid in "${SLURM_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
 	SLURM_PIDS_ALL+=("${SLURM_PIDS[@]}")
 	SLURM_PIDS=()
+}
+
+# ---------------------------------------------------------------- for tests
+# What the tests that run oqb under this cluster share (slurm.sh,
+# slurm-scale.sh).  They need tests/lib.sh sourced first ($T, ok, notok,
+# skip, finish, shm_left_since).
+
+# slurm_test_cluster NAME NODE...: a fresh cluster in $T/NAME.  One that
+# cannot start ends the test: a skip (packages missing, not root), or
+# under CI=true, where make deps installed the packages, a failure.
+slurm_test_cluster() {
+	local name=$1
+	shift
+	mkdir -p "$T/$name"
+	chmod 0755 "$T"   # munged (as munge) must reach its socket below it
+	slurm_cluster_start "$T/$name" "$@" && return 0
+	if [ "${CI:-}" = true ]; then
+		notok "slurm_cluster_$name" "the cluster did not start: $SLURM_WHY"
+		slurm_cluster_logs
+	else
+		skip "$(basename "$0" .sh)" "$SLURM_WHY"
+		slurm_cluster_logs 2>/dev/null
+	fi
+	finish
+}
+
+# slurm_cluster_procs: processes that carry this cluster's SLURM_CONF in
+# their environment (srun, slurmstepd, oqb, oqb-server, oqb-client...),
+# except the daemons, slurmctld's helper and this shell.  Built-ins only,
+# so the scan sees no helper.
+slurm_cluster_procs() {
+	local d pid v skip p st ctld=${SLURM_PIDS[1]}
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		[ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] && continue
+		skip=0
+		for p in "${SLURM_PIDS[@]}"; do [ "$p" = "$pid" ] && skip=1; done
+		[ $skip = 1 ] && continue
+		read -r st 2>/dev/null <"$d/stat" || continue
+		st=${st##*) }
+		st=${st#* }
+		[ "${st%% *}" = "$ctld" ] && continue   # slurmctld's slurmscriptd
+		while IFS= read -r -d '' v; do
+			if [ "$v" = "SLURM_CONF=$SLURM_CONF" ]; then
+				echo "$pid $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | cut -c1-80)"
+				break
+			fi
+		done 2>/dev/null <"$d/environ"
+	done
+}
+
+# slurm_nothing_left NAME RUN_DIR SHM_BEFORE: no job, no step, no process
+# of the run or the cluster is left (bounded poll: Slurm ends a step's
+# processes within KillWait), none of the PIDs the run recorded
+# (processes.tsv: srun; run.json: the processes themselves) is alive, and
+# nothing is in the shared-memory folder that was not in SHM_BEFORE (an
+# earlier shm_run_dirs).
+slurm_nothing_left() {
+	local name=$1 dir=$2 shm0=$3 i jobs procs pids p alive left
+	pids=$(cut -f6 "$dir/processes.tsv" 2>/dev/null; jq -r '.hosts.processes[].pid' "$dir/run.json" 2>/dev/null)
+	for i in $(seq 1 100); do
+		jobs=$(squeue -h -o '%i %T' 2>&1; squeue -h -s -o '%i %j' 2>&1)
+		procs=$(slurm_cluster_procs)
+		alive=""
+		for p in $pids; do slurm_pid_alive "$p" && alive="$alive $p"; done
+		[ -z "$jobs$procs$alive" ] && break
+		sleep 0.1
+	done
+	if [ -n "$jobs" ]; then notok "${name}_no_job_left" "squeue after 10 s: $jobs"; else ok "${name}_no_job_left"; fi
+	if [ -n "$procs$alive" ]; then
+		notok "${name}_no_process_left" "still there after 10 s: ${procs//$'\n'/; } recorded PIDs alive:$alive"
+	else
+		ok "${name}_no_process_left"
+	fi
+	[ -n "$pids" ] || notok "${name}_pids_recorded" "no PIDs in $dir/processes.tsv or run.json"
+	# a killed server cannot remove its shm run directory: the driver must
+	left=$(shm_left_since "$shm0")
+	if [ -n "$left" ]; then notok "${name}_no_shm_left" "left in the shared-memory folder: $left"
+	else ok "${name}_no_shm_left"; fi
 }
