@@ -105,8 +105,9 @@ mem_sampler() {
 # logical hosts with the SETs; DELEGATION is the config's clients.delegation
 # unless a point sweeps it.  Leaves $T/NAME/run.json; 1 when the run failed.
 scale_run() {
-	local name=$1 cfg=$2 deleg=$3 t0=$SECONDS rc took R=$T/$name/run.json sp
+	local name=$1 cfg=$2 deleg=$3 t0=$SECONDS rc took R sp
 	shift 3
+	R=$T/$name/run.json
 	mem_sampler "$T/$name.mem" &
 	sp=$!
 	track "$sp"
