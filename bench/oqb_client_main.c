@@ -18,7 +18,9 @@
 
 #include "client.h"
 #include "conf.h"
+#include "buildinfo.h"
 #include "ctl.h"
+#include "proclimits.h"
 #include "gen.h"
 #include "log.h"
 #include "opts.h"
@@ -38,6 +40,7 @@ struct cli_opts {
 	const char *cpus, *device;
 	int cpu_first, cpu_reserved;
 	double idle_nap_us, idle_spin_us;
+	int build_id, expect_workers, expect_slot_size;
 };
 
 static const char *const arrivals[] = { "poisson", "closed", NULL };
@@ -88,6 +91,12 @@ static const struct opt cli_tab[] = {
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this client process" },
 	{ "processes", OPT_INT, O(nprocesses), "1", 1, 1 << 20, NULL, "client processes in the run (workload sharding)" },
+	{ "expect-workers", OPT_INT, O(expect_workers), "1", 1, 1024, NULL,
+	  "the server's workers (set by the driver), for the start-up check of the open-file and locked-memory "
+	  "limits (lib/proclimits.h): a client learns them only when it connects" },
+	{ "expect-slot-size", OPT_INT, O(expect_slot_size), "2048", 64, 1 << 21, NULL,
+	  "the server's slot size in bytes (set by the driver), for the same check" },
+	{ "build-id", OPT_BOOL, O(build_id), NULL, 0, -1, NULL, "print this build's id and exit" },
 	{ "log", OPT_STR, O(log), NULL, 0, -1, NULL, "log level: error, warn, info, debug" },
 	{ NULL },
 };
@@ -123,6 +132,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, "client", o.rank);
+	if (o.build_id) {
+		printf("%s\n", buildinfo_id());
+		return 0;
+	}
 	if (log_level_option("oqb-client", o.log) < 0)
 		return 2;
 	if (!o.server) {
@@ -207,7 +220,20 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	cl = client_prepare(&cc, err, sizeof err);
+	/* The limits this shape needs, before anything is opened (issue 37). */
+	struct lim_client_shape ls = {
+		.transport = cc.tp->name, .threads = (unsigned)o.threads, .workers = (unsigned)o.expect_workers,
+		.slot_size = (unsigned)o.expect_slot_size, .max_outstanding = (unsigned)o.max_outstanding,
+		.delegation = o.delegation,
+	};
+	struct lim_need need;
+	char lim_note[256];
+	lim_client_need(&ls, &need);
+	if (lim_check_self(&need, "this client", o.delegation, lim_note, sizeof lim_note, err, sizeof err) == 0) {
+		if (lim_note[0])
+			log_msg(LOG_INFO, "limits: %s", lim_note);
+		cl = client_prepare(&cc, err, sizeof err);
+	}
 	if (!cl) {
 		log_msg(LOG_ERR, "%s", err);
 		if (ctl)
@@ -226,6 +252,8 @@ int main(int argc, char **argv)
 	if (ctl) {
 		static volatile int lost;
 		json_t *info = json_pack("{s:i,s:s}", "pid", (int)getpid(), "node", node);
+		if (lim_note[0])
+			json_object_set_new(info, "limits_raised", json_string(lim_note));
 		if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
 		    ctl_start_watch(ctl, &lost, NULL, NULL) != 0) {
 			json_decref(info);
