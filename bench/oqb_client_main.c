@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "buildinfo.h"
 #include "ctl.h"
+#include "hostfacts.h"
 #include "proclimits.h"
 #include "gen.h"
 #include "log.h"
@@ -40,7 +41,7 @@ struct cli_opts {
 	const char *cpus, *device;
 	int cpu_first, cpu_reserved;
 	double idle_nap_us, idle_spin_us;
-	int build_id, expect_workers, expect_slot_size;
+	int build_id, host_facts, expect_workers, expect_slot_size;
 };
 
 static const char *const arrivals[] = { "poisson", "closed", NULL };
@@ -97,6 +98,8 @@ static const struct opt cli_tab[] = {
 	{ "expect-slot-size", OPT_INT, O(expect_slot_size), "2048", 64, 1 << 21, NULL,
 	  "the server's slot size in bytes (set by the driver), for the same check" },
 	{ "build-id", OPT_BOOL, O(build_id), NULL, 0, -1, NULL, "print this build's id and exit" },
+	{ "host-facts", OPT_BOOL, O(host_facts), NULL, 0, -1, NULL,
+	  "print this host's facts as JSON (as oqb-server --host-facts; for oqb doctor) and exit" },
 	{ "log", OPT_STR, O(log), NULL, 0, -1, NULL, "log level: error, warn, info, debug" },
 	{ NULL },
 };
@@ -134,6 +137,13 @@ int main(int argc, char **argv)
 	log_set_prefix(NULL, "client", o.rank);
 	if (o.build_id) {
 		printf("%s\n", buildinfo_id());
+		return 0;
+	}
+	if (o.host_facts) {
+		json_t *f = hostfacts_json();
+		json_dumpf(f, stdout, JSON_COMPACT);
+		putchar('\n');
+		json_decref(f);
 		return 0;
 	}
 	if (log_level_option("oqb-client", o.log) < 0)

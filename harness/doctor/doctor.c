@@ -161,13 +161,15 @@ static void probe_all(struct launcher *l, struct dr_host *hs, size_t n, const ch
 {
 	pid_t pids[DR_MAX_HOSTS];
 	char logs[DR_MAX_HOSTS][PATH_MAX];
-	double t0 = now_s(), next_note = t0 + DR_PROGRESS_S;
+	double t0 = now_s(), next_note = t0 + (bound / 2 < DR_PROGRESS_S ? bound / 2 : DR_PROGRESS_S);
 	size_t left = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		char *argv[] = { "sh", "-c", (char *)probe_script, "oqb-doctor", (char *)hs[i].bin_dir, NULL };
 		char err[512];
-		char *how = launch_describe(l, hs[i].need.host, NULL, argv);
+		/* What a user can run to try the host the same way. */
+		char *tryv[] = { "true", NULL };
+		char *how = launch_describe(l, hs[i].need.host, NULL, tryv);
 		snprintf(hs[i].how, sizeof hs[i].how, "%s", how ? how : "?");
 		free(how);
 		snprintf(logs[i], sizeof logs[i], "%s/host-%zu.log", dir, i);
@@ -263,7 +265,7 @@ static void check_one(struct dr_table *t, const struct runconf *rc, const struct
 		       "prompt (BatchMode: a key, and its host key in known_hosts or hosts.ssh.known_hosts)" :
 		       !strcmp(launcher, "slurm") ? "run oqb doctor inside the allocation (salloc), with the config's "
 		       "hosts among its nodes" : "check the host name in hosts.server / hosts.clients",
-		       "%s%s%s; ran: %s", found, h->tail[0] ? "; said: " : "", h->tail, h->how);
+		       "%s%s%s; to try it by hand: %s", found, h->tail[0] ? "; said: " : "", h->tail, h->how);
 		return;
 	}
 	dr_add(t, host, "reachable", DR_PASS, NULL, "answered in %.2f s through the %s launcher", h->took_s, launcher);
