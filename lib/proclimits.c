@@ -7,8 +7,7 @@
  * (the kernel's pinned_vm, which ibv_reg_mr raises) in /proc/PID/status of
  * a verbs server and client while connected, at 1 and 4 workers, 1, 4 and
  * 8 client threads, delegation off and on (docs/doctor.md has the table
- * and the commands; tests/verbs/guest-doctor.sh checks the formulas
- * against fresh measurements):
+ * and the commands):
  *  - fds: a server holds 7 at every shape (standard streams, the uverbs
  *    device, the rdma_cm channel, the provider's own): a connection costs
  *    it no fd, since every QP and id shares the process's channel and
@@ -227,8 +226,8 @@ enum lim_verdict lim_judge(int which, const struct lim_need *n, const struct lim
 	snprintf(msg, msglen, "%s pins %s of registered memory (RLIMIT_MEMLOCK); the limit is %s (hard %s)", who, a,
 		 b, c);
 	snprintf(fix, fixlen, "ulimit -l unlimited (as root, or memlock unlimited in /etc/security/limits.conf for "
-		 "the user the launcher logs in as; LimitMEMLOCK=infinity for a systemd service)%s, or fewer workers, "
-		 "threads or ring slots", n->qps ? alt : "");
+		 "the user the launcher logs in as; LimitMEMLOCK=infinity for a systemd service), or less to register: "
+		 "fewer workers, threads or ring slots%s", delegation || !n->qps ? "" : ", or clients.delegation: true");
 	return LIM_SHORT;
 }
 
