@@ -155,9 +155,9 @@ static void end_probe(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-/* Probes every host at once; returns -1 only when nothing could start. */
-static void probe_all(struct launcher *l, struct dr_host *hs, size_t n, const char *dir, double bound,
-		      struct dr_table *t)
+/* Probes every host at once; a probe that could not start leaves its
+ * host unreached, with the launcher's reason in its tail. */
+static void probe_all(struct launcher *l, struct dr_host *hs, size_t n, const char *dir, double bound)
 {
 	pid_t pids[DR_MAX_HOSTS];
 	char logs[DR_MAX_HOSTS][PATH_MAX];
@@ -175,8 +175,7 @@ static void probe_all(struct launcher *l, struct dr_host *hs, size_t n, const ch
 		snprintf(logs[i], sizeof logs[i], "%s/host-%zu.log", dir, i);
 		pids[i] = -1;
 		if (launch_start(l, hs[i].need.host, NULL, argv, logs[i], &pids[i], err, sizeof err) < 0) {
-			dr_add(t, hs[i].need.host, "reachable", DR_FAIL, "install OpenSSH's client (ssh) or Slurm's srun "
-			       "on the driver's host, as hosts.launcher needs", "the launcher could not start: %s", err);
+			snprintf(hs[i].start_err, sizeof hs[i].start_err, "%s", err);
 			pids[i] = -1;
 			continue;
 		}
@@ -213,7 +212,8 @@ static void probe_all(struct launcher *l, struct dr_host *hs, size_t n, const ch
 			usleep(20000);
 	}
 	for (size_t i = 0; i < n; i++)
-		parse_report(&hs[i], logs[i]);
+		if (!hs[i].start_err[0])
+			parse_report(&hs[i], logs[i]);
 }
 
 static const char *result_name(enum dr_result r)
@@ -256,6 +256,12 @@ static void check_one(struct dr_table *t, const struct runconf *rc, const struct
 	const char *host = h->need.host;
 	if (h->timed_out || !h->reached) {
 		char found[900];
+		if (h->start_err[0]) {
+			dr_add(t, host, "reachable", DR_FAIL, "install the program hosts.launcher needs on the driver's "
+			       "host (ssh: OpenSSH's client; slurm: srun, inside an allocation)",
+			       "the %s launcher could not start: %s", launcher, h->start_err);
+			return;
+		}
 		if (h->timed_out)
 			snprintf(found, sizeof found, "no answer within %.0f s through the %s launcher", h->took_s, launcher);
 		else
@@ -307,7 +313,7 @@ int doctor_run(const struct doctor_opts *o)
 	if (!o->json)
 		fprintf(stderr, "oqb doctor: %s: %zu host(s) through the %s launcher, build %s\n", rc.path, n, rc.launcher,
 			buildinfo_id());
-	probe_all(&l, hs, n, dir, o->timeout_s > 0 ? o->timeout_s : 10, &t);
+	probe_all(&l, hs, n, dir, o->timeout_s > 0 ? o->timeout_s : 10);
 	for (size_t i = 0; i < n; i++)
 		check_one(&t, &rc, &hs[i], rc.launcher);
 

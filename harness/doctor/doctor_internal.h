@@ -43,6 +43,7 @@ struct dr_host {
 	char bin_id[2][64];        /* what --build-id printed */
 	json_t *facts;             /* oqb-server --host-facts, or NULL */
 	char tail[600];            /* the last lines of its output, for a failure */
+	char start_err[520];       /* the launcher could not start the probe */
 	char how[1024];            /* the launcher's command line for `true` there */
 };
 
