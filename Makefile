@@ -101,6 +101,16 @@ endif
 ifneq ($(HAVE_VERBS_EXP),1)
 ALL_SRC  := $(filter-out $(VERBS_DIR)/%_exp.c,$(ALL_SRC))
 endif
+# The build id: one hash of every source, header and flag of this build,
+# the same in every binary of it, so `oqb doctor` can tell that the
+# binaries on a host are the driver's build (bench/buildinfo.c).  It lands
+# in $(O)/buildid.h, rewritten only when it changes.
+BUILD_ID := $(shell { cat $(sort $(shell find $(SRC_DIRS) -name '*.[ch]' -o -name '*.cc')) Makefile; \
+              printf '%s' '$(subst ','',$(CFLAGS_ALL))'; } | sha256sum | cut -c1-16)
+$(shell mkdir -p $(O) && printf '#define OQB_BUILD_ID "%s"\n' '$(BUILD_ID)' >$(O)/buildid.h.tmp && \
+  { cmp -s $(O)/buildid.h.tmp $(O)/buildid.h && rm -f $(O)/buildid.h.tmp || mv -f $(O)/buildid.h.tmp $(O)/buildid.h; })
+CFLAGS_ALL += -I$(O)
+
 MAIN_SRC := $(filter %_main.c,$(ALL_SRC))
 LIB_SRC  := $(filter-out %_main.c,$(ALL_SRC))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)

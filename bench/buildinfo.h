@@ -19,4 +19,12 @@ int buildinfo_has_transport(const char *name);
  * XRC), or null JSON when it is not built or has none.  New reference. */
 json_t *buildinfo_transport(const char *name);
 
+/*
+ * This build's id: 16 hex digits, a hash of every source, header and
+ * compiler flag (the Makefile's BUILD_ID), the same in every binary of one
+ * build.  Stored after the marker "oqb-build-id:" so that a copy of a
+ * binary shows which build it is (`oqb-server --build-id`).
+ */
+const char *buildinfo_id(void);
+
 #endif

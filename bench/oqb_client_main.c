@@ -16,13 +16,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buildinfo.h"
 #include "client.h"
 #include "clock.h"
 #include "conf.h"
 #include "ctl.h"
 #include "gen.h"
+#include "hostfacts.h"
 #include "log.h"
 #include "opts.h"
+#include "proclimits.h"
 
 struct cli_opts {
 	int system, transport, arrival;
@@ -39,6 +42,7 @@ struct cli_opts {
 	const char *cpus, *device;
 	int cpu_first, cpu_reserved;
 	double idle_nap_us, idle_spin_us;
+	int build_id, host_facts, expect_workers, expect_slot_size;
 };
 
 static const char *const arrivals[] = { "poisson", "closed", NULL };
@@ -89,6 +93,14 @@ static const struct opt cli_tab[] = {
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this client process" },
 	{ "processes", OPT_INT, O(nprocesses), "1", 1, 1 << 20, NULL, "client processes in the run (workload sharding)" },
+	{ "expect-workers", OPT_INT, O(expect_workers), "1", 1, 1024, NULL,
+	  "the server's workers (set by the driver), for the start-up check of the open-file and locked-memory "
+	  "limits (lib/proclimits.h): a client learns them only when it connects" },
+	{ "expect-slot-size", OPT_INT, O(expect_slot_size), "2048", 64, 1 << 21, NULL,
+	  "the server's slot size in bytes (set by the driver), for the same check" },
+	{ "build-id", OPT_BOOL, O(build_id), NULL, 0, -1, NULL, "print this build's id and exit" },
+	{ "host-facts", OPT_BOOL, O(host_facts), NULL, 0, -1, NULL,
+	  "print this host's facts as JSON (as oqb-server --host-facts; for oqb doctor) and exit" },
 	{ "log", OPT_STR, O(log), NULL, 0, -1, NULL, "log level: error, warn, info, debug" },
 	{ NULL },
 };
@@ -124,6 +136,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, "client", o.rank);
+	if (o.build_id) {
+		printf("%s\n", buildinfo_id());
+		return 0;
+	}
+	if (o.host_facts) {
+		json_t *f = hostfacts_json();
+		json_dumpf(f, stdout, JSON_COMPACT);
+		putchar('\n');
+		json_decref(f);
+		return 0;
+	}
 	if (log_level_option("oqb-client", o.log) < 0)
 		return 2;
 	if (!o.server) {
@@ -211,8 +234,21 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* The limits this shape needs, before anything is opened (issue 37). */
+	struct lim_client_shape ls = {
+		.transport = cc.tp->name, .threads = (unsigned)o.threads, .workers = (unsigned)o.expect_workers,
+		.slot_size = (unsigned)o.expect_slot_size, .max_outstanding = (unsigned)o.max_outstanding,
+		.delegation = o.delegation,
+	};
+	struct lim_need need;
+	char lim_note[256];
+	lim_client_need(&ls, &need);
 	uint64_t t_prep = clock_ns();
-	cl = client_prepare(&cc, err, sizeof err);
+	if (lim_check_self(&need, "this client", o.delegation, lim_note, sizeof lim_note, err, sizeof err) == 0) {
+		if (lim_note[0])
+			log_msg(LOG_INFO, "limits: %s", lim_note);
+		cl = client_prepare(&cc, err, sizeof err);
+	}
 	uint64_t t_ready = clock_ns();
 	if (!cl) {
 		log_msg(LOG_ERR, "%s", err);
@@ -233,6 +269,8 @@ int main(int argc, char **argv)
 		static volatile int lost;
 		json_t *info = json_pack("{s:i,s:s,s:{s:I,s:I}}", "pid", (int)getpid(), "node", node, "start_ns",
 					 "ctl_connect", (json_int_t)(t_prep - t_ctl), "prepare", (json_int_t)(t_ready - t_prep));
+		if (lim_note[0])
+			json_object_set_new(info, "limits_raised", json_string(lim_note));
 		if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
 		    ctl_start_watch(ctl, &lost, NULL, NULL) != 0) {
 			json_decref(info);

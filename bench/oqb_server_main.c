@@ -20,7 +20,10 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "buildinfo.h"
 #include "ctl.h"
+#include "hostfacts.h"
+#include "proclimits.h"
 #include "log.h"
 #include "opts.h"
 #include "server.h"
@@ -41,7 +44,8 @@ struct srv_opts {
 	int durable;
 	const char *addr, *device, *recv_mode;
 	int port, ib_port, gid_index, min_rnr_timer;
-	int xrc, list_devices;
+	int xrc, list_devices, build_id, host_facts;
+	uint64_t expect_conns;
 	const char *cpus;
 	int cpu_first;
 	double idle_nap_us, idle_spin_us;
@@ -80,6 +84,12 @@ static const struct opt srv_tab[] = {
 	{ "xrc", OPT_BOOL, O(xrc), NULL, 0, -1, NULL, "verbs: XRC QPs (needs a device with XRC)" },
 	{ "list-devices", OPT_BOOL, O(list_devices), NULL, 0, -1, NULL,
 	  "verbs: list RDMA devices, ports, GIDs and capabilities, then exit" },
+	{ "expect-conns", OPT_U64, O(expect_conns), "0", 0, 1 << 30, NULL,
+	  "the connections the run will open to this server (set by the driver), for the start-up check of the "
+	  "open-file and locked-memory limits (lib/proclimits.h)" },
+	{ "build-id", OPT_BOOL, O(build_id), NULL, 0, -1, NULL, "print this build's id and exit" },
+	{ "host-facts", OPT_BOOL, O(host_facts), NULL, 0, -1, NULL,
+	  "print this host's facts as JSON (build, limits, CPUs, clocks, RDMA devices; for oqb doctor) and exit" },
 	{ "idle-nap-us", OPT_DBL, O(idle_nap_us), "0", 0, 1e6, NULL,
 	  "an idle worker sleeps this long at a time once it has spun --idle-spin-us (0: it spins, the default; docs/scale.md)" },
 	{ "idle-spin-us", OPT_DBL, O(idle_spin_us), "200", 0, 1e7, NULL,
@@ -124,6 +134,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, "server", o.rank);
+	if (o.build_id) {
+		printf("%s\n", buildinfo_id());
+		return 0;
+	}
+	if (o.host_facts) {
+		json_t *f = hostfacts_json();
+		json_dumpf(f, stdout, JSON_COMPACT);
+		putchar('\n');
+		json_decref(f);
+		return 0;
+	}
 	if (o.list_devices) {
 #if OQB_HAVE_VERBS_TRANSPORT
 		int n = tp_verbs_list_devices(stdout, err, sizeof err);
@@ -228,7 +249,20 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	the_server = server_start(&sc, err, sizeof err);
+	/* The limits this shape needs, before anything is opened (issue 37). */
+	struct lim_server_shape ls = {
+		.transport = sc.tp->name, .workers = (unsigned)o.workers, .conns = (unsigned long long)o.expect_conns,
+		.ring_slots = (unsigned)o.ring_slots, .slot_size = (unsigned)o.slot_size,
+		.slot_ring = o.recv_mode && strcmp(o.recv_mode, "srq") != 0, .durable = o.durable,
+	};
+	struct lim_need need;
+	char lim_note[256];
+	lim_server_need(&ls, &need);
+	if (lim_check_self(&need, "this server", 0, lim_note, sizeof lim_note, err, sizeof err) == 0) {
+		if (lim_note[0])
+			log_msg(LOG_INFO, "limits: %s", lim_note);
+		the_server = server_start(&sc, err, sizeof err);
+	}
 	if (!the_server) {
 		log_msg(LOG_ERR, "%s", err);
 		if (ctl) {
@@ -263,6 +297,8 @@ int main(int argc, char **argv)
 	json_t *info = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s}", "endpoint", server_endpoint(the_server),
 				 "system", sc.sys->name, "transport", sc.tp->name,
 				 "workers", o.workers, "pid", (int)getpid(), "node", node);
+	if (lim_note[0])
+		json_object_set_new(info, "limits_raised", json_string(lim_note));
 	if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
 	    ctl_start_watch(ctl, &ctl_lost, on_ctl_lost, NULL) != 0) {
 		json_decref(info);

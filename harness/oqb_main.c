@@ -2,6 +2,7 @@
  * oqb_main.c - bin/oqb, the driver: one command per verb.
  *
  *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]
+ *   oqb doctor CONFIG.json [--set KEY=JSON]... [--json]   (preflight, harness/doctor/doctor.c)
  *   oqb plot RUN_DIR [--out DIR]
  *   oqb figures [--runs DIR] [--out DIR] [--check]   (harness/figures/figures.c)
  *   oqb compare BASE.json NEW.json [--tolerance PCT] [--json]
@@ -18,6 +19,7 @@
 #include "conf.h"
 #include "check_cmd.h"
 #include "crashtest.h"
+#include "doctor.h"
 #include "figures.h"
 #include "opts.h"
 #include "perfhist.h"
@@ -65,6 +67,9 @@ static void usage(FILE *f)
 		"usage: oqb COMMAND [ARGS]\n"
 		"  run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]\n"
 		"                       run a sweep; writes DIR/run.json (docs/driver.md)\n"
+		"  doctor CONFIG.json [--set KEY=JSON]... [--json] [--timeout-s S]\n"
+		"                       check every host of the config before a run; exit 0 when it\n"
+		"                       can run, 1 when a check failed (docs/doctor.md)\n"
 		"  plot RUN_DIR [--out DIR]\n"
 		"                       latency vs throughput figures (SVG and PNG)\n"
 		"  figures [--runs DIR] [--out DIR] [--check]\n"
@@ -86,43 +91,57 @@ static void usage(FILE *f)
 
 #define RUN_USAGE "usage: oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]\n"
 
+/*
+ * --set repeats, which an option table cannot say: takes every --set (and
+ * --set=) out of argv, in order, into *sets, and the rest into *rest.
+ * Returns 0, or -1 with the message printed (prog names the command).
+ */
+static int take_sets(int argc, char **argv, const char *prog, const char *usage_line, char ***rest, int *nrest,
+		     const char ***sets, size_t *nsets)
+{
+	*rest = calloc((size_t)argc + 1, sizeof **rest);
+	*sets = calloc((size_t)argc + 1, sizeof **sets);
+	*nrest = 0;
+	*nsets = 0;
+	if (!*rest || !*sets) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && !strcmp(argv[i], "--")) {
+			while (i < argc)
+				(*rest)[(*nrest)++] = argv[i++];
+			break;
+		}
+		if (i > 0 && !strcmp(argv[i], "--set")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "%s: --set needs KEY=JSON, e.g. --set duration_s=0.3\n%s", prog, usage_line);
+				return -1;
+			}
+			(*sets)[(*nsets)++] = argv[++i];
+		} else if (i > 0 && !strncmp(argv[i], "--set=", 6)) {
+			(*sets)[(*nsets)++] = argv[i] + 6;
+		} else {
+			(*rest)[(*nrest)++] = argv[i];
+		}
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct run_cli c;
 	struct run_opts o;
 	char err[20000], dir[4096];
 	int npos = 0, r, n = 0;
-	/* --set repeats, which the option table cannot say: take every
-	 * --set out of argv first, in order, and parse the rest. */
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
-	const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-	size_t nsets = 0;
+	char **rest;
+	const char **sets;
+	size_t nsets;
 
-	if (!rest || !sets) {
-		fprintf(stderr, "oqb run: out of memory\n");
+	if (take_sets(argc, argv, "oqb run", RUN_USAGE, &rest, &n, &sets, &nsets) < 0) {
 		free(rest);
 		free(sets);
 		return 2;
-	}
-	for (int i = 0; i < argc; i++) {
-		if (i > 0 && !strcmp(argv[i], "--")) {
-			while (i < argc)
-				rest[n++] = argv[i++];
-			break;
-		}
-		if (i > 0 && !strcmp(argv[i], "--set")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "oqb run: --set needs KEY=JSON, e.g. --set duration_s=0.3\n" RUN_USAGE);
-				free(rest);
-				free(sets);
-				return 2;
-			}
-			sets[nsets++] = argv[++i];
-		} else if (i > 0 && !strncmp(argv[i], "--set=", 6)) {
-			sets[nsets++] = argv[i] + 6;
-		} else {
-			rest[n++] = argv[i];
-		}
 	}
 	r = opts_parse(run_tab, &c, n, rest, &npos, err, sizeof err);
 	if (r == 1 || r < 0 || npos != 1) {
@@ -154,6 +173,61 @@ static int cmd_run(int argc, char **argv)
 	return 0;
 }
 
+struct doctor_cli {
+	const char *set;   /* only for --help: cmd_doctor takes every --set out first */
+	int json;
+	double timeout_s;
+};
+
+#define O(f) offsetof(struct doctor_cli, f)
+static const struct opt doctor_tab[] = {
+	{ "set", OPT_STR, O(set), NULL, 0, 0, NULL, "KEY=JSON: override a config key, as for oqb run (repeatable)" },
+	{ "json", OPT_BOOL, O(json), NULL, 0, 0, NULL, "print the checks as JSON instead of the table" },
+	{ "timeout-s", OPT_DBL, O(timeout_s), "10", 0.5, 600, NULL,
+	  "a host that has not answered by then fails \"reachable\"" },
+	{ NULL, .help = "check every host of CONFIG.json before a run: reachable, binaries and build, limits, RDMA "
+	  "device, port, GID, MTU, NUMA, CPU and clock settings (docs/doctor.md); exit 0 when the config can run, "
+	  "1 when a check failed, 2 on a bad config" },
+};
+#undef O
+
+#define DOCTOR_USAGE "usage: oqb doctor CONFIG.json [--set KEY=JSON]... [--json] [--timeout-s S]\n"
+
+static int cmd_doctor(int argc, char **argv)
+{
+	struct doctor_cli c;
+	struct doctor_opts o;
+	char err[1024];
+	int npos = 0, r, n = 0;
+	char **rest;
+	const char **sets;
+	size_t nsets;
+
+	if (take_sets(argc, argv, "oqb doctor", DOCTOR_USAGE, &rest, &n, &sets, &nsets) < 0) {
+		free(rest);
+		free(sets);
+		return 2;
+	}
+	r = opts_parse(doctor_tab, &c, n, rest, &npos, err, sizeof err);
+	if (r == 1 || r < 0 || npos != 1) {
+		if (r != 1)
+			fprintf(stderr, "oqb doctor: %s\n" DOCTOR_USAGE, r < 0 ? err : "expected one config file");
+		free(rest);
+		free(sets);
+		return r == 1 ? 0 : 2;
+	}
+	memset(&o, 0, sizeof o);
+	o.config = rest[1];
+	o.sets = sets;
+	o.nsets = nsets;
+	o.json = c.json;
+	o.timeout_s = c.timeout_s;
+	r = doctor_run(&o);
+	free(rest);
+	free(sets);
+	return r;
+}
+
 static void print_keys(const struct conf_key *k, const char *prefix)
 {
 	for (; k->name; k++) {
@@ -175,6 +249,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "doctor"))
+		return cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(cmd, "plot"))
 		return plot_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "figures"))
@@ -201,7 +277,7 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	}
-	static const char *const cmds[] = { "run", "plot", "figures", "compare", "ab", "crashtest", "check", "tgap", "history", "config-keys",
+	static const char *const cmds[] = { "run", "doctor", "plot", "figures", "compare", "ab", "crashtest", "check", "tgap", "history", "config-keys",
 					    "help", NULL };
 	const char *near = conf_nearest(cmd, cmds, (size_t)-1);
 	fprintf(stderr, "oqb: unknown command \"%s\"%s%s%s (see oqb help)\n", cmd,

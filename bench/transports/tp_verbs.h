@@ -10,6 +10,7 @@
 #ifndef OQB_TP_VERBS_H
 #define OQB_TP_VERBS_H
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,11 @@ extern const struct transport_ops tp_verbs_ops;
  * with err set when the verbs library cannot list devices at all.
  */
 int tp_verbs_list_devices(FILE *out, char *err, size_t errlen);
+
+/* The RDMA devices as JSON, for `oqb-server --host-facts` (oqb doctor):
+ * [{name, numa_node, ports: [{port, state, active_mtu, link_layer,
+ * gids: [{index, gid, type, netdev}]}]}].  New reference. */
+json_t *tp_verbs_devices_json(void);
 
 /*
  * The verbs canary (verbs/vb_canary.c, run by oqb-vfloor): a raw RC SEND

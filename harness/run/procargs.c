@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "needs.h"
 #include "procargs.h"
 #include "trials.h"
 
@@ -125,6 +126,11 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 		if (rc->xrc)
 			e |= argv_push(&a, "--xrc");
 	}
+	/* What its limits must hold (lib/proclimits.h); only where the need
+	 * depends on it, so that a build from before the flag (oqb ab's BASE)
+	 * still runs shm configs. */
+	if (!strcmp(point_transport(rc, pt), "verbs"))
+		e |= push_num(&a, "--expect-conns", (double)needs_server_conns(rc));
 	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
 	e |= push_kv(&a, "--cpus", rc->srv_cpus);
 	e |= push_idle(&a, rc);
@@ -177,6 +183,11 @@ char **procargs_client(const char *bin, const struct runconf *top, const struct 
 		e |= argv_push(&a, "--durable");
 	if (rc->delegation)
 		e |= argv_push(&a, "--delegation");
+	if (!strcmp(point_transport(rc, pt), "verbs")) {
+		e |= push_num(&a, "--expect-workers", (double)rc->workers);
+		if (rc->slot_size >= 0)
+			e |= push_num(&a, "--expect-slot-size", (double)rc->slot_size);
+	}
 	if (rc->connect_s > 0)
 		e |= push_num(&a, "--connect-timeout-s", rc->connect_s);
 	e |= push_idle(&a, rc);

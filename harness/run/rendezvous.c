@@ -211,6 +211,9 @@ static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 			json_object_set_new(row, "start_s", start_split(p, m));
 			if (pr->aux)
 				json_object_set_new(row, "purpose", json_string("canary"));
+			/* a soft limit the process raised to its hard one (proclimits.h) */
+			if (json_is_string(json_object_get(m, "limits_raised")))
+				json_object_set(row, "limits_raised", json_object_get(m, "limits_raised"));
 			json_array_append_new(json_object_get(json_object_get(pr->r->runj, "hosts"),
 							      "processes"), row);
 		}

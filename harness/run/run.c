@@ -19,6 +19,7 @@
 #include "run.h"
 #include "run_internal.h"
 #include "checks.h"
+#include "needs.h"
 #include "procargs.h"
 #include "rng.h"
 #include "runjson.h"
@@ -244,6 +245,7 @@ static int dry_run(struct run *r)
 		printf("overrides: %s\n", ov ? ov : "?");
 		free(ov);
 	}
+	needs_print(stdout, &r->rc);
 	if (r->rc.knee.on) {
 		knee_describe(stdout, &r->rc.knee, r->rc.systems, r->rc.nsystems);
 		printf("command lines below: the sweep's, shown at search.start_ops' rate (%.0f ops/s), since the knee is not known yet\n",

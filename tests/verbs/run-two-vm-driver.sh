@@ -17,7 +17,8 @@ cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 SSH_PORT=2222
 RUN_S=${OQB_TWO_VM_RUN_S:-240}     # the bound on `oqb run` in VM 1 (with the canary it took 130 s under TCG, 173 s in the sanitizer build)
-LIMIT=${OQB_TWO_VM_TIMEOUT:-$((RUN_S + 70))}   # boots and sshd (~30 s), the run, and VM 2 hearing of its end
+DOCTOR_S=${OQB_TWO_VM_DOCTOR_S:-150}  # oqb doctor's four checks before the run, over ssh under TCG
+LIMIT=${OQB_TWO_VM_TIMEOUT:-$((RUN_S + DOCTOR_S + 70))}   # boots and sshd (~30 s), doctor, the run, and VM 2 hearing of its end
 
 vm_preflight two-vm-driver sshd:openssh-server ssh:openssh-client ssh-keygen:openssh-client \
 	jq:jq busybox:busybox-static timeout:coreutils || finish
@@ -66,10 +67,10 @@ trap 'exit 143' TERM HUP
 
 t0=$SECONDS
 # vm_pids[0] is VM 1, vm_pids[1] VM 2.
-"$VM_RUNNER" -P "$T/pair:1" -C "$ROOT" -t "$LIMIT" -e OQB_TWO_VM_RUN_S="$RUN_S" -- \
+"$VM_RUNNER" -P "$T/pair:1" -C "$ROOT" -t "$LIMIT" -e OQB_TWO_VM_RUN_S="$RUN_S" -e OQB_TWO_VM_DOCTOR_S="$DOCTOR_S" -- \
 	bash "$ROOT/tests/verbs/two-vm-driver.sh" "$S" "$SSH_PORT" >"$T/out1" 2>"$T/err1" &
 vm_pids+=($!)
-"$VM_RUNNER" -P "$T/pair:2" -C "$ROOT" -t "$LIMIT" -e OQB_TWO_VM_RUN_S="$RUN_S" -- \
+"$VM_RUNNER" -P "$T/pair:2" -C "$ROOT" -t "$LIMIT" -e OQB_TWO_VM_RUN_S="$RUN_S" -e OQB_TWO_VM_DOCTOR_S="$DOCTOR_S" -- \
 	bash "$ROOT/tests/verbs/two-vm-server.sh" "$S" "$SSH_PORT" >"$T/out2" 2>"$T/err2" &
 vm_pids+=($!)
 # VM 2 leaves when VM 1 says so; if VM 1 died without saying it, VM 2

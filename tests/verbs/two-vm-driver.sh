@@ -7,7 +7,9 @@
 # answers), `oqb run` starts oqb-server on 198.18.2.2 and oqb-client on
 # 198.18.2.1 through ssh; they meet over rdma_cm on rxe0 and report to the
 # driver's control port on 198.18.2.1.  run.json (in SHARE/run) is then
-# checked with jq.  Latencies under TCG mean nothing alone: only oq's
+# checked with jq.  Before the run, `oqb doctor` checks the same config
+# (passes), an address on no RDMA interface and a low locked-memory limit
+# (fail, with the fix).  Latencies under TCG mean nothing alone: only oq's
 # nilext median against rawrpc's is compared.  Whatever happens, VM 2 is
 # told on port 5003 that the run is over.  Prints "ok NAME" / "not ok NAME".
 set -u
@@ -102,6 +104,74 @@ cat >/tmp/two-vm.json <<EOF
 	"timeouts": { "hello_s": 60, "grace_s": 30, "stop_s": 30 }
 }
 EOF
+# oqb doctor on the same config, through the same ssh launcher, before the
+# run (docs/doctor.md): it passes, and it finds an address on no RDMA
+# interface on the server's VM, naming the host and the fix.
+doctor() {   # doctor NAME ARGS...: oqb doctor; sets DR (exit) and DOUT (file)
+	local name=$1; shift
+	DOUT=/tmp/doctor-$name.out
+	timeout -k 5 240 "$OQB_BIN/oqb" doctor "$@" >"$DOUT" 2>/tmp/doctor-$name.err
+	DR=$?
+	echo "# vm1: oqb doctor $name: exit $DR" >&2
+}
+drow() { grep -qE "^$1 +$2 +$3" "$DOUT"; }   # drow HOST CHECK RESULT[ FOUND-REGEX]
+t0=$SECONDS
+doctor pass /tmp/two-vm.json --timeout-s 120
+echo "# vm1: oqb doctor over ssh took $((SECONDS - t0)) s" >&2
+r=1
+[ $DR = 0 ] && drow $SERVER reachable PASS && drow $CLIENT reachable PASS &&
+	drow $SERVER oqb-server "PASS .*the driver's" && drow $CLIENT oqb-client "PASS .*the driver's" &&
+	drow $SERVER "rdma device" "PASS +rxe0 port 1 owns verbs.addr $SERVER" &&
+	drow $SERVER gid "PASS +index [0-9]+ is ::ffff:$SERVER, RoCE v2" &&
+	drow $SERVER "port state" PASS && drow $CLIENT "rdma device" PASS && drow $CLIENT "locked memory" PASS &&
+	! grep -q ' FAIL ' "$DOUT" && r=0
+[ $r = 0 ] || show "$DOUT" /tmp/doctor-pass.err
+result doctor-passes-over-ssh $r
+grep -E '^(HOST|198[.0-9]+ +(rdma device|port state|link layer|gid|mtu|numa|locked memory) )' "$DOUT" |
+	sed 's/^/# vm1 doctor: /' >&2
+doctor noaddr /tmp/two-vm.json --timeout-s 120 --set 'verbs.addr="127.0.0.1"'
+r=1
+[ $DR = 1 ] && drow $SERVER "rdma device" "FAIL +verbs.addr 127.0.0.1 is on no RDMA interface" &&
+	grep -A1 -E "^$SERVER +rdma device +FAIL" "$DOUT" |
+	grep -q 'fix: set verbs.addr to an address of an RDMA interface' && r=0
+[ $r = 0 ] || show "$DOUT" /tmp/doctor-noaddr.err
+result doctor-addr-on-no-rdma-interface $r
+# A low locked-memory limit, on this VM through the local launcher: root is
+# not held to RLIMIT_MEMLOCK (CAP_IPC_LOCK), so the processes run without
+# that capability, as a lab's users do.  doctor fails it, and oqb run's
+# server refuses to start with the same numbers and fix.
+cat >/tmp/local-verbs.json <<EOF
+{
+	"name": "local-verbs", "transport": "verbs", "systems": ["oq"],
+	"verbs": { "addr": "$CLIENT" },
+	"server": { "workers": 1, "backend": { "kind": "null" } },
+	"clients": { "processes": 1, "threads": 1 },
+	"workload": { "kind": "kv", "put_ratio": 0.5, "key_size": 16, "value_size": 64, "keys": 200 },
+	"arrival": { "kind": "poisson", "loads_ops": [40] }, "warmup_s": 0.1, "duration_s": 0.5,
+	"canary": false
+}
+EOF
+nocap() { (ulimit -l 1024 && exec setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock "$@"); }
+doctor local /tmp/local-verbs.json
+r=1
+[ $DR = 0 ] && drow 127.0.0.1 "rdma device" "PASS +rxe0 port 1 owns verbs.addr $CLIENT" && r=0
+[ $r = 0 ] || show "$DOUT" /tmp/doctor-local.err
+result doctor-passes-local-verbs $r
+DOUT=/tmp/doctor-memlock.out
+nocap "$OQB_BIN/oqb" doctor /tmp/local-verbs.json >$DOUT 2>/tmp/doctor-memlock.err
+DR=$?
+r=1
+[ $DR = 1 ] && drow 127.0.0.1 "locked memory" "FAIL +the server pins [0-9.]+ MiB of registered memory" &&
+	grep -A1 -E "^127.0.0.1 +locked memory +FAIL" "$DOUT" | grep -q 'fix: ulimit -l unlimited' && r=0
+[ $r = 0 ] || show "$DOUT" /tmp/doctor-memlock.err
+result doctor-low-memlock $r
+nocap timeout -k 5 120 "$OQB_BIN/oqb" run /tmp/local-verbs.json --out /tmp/run-memlock --quiet >/tmp/run-memlock.out 2>&1
+r=$?
+[ $r != 0 ] && grep -q 'this server pins [0-9.]* MiB of registered memory (RLIMIT_MEMLOCK); the limit is 1.0 MiB (hard 1.0 MiB); fix: ulimit -l unlimited' /tmp/run-memlock.out
+r=$?
+[ $r = 0 ] || show /tmp/run-memlock.out
+result run-refuses-low-memlock $r
+
 # Under TCG the run took 104-115 s (12 CI runs; 120 s once) before every
 # trial had a verbs canary (two more ssh logins, at once), 131 s after,
 # 173 s in the sanitizer build.  Its bound is set in one place,

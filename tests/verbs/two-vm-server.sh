@@ -30,7 +30,7 @@ result environment $?
 # sshd failed here.
 # Waits as long as VM 1's run may take, and a little more: leaving earlier
 # powers this VM off under a server still in the run.
-wait_s=$(( ${OQB_TWO_VM_RUN_S:?set by run-two-vm-driver.sh} + 30 ))
+wait_s=$(( ${OQB_TWO_VM_RUN_S:?set by run-two-vm-driver.sh} + ${OQB_TWO_VM_DOCTOR_S:-0} + 30 ))
 timeout "$wait_s" busybox nc -l -p 5003 </dev/null >/tmp/done-msg 2>/dev/null &
 done_pid=$!
 pids+=("$done_pid")

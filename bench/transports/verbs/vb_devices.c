@@ -86,6 +86,54 @@ static unsigned probe_inline(struct ibv_context *ctx, struct ibv_pd *pd)
 	return got;
 }
 
+/*
+ * GID g of port p as text, its type ("RoCE v2", "RoCE v1", "IB"; "" when
+ * unknown) and its netdev ("" when none).  0, or -1 for an empty entry.
+ */
+static int gid_entry(struct ibv_context *ctx, uint8_t p, int g, char *gs, size_t gslen, char *type, size_t tlen,
+		     char ifn[IF_NAMESIZE + 1])
+{
+	union ibv_gid gid, zero;
+
+	memset(&zero, 0, sizeof zero);
+	ifn[0] = type[0] = 0;
+#if OQB_HAVE_GID_EX
+	struct ibv_gid_entry ge;
+	if (ibv_query_gid_ex(ctx, p, (uint32_t)g, &ge, 0))
+		return -1;   /* empty entry */
+	gid = ge.gid;
+	if (ge.ndev_ifindex && !if_indextoname(ge.ndev_ifindex, ifn))
+		ifn[0] = 0;
+	snprintf(type, tlen, "%s", ge.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" :
+		 ge.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1" : "IB");
+#else
+	/* libibverbs before rdma-core v32 (MLNX_OFED 4.x): the GID's type is
+	 * only in sysfs */
+	if (ibv_query_gid(ctx, p, g, &gid))
+		return -1;
+	char path[256];
+	snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/%u/gid_attrs/types/%d",
+		 ibv_get_device_name(ctx->device), p, g);
+	FILE *tf = fopen(path, "r");
+	if (tf) {
+		if (!fgets(type, (int)tlen, tf))
+			type[0] = 0;
+		type[strcspn(type, "\n")] = 0;
+		fclose(tf);
+	}
+#endif
+	if (!memcmp(&gid, &zero, sizeof zero))
+		return -1;
+	vb_gid_str(&gid, gs, gslen);
+	return 0;
+}
+
+static const char *link_layer_str(uint8_t ll)
+{
+	return ll == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : ll == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" :
+	       "unspecified";
+}
+
 int tp_verbs_list_devices(FILE *out, char *err, size_t errlen)
 {
 	int n = 0;
@@ -131,47 +179,78 @@ int tp_verbs_list_devices(FILE *out, char *err, size_t errlen)
 			}
 			fprintf(out, "  port %u: state %s  active_mtu %d  link_layer %s  gid_tbl_len %d\n", p,
 				vb_port_state_str(pa.state), vb_mtu_bytes(pa.active_mtu),
-				pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" :
-				pa.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "unspecified",
+				link_layer_str(pa.link_layer),
 				pa.gid_tbl_len);
 			for (int g = 0; g < pa.gid_tbl_len && g < 256; g++) {
-				union ibv_gid gid, zero;
-				char gs[64], ifn[IF_NAMESIZE + 1] = "", type[32] = "";
-				memset(&zero, 0, sizeof zero);
-#if OQB_HAVE_GID_EX
-				struct ibv_gid_entry ge;
-				if (ibv_query_gid_ex(ctx, p, (uint32_t)g, &ge, 0))
-					continue;   /* empty entry */
-				gid = ge.gid;
-				if (ge.ndev_ifindex && !if_indextoname(ge.ndev_ifindex, ifn))
-					ifn[0] = 0;
-				snprintf(type, sizeof type, "%s", ge.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" :
-					 ge.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1" : "IB");
-#else
-				/* libibverbs before rdma-core v32 (MLNX_OFED 4.x): the
-				 * GID's type is only in sysfs */
-				if (ibv_query_gid(ctx, p, g, &gid))
-					continue;
-				char path[256];
-				snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/%u/gid_attrs/types/%d",
-					 ibv_get_device_name(l[i]), p, g);
-				FILE *tf = fopen(path, "r");
-				if (tf) {
-					if (!fgets(type, sizeof type, tf))
-						type[0] = 0;
-					type[strcspn(type, "\n")] = 0;
-					fclose(tf);
-				}
-#endif
-				if (!memcmp(&gid, &zero, sizeof zero))
-					continue;
-				vb_gid_str(&gid, gs, sizeof gs);
-				fprintf(out, "    gid %3d  %-40s %s%s%s\n", g, gs, type[0] ? type : "?",
-					ifn[0] ? "  netdev " : "", ifn);
+				char gs[64], ifn[IF_NAMESIZE + 1], type[32];
+				if (gid_entry(ctx, p, g, gs, sizeof gs, type, sizeof type, ifn) == 0)
+					fprintf(out, "    gid %3d  %-40s %s%s%s\n", g, gs, type[0] ? type : "?",
+						ifn[0] ? "  netdev " : "", ifn);
 			}
 		}
 		ibv_close_device(ctx);
 	}
 	ibv_free_device_list(l);
 	return n;
+}
+
+/* The device's NUMA node from sysfs; -1 when it has none (a VM, rxe). */
+static int dev_numa_node(const char *name)
+{
+	char path[256];
+	int node = -1;
+	snprintf(path, sizeof path, "/sys/class/infiniband/%s/device/numa_node", name);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &node) != 1)
+			node = -1;
+		fclose(f);
+	}
+	return node;
+}
+
+json_t *tp_verbs_devices_json(void)
+{
+	int n = 0;
+	struct ibv_device **l = ibv_get_device_list(&n);
+	json_t *out = json_array();
+
+	for (int i = 0; l && i < n; i++) {
+		const char *name = ibv_get_device_name(l[i]);
+		json_t *d = json_pack("{s:s, s:i}", "name", name, "numa_node", dev_numa_node(name));
+		json_t *ports = json_array();
+		struct ibv_context *ctx = ibv_open_device(l[i]);
+		struct ibv_device_attr da;
+		json_object_set_new(d, "ports", ports);
+		json_array_append_new(out, d);
+		if (!ctx) {
+			json_object_set_new(d, "error", json_sprintf("cannot open: %s", strerror(errno)));
+			continue;
+		}
+		if (ibv_query_device(ctx, &da)) {
+			json_object_set_new(d, "error", json_sprintf("cannot query: %s", strerror(errno)));
+			ibv_close_device(ctx);
+			continue;
+		}
+		for (uint8_t p = 1; p <= da.phys_port_cnt; p++) {
+			struct ibv_port_attr pa;
+			if (ibv_query_port(ctx, p, &pa))
+				continue;
+			json_t *gids = json_array();
+			for (int g = 0; g < pa.gid_tbl_len && g < 256; g++) {
+				char gs[64], ifn[IF_NAMESIZE + 1], type[32];
+				if (gid_entry(ctx, p, g, gs, sizeof gs, type, sizeof type, ifn) == 0)
+					json_array_append_new(gids, json_pack("{s:i, s:s, s:s, s:s}", "index", g, "gid", gs,
+									      "type", type, "netdev", ifn));
+			}
+			json_array_append_new(ports, json_pack("{s:i, s:s, s:i, s:s, s:o}", "port", p,
+							       "state", vb_port_state_str(pa.state), "active_mtu",
+							       vb_mtu_bytes(pa.active_mtu), "link_layer",
+							       link_layer_str(pa.link_layer), "gids", gids));
+		}
+		ibv_close_device(ctx);
+	}
+	if (l)
+		ibv_free_device_list(l);
+	return out;
 }
