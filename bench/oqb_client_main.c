@@ -302,6 +302,7 @@ int main(int argc, char **argv)
 	}
 	int runrc = client_run(cl, start_in, err, sizeof err);
 	json_t *res = client_result(cl);
+	json_object_set_new(res, "needs", lim_need_json(&need));
 	json_object_set_new(res, "placement", cpus_plan_json(&cpus, o.cpus));
 	json_object_set_new(res, "node", json_string(node));
 	if (runrc != 0) {

@@ -327,6 +327,7 @@ int main(int argc, char **argv)
 				json_t *st = server_stats(the_server);
 				json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.cpus));
 				json_object_set_new(st, "node", json_string(node));
+				json_object_set_new(st, "needs", lim_need_json(&need));
 				if (ctl_done(ctl, st, err, sizeof err) != 0)
 					log_msg(LOG_ERR, "control channel: %s", err);
 				json_decref(st);

@@ -3,7 +3,7 @@
  * process, and the check of a process's own limits (proclimits.h).
  *
  * Where the numbers come from: measured in the Soft-RoCE VM (rxe, Linux
- * 6.1, rdma-core 44, 2026-11-29) by counting /proc/PID/fd and reading VmPin
+ * 6.1, rdma-core 44, 2026-11-28) by counting /proc/PID/fd and reading VmPin
  * (the kernel's pinned_vm, which ibv_reg_mr raises) in /proc/PID/status of
  * a verbs server and client while connected, at 1 and 4 workers, 1, 4 and
  * 8 client threads, delegation off and on (docs/doctor.md has the table
@@ -39,8 +39,9 @@
 #define LIM_FD_BASE         16
 #define LIM_FD_PER_THREAD   1
 /* Mirrors of the verbs transport's sizes (bench/transports/verbs/
- * vb_internal.h), which lib/ cannot include; guest-doctor.sh checks that
- * the two agree in effect (measured <= computed). */
+ * vb_internal.h), which lib/ cannot include; tests/verbs/guest-scale.sh
+ * checks that they agree in effect: every process's measured pinned
+ * memory and descriptors (usage) within what it computed (needs). */
 #define LIM_VB_HDR_BYTES    4096ull         /* VB_HDR_BYTES */
 #define LIM_VB_SRV_SBUFS    256ull          /* VB_SRV_SBUFS: reply buffers per worker */
 #define LIM_VB_LANE_DEPTH   64ull           /* VB_LANE_DEPTH */
@@ -70,6 +71,12 @@ static unsigned long long pow2_at_least(unsigned long long v)
 	while (p < v)
 		p <<= 1;
 	return p;
+}
+
+json_t *lim_need_json(const struct lim_need *n)
+{
+	return json_pack("{s:I,s:I,s:I}", "fds", (json_int_t)n->fds, "locked_bytes", (json_int_t)n->locked_bytes,
+			 "qps", (json_int_t)n->qps);
 }
 
 void lim_server_need(const struct lim_server_shape *s, struct lim_need *n)

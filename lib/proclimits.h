@@ -22,6 +22,7 @@
 #define OQB_PROCLIMITS_H
 
 #include <stddef.h>
+#include <jansson.h>
 
 /* What one process needs. */
 struct lim_need {
@@ -53,6 +54,10 @@ struct lim_client_shape {
 };
 
 void lim_server_need(const struct lim_server_shape *s, struct lim_need *n);
+/* {"fds", "locked_bytes", "qps"}: what the process expected, beside its
+ * usage_json() in its result, so a test can hold the formulas to what
+ * was measured (tests/verbs/guest-scale.sh). */
+json_t *lim_need_json(const struct lim_need *n);
 void lim_client_need(const struct lim_client_shape *c, struct lim_need *n);
 
 /* A process's limits as it sees them; -1 = unlimited. */

@@ -24,6 +24,25 @@ static long count_entries(const char *path)
 	return n;
 }
 
+/* A "Name:   N kB" line of /proc/self/status, in KiB (-1: not there). */
+static long status_kb(const char *name)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	long v = -1;
+	size_t n = strlen(name);
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, name, n) && line[n] == ':') {
+			if (sscanf(line + n + 1, "%ld", &v) != 1)
+				v = -1;
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
 json_t *usage_json(void)
 {
 	json_t *o = json_object();
@@ -33,6 +52,11 @@ json_t *usage_json(void)
 		json_object_set_new(o, "user_s", json_real((double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6));
 		json_object_set_new(o, "sys_s", json_real((double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6));
 	}
+	/* VmPin: what ibv_reg_mr pinned (the kernel's pinned_vm), which
+	 * RLIMIT_MEMLOCK bounds (lib/proclimits.c) */
+	long pin = status_kb("VmPin");
+	if (pin >= 0)
+		json_object_set_new(o, "pinned_kb", json_integer(pin));
 	/* the directory stream's own descriptor is one of the entries */
 	long fds = count_entries("/proc/self/fd");
 	if (fds > 0)

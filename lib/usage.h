@@ -1,6 +1,7 @@
 /*
  * usage.h - what a process used, for its result JSON: peak resident
- * memory, CPU time, open file descriptors and threads at the time of the
+ * memory, CPU time, pinned (registered) memory, open file descriptors and
+ * threads at the time of the
  * call (docs/scale.md reads them per point to show how each grows).
  */
 #ifndef OQB_USAGE_H
@@ -8,7 +9,7 @@
 
 #include <jansson.h>
 
-/* {"maxrss_kb", "user_s", "sys_s", "fds", "threads"}; a figure that
+/* {"maxrss_kb", "user_s", "sys_s", "pinned_kb", "fds", "threads"}; a figure that
  * cannot be read is left out, never reported as 0. */
 json_t *usage_json(void);
 

@@ -139,6 +139,8 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 			json_object_set(row, "connect_ns", json_object_get(r, "connect_ns"));
 		if (json_object_get(r, "usage"))
 			json_object_set(row, "usage", json_object_get(r, "usage"));
+		if (json_object_get(r, "needs"))
+			json_object_set(row, "needs", json_object_get(r, "needs"));
 		for (k = 0; k < NCOUNTERS; k++) {
 			json_object_set_new(row, counters[k], json_integer((json_int_t)num(r, counters[k])));
 			tot[k] += num(r, counters[k]);
