@@ -12,6 +12,7 @@
 #include "buildinfo.h"
 #include "proclimits.h"
 #include "transport.h"
+#include "usage.h"
 #if OQB_HAVE_VERBS_TRANSPORT
 #include "tp_verbs.h"
 #endif
@@ -21,20 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* The first line of a small file, trimmed, into buf ("" when unreadable). */
-static const char *first_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	buf[0] = '\0';
-	if (f) {
-		if (!fgets(buf, (int)len, f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf;
-}
 
 /* NUMA node of CPU c (the cpuC/nodeN link), -1 when none is shown. */
 static int cpu_node(int c)
@@ -58,9 +45,9 @@ static int cpu_node(int c)
 /* Turbo: "on", "off", or "" when this host does not expose it. */
 static const char *turbo(char *buf, size_t len)
 {
-	if (first_line("/sys/devices/system/cpu/intel_pstate/no_turbo", buf, len)[0])
+	if (file_first_line("/sys/devices/system/cpu/intel_pstate/no_turbo", buf, len)[0])
 		return strcmp(buf, "0") == 0 ? "on" : "off";
-	if (first_line("/sys/devices/system/cpu/cpufreq/boost", buf, len)[0])
+	if (file_first_line("/sys/devices/system/cpu/cpufreq/boost", buf, len)[0])
 		return strcmp(buf, "1") == 0 ? "on" : "off";
 	return "";
 }
@@ -102,14 +89,29 @@ json_t *hostfacts_json(void)
 			      "memlock_soft", h.memlock_soft, "memlock_hard", h.memlock_hard,
 			      "cap_ipc_lock", h.cap_ipc_lock,
 			      "cpus_online", (int)sysconf(_SC_NPROCESSORS_ONLN), "cpu_nodes", nodes,
-			      "smt", first_line("/sys/devices/system/cpu/smt/control", b1, sizeof b1),
-			      "governor", first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", b2, sizeof b2),
+			      "smt", file_first_line("/sys/devices/system/cpu/smt/control", b1, sizeof b1),
+			      "governor", file_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", b2, sizeof b2),
 			      "turbo", turbo(b3, sizeof b3),
 			      "clocksource",
-			      first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", b4, sizeof b4),
+			      file_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", b4, sizeof b4),
 			      "hugepages", hugepages(), "transports", tps);
 #if OQB_HAVE_VERBS_TRANSPORT
 	json_object_set_new(o, "rdma_devices", tp_verbs_devices_json());
 #endif
 	return o;
+}
+
+int hostfacts_answer(int build_id, int host_facts)
+{
+	if (build_id) {
+		printf("%s\n", buildinfo_id());
+		return 1;
+	}
+	if (!host_facts)
+		return 0;
+	json_t *f = hostfacts_json();
+	json_dumpf(f, stdout, JSON_COMPACT);
+	putchar('\n');
+	json_decref(f);
+	return 1;
 }

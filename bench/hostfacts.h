@@ -18,4 +18,8 @@
  */
 json_t *hostfacts_json(void);
 
+/* A binary's --build-id and --host-facts: prints the answer on stdout and
+ * returns 1, or 0 when neither was asked for. */
+int hostfacts_answer(int build_id, int host_facts);
+
 #endif

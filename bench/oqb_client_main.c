@@ -16,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buildinfo.h"
 #include "client.h"
 #include "clock.h"
 #include "conf.h"
@@ -136,17 +135,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, "client", o.rank);
-	if (o.build_id) {
-		printf("%s\n", buildinfo_id());
+	if (hostfacts_answer(o.build_id, o.host_facts))
 		return 0;
-	}
-	if (o.host_facts) {
-		json_t *f = hostfacts_json();
-		json_dumpf(f, stdout, JSON_COMPACT);
-		putchar('\n');
-		json_decref(f);
-		return 0;
-	}
 	if (log_level_option("oqb-client", o.log) < 0)
 		return 2;
 	if (!o.server) {

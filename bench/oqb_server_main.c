@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "buildinfo.h"
 #include "ctl.h"
 #include "hostfacts.h"
 #include "proclimits.h"
@@ -134,17 +133,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, "server", o.rank);
-	if (o.build_id) {
-		printf("%s\n", buildinfo_id());
+	if (hostfacts_answer(o.build_id, o.host_facts))
 		return 0;
-	}
-	if (o.host_facts) {
-		json_t *f = hostfacts_json();
-		json_dumpf(f, stdout, JSON_COMPACT);
-		putchar('\n');
-		json_decref(f);
-		return 0;
-	}
 	if (o.list_devices) {
 #if OQB_HAVE_VERBS_TRANSPORT
 		int n = tp_verbs_list_devices(stdout, err, sizeof err);

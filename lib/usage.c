@@ -24,6 +24,19 @@ static long count_entries(const char *path)
 	return n;
 }
 
+const char *file_first_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 /* A "Name:   N kB" line of /proc/self/status, in KiB (-1: not there). */
 static long status_kb(const char *name)
 {

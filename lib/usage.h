@@ -7,10 +7,15 @@
 #ifndef OQB_USAGE_H
 #define OQB_USAGE_H
 
+#include <stddef.h>
 #include <jansson.h>
 
 /* {"maxrss_kb", "user_s", "sys_s", "pinned_kb", "fds", "threads"}; a figure that
  * cannot be read is left out, never reported as 0. */
 json_t *usage_json(void);
+
+/* The first line of a small file (/proc, /sys), without its newline, in
+ * buf; "" when it cannot be read.  Returns buf. */
+const char *file_first_line(const char *path, char *buf, size_t len);
 
 #endif

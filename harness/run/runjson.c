@@ -8,6 +8,7 @@
  */
 #include "runjson.h"
 #include "buildinfo.h"
+#include "usage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -201,19 +202,6 @@ static json_t *hosts_info(const struct runconf *rc)
 	return h;
 }
 
-/* First line of a small file, trimmed; "" when unreadable. */
-static void read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	buf[0] = '\0';
-	if (f) {
-		if (!fgets(buf, (int)len, f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
 /*
  * The machine the driver runs on, at the start: CPU model, CPUs online,
  * SMT, the frequency governor of CPU 0 and the load average.  A lab
@@ -231,9 +219,9 @@ json_t *runjson_environment(void)
 		}
 	if (f)
 		fclose(f);
-	read_line("/sys/devices/system/cpu/smt/control", smt, sizeof smt);
-	read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
-	read_line("/proc/loadavg", load, sizeof load);
+	file_first_line("/sys/devices/system/cpu/smt/control", smt, sizeof smt);
+	file_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
+	file_first_line("/proc/loadavg", load, sizeof load);
 	double l1 = 0, l5 = 0, l15 = 0;
 	sscanf(load, "%lf %lf %lf", &l1, &l5, &l15);
 	return json_pack("{s:s,s:i,s:s,s:s,s:[fff]}", "cpu_model", model[0] ? model : "unknown",
