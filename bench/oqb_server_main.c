@@ -35,7 +35,8 @@
 struct srv_opts {
 	int system, transport, service_dist;
 	int workers, prefault;
-	const char *backend;
+	const char *backend, *memcached_path;
+	int memcached_threads, max_item_mb;
 	uint64_t service_ns, memory_mb, pool_mb, seed;
 	const char *pmem_path, *run_dir, *ctl, *log;
 	int ring_slots, slot_size, rank;
@@ -57,10 +58,17 @@ static const struct opt srv_tab[] = {
 	{ "system", OPT_ENUM, O(system), "oq", 0, -1, system_name_list, "system under test" },
 	{ "transport", OPT_ENUM, O(transport), "shm", 0, -1, transport_name_list, "transport" },
 	{ "workers", OPT_INT, O(workers), "1", 1, 64, NULL, "worker threads, one receive ring and key partition each" },
-	{ "backend", OPT_STR, O(backend), "null", 0, -1, NULL, "KV backend: null, cache or pmkv" },
+	{ "backend", OPT_STR, O(backend), "null", 0, -1, NULL, "KV backend: null, cache, pmkv or memcached" },
 	{ "service-ns", OPT_U64, O(service_ns), "0", 0, 1e10, NULL, "null backend: service time per request (ns)" },
 	{ "service-dist", OPT_ENUM, O(service_dist), "fixed", 0, -1, dists, "null backend: service time distribution" },
-	{ "memory-mb", OPT_U64, O(memory_mb), "64", 1, 1048576, NULL, "cache backend: memory limit per worker (MiB)" },
+	{ "memory-mb", OPT_U64, O(memory_mb), "64", 1, 1048576, NULL, "cache, memcached backends: memory limit per worker "
+	  "(MiB; memcached's -m is this times --workers)" },
+	{ "memcached-path", OPT_STR, O(memcached_path), "memcached", 0, -1, NULL,
+	  "memcached backend: the memcached binary, a path or a name on PATH" },
+	{ "memcached-threads", OPT_INT, O(memcached_threads), "0", 0, 1024, NULL,
+	  "memcached backend: its worker threads (-t; 0: one per server worker)" },
+	{ "max-item-mb", OPT_INT, O(max_item_mb), "2", 1, 1024, NULL,
+	  "memcached backend: its largest item (-I, MiB; at most half its memory)" },
 	{ "prefault", OPT_INT, O(prefault), "1", 0, 1, NULL, "cache backend: 1 allocates and writes all its memory before "
 	  "serving, so no request pays for page faults; 0 allocates pages on demand (memcached's default)" },
 	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL,
@@ -196,6 +204,11 @@ int main(int argc, char **argv)
 	sc.bc.service_exp = o.service_dist == 1;
 	sc.bc.memory_mb = o.memory_mb;
 	sc.bc.prefault = o.prefault;
+	sc.bc.workers = (unsigned)o.workers;
+	sc.bc.mc_path = o.memcached_path;
+	sc.bc.mc_threads = (unsigned)o.memcached_threads;
+	sc.bc.max_item_mb = (unsigned)o.max_item_mb;
+	sc.bc.run_dir = o.run_dir;
 	/* --pmem-path is a directory: receive rings (durable) and pmkv pools
 	 * live in it side by side. */
 	char pool_prefix[1024];
@@ -265,8 +278,17 @@ int main(int argc, char **argv)
 	if (!ctl) {
 		printf("ready: endpoint %s\n", server_endpoint(the_server));
 		fflush(stdout);
-		int sig;
-		sigwait(&sigs, &sig);
+		/* Until a signal, or a backend's store dies (server_fatal). */
+		for (;;) {
+			struct timespec ts = { 0, 200 * 1000000L };
+			if (sigtimedwait(&sigs, NULL, &ts) > 0)
+				break;
+			if (server_fatal(the_server, err, sizeof err) != 0) {
+				log_msg(LOG_ERR, "%s", err);
+				server_destroy(the_server);
+				return 1;
+			}
+		}
 		server_stop(the_server);
 		json_t *st = server_stats(the_server);
 		json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.cpus));
@@ -301,6 +323,14 @@ int main(int argc, char **argv)
 		if (!m) {
 			if (ctl_lost)
 				goto out;
+			if (server_fatal(the_server, err, sizeof err) != 0) {
+				/* The point fails now, naming the store, instead of
+				 * timing out on clients that get no answers. */
+				log_msg(LOG_ERR, "%s", err);
+				char e2[256];
+				ctl_send(ctl, json_pack("{s:s,s:s}", "type", "ERROR", "message", err), e2, sizeof e2);
+				goto out;
+			}
 			struct timespec ts = { 0, 0 };
 			int sig = sigtimedwait(&sigs, NULL, &ts);
 			if (sig > 0)

@@ -117,9 +117,12 @@ static void run_slot(struct worker *w, uint64_t slot)
 		reply(w, &h, WIRE_ACK, KV_OK, NULL, 0);
 		tp->srv_flush(s->tp, w->idx);   /* the ACK leaves before execution */
 	}
+	/* async: nothing that carries this result is sent, so a backend
+	 * with a pipeline may return before its store ran it (backend.h). */
 	struct backend_req br = {
 		.op = h.op, .key = wire_key(req), .key_len = h.key_len,
 		.val = wire_val(req, h.key_len), .val_len = h.val_len, .aux = h.aux,
+		.async = rule != COMMIT_RESPONSE,
 	};
 	struct backend_out out = { .status = KV_OK, .val = w->valbuf, .val_cap = KV_MAX_VALUE };
 	if (fault_mask && fault_run(w, &h, rule, &br, &out))
@@ -423,6 +426,7 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 		w->cpu = c->cpus && c->cpus->n > (int)i ? c->cpus->cpu[i] : -1;
 		struct backend_conf bc = c->bc;
 		bc.worker = (int)i;
+		bc.workers = c->tpc.workers;
 		char berr[256];
 		w->be = c->be->open(&bc, berr, sizeof berr);
 		if (!w->be) {
@@ -477,6 +481,20 @@ void server_stop(struct server *s)
 		if (s->w[i].started)
 			pthread_join(s->w[i].th, NULL);
 	s->stopped = 1;
+}
+
+int server_fatal(struct server *s, char *msg, size_t cap)
+{
+	if (!s->c.be->fatal)
+		return 0;
+	for (unsigned i = 0; i < s->c.tpc.workers; i++) {
+		const char *why = s->w[i].be ? s->c.be->fatal(s->w[i].be) : NULL;
+		if (why) {
+			snprintf(msg, cap, "backend %s, worker %u: %s", s->c.be->name, i, why);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 json_t *server_stats(struct server *s)

@@ -35,6 +35,11 @@ const char *server_endpoint(struct server *s);
 int server_step(struct server *s, unsigned wi);
 /* Asks the workers to finish and joins them. */
 void server_stop(struct server *s);
+/* 0 while every backend instance can serve; -1 once one cannot (its
+ * store died), with why in msg[cap].  Call from the main thread every
+ * few hundred ms: that is how the death of an external store (memcached)
+ * fails the point instead of leaving it to time out. */
+int server_fatal(struct server *s, char *msg, size_t cap);
 /* Counters (call after server_stop for final numbers). */
 json_t *server_stats(struct server *s);
 /* Stops if needed, closes the transport (removing shm files), frees. */

@@ -15,6 +15,7 @@ static const struct backend_ops *const backend_table[] = {
 	&null_backend_ops,
 	&cache_backend_ops,
 	&pmkv_backend_ops,
+	&memcached_backend_ops,
 };
 /* ---- end of table ---- */
 

@@ -3,8 +3,9 @@
  *
  * A worker owns one backend instance (its key partition) and calls it in
  * slot order, from one thread.  Backends: null (echo, optional service
- * time), cache (memcached-like, in memory), pmkv (persistent, libpmem).
- * Register a new one in backend.c's table.
+ * time), cache (memcached-like, in memory), pmkv (persistent, libpmem),
+ * memcached (Debian's memcached, a process the server starts, spoken to
+ * over a UNIX socket).  Register a new one in backend.c's table.
  */
 #ifndef OQB_BACKEND_H
 #define OQB_BACKEND_H
@@ -15,18 +16,24 @@
 #include "kvop.h"
 
 struct backend_conf {
-	const char *kind;        /* "null", "cache", "pmkv" */
+	const char *kind;        /* "null", "cache", "pmkv", "memcached" */
 	/* null */
 	uint64_t service_ns;     /* mean service time; 0 = return at once */
 	int service_exp;         /* 1: exponential with that mean; 0: fixed */
-	/* cache */
-	uint64_t memory_mb;      /* memory limit for items */
+	/* cache, memcached */
+	uint64_t memory_mb;      /* memory limit for items, per worker */
 	int prefault;            /* allocate and touch all memory_mb pages at open */
 	/* pmkv */
 	const char *path;        /* pool file (per worker: caller appends .wN) */
 	uint64_t pool_mb;
 	uint64_t seed;           /* for random service times */
 	int worker;              /* partition index */
+	unsigned workers;        /* how many partitions the server has */
+	/* memcached (its -m is memory_mb x workers) */
+	const char *mc_path;     /* binary: a path, or a name on PATH */
+	unsigned mc_threads;     /* -t; 0: one per worker */
+	unsigned max_item_mb;    /* -I, in MiB */
+	const char *run_dir;     /* parent of its private run directory (NULL: $OQB_RUN_DIR or /dev/shm) */
 };
 
 struct backend_req {
@@ -36,6 +43,12 @@ struct backend_req {
 	const uint8_t *val;
 	uint32_t val_len;
 	uint64_t aux;
+	/* 1: the caller sends nothing that carries this request's result
+	 * (a set or delete that oq committed on delivery, or deferred on its
+	 * ACK), so the backend may return before its store has executed it,
+	 * as long as every later request of this instance sees its effect.
+	 * 0: status and value must be final on return. */
+	int async;
 };
 
 /*
@@ -64,6 +77,10 @@ struct backend_ops {
 	/* Counters for results, as a jansson object (may be NULL). */
 	json_t *(*stats_json)(struct backend *b);
 	void (*close)(struct backend *b);
+	/* Optional: NULL while the instance can serve; once it cannot (the
+	 * store it talks to died), why, naming the store; the server then
+	 * fails.  Called from the server's main thread while workers run. */
+	const char *(*fatal)(struct backend *b);
 };
 
 #define BACKEND_OPS_VERSION 1
@@ -71,6 +88,7 @@ struct backend_ops {
 /* The built-in back ends (be_null.c, be_cache.c); pmkv's is in be_pmkv.h. */
 extern const struct backend_ops null_backend_ops;
 extern const struct backend_ops cache_backend_ops;
+extern const struct backend_ops memcached_backend_ops;   /* be_memcached.c */
 
 /* Puts a result value into o: val_len = len, and the bytes if they fit in
  * val_cap; otherwise status KV_ERR_NOSPACE (val_len still says how much

@@ -99,6 +99,12 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 		e |= push_num(&a, "--prefault", (double)rc->prefault);
 	if (rc->pool_mb >= 0)
 		e |= push_num(&a, "--pool-mb", (double)rc->pool_mb);
+	if (rc->memcached_path)
+		e |= push_kv(&a, "--memcached-path", rc->memcached_path);
+	if (rc->mc_threads >= 0)
+		e |= push_num(&a, "--memcached-threads", (double)rc->mc_threads);
+	if (rc->max_item_mb >= 0)
+		e |= push_num(&a, "--max-item-mb", (double)rc->max_item_mb);
 	if (runconf_durable(rc, pt->system))
 		e |= argv_push(&a, "--durable");
 	if (pmem && *pmem)

@@ -27,20 +27,23 @@
 
 static const char *const k_transports[] = { "shm", "verbs", NULL };
 static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", NULL };
-static const char *const k_backends[] = { "null", "cache", "pmkv", NULL };
+static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", NULL };
 static const char *const k_dists[] = { "fixed", "exp", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
 static const char *const k_launchers[] = { "local", "ssh", "slurm", NULL };
 static const char *const k_recv_modes[] = { "srq", "slot_ring", "mp", NULL };
 
 static const struct conf_key backend_keys[] = {
-	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache or pmkv" },
+	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache, pmkv or memcached" },
 	{ "service_ns", CONF_INT, 0, 0, 1e9, NULL, NULL, "null: service time per request (ns)" },
 	{ "service_dist", CONF_STR, 0, 0, 0, k_dists, NULL, "null: fixed or exp service times" },
-	{ "memory_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "cache: memory limit per worker (MiB, server default 64)" },
+	{ "memory_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "cache, memcached: memory limit per worker (MiB, server default 64; memcached's -m is this times server.workers)" },
 	{ "prefault", CONF_BOOL, 0, 0, 0, NULL, NULL, "cache: allocate and write all memory_mb before serving, so no request pays for page faults (default true; false allocates on demand, as memcached does)" },
 	{ "pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "pmkv: directory on the server host for the pools, the same as server.recv_pmem_path (default: a private one per point)" },
 	{ "pool_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "pmkv: pool size per worker (MiB, server default 64)" },
+	{ "memcached_path", CONF_STR, 0, 0, 0, NULL, NULL, "memcached: the binary on the server host, a path or a name on PATH (default memcached, Debian's package)" },
+	{ "threads", CONF_INT, 0, 1, 1024, NULL, NULL, "memcached: its worker threads, -t (default: one per server worker)" },
+	{ "max_item_mb", CONF_INT, 0, 1, 1024, NULL, NULL, "memcached: its largest item, -I in MiB (default 2, so every 1 MiB value fits; at most half of memory_mb x workers)" },
 	{ NULL }
 };
 
@@ -222,6 +225,15 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 	rc->memory_mb = conf_int(b, "memory_mb", -1);
 	rc->prefault = conf_bool(b, "prefault", -1);
 	rc->pool_mb = conf_int(b, "pool_mb", -1);
+	rc->memcached_path = conf_str(b, "memcached_path", NULL);
+	rc->mc_threads = conf_int(b, "threads", -1);
+	rc->max_item_mb = conf_int(b, "max_item_mb", -1);
+	if (strcmp(rc->backend, "memcached") != 0) {
+		static const char *const mc_only[] = { "memcached_path", "threads", "max_item_mb", NULL };
+		for (int i = 0; mc_only[i]; i++)
+			if (forbid(b, mc_only[i], where, "by this kind (only by \"memcached\")", err, errlen))
+				return -1;
+	}
 	rc->pmkv = strcmp(rc->backend, "pmkv") == 0;
 	if (strcmp(rc->backend, "null") == 0) {
 		if (forbid(b, "memory_mb", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
@@ -240,6 +252,14 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 		    forbid(b, "service_dist", where, "by kind \"pmkv\"", err, errlen) ||
 		    forbid(b, "memory_mb", where, "by kind \"pmkv\" (its size is pool_mb)", err, errlen) ||
 		    forbid(b, "prefault", where, "by kind \"pmkv\" (only \"cache\" allocates on demand)", err, errlen))
+			return -1;
+	} else if (strcmp(rc->backend, "memcached") == 0) {
+		if (forbid(b, "service_ns", where, "by kind \"memcached\" (only \"null\" simulates service time)", err, errlen) ||
+		    forbid(b, "service_dist", where, "by kind \"memcached\"", err, errlen) ||
+		    forbid(b, "pmem_path", where, "by kind \"memcached\" (it keeps no data on disk)", err, errlen) ||
+		    forbid(b, "pool_mb", where, "by kind \"memcached\" (its size is memory_mb)", err, errlen) ||
+		    forbid(b, "prefault", where, "by kind \"memcached\" (memcached allocates item memory as it "
+			   "needs it)", err, errlen))
 			return -1;
 	}
 	return 0;

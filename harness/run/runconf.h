@@ -37,12 +37,15 @@ struct runconf {
 
 	/* server */
 	long long workers;
-	const char *backend;           /* null | cache | pmkv */
+	const char *backend;           /* null | cache | pmkv | memcached */
 	long long service_ns;          /* null: -1 when not given */
 	const char *service_dist;      /* null: NULL when not given */
-	long long memory_mb;           /* cache, pmkv: -1 when not given */
+	long long memory_mb;           /* cache, memcached: -1 when not given */
 	int prefault;                  /* cache: 0 or 1; -1 when not given */
 	long long pool_mb;             /* pmkv: -1 when not given */
+	const char *memcached_path;    /* memcached: NULL when not given */
+	long long mc_threads;          /* memcached: -1 when not given */
+	long long max_item_mb;         /* memcached: -1 when not given */
 	long long ring_slots;          /* -1: server default */
 	long long slot_size;           /* -1: server default */
 	const json_t *server_extra;    /* array of extra flags, or NULL */
