@@ -369,6 +369,36 @@ static void history_args(char ***a, const char *pdir, const struct runconf *rc)
 	}
 }
 
+/*
+ * Every client thread's history file is in POINT/history/ (history-rR-tT.bin),
+ * or the point fails naming the client and its host: a history with a
+ * client missing would be checked as if that client had sent nothing, and
+ * could pass.  Under ssh or slurm the files land there only when the
+ * results directory is shared (hosts.shared_fs).
+ */
+static void history_present(struct prun *pr)
+{
+	char dir[sizeof pr->pdir + 16], path[sizeof pr->pdir + 64];
+	snprintf(dir, sizeof dir, "%s/history", pr->pdir);
+	for (size_t i = 1; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		json_int_t threads = json_integer_value(json_object_get(p->result, "threads"));
+		json_int_t found = 0;
+		for (json_int_t t = 0; t < threads; t++) {
+			snprintf(path, sizeof path, "%s/history-r%u-t%lld.bin", dir, p->rank, (long long)t);
+			found += access(path, R_OK) == 0;
+		}
+		if (found < threads) {
+			prun_fail(pr, p, "recorded %lld of its %lld threads' histories in %s%s", (long long)found,
+				  (long long)threads, dir,
+				  strcmp(pr->r->rc.launcher, "local") == 0 ? "" :
+				  " (hosts.shared_fs says that directory is at the same path on every host; it is not "
+				  "on this one: share it, or record with launcher local)");
+			return;
+		}
+	}
+}
+
 /* "check": true: oqb check the point's history; the verdict goes into the
  * point object and POINT/check.json, and a violation is said loudly. */
 static void check_point(struct prun *pr, json_t *pj)
@@ -490,6 +520,8 @@ stop:
 	prun_stop_all(pr);
 	/* Every process has exited: nothing holds its directories now. */
 	server_dirs_remove(pr);
+	if (!pr->failed && rc->history)
+		history_present(pr);
 	t_stop = now_ms();
 	if (!pr->failed) {
 		json_t *cres[1024];

@@ -117,6 +117,7 @@ static const struct conf_key hosts_keys[] = {
 	{ "ctl_addr", CONF_STR, 0, 0, 0, NULL, NULL, "address the hosts use to reach the driver (default: 127.0.0.1 or this host's name)" },
 	{ "ctl_port", CONF_INT, 0, 0, 65535, NULL, NULL, "control port (default 0: any free port)" },
 	{ "scratch_dir", CONF_STR, 0, 0, 0, NULL, NULL, "parent directory for the server's private run directory and the private pmem directories (default: the server's, /dev/shm)" },
+	{ "shared_fs", CONF_BOOL, 0, 0, 0, NULL, NULL, "the results directory is at the same path on every host (NFS, a cluster's home): clients launched by ssh or slurm write their histories into it (default false)" },
 	{ NULL }
 };
 
@@ -425,6 +426,7 @@ static int check_hosts(struct runconf *rc, char *err, size_t errlen)
 	}
 	rc->bin_dir = conf_str(h, "bin_dir", NULL);
 	rc->scratch_dir = conf_str(h, "scratch_dir", NULL);
+	rc->shared_fs = conf_bool(h, "shared_fs", 0);
 	rc->ctl_port = conf_int(h, "ctl_port", 0);
 	rc->ssh = json_object_get(h, "ssh");
 
@@ -585,10 +587,11 @@ static int check_history(struct runconf *rc, char *err, size_t errlen)
 			rc->path);
 		return -1;
 	}
-	if (rc->history && strcmp(rc->launcher, "local") != 0) {
+	if (rc->history && strcmp(rc->launcher, "local") != 0 && !rc->shared_fs) {
 		err_set(err, errlen, "%s: history: the %s launcher would leave the files on the client "
-			"hosts; record with launcher local, or run oqb-client --history by hand and "
-			"oqb check the collected files", rc->path, rc->launcher);
+			"hosts; set hosts.shared_fs to true when the results directory is at the same path "
+			"on every host (NFS), record with launcher local, or run oqb-client --history by "
+			"hand and oqb check the collected files", rc->path, rc->launcher);
 		return -1;
 	}
 	return 0;

@@ -115,6 +115,7 @@ struct runconf {
 	const char *ctl_bind;          /* address the driver listens on */
 	long long ctl_port;            /* 0: any free port */
 	const char *scratch_dir;       /* --run-dir of the server, or NULL */
+	int shared_fs;                 /* hosts.shared_fs: the results directory is on every host */
 	const json_t *ssh;             /* hosts.ssh object, or NULL */
 
 	/* timeouts (seconds unless named) */

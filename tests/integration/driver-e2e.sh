@@ -280,4 +280,28 @@ else
 	notok git_status_bounded "oqb run with a hanging git failed: $(tail -3 "$T/slowgit.out")"
 fi
 
+# A client whose history never reaches POINT/history/ (as on a host that
+# does not share the results directory): the point fails naming the
+# client, rather than checking a history with its operations missing.
+mkdir -p "$T/nohist"
+ln -s "$OQB_BIN/oqb-server" "$T/nohist/oqb-server"
+cat >"$T/nohist/oqb-client" <<EOF
+#!/bin/bash
+args=()
+while [ \$# -gt 0 ]; do
+	case \$1 in --history-numeric) shift ;; --history|--history-*) shift 2 ;; *) args+=("\$1"); shift ;; esac
+done
+exec "$OQB_BIN/oqb-client" "\${args[@]}"
+EOF
+chmod +x "$T/nohist/oqb-client"
+"$OQB_BIN/oqb" run "$CFG" --out "$T/nohist-run" --quiet --set 'systems=["oq"]' --set 'arrival.loads_ops=[5000]' \
+	--set duration_s=0.2 --set warmup_s=0.1 --set history=true --set check=true \
+	--set "hosts={\"bin_dir\":\"$T/nohist\"}" >"$T/nohist.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "client:0\].*recorded 0 of its 1 threads' histories" "$T/nohist.out"; then
+	ok missing_history_fails_point
+else
+	notok missing_history_fails_point "rc=$rc: $(tail -5 "$T/nohist.out")"
+fi
+
 finish

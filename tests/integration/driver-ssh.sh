@@ -125,6 +125,23 @@ else
 	notok unknown_host_key_refused "rc=$rc after $((SECONDS - t0)) s: $msg"
 fi
 
+# History under ssh: refused unless the results directory is shared, and
+# then recorded and checked (here every "host" is this machine, so the
+# directory is shared indeed).
+TMPDIR=$T "$OQB_BIN/oqb" run "$T/ssh.json" --set history=true --out "$T/run3" >/dev/null 2>"$T/stderr3"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "hosts.shared_fs" "$T/stderr3"; then
+	ok ssh_history_needs_shared_fs
+else
+	notok ssh_history_needs_shared_fs "rc=$rc: $(cat "$T/stderr3")"
+fi
+if TMPDIR=$T "$OQB_BIN/oqb" run "$T/ssh.json" --set history=true --set check=true --set hosts.shared_fs=true \
+	--out "$T/run4" >/dev/null 2>"$T/stderr4"; then
+	jcheck ssh_history_shared_fs_checked "$T/run4/run.json" 'all(.points[]; .check.verdict == "ok" and .check.ops > 0)'
+else
+	notok ssh_history_shared_fs_checked "$(tail -5 "$T/stderr4")"
+fi
+
 kill "$sp" 2>/dev/null
 wait "$sp" 2>/dev/null
 finish

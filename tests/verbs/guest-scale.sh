@@ -87,7 +87,9 @@ done
 ok "scale: sshd answers on every logical host"
 
 hl=$(printf '"%s",' "${hosts[@]}"); hl="[${hl%,}]"
-HOSTS_JSON="{ \"server\": \"$SERVER\", \"clients\": $hl, \"launcher\": \"ssh\", \"bin_dir\": \"$B\", \"ctl_addr\": \"$SERVER\",
+# shared_fs: the logical hosts share the guest's file system, so the
+# clients' histories land in the results directory as on a lab's NFS
+HOSTS_JSON="{ \"server\": \"$SERVER\", \"clients\": $hl, \"launcher\": \"ssh\", \"bin_dir\": \"$B\", \"ctl_addr\": \"$SERVER\", \"shared_fs\": true,
   \"ssh\": { \"user\": \"root\", \"port\": $SSH_PORT, \"identity\": \"$D/id\", \"known_hosts\": \"$D/known_hosts\",
 	   \"options\": [\"ConnectTimeout=30\"] } }"
 
@@ -145,6 +147,12 @@ scale_checks() {
 		.hosts.processes as $p | all(.points[]; .index as $i | (.clients | length) as $h |
 			([$p[] | select(.point == $i and .role == "client") | .launched_on] | unique | length) == $h) and
 		([$p[] | select(.role == "server") | .launched_on] | unique) == ["'"$SERVER"'"]'
+	# lib/proclimits.c's formulas against the measurement: what each
+	# process pinned (VmPin) and its descriptors within what it computed
+	jcheck "scale $name: every process within the needs it computed (pinned memory, open files, QPs)" "$R" '
+		all(.points[]; (.server.usage.pinned_kb * 1024 <= .server.needs.locked_bytes) and
+			(.server.usage.fds <= .server.needs.fds) and (.server.transport.qps_peak <= .server.needs.qps) and
+			all(.clients[]; .usage.pinned_kb * 1024 <= .needs.locked_bytes and .usage.fds <= .needs.fds))'
 	# nothing left: every local PID the driver held (the ssh clients) is
 	# gone, and no benchmark process is still running in the guest
 	local alive left
@@ -166,7 +174,9 @@ scale_figures() {
 		" (\($conn / $q * 1e5 | round / 100) ms per server QP); driver_s " +
 		(.driver_s | to_entries | map("\(.key) \(.value * 100 | round / 100)") | join(", ")) +
 		"; server RSS \((.server.usage.maxrss_kb // 0) / 1024 | round) MiB, fds \(.server.usage.fds // "?"), threads \(.server.usage.threads // "?")" +
-		"; client RSS max \(([.clients[].usage.maxrss_kb // 0] | max) / 1024 | round) MiB, fds max \([.clients[].usage.fds // 0] | max)"' "$R"
+		"; client RSS max \(([.clients[].usage.maxrss_kb // 0] | max) / 1024 | round) MiB, fds max \([.clients[].usage.fds // 0] | max)" +
+		"; pinned: server \((.server.usage.pinned_kb // 0) / 1024 | round) MiB of \((.server.needs.locked_bytes // 0) / 1048576 | round) computed, " +
+		"client max \(([.clients[].usage.pinned_kb // 0] | max) / 1024 | round) MiB of \(([.clients[].needs.locked_bytes // 0] | max) / 1048576 | round)"' "$R"
 	jq -r --arg name "$name" '.hosts.processes | group_by(.point)[] |
 		"# \($name) point \(.[0].point) start: server launch to HELLO \([.[] | select(.role == "server") | .start_s.launch_to_hello] | max) s; " +
 		"clients launch to HELLO max \([.[] | select(.role == "client") | .start_s.launch_to_hello] | max) s, " +
