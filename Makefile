@@ -203,7 +203,7 @@ test-scale: deps-auto
 	@$(MAKE) --no-print-directory all
 	@OQB_SCALE_HOSTS=8 OQB_SCALE_THREADS=24 OQB_SCALE_WORKERS=18 OQB_SCALE_VM_MB=4096 \
 	  OQB_SCALE_PHASES="growth fig78 durable" \
-	  OQB_SCALE_VM_TIMEOUT=1800 OQB_SCALE_RUN_S=1200 OQB_TEST_TIMEOUT=1900 \
+	  OQB_SCALE_VM_TIMEOUT=2700 OQB_SCALE_RUN_S=1200 OQB_TEST_TIMEOUT=2800 \
 	  OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh $(SCALE_TESTS)
 
 # The include flags, for test programs built outside this Makefile

@@ -76,14 +76,20 @@ static void log_tail(const char *path, char *out, size_t cap, int nlines)
 	}
 }
 
-static void status_text(char *buf, size_t len, int st)
+#define VIA_SSH(pr) (strcmp((pr)->r->l.ops->name, "ssh") == 0)
+
+/* How a process ended; via_ssh: the PID is an ssh client, whose 255 is its
+ * own failure, not the program's. */
+static void status_text(char *buf, size_t len, int st, int via_ssh)
 {
 	if (WIFEXITED(st)) {
 		int c = WEXITSTATUS(st);
 		snprintf(buf, len, "exited with status %d%s", c,
 			 c == CTL_EXIT_LOST ? " (it lost its control connection)" :
 			 c == 127 ? " (command not found on that host?)" :
-			 c == 255 ? " (ssh: connection or authentication failed?)" : "");
+			 c == 255 && via_ssh ? " (ssh's own failure: the login failed, the connection broke, or the "
+				    "process was killed by a signal on that host, e.g. by the kernel's "
+				    "out-of-memory killer: see that host's kernel log)" : "");
 	} else if (WIFSIGNALED(st)) {
 		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
 	} else {
@@ -141,8 +147,8 @@ static void reap(struct prun *pr)
 		p->exited = 1;
 		p->status = st;
 		if (!p->stopping && !p->result) {
-			char s[160];
-			status_text(s, sizeof s, st);
+			char s[320];
+			status_text(s, sizeof s, st, VIA_SSH(pr));
 			prun_fail(pr, p, "%s before %s (pid %d)", s, p->hello ? "sending DONE" : "sending HELLO",
 			     (int)p->pid);
 		}
@@ -359,10 +365,10 @@ static void step(struct prun *pr, int ms)
 	for (i = 0; i < pr->nprocs; i++) {
 		struct proc *p = &pr->procs[i];
 		if (p->eof && !p->result && !p->stopping && !pr->failed) {
-			char s[160];
+			char s[320];
 			await_exit(p, 1000);
 			if (p->exited) {
-				status_text(s, sizeof s, p->status);
+				status_text(s, sizeof s, p->status, VIA_SSH(pr));
 				prun_fail(pr, p, "%s before sending DONE (pid %d)", s, (int)p->pid);
 			} else {
 				prun_fail(pr, p, "closed its control connection before sending DONE, and is still "
@@ -509,9 +515,9 @@ void prun_stop_all(struct prun *pr)
 		for (i = 0; i < pr->nprocs && !was_failed; i++) {
 			struct proc *p = &pr->procs[i];
 			if (strcmp(p->role, "server") == 0 && p->started && !p->result) {
-				char s[160] = "is still running";
+				char s[320] = "is still running";
 				if (p->exited)
-					status_text(s, sizeof s, p->status);
+					status_text(s, sizeof s, p->status, VIA_SSH(pr));
 				prun_fail(pr, p, "sent no DONE within %g s of STOP (timeouts.stop_s) and %s (pid %d)",
 				     rc->stop_s, s, (int)p->pid);
 			}

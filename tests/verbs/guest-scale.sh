@@ -25,7 +25,8 @@
 #            delegation, then all hosts with it (the growth table)
 #   fig78    configs/fig7-8-cluster12-verbs.json as it is (16 workers,
 #            delegation, oq, rawrpc and deferred, Poisson arrivals) at
-#            OQB_SCALE_LOAD_OPS, histories recorded and checked
+#            OQB_SCALE_LOAD_OPS, histories recorded and checked; only the
+#            cache's memory is smaller (OQB_SCALE_CACHE_MB per worker)
 #   durable  durable oq (persistent receive rings, READ-after-SEND
 #            commits) at the Fig 6 shape with delegation, on a put-heavy
 #            kv workload, histories recorded and checked, and `oqb check`
@@ -209,8 +210,11 @@ for phase in $PHASES; do
 			--set clients.delegation=true --set sweep=null
 		;;
 	fig78)
+		# the cache's memory is per worker: the config's 1 GiB x 16 workers
+		# is a lab server's, not a 4 GiB guest's
 		scale_run fig78 configs/fig7-8-cluster12-verbs.json true --set clients.processes="$NH" \
-			--set clients.threads="$TH" --set "arrival.loads_ops=[$LOAD78]" --set history=true --set check=true
+			--set clients.threads="$TH" --set "arrival.loads_ops=[$LOAD78]" --set history=true --set check=true \
+			--set server.backend.memory_mb="${OQB_SCALE_CACHE_MB:-16}"
 		jcheck "scale fig78: oq, rawrpc and deferred on the cache backend, Poisson" "$T/fig78/run.json" \
 			'([.points[].system] | sort) == ["deferred", "oq", "rawrpc"] and all(.points[]; .server.backend == "cache")'
 		jcheck "scale fig78: every point's history checked linearizable" "$T/fig78/run.json" \
@@ -220,7 +224,7 @@ for phase in $PHASES; do
 		scale_run durable configs/fig6-echo-durable.json true "${FIG6[@]}" --set clients.processes="$NH" \
 			--set clients.delegation=true --set sweep=null --set 'systems=["oq"]' \
 			--set 'workload={"kind":"kv","put_ratio":0.9,"key_size":16,"value_size":64,"keys":4096}' \
-			--set history=true --set check=true
+			--set history=true --set check=true --set "server.recv_pmem_path=\"$T/pmem\""
 		jcheck "scale durable: durable oq, nilext writes committed, history linearizable" "$T/durable/run.json" \
 			'all(.points[]; .durable == true and .system == "oq" and .check.verdict == "ok")'
 		if "$B/oqb" check "$T/durable" >"$T/check.out" 2>&1; then
