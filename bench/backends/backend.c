@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "be_pmkv.h"
+#include "be_plugin.h"
 
 /* ---- the table: one line per back end ---- */
 static const struct backend_ops *const backend_table[] = {
@@ -16,6 +17,7 @@ static const struct backend_ops *const backend_table[] = {
 	&cache_backend_ops,
 	&pmkv_backend_ops,
 	&memcached_backend_ops,
+	&plugin_backend_ops,
 };
 /* ---- end of table ---- */
 

@@ -5,7 +5,9 @@
  * slot order, from one thread.  Backends: null (echo, optional service
  * time), cache (memcached-like, in memory), pmkv (persistent, libpmem),
  * memcached (Debian's memcached, a process the server starts, spoken to
- * over a UNIX socket).  Register a new one in backend.c's table.
+ * over a UNIX socket), plugin (a user's engine in a shared object, against
+ * include/oqb_plugin.h; be_plugin.h).  Register a new one in backend.c's
+ * table.
  */
 #ifndef OQB_BACKEND_H
 #define OQB_BACKEND_H
@@ -34,6 +36,10 @@ struct backend_conf {
 	unsigned mc_threads;     /* -t; 0: one per worker */
 	unsigned max_item_mb;    /* -I, in MiB */
 	const char *run_dir;     /* parent of its private run directory (NULL: $OQB_RUN_DIR or /dev/shm) */
+	/* plugin */
+	const char *plugin_path;    /* the shared object */
+	const char *plugin_options; /* backend.options as JSON text (NULL: "{}") */
+	int durable;                /* the server runs durable (--durable) */
 };
 
 struct backend_req {
