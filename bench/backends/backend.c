@@ -74,3 +74,18 @@ void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len)
 	}
 	memcpy(o->val, v, len);
 }
+
+int backend_exec_prologue(const struct backend_req *r, struct backend_out *o, uint64_t *ops, uint64_t *bad_ops)
+{
+	o->status = KV_OK;
+	o->val_len = 0;
+	if (r->op >= KV_OP_MAX_) {
+		(*bad_ops)++;
+		o->status = KV_ERR_OP;
+		return 1;
+	}
+	ops[r->op]++;
+	if (r->op == KV_OP_ECHO)
+		backend_copy_out(o, r->val, r->val_len);
+	return r->op == KV_OP_NOP || r->op == KV_OP_ECHO;
+}

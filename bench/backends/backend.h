@@ -101,6 +101,12 @@ extern const struct backend_ops memcached_backend_ops;   /* be_memcached.c */
  * was needed).  Shared by the backends. */
 void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len);
 
+/* The start of an exec that most backends share: sets status KV_OK and
+ * val_len 0, answers an unknown op (KV_ERR_OP, counted in *bad_ops), counts
+ * a known one in ops[op], and answers nop and echo.  Returns 1 when the
+ * request is answered, 0 when the backend is to execute it. */
+int backend_exec_prologue(const struct backend_req *r, struct backend_out *o, uint64_t *ops, uint64_t *bad_ops);
+
 /* Finds a backend by name; NULL if there is none. */
 const struct backend_ops *backend_find(const char *name);
 /* Comma-separated list of backend names, for help and errors. */

@@ -245,20 +245,8 @@ static void plugin_exec(struct backend *b, const struct backend_req *r, struct b
 {
 	const struct oqb_plugin *p = b->p;
 
-	o->status = KV_OK;
-	o->val_len = 0;
-	if (r->op >= KV_OP_MAX_) {
-		b->bad_ops++;
-		o->status = KV_ERR_OP;
+	if (backend_exec_prologue(r, o, b->ops, &b->bad_ops))
 		return;
-	}
-	b->ops[r->op]++;
-	if (r->op == KV_OP_NOP)
-		return;
-	if (r->op == KV_OP_ECHO) {
-		backend_copy_out(o, r->val, r->val_len);
-		return;
-	}
 	if (r->key_len > b->max_key) {
 		b->keys_refused++;
 		o->status = KV_ERR_BAD;
