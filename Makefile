@@ -24,11 +24,11 @@ WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
 SRC_DIRS := lib bench workloads harness
 INC_DIRS := $(sort $(shell find $(SRC_DIRS) -type d))
 CFLAGS_ALL := -std=gnu11 -g $(OPT) $(WARN) -pthread -MMD -MP -D_GNU_SOURCE \
-              $(addprefix -I,$(INC_DIRS)) $(SAN) $(CFLAGS)
+              $(addprefix -I,$(INC_DIRS)) -Iinclude $(SAN) $(CFLAGS)
 ifeq ($(WERROR),1)
 CFLAGS_ALL += -Werror
 endif
-LDLIBS_ALL := -ljansson -lpmem -lzstd -lz -lm -lpthread
+LDLIBS_ALL := -ljansson -lpmem -lzstd -lz -lm -lpthread -ldl
 
 # Optional back ends, built only where their headers exist (fio's CONFIG_RDMA).
 # VERBS_INC: where the verbs headers are (MLNX_OFED may install its own
@@ -105,7 +105,7 @@ endif
 # the same in every binary of it, so `oqb doctor` can tell that the
 # binaries on a host are the driver's build (bench/buildinfo.c).  It lands
 # in $(O)/buildid.h, rewritten only when it changes.
-BUILD_ID := $(shell { cat $(sort $(shell find $(SRC_DIRS) -name '*.[ch]' -o -name '*.cc')) Makefile; \
+BUILD_ID := $(shell { cat $(sort $(shell find $(SRC_DIRS) include -name '*.[ch]' -o -name '*.cc')) Makefile; \
               printf '%s' '$(subst ','',$(CFLAGS_ALL))'; } | sha256sum | cut -c1-16)
 $(shell mkdir -p $(O) && printf '#define OQB_BUILD_ID "%s"\n' '$(BUILD_ID)' >$(O)/buildid.h.tmp && \
   { cmp -s $(O)/buildid.h.tmp $(O)/buildid.h && rm -f $(O)/buildid.h.tmp || mv -f $(O)/buildid.h.tmp $(O)/buildid.h; })
@@ -151,6 +151,21 @@ $(BIN)/$(call binname,$(1)): $(O)/$(1:%.c=%.o) $(LIBA)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $$@ $$^ $(LDLIBS_ALL)
 endef
 $(foreach m,$(MAIN_SRC),$(eval $(call bin_rule,$(m))))
+
+# Storage-engine plugins (docs/plugins.md): plugins/NAME/*.c against the
+# public header alone (include/oqb_plugin.h), as an out-of-tree author
+# builds one, into $(O)/plugins/NAME.so.
+PLUGIN_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard plugins/*/*.c))))
+PLUGIN_SOS  := $(PLUGIN_DIRS:plugins/%=$(O)/plugins/%.so)
+all: $(PLUGIN_SOS)
+define plugin_rule
+$(O)/plugins/$(notdir $(1)).so: $(wildcard $(1)/*.c) include/oqb_plugin.h
+	@mkdir -p $(O)/plugins
+	@echo "  SO    $$@"
+	$(Q)$(CC) -std=c11 -g $(OPT) $(WARN) $(if $(filter 1,$(WERROR)),-Werror) -fPIC -shared -Iinclude $(SAN) \
+	  -o $$@ $(wildcard $(1)/*.c) -ljansson
+endef
+$(foreach d,$(PLUGIN_DIRS),$(eval $(call plugin_rule,$(d))))
 
 $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIBA)
 	@mkdir -p $(dir $@)

@@ -35,7 +35,7 @@
 struct srv_opts {
 	int system, transport, service_dist;
 	int workers, prefault;
-	const char *backend, *memcached_path;
+	const char *backend, *memcached_path, *plugin_path, *plugin_options;
 	int memcached_threads, max_item_mb;
 	uint64_t service_ns, memory_mb, pool_mb, seed;
 	const char *pmem_path, *run_dir, *ctl, *log;
@@ -58,7 +58,7 @@ static const struct opt srv_tab[] = {
 	{ "system", OPT_ENUM, O(system), "oq", 0, -1, system_name_list, "system under test" },
 	{ "transport", OPT_ENUM, O(transport), "shm", 0, -1, transport_name_list, "transport" },
 	{ "workers", OPT_INT, O(workers), "1", 1, 64, NULL, "worker threads, one receive ring and key partition each" },
-	{ "backend", OPT_STR, O(backend), "null", 0, -1, NULL, "KV backend: null, cache, pmkv or memcached" },
+	{ "backend", OPT_STR, O(backend), "null", 0, -1, NULL, "KV backend: null, cache, pmkv, memcached or plugin" },
 	{ "service-ns", OPT_U64, O(service_ns), "0", 0, 1e10, NULL, "null backend: service time per request (ns)" },
 	{ "service-dist", OPT_ENUM, O(service_dist), "fixed", 0, -1, dists, "null backend: service time distribution" },
 	{ "memory-mb", OPT_U64, O(memory_mb), "64", 1, 1048576, NULL, "cache, memcached backends: memory limit per worker "
@@ -69,6 +69,10 @@ static const struct opt srv_tab[] = {
 	  "memcached backend: its worker threads (-t; 0: one per server worker)" },
 	{ "max-item-mb", OPT_INT, O(max_item_mb), "2", 1, 1024, NULL,
 	  "memcached backend: its largest item (-I, MiB; at most half its memory)" },
+	{ "plugin-path", OPT_STR, O(plugin_path), NULL, 0, -1, NULL,
+	  "plugin backend: the engine's shared object (docs/plugins.md)" },
+	{ "plugin-options", OPT_STR, O(plugin_options), "{}", 0, -1, NULL,
+	  "plugin backend: options for the engine, as JSON text" },
 	{ "prefault", OPT_INT, O(prefault), "1", 0, 1, NULL, "cache backend: 1 allocates and writes all its memory before "
 	  "serving, so no request pays for page faults; 0 allocates pages on demand (memcached's default)" },
 	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL,
@@ -209,6 +213,14 @@ int main(int argc, char **argv)
 	sc.bc.mc_threads = (unsigned)o.memcached_threads;
 	sc.bc.max_item_mb = (unsigned)o.max_item_mb;
 	sc.bc.run_dir = o.run_dir;
+	sc.bc.plugin_path = o.plugin_path;
+	sc.bc.plugin_options = o.plugin_options;
+	sc.bc.durable = o.durable;
+	if ((strcmp(sc.be->name, "plugin") == 0) != (o.plugin_path != NULL)) {
+		log_msg(LOG_ERR, "%s", o.plugin_path ? "--plugin-path is for --backend plugin only" :
+			"--backend plugin needs --plugin-path FILE.so: the engine's shared object (docs/plugins.md)");
+		return 2;
+	}
 	/* --pmem-path is a directory: receive rings (durable) and pmkv pools
 	 * live in it side by side. */
 	char pool_prefix[1024];

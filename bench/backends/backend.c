@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "be_pmkv.h"
+#include "be_plugin.h"
 
 /* ---- the table: one line per back end ---- */
 static const struct backend_ops *const backend_table[] = {
@@ -16,6 +17,7 @@ static const struct backend_ops *const backend_table[] = {
 	&cache_backend_ops,
 	&pmkv_backend_ops,
 	&memcached_backend_ops,
+	&plugin_backend_ops,
 };
 /* ---- end of table ---- */
 
@@ -71,4 +73,19 @@ void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len)
 		return;
 	}
 	memcpy(o->val, v, len);
+}
+
+int backend_exec_prologue(const struct backend_req *r, struct backend_out *o, uint64_t *ops, uint64_t *bad_ops)
+{
+	o->status = KV_OK;
+	o->val_len = 0;
+	if (r->op >= KV_OP_MAX_) {
+		(*bad_ops)++;
+		o->status = KV_ERR_OP;
+		return 1;
+	}
+	ops[r->op]++;
+	if (r->op == KV_OP_ECHO)
+		backend_copy_out(o, r->val, r->val_len);
+	return r->op == KV_OP_NOP || r->op == KV_OP_ECHO;
 }

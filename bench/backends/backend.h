@@ -5,7 +5,9 @@
  * slot order, from one thread.  Backends: null (echo, optional service
  * time), cache (memcached-like, in memory), pmkv (persistent, libpmem),
  * memcached (Debian's memcached, a process the server starts, spoken to
- * over a UNIX socket).  Register a new one in backend.c's table.
+ * over a UNIX socket), plugin (a user's engine in a shared object, against
+ * include/oqb_plugin.h; be_plugin.h).  Register a new one in backend.c's
+ * table.
  */
 #ifndef OQB_BACKEND_H
 #define OQB_BACKEND_H
@@ -34,6 +36,10 @@ struct backend_conf {
 	unsigned mc_threads;     /* -t; 0: one per worker */
 	unsigned max_item_mb;    /* -I, in MiB */
 	const char *run_dir;     /* parent of its private run directory (NULL: $OQB_RUN_DIR or /dev/shm) */
+	/* plugin */
+	const char *plugin_path;    /* the shared object */
+	const char *plugin_options; /* backend.options as JSON text (NULL: "{}") */
+	int durable;                /* the server runs durable (--durable) */
 };
 
 struct backend_req {
@@ -94,6 +100,12 @@ extern const struct backend_ops memcached_backend_ops;   /* be_memcached.c */
  * val_cap; otherwise status KV_ERR_NOSPACE (val_len still says how much
  * was needed).  Shared by the backends. */
 void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len);
+
+/* The start of an exec that most backends share: sets status KV_OK and
+ * val_len 0, answers an unknown op (KV_ERR_OP, counted in *bad_ops), counts
+ * a known one in ops[op], and answers nop and echo.  Returns 1 when the
+ * request is answered, 0 when the backend is to execute it. */
+int backend_exec_prologue(const struct backend_req *r, struct backend_out *o, uint64_t *ops, uint64_t *bad_ops);
 
 /* Finds a backend by name; NULL if there is none. */
 const struct backend_ops *backend_find(const char *name);

@@ -105,6 +105,12 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 		e |= push_num(&a, "--memcached-threads", (double)rc->mc_threads);
 	if (rc->max_item_mb >= 0)
 		e |= push_num(&a, "--max-item-mb", (double)rc->max_item_mb);
+	if (rc->plugin_path) {
+		char *opts = rc->plugin_options ? json_dumps(rc->plugin_options, JSON_COMPACT) : NULL;
+		e |= push_kv(&a, "--plugin-path", rc->plugin_path);
+		e |= push_kv(&a, "--plugin-options", opts ? opts : "{}");
+		free(opts);
+	}
 	if (runconf_durable(rc, pt->system))
 		e |= argv_push(&a, "--durable");
 	if (pmem && *pmem)

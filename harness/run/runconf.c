@@ -27,14 +27,14 @@
 
 static const char *const k_transports[] = { "shm", "verbs", NULL };
 static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", NULL };
-static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", NULL };
+static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", "plugin", NULL };
 static const char *const k_dists[] = { "fixed", "exp", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
 static const char *const k_launchers[] = { "local", "ssh", "slurm", NULL };
 static const char *const k_recv_modes[] = { "srq", "slot_ring", "mp", NULL };
 
 static const struct conf_key backend_keys[] = {
-	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache, pmkv or memcached" },
+	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache, pmkv, memcached or plugin" },
 	{ "service_ns", CONF_INT, 0, 0, 1e9, NULL, NULL, "null: service time per request (ns)" },
 	{ "service_dist", CONF_STR, 0, 0, 0, k_dists, NULL, "null: fixed or exp service times" },
 	{ "memory_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "cache, memcached: memory limit per worker (MiB, server default 64; memcached's -m is this times server.workers)" },
@@ -44,6 +44,8 @@ static const struct conf_key backend_keys[] = {
 	{ "memcached_path", CONF_STR, 0, 0, 0, NULL, NULL, "memcached: the binary on the server host, a path or a name on PATH (default memcached, Debian's package)" },
 	{ "threads", CONF_INT, 0, 1, 1024, NULL, NULL, "memcached: its worker threads, -t (default: one per server worker)" },
 	{ "max_item_mb", CONF_INT, 0, 1, 1024, NULL, NULL, "memcached: its largest item, -I in MiB (default 2, so every 1 MiB value fits; at most half of memory_mb x workers)" },
+	{ "path", CONF_STR, 0, 0, 0, NULL, NULL, "plugin: the engine's shared object on the server host (docs/plugins.md); relative to the directory oqb runs in" },
+	{ "options", CONF_ANY, 0, 0, 0, NULL, NULL, "plugin: an object passed to the engine as JSON text (default {})" },
 	{ NULL }
 };
 
@@ -236,6 +238,11 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 				return -1;
 	}
 	rc->pmkv = strcmp(rc->backend, "pmkv") == 0;
+	if (strcmp(rc->backend, "plugin") == 0)
+		return runconf_plugin_keys(rc, b, where, err, errlen);
+	if (forbid(b, "path", where, "by this kind (only by \"plugin\"; pmkv's is pmem_path)", err, errlen) ||
+	    forbid(b, "options", where, "by this kind (only by \"plugin\")", err, errlen))
+		return -1;
 	if (strcmp(rc->backend, "null") == 0) {
 		if (forbid(b, "memory_mb", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
 		    forbid(b, "prefault", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
@@ -1106,6 +1113,8 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	if (check_verbs(rc, err, errlen) < 0)
 		goto fail;
 	if (check_workload(rc, err, errlen) < 0)
+		goto fail;
+	if (runconf_plugin_check(rc, err, errlen) < 0)
 		goto fail;
 	if (top && check_sweep(rc, err, errlen) < 0)
 		goto fail;

@@ -46,6 +46,9 @@ struct runconf {
 	const char *memcached_path;    /* memcached: NULL when not given */
 	long long mc_threads;          /* memcached: -1 when not given */
 	long long max_item_mb;         /* memcached: -1 when not given */
+	const char *plugin_path;       /* plugin: as given, or plugin_file */
+	char plugin_file[1024];        /* plugin: the path made absolute (local server) */
+	const json_t *plugin_options;  /* plugin: the options object, or NULL */
 	long long ring_slots;          /* -1: server default */
 	long long slot_size;           /* -1: server default */
 	const json_t *server_extra;    /* array of extra flags, or NULL */
@@ -142,6 +145,17 @@ struct point {
  * fix.
  */
 int runconf_load(const char *path, struct runconf *rc, char *err, size_t errlen);
+
+/*
+ * The plugin back end's part of the check (runconf_plugin.c).  _keys reads
+ * server.backend's path and options and refuses other kinds' keys; _check
+ * (after durable and workload) loads the plugin when the server runs here
+ * and refuses, before anything starts, a plugin of another ABI, one
+ * without durability that a durable system needs, or one without incr, or
+ * with smaller key or value limits, than the workload sends.  0 or -1.
+ */
+int runconf_plugin_keys(struct runconf *rc, const json_t *b, const char *where, char *err, size_t errlen);
+int runconf_plugin_check(struct runconf *rc, char *err, size_t errlen);
 
 /*
  * runconf_load() with `oqb run --set` overrides (each "KEY=VALUE", see
