@@ -52,6 +52,22 @@ else ifneq ($(VERBS_EXP_H),)
 $(warning $(VERBS_EXP_H) has no multi-packet SRQ completions (MLNX_OFED 4.6 or later has them); recv_mode mp is left out of this build)
 endif
 
+# RocksDB (Debian's librocksdb-dev): the `rocksdb` back end is built only
+# where its C API header exists; elsewhere it is a stub that says so.  The
+# header's version macros are in a C++ header, so they are read here.
+ROCKSDB_INC ?= /usr/include
+HAVE_ROCKSDB := $(if $(wildcard $(ROCKSDB_INC)/rocksdb/c.h),1,0)
+ifeq ($(HAVE_ROCKSDB),1)
+ROCKSDB_HDR_VERSION := $(shell sed -n 's/^\#define ROCKSDB_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' \
+                         $(ROCKSDB_INC)/rocksdb/version.h 2>/dev/null | paste -sd.)
+CFLAGS_ALL += -DOQB_HAVE_ROCKSDB=1 -DOQB_ROCKSDB_HDR_VERSION='"$(ROCKSDB_HDR_VERSION)"'
+ifneq ($(ROCKSDB_INC),/usr/include)
+CFLAGS_ALL += -isystem $(ROCKSDB_INC)
+endif
+# only the binaries that call it (the server, its tests) load the library
+LDLIBS_ALL += -Wl,--as-needed -lrocksdb -Wl,--no-as-needed
+endif
+
 VERBS_DIR := bench/transports/verbs
 ALL_SRC  := $(sort $(shell find $(SRC_DIRS) -name '*.c'))
 

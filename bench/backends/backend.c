@@ -16,6 +16,7 @@ static const struct backend_ops *const backend_table[] = {
 	&cache_backend_ops,
 	&pmkv_backend_ops,
 	&memcached_backend_ops,
+	&rocksdb_backend_ops,
 };
 /* ---- end of table ---- */
 

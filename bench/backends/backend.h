@@ -5,7 +5,8 @@
  * slot order, from one thread.  Backends: null (echo, optional service
  * time), cache (memcached-like, in memory), pmkv (persistent, libpmem),
  * memcached (Debian's memcached, a process the server starts, spoken to
- * over a UNIX socket).  Register a new one in backend.c's table.
+ * over a UNIX socket), rocksdb (Debian's librocksdb, in process).
+ * Register a new one in backend.c's table.
  */
 #ifndef OQB_BACKEND_H
 #define OQB_BACKEND_H
@@ -16,7 +17,7 @@
 #include "kvop.h"
 
 struct backend_conf {
-	const char *kind;        /* "null", "cache", "pmkv", "memcached" */
+	const char *kind;        /* "null", "cache", "pmkv", "memcached", "rocksdb" */
 	/* null */
 	uint64_t service_ns;     /* mean service time; 0 = return at once */
 	int service_exp;         /* 1: exponential with that mean; 0: fixed */
@@ -34,6 +35,14 @@ struct backend_conf {
 	unsigned mc_threads;     /* -t; 0: one per worker */
 	unsigned max_item_mb;    /* -I, in MiB */
 	const char *run_dir;     /* parent of its private run directory (NULL: $OQB_RUN_DIR or /dev/shm) */
+	/* rocksdb (be_rocksdb.c; run_dir above is also its private directory's parent) */
+	int rdb_wal;             /* 1: write-ahead log */
+	int rdb_sync;            /* 1: fdatasync the WAL before a write returns */
+	unsigned rdb_write_buffer_mb;    /* memtable size */
+	unsigned rdb_max_write_buffers;  /* memtables, the one written and those being flushed */
+	const char *rdb_path;    /* the user's directory for the DBs, kept; NULL: persist_dir, else private */
+	const char *persist_dir; /* the server's --pmem-path, or NULL */
+	int durable;             /* the server runs --durable: the store must survive a crash */
 };
 
 struct backend_req {
@@ -89,6 +98,7 @@ struct backend_ops {
 extern const struct backend_ops null_backend_ops;
 extern const struct backend_ops cache_backend_ops;
 extern const struct backend_ops memcached_backend_ops;   /* be_memcached.c */
+extern const struct backend_ops rocksdb_backend_ops;     /* be_rocksdb.c */
 
 /* Puts a result value into o: val_len = len, and the bytes if they fit in
  * val_cap; otherwise status KV_ERR_NOSPACE (val_len still says how much
