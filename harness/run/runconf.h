@@ -37,7 +37,7 @@ struct runconf {
 
 	/* server */
 	long long workers;
-	const char *backend;           /* null | cache | pmkv | memcached */
+	const char *backend;           /* null | cache | pmkv | memcached | rocksdb */
 	long long service_ns;          /* null: -1 when not given */
 	const char *service_dist;      /* null: NULL when not given */
 	long long memory_mb;           /* cache, memcached: -1 when not given */
@@ -46,6 +46,10 @@ struct runconf {
 	const char *memcached_path;    /* memcached: NULL when not given */
 	long long mc_threads;          /* memcached: -1 when not given */
 	long long max_item_mb;         /* memcached: -1 when not given */
+	int rdb_wal, rdb_sync;         /* rocksdb: 0 or 1; -1 when not given */
+	long long rdb_write_buffer_mb; /* rocksdb: -1 when not given */
+	long long rdb_max_write_buffers; /* rocksdb: -1 when not given */
+	const char *rdb_path;          /* rocksdb: NULL when not given */
 	long long ring_slots;          /* -1: server default */
 	long long slot_size;           /* -1: server default */
 	const json_t *server_extra;    /* array of extra flags, or NULL */
