@@ -73,3 +73,21 @@ void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len)
 	}
 	memcpy(o->val, v, len);
 }
+
+int backend_parse_u64(const uint8_t *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 20)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}

@@ -105,6 +105,10 @@ extern const struct backend_ops rocksdb_backend_ops;     /* be_rocksdb.c */
  * was needed).  Shared by the backends. */
 void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len);
 
+/* A counter value for incr: 1-20 decimal digits, at most UINT64_MAX, as
+ * memcached reads one.  0, or -1 if the bytes are not such a number. */
+int backend_parse_u64(const uint8_t *s, size_t len, uint64_t *out);
+
 /* Finds a backend by name; NULL if there is none. */
 const struct backend_ops *backend_find(const char *name);
 /* Comma-separated list of backend names, for help and errors. */

@@ -196,7 +196,7 @@ static unsigned lookup(struct backend *b, const struct backend_req *r, struct ba
 	if (copy)
 		backend_copy_out(o, (const uint8_t *)v, (uint32_t)len);
 	if (numeric)
-		*numeric = rdb_parse_u64((const uint8_t *)v, len, num) == 0;
+		*numeric = backend_parse_u64((const uint8_t *)v, len, num) == 0;
 	rocksdb_pinnableslice_destroy(p);
 	return KV_OK;
 }

@@ -5,26 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend.h"
 #include "bits.h"
 #include "rdb_merge.h"
-
-int rdb_parse_u64(const uint8_t *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (len == 0 || len > RDB_NUM_MAX)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		unsigned d = (unsigned)(s[i] - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
 
 void rdb_operand(uint8_t out[RDB_OPERAND_LEN], uint64_t delta)
 {
@@ -48,7 +31,7 @@ int rdb_full_merge(const char *base, size_t base_len, const char *const *ops, co
 		   char out[RDB_NUM_MAX + 1])
 {
 	uint64_t v = 0, d;
-	if (base && rdb_parse_u64((const uint8_t *)base, base_len, &v) != 0)
+	if (base && backend_parse_u64((const uint8_t *)base, base_len, &v) != 0)
 		return -1;
 	if (sum_ops(ops, lens, n, &d) != 0)
 		return -1;

@@ -21,9 +21,8 @@
 #define RDB_OPERAND_LEN 8u
 #define RDB_NUM_MAX     20u   /* decimal digits of UINT64_MAX */
 
-/* A counter value: 1-20 decimal digits, at most UINT64_MAX.  0, or -1 if
- * the bytes are not such a number (the same rule as be_cache.c's). */
-int rdb_parse_u64(const uint8_t *s, size_t len, uint64_t *out);
+/* A counter's value is read by backend_parse_u64 (backend.h), the rule of
+ * every back end. */
 
 /* The operand for adding delta. */
 void rdb_operand(uint8_t out[RDB_OPERAND_LEN], uint64_t delta);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "unit.h"
+#include "backend.h"
 #include "rdb_merge.h"
 
 static int full(const char *base, const uint64_t *deltas, int n, char *out)
@@ -28,13 +29,13 @@ static int full(const char *base, const uint64_t *deltas, int n, char *out)
 TEST(parse_follows_the_cache_rule)
 {
 	uint64_t v = 0;
-	CHECK(rdb_parse_u64((const uint8_t *)"0", 1, &v) == 0 && v == 0);
-	CHECK(rdb_parse_u64((const uint8_t *)"18446744073709551615", 20, &v) == 0 && v == UINT64_MAX);
-	CHECK(rdb_parse_u64((const uint8_t *)"18446744073709551616", 20, &v) == -1, "one past UINT64_MAX");
-	CHECK(rdb_parse_u64((const uint8_t *)"", 0, &v) == -1, "empty");
-	CHECK(rdb_parse_u64((const uint8_t *)"12a", 3, &v) == -1, "not a digit");
-	CHECK(rdb_parse_u64((const uint8_t *)"-1", 2, &v) == -1, "a sign");
-	CHECK(rdb_parse_u64((const uint8_t *)"000000000000000000001", 21, &v) == -1, "21 digits");
+	CHECK(backend_parse_u64((const uint8_t *)"0", 1, &v) == 0 && v == 0);
+	CHECK(backend_parse_u64((const uint8_t *)"18446744073709551615", 20, &v) == 0 && v == UINT64_MAX);
+	CHECK(backend_parse_u64((const uint8_t *)"18446744073709551616", 20, &v) == -1, "one past UINT64_MAX");
+	CHECK(backend_parse_u64((const uint8_t *)"", 0, &v) == -1, "empty");
+	CHECK(backend_parse_u64((const uint8_t *)"12a", 3, &v) == -1, "not a digit");
+	CHECK(backend_parse_u64((const uint8_t *)"-1", 2, &v) == -1, "a sign");
+	CHECK(backend_parse_u64((const uint8_t *)"000000000000000000001", 21, &v) == -1, "21 digits");
 }
 
 TEST(full_merge_adds_in_decimal)
