@@ -513,21 +513,9 @@ int crashtest_main(int argc, char **argv)
 		waitpid(r->pid, NULL, 0);
 	}
 	if (own_dir && rc == 0) {
-		/* our own directory: rings, pools, lock, and the server log */
-		char p[PATH_MAX + 32];
-		const char *names[] = { "ring-", "pmkv.w" };
-		for (int w = 0; w < r->c.workers; w++)
-			for (int n = 0; n < 2; n++) {
-				snprintf(p, sizeof p, "%s/%s%d", r->dir, names[n], w);
-				unlink(p);
-			}
-		for (int w = 0; w < r->c.workers; w++) {
-			snprintf(p, sizeof p, "%s/rocksdb.w%d", r->dir, w);
-			nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-		}
-		snprintf(p, sizeof p, "%s/server.lock", r->dir);
-		unlink(p);
-		rmdir(r->dir);
+		/* our own directory (made by mkdtemp above): rings, pools or
+		 * DBs, lock and map, whatever the server left; and the log */
+		nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		unlink(r->log);
 	}
 out:
