@@ -37,6 +37,8 @@ struct srv_opts {
 	int workers, prefault;
 	const char *backend, *memcached_path, *plugin_path, *plugin_options;
 	int memcached_threads, max_item_mb;
+	int rdb_wal, rdb_sync, rdb_write_buffer_mb, rdb_max_write_buffers;
+	const char *rdb_path;
 	uint64_t service_ns, memory_mb, pool_mb, seed;
 	const char *pmem_path, *run_dir, *ctl, *log;
 	int ring_slots, slot_size, rank;
@@ -58,7 +60,7 @@ static const struct opt srv_tab[] = {
 	{ "system", OPT_ENUM, O(system), "oq", 0, -1, system_name_list, "system under test" },
 	{ "transport", OPT_ENUM, O(transport), "shm", 0, -1, transport_name_list, "transport" },
 	{ "workers", OPT_INT, O(workers), "1", 1, 64, NULL, "worker threads, one receive ring and key partition each" },
-	{ "backend", OPT_STR, O(backend), "null", 0, -1, NULL, "KV backend: null, cache, pmkv, memcached or plugin" },
+	{ "backend", OPT_STR, O(backend), "null", 0, -1, NULL, "KV backend: null, cache, pmkv, memcached, rocksdb or plugin" },
 	{ "service-ns", OPT_U64, O(service_ns), "0", 0, 1e10, NULL, "null backend: service time per request (ns)" },
 	{ "service-dist", OPT_ENUM, O(service_dist), "fixed", 0, -1, dists, "null backend: service time distribution" },
 	{ "memory-mb", OPT_U64, O(memory_mb), "64", 1, 1048576, NULL, "cache, memcached backends: memory limit per worker "
@@ -73,6 +75,16 @@ static const struct opt srv_tab[] = {
 	  "plugin backend: the engine's shared object (docs/plugins.md)" },
 	{ "plugin-options", OPT_STR, O(plugin_options), "{}", 0, -1, NULL,
 	  "plugin backend: options for the engine, as JSON text" },
+	{ "rocksdb-wal", OPT_INT, O(rdb_wal), "1", 0, 1, NULL, "rocksdb backend: 1 writes RocksDB's write-ahead log "
+	  "(a write survives a process crash), 0 does not (docs/config.md)" },
+	{ "rocksdb-sync", OPT_INT, O(rdb_sync), "0", 0, 1, NULL, "rocksdb backend: 1 fdatasyncs the log before a write "
+	  "returns (it survives a power loss too; needs --rocksdb-wal 1)" },
+	{ "write-buffer-mb", OPT_INT, O(rdb_write_buffer_mb), "64", 1, 65536, NULL,
+	  "rocksdb backend: memtable size per worker's DB (MiB)" },
+	{ "max-write-buffers", OPT_INT, O(rdb_max_write_buffers), "2", 2, 64, NULL,
+	  "rocksdb backend: memtables per DB, the one written and those waiting for their flush" },
+	{ "rocksdb-path", OPT_STR, O(rdb_path), NULL, 0, -1, NULL, "rocksdb backend: directory for the DBs "
+	  "(DIR/rocksdb.wN), kept (default: --pmem-path, else a private one removed at exit)" },
 	{ "prefault", OPT_INT, O(prefault), "1", 0, 1, NULL, "cache backend: 1 allocates and writes all its memory before "
 	  "serving, so no request pays for page faults; 0 allocates pages on demand (memcached's default)" },
 	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL,
@@ -213,9 +225,15 @@ int main(int argc, char **argv)
 	sc.bc.mc_threads = (unsigned)o.memcached_threads;
 	sc.bc.max_item_mb = (unsigned)o.max_item_mb;
 	sc.bc.run_dir = o.run_dir;
+	sc.bc.rdb_wal = o.rdb_wal;
+	sc.bc.rdb_sync = o.rdb_sync;
+	sc.bc.rdb_write_buffer_mb = (unsigned)o.rdb_write_buffer_mb;
+	sc.bc.rdb_max_write_buffers = (unsigned)o.rdb_max_write_buffers;
+	sc.bc.rdb_path = o.rdb_path;
+	sc.bc.persist_dir = o.pmem_path;
+	sc.bc.durable = o.durable;
 	sc.bc.plugin_path = o.plugin_path;
 	sc.bc.plugin_options = o.plugin_options;
-	sc.bc.durable = o.durable;
 	if ((strcmp(sc.be->name, "plugin") == 0) != (o.plugin_path != NULL)) {
 		log_msg(LOG_ERR, "%s", o.plugin_path ? "--plugin-path is for --backend plugin only" :
 			"--backend plugin needs --plugin-path FILE.so: the engine's shared object (docs/plugins.md)");

@@ -13,6 +13,7 @@ PKGS=(
   chromium   # loads the figures report headless (tests/integration/report-browser.sh)
   valgrind   # instruction counts per request (bench/icount.sh, tests/integration/icount.sh)
   memcached  # the memcached back end starts this binary itself, on a UNIX socket (tests/integration/memcached.sh)
+  librocksdb-dev  # the rocksdb back end, in process through its C API (tests/integration/rocksdb.sh)
   openssh-client openssh-server
   slurmctld slurmd slurm-client munge   # the Slurm launcher's test (tests/integration/slurm.sh)
   # the Soft-RoCE VM that runs the verbs tests (tests/vm/rxe-vm)

@@ -18,6 +18,7 @@ static const struct backend_ops *const backend_table[] = {
 	&pmkv_backend_ops,
 	&memcached_backend_ops,
 	&plugin_backend_ops,
+	&rocksdb_backend_ops,
 };
 /* ---- end of table ---- */
 
@@ -88,4 +89,22 @@ int backend_exec_prologue(const struct backend_req *r, struct backend_out *o, ui
 	if (r->op == KV_OP_ECHO)
 		backend_copy_out(o, r->val, r->val_len);
 	return r->op == KV_OP_NOP || r->op == KV_OP_ECHO;
+}
+
+int backend_parse_u64(const uint8_t *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 20)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
 }

@@ -5,9 +5,9 @@
  * slot order, from one thread.  Backends: null (echo, optional service
  * time), cache (memcached-like, in memory), pmkv (persistent, libpmem),
  * memcached (Debian's memcached, a process the server starts, spoken to
- * over a UNIX socket), plugin (a user's engine in a shared object, against
- * include/oqb_plugin.h; be_plugin.h).  Register a new one in backend.c's
- * table.
+ * over a UNIX socket), rocksdb (Debian's librocksdb, in process), plugin (a
+ * user's engine in a shared object, against include/oqb_plugin.h;
+ * be_plugin.h).  Register a new one in backend.c's table.
  */
 #ifndef OQB_BACKEND_H
 #define OQB_BACKEND_H
@@ -18,7 +18,7 @@
 #include "kvop.h"
 
 struct backend_conf {
-	const char *kind;        /* "null", "cache", "pmkv", "memcached" */
+	const char *kind;        /* "null", "cache", "pmkv", "memcached", "rocksdb" */
 	/* null */
 	uint64_t service_ns;     /* mean service time; 0 = return at once */
 	int service_exp;         /* 1: exponential with that mean; 0: fixed */
@@ -39,7 +39,14 @@ struct backend_conf {
 	/* plugin */
 	const char *plugin_path;    /* the shared object */
 	const char *plugin_options; /* backend.options as JSON text (NULL: "{}") */
-	int durable;                /* the server runs durable (--durable) */
+	/* rocksdb (be_rocksdb.c; run_dir above is also its private directory's parent) */
+	int rdb_wal;             /* 1: write-ahead log */
+	int rdb_sync;            /* 1: fdatasync the WAL before a write returns */
+	unsigned rdb_write_buffer_mb;    /* memtable size */
+	unsigned rdb_max_write_buffers;  /* memtables, the one written and those being flushed */
+	const char *rdb_path;    /* the user's directory for the DBs, kept; NULL: persist_dir, else private */
+	const char *persist_dir; /* the server's --pmem-path, or NULL */
+	int durable;             /* the server runs --durable: the store must survive a crash */
 };
 
 struct backend_req {
@@ -95,6 +102,7 @@ struct backend_ops {
 extern const struct backend_ops null_backend_ops;
 extern const struct backend_ops cache_backend_ops;
 extern const struct backend_ops memcached_backend_ops;   /* be_memcached.c */
+extern const struct backend_ops rocksdb_backend_ops;     /* be_rocksdb.c */
 
 /* Puts a result value into o: val_len = len, and the bytes if they fit in
  * val_cap; otherwise status KV_ERR_NOSPACE (val_len still says how much
@@ -106,6 +114,9 @@ void backend_copy_out(struct backend_out *o, const uint8_t *v, uint32_t len);
  * a known one in ops[op], and answers nop and echo.  Returns 1 when the
  * request is answered, 0 when the backend is to execute it. */
 int backend_exec_prologue(const struct backend_req *r, struct backend_out *o, uint64_t *ops, uint64_t *bad_ops);
+/* A counter value for incr: 1-20 decimal digits, at most UINT64_MAX, as
+ * memcached reads one.  0, or -1 if the bytes are not such a number. */
+int backend_parse_u64(const uint8_t *s, size_t len, uint64_t *out);
 
 /* Finds a backend by name; NULL if there is none. */
 const struct backend_ops *backend_find(const char *name);

@@ -396,25 +396,6 @@ static unsigned store(struct backend *b, const uint8_t *key, uint32_t klen,
 	return KV_OK;
 }
 
-/* Parses a memcached counter: 1-20 decimal digits, at most UINT64_MAX. */
-static int parse_u64(const uint8_t *s, uint32_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (len == 0 || len > 20)
-		return -1;
-	for (uint32_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		unsigned d = (unsigned)(s[i] - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
 static void cache_exec(struct backend *b, const struct backend_req *r, struct backend_out *o)
 {
 	o->status = KV_OK;
@@ -460,7 +441,7 @@ static void cache_exec(struct backend *b, const struct backend_req *r, struct ba
 		break;
 	case KV_OP_INCR: {
 		uint64_t v;
-		if (parse_u64(it->data + it->klen, it->vlen, &v) != 0) {
+		if (backend_parse_u64(it->data + it->klen, it->vlen, &v) != 0) {
 			o->status = KV_ERR_OP;
 			break;
 		}

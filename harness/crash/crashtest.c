@@ -1,7 +1,8 @@
 /*
  * crashtest.c - crash injection for the durable OQ path (paper §5.3).
  *
- * It runs bin/oqb-server --system oq --durable --backend pmkv on shm, and
+ * It runs bin/oqb-server --system oq --durable --backend pmkv (or rocksdb,
+ * with its write-ahead log on) on shm, and
  * client threads in this process that write per-key increasing sequence
  * numbers (each thread owns its keys, so "increasing" is well defined) and
  * log every put that committed: for oq, a put commits when its publish
@@ -15,12 +16,14 @@
  * Config (JSON; unknown keys are errors):
  *   {"name":"crash","crashes":50,"workers":2,"threads":2,"keys_per_thread":64,
  *    "value_size":32,"kill_after_ms":[5,80],"ring_slots":256,"pool_mb":16,
- *    "seed":1,"dir":"/dev/shm/..."(optional),"restart_timeout_s":30}
+ *    "seed":1,"dir":"/dev/shm/..."(optional),"restart_timeout_s":30,
+ *    "backend":"pmkv"|"rocksdb","rocksdb_sync":false}
  * Output: a JSON report on stdout (or --out FILE), progress on stderr.
  * Exit status: 0 when every crash was survived and nothing was lost.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
@@ -48,6 +51,8 @@ struct ct_conf {
 	double kill_min_ms, kill_max_ms, restart_timeout_s;
 	uint64_t seed;
 	const char *dir;
+	const char *backend;          /* pmkv or rocksdb */
+	int rocksdb_sync;
 };
 
 struct ct_thread {
@@ -72,6 +77,8 @@ struct ct_run {
 	struct ct_thread *t;
 };
 
+static const char *const ct_backends[] = { "pmkv", "rocksdb", NULL };
+
 static const struct conf_key ct_schema[] = {
 	{ "name", CONF_STR, 0, 0, 0, NULL, NULL, "name of this crash test" },
 	{ "crashes", CONF_INT, 0, 1, 1e7, NULL, NULL, "how many times to kill the server" },
@@ -85,6 +92,9 @@ static const struct conf_key ct_schema[] = {
 	{ "seed", CONF_INT, 0, 0, 9e18, NULL, NULL, "random seed" },
 	{ "dir", CONF_STR, 0, 0, 0, NULL, NULL, "directory for rings and pools (default: a new one)" },
 	{ "restart_timeout_s", CONF_NUM, 0, 1, 3600, NULL, NULL, "how long a restart may take" },
+	{ "backend", CONF_STR, 0, 0, 0, ct_backends, NULL, "the durable store: pmkv (default) or rocksdb (its "
+	  "write-ahead log on)" },
+	{ "rocksdb_sync", CONF_BOOL, 0, 0, 0, NULL, NULL, "rocksdb: fdatasync its log per write (default false)" },
 	{ NULL },
 };
 
@@ -111,9 +121,11 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 		if (lfd >= 0)
 			dup2(lfd, 2);
 		close(pfd[0]);
-		execl(r->server_bin, r->server_bin, "--system", "oq", "--transport", "shm", "--durable",
-		      "--backend", "pmkv", "--pmem-path", r->dir, "--workers", workers,
-		      "--ring-slots", slots, "--pool-mb", pool, (char *)NULL);
+		char *argv[] = { r->server_bin, "--system", "oq", "--transport", "shm", "--durable",
+				 "--backend", (char *)r->c.backend, "--pmem-path", r->dir, "--workers", workers,
+				 "--ring-slots", slots, "--pool-mb", pool,
+				 "--rocksdb-sync", r->c.rocksdb_sync ? "1" : "0", NULL };
+		execv(r->server_bin, argv);
 		fprintf(stderr, "exec %s: %s\n", r->server_bin, strerror(errno));
 		_exit(127);
 	}
@@ -293,9 +305,17 @@ static uint64_t commit_count(struct ct_run *r)
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: oqb crashtest CONFIG.json [--out FILE] [--crashes N]\n"
-		"  kills a durable oq server (shm, pmkv) CONFIG.crashes times under a write-heavy\n"
+		"  kills a durable oq server (shm; pmkv, or rocksdb with CONFIG.backend) CONFIG.crashes\n"
+		"  times under a write-heavy\n"
 		"  load and checks that every committed put survived; see docs/durability.md\n");
 	return f == stdout ? 0 : 2;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
 }
 
 static int find_server(char *out, size_t cap)
@@ -354,10 +374,17 @@ int crashtest_main(int argc, char **argv)
 	r->c.seed = (uint64_t)conf_int(j, "seed", 1);
 	r->c.restart_timeout_s = conf_num(j, "restart_timeout_s", 30);
 	r->c.dir = conf_str(j, "dir", NULL);
+	r->c.backend = conf_str(j, "backend", "pmkv");
+	r->c.rocksdb_sync = conf_bool(j, "rocksdb_sync", 0);
 	const json_t *ka = json_object_get(j, "kill_after_ms");
 	r->c.kill_min_ms = ka ? json_number_value(json_array_get(ka, 0)) : 5;
 	r->c.kill_max_ms = ka && json_array_size(ka) > 1 ? json_number_value(json_array_get(ka, 1)) : 80;
 	int rc = 2;
+	if (r->c.rocksdb_sync && strcmp(r->c.backend, "rocksdb") != 0) {
+		fprintf(stderr, "oqb crashtest: %s: rocksdb_sync is for backend \"rocksdb\" (this test runs \"%s\")\n",
+			cfg, r->c.backend);
+		goto out;
+	}
 	if (r->c.ring_slots & (r->c.ring_slots - 1)) {
 		fprintf(stderr, "oqb crashtest: %s: ring_slots %d is not a power of two\n", cfg, r->c.ring_slots);
 		goto out;
@@ -464,8 +491,8 @@ int crashtest_main(int argc, char **argv)
 	}
 	if (lost == UINT64_MAX)
 		fprintf(stderr, "oqb crashtest: %s\n", r->pid ? err : "no server to verify against");
-	json_t *rep = json_pack("{s:s,s:s,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:s}",
-		"schema", "oqbench.crashtest/1", "name", r->c.name,
+	json_t *rep = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:s}",
+		"schema", "oqbench.crashtest/1", "name", r->c.name, "backend", r->c.backend,
 		"crashes_requested", r->c.crashes, "crashes_survived", survived, "crashes_after_stall", stalled,
 		"commits", (json_int_t)commits, "keys_checked", (json_int_t)checked,
 		"commits_lost", (json_int_t)(lost == UINT64_MAX ? -1 : (json_int_t)lost),
@@ -486,17 +513,9 @@ int crashtest_main(int argc, char **argv)
 		waitpid(r->pid, NULL, 0);
 	}
 	if (own_dir && rc == 0) {
-		/* our own directory: rings, pools, lock, and the server log */
-		char p[PATH_MAX + 32];
-		const char *names[] = { "ring-", "pmkv.w" };
-		for (int w = 0; w < r->c.workers; w++)
-			for (int n = 0; n < 2; n++) {
-				snprintf(p, sizeof p, "%s/%s%d", r->dir, names[n], w);
-				unlink(p);
-			}
-		snprintf(p, sizeof p, "%s/server.lock", r->dir);
-		unlink(p);
-		rmdir(r->dir);
+		/* our own directory (made by mkdtemp above): rings, pools or
+		 * DBs, lock and map, whatever the server left; and the log */
+		nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		unlink(r->log);
 	}
 out:

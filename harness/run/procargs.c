@@ -111,6 +111,16 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 		e |= push_kv(&a, "--plugin-options", opts ? opts : "{}");
 		free(opts);
 	}
+	if (rc->rdb_wal >= 0)
+		e |= push_num(&a, "--rocksdb-wal", (double)rc->rdb_wal);
+	if (rc->rdb_sync >= 0)
+		e |= push_num(&a, "--rocksdb-sync", (double)rc->rdb_sync);
+	if (rc->rdb_write_buffer_mb >= 0)
+		e |= push_num(&a, "--write-buffer-mb", (double)rc->rdb_write_buffer_mb);
+	if (rc->rdb_max_write_buffers >= 0)
+		e |= push_num(&a, "--max-write-buffers", (double)rc->rdb_max_write_buffers);
+	if (rc->rdb_path)
+		e |= push_kv(&a, "--rocksdb-path", rc->rdb_path);
 	if (runconf_durable(rc, pt->system))
 		e |= argv_push(&a, "--durable");
 	if (pmem && *pmem)

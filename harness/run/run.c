@@ -215,8 +215,17 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 	if (r->rc.repeat > 1)
 		snprintf(tr, sizeof tr, " trial %u/%lld", pt->trial + 1, r->rc.repeat);
 	checks_flagged(checks, flags, sizeof flags);
-	fprintf(stderr, "[%zu/%zu] system=%s %s%s  p50=%s p99=%s  achieved=%.0f ops/s%s%s%s  ETA %s\n",
-		done, r->ntrials, pt->system, load, tr, p50, p99,
+	/* A figure on Debian's RocksDB says beside it what build it came from. */
+	char be[160] = "";
+	if (strcmp(r->rc.backend, "rocksdb") == 0) {
+		const json_t *lib = json_object_get(json_object_get(json_object_get(json_array_get(json_object_get(
+			json_object_get(pj, "server"), "per_worker"), 0), "backend"), "rocksdb"), "library");
+		const char *a = json_string_value(json_object_get(lib, "assertions"));
+		snprintf(be, sizeof be, " [rocksdb %s, assertions %s]",
+			 json_string_value(json_object_get(lib, "header_version")) ?: "?", a ? a : "unknown");
+	}
+	fprintf(stderr, "[%zu/%zu] system=%s %s%s  p50=%s p99=%s%s  achieved=%.0f ops/s%s%s%s  ETA %s\n",
+		done, r->ntrials, pt->system, load, tr, p50, p99, be,
 		json_number_value(json_object_get(pj, "achieved_ops")),
 		json_is_true(json_object_get(pj, "saturated")) ? " (saturated)" : "",
 		flags[0] ? "  CHECK: " : "", flags, eta);

@@ -27,14 +27,14 @@
 
 static const char *const k_transports[] = { "shm", "verbs", NULL };
 static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", NULL };
-static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", "plugin", NULL };
+static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", "rocksdb", "plugin", NULL };
 static const char *const k_dists[] = { "fixed", "exp", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
 static const char *const k_launchers[] = { "local", "ssh", "slurm", NULL };
 static const char *const k_recv_modes[] = { "srq", "slot_ring", "mp", NULL };
 
 static const struct conf_key backend_keys[] = {
-	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache, pmkv, memcached or plugin" },
+	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache, pmkv, memcached, rocksdb or plugin" },
 	{ "service_ns", CONF_INT, 0, 0, 1e9, NULL, NULL, "null: service time per request (ns)" },
 	{ "service_dist", CONF_STR, 0, 0, 0, k_dists, NULL, "null: fixed or exp service times" },
 	{ "memory_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "cache, memcached: memory limit per worker (MiB, server default 64; memcached's -m is this times server.workers)" },
@@ -44,8 +44,12 @@ static const struct conf_key backend_keys[] = {
 	{ "memcached_path", CONF_STR, 0, 0, 0, NULL, NULL, "memcached: the binary on the server host, a path or a name on PATH (default memcached, Debian's package)" },
 	{ "threads", CONF_INT, 0, 1, 1024, NULL, NULL, "memcached: its worker threads, -t (default: one per server worker)" },
 	{ "max_item_mb", CONF_INT, 0, 1, 1024, NULL, NULL, "memcached: its largest item, -I in MiB (default 2, so every 1 MiB value fits; at most half of memory_mb x workers)" },
-	{ "path", CONF_STR, 0, 0, 0, NULL, NULL, "plugin: the engine's shared object on the server host (docs/plugins.md); relative to the directory oqb runs in" },
+	{ "path", CONF_STR, 0, 0, 0, NULL, NULL, "plugin: the engine's shared object on the server host (docs/plugins.md), relative to the directory oqb runs in; rocksdb: the directory on the server host for the DBs, kept after the run (default: the point's persistent directory when durable, else a private one removed at exit)" },
 	{ "options", CONF_ANY, 0, 0, 0, NULL, NULL, "plugin: an object passed to the engine as JSON text (default {})" },
+	{ "wal", CONF_BOOL, 0, 0, 0, NULL, NULL, "rocksdb: write RocksDB's write-ahead log (default true; a write then survives a process crash; durable needs it)" },
+	{ "sync", CONF_BOOL, 0, 0, 0, NULL, NULL, "rocksdb: fdatasync the log before a write returns (default false; true survives a power loss too; needs wal)" },
+	{ "write_buffer_mb", CONF_INT, 0, 1, 65536, NULL, NULL, "rocksdb: memtable size of each worker's DB (MiB, default 64)" },
+	{ "max_write_buffer_number", CONF_INT, 0, 2, 64, NULL, NULL, "rocksdb: memtables per DB (default 2)" },
 	{ NULL }
 };
 
@@ -231,6 +235,26 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 	rc->memcached_path = conf_str(b, "memcached_path", NULL);
 	rc->mc_threads = conf_int(b, "threads", -1);
 	rc->max_item_mb = conf_int(b, "max_item_mb", -1);
+	rc->rdb_wal = conf_bool(b, "wal", -1);
+	rc->rdb_sync = conf_bool(b, "sync", -1);
+	rc->rdb_write_buffer_mb = conf_int(b, "write_buffer_mb", -1);
+	rc->rdb_max_write_buffers = conf_int(b, "max_write_buffer_number", -1);
+	rc->rdb_path = strcmp(rc->backend, "rocksdb") == 0 ? conf_str(b, "path", NULL) : NULL;
+	if (strcmp(rc->backend, "rocksdb") != 0) {
+		static const char *const rdb_only[] = { "wal", "sync", "write_buffer_mb", "max_write_buffer_number",
+							NULL };
+		for (int i = 0; rdb_only[i]; i++)
+			if (forbid(b, rdb_only[i], where, "by this kind (only by \"rocksdb\")", err, errlen))
+				return -1;
+	} else if (rc->rdb_sync == 1 && rc->rdb_wal == 0) {
+		err_set(err, errlen, "%s.sync: true needs wal true (RocksDB refuses a synced write without its "
+			"write-ahead log); set wal true or sync false", where);
+		return -1;
+	} else if (rc->rdb_path && rc->rdb_path[0] != '/') {
+		err_set(err, errlen, "%s.path: \"%s\" must be an absolute path (a directory on the server host)",
+			where, rc->rdb_path);
+		return -1;
+	}
 	if (strcmp(rc->backend, "memcached") != 0) {
 		static const char *const mc_only[] = { "memcached_path", "threads", "max_item_mb", NULL };
 		for (int i = 0; mc_only[i]; i++)
@@ -240,7 +264,8 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 	rc->pmkv = strcmp(rc->backend, "pmkv") == 0;
 	if (strcmp(rc->backend, "plugin") == 0)
 		return runconf_plugin_keys(rc, b, where, err, errlen);
-	if (forbid(b, "path", where, "by this kind (only by \"plugin\"; pmkv's is pmem_path)", err, errlen) ||
+	if ((strcmp(rc->backend, "rocksdb") != 0 &&
+	     forbid(b, "path", where, "by this kind (only by \"plugin\" and \"rocksdb\"; pmkv's is pmem_path)", err, errlen)) ||
 	    forbid(b, "options", where, "by this kind (only by \"plugin\")", err, errlen))
 		return -1;
 	if (strcmp(rc->backend, "null") == 0) {
@@ -269,6 +294,13 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 		    forbid(b, "prefault", where, "by kind \"memcached\" (memcached allocates item memory as it "
 			   "needs it)", err, errlen))
 			return -1;
+	} else if (strcmp(rc->backend, "rocksdb") == 0) {
+		static const char *const not_rdb[] = { "service_ns", "service_dist", "pmem_path", "pool_mb", "prefault",
+						       "memory_mb", NULL };
+		for (int i = 0; not_rdb[i]; i++)
+			if (forbid(b, not_rdb[i], where, "by kind \"rocksdb\" (its keys are wal, sync, write_buffer_mb, "
+				   "max_write_buffer_number and path)", err, errlen))
+				return -1;
 	}
 	return 0;
 }
@@ -508,6 +540,19 @@ static int same_dir(const char *a, const char *b)
 	return la == lb && strncmp(a, b, la) == 0;
 }
 
+/* A durable point's committed writes must survive the server's crash in
+ * the store too: rocksdb without its log would lose its memtable. */
+static int check_durable_backend(const struct runconf *rc, char *err, size_t errlen)
+{
+	if (rc->durable_mask && strcmp(rc->backend, "rocksdb") == 0 && rc->rdb_wal == 0) {
+		err_set(err, errlen, "%s: durable with server.backend.wal false: a committed write still in "
+			"RocksDB's memtable would be lost when the server crashes; set server.backend.wal true "
+			"(with sync true it survives a power loss too), or durable false", rc->path);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * `durable`: true (every system), false, or the systems that run durable.
  * The list form exists because the paper's baselines keep their receive
@@ -524,7 +569,7 @@ static int check_durable(struct runconf *rc, char *err, size_t errlen)
 		return 0;
 	if (json_is_true(d)) {
 		rc->durable_mask = (1u << rc->nsystems) - 1;
-		return 0;
+		return check_durable_backend(rc, err, errlen);
 	}
 	if (!json_is_array(d)) {
 		err_set(err, errlen, "%s: durable: expected true, false or an array of systems "
@@ -550,7 +595,7 @@ static int check_durable(struct runconf *rc, char *err, size_t errlen)
 		}
 		rc->durable_mask |= 1u << s;
 	}
-	return 0;
+	return check_durable_backend(rc, err, errlen);
 }
 
 /* `history`: true/false or {"keys": F, "numeric": B}; `check` needs it. */

@@ -37,7 +37,7 @@ struct runconf {
 
 	/* server */
 	long long workers;
-	const char *backend;           /* null | cache | pmkv | memcached */
+	const char *backend;           /* null | cache | pmkv | memcached | rocksdb */
 	long long service_ns;          /* null: -1 when not given */
 	const char *service_dist;      /* null: NULL when not given */
 	long long memory_mb;           /* cache, memcached: -1 when not given */
@@ -49,6 +49,10 @@ struct runconf {
 	const char *plugin_path;       /* plugin: as given, or plugin_file */
 	char plugin_file[1024];        /* plugin: the path made absolute (local server) */
 	const json_t *plugin_options;  /* plugin: the options object, or NULL */
+	int rdb_wal, rdb_sync;         /* rocksdb: 0 or 1; -1 when not given */
+	long long rdb_write_buffer_mb; /* rocksdb: -1 when not given */
+	long long rdb_max_write_buffers; /* rocksdb: -1 when not given */
+	const char *rdb_path;          /* rocksdb: NULL when not given */
 	long long ring_slots;          /* -1: server default */
 	long long slot_size;           /* -1: server default */
 	const json_t *server_extra;    /* array of extra flags, or NULL */
