@@ -96,6 +96,11 @@ struct client {
 	_Atomic unsigned ready, failed;
 	_Atomic uint64_t start_ns;     /* 0 until the run starts */
 	_Atomic int abort;
+	/* GO's gate: threads ready before GO sleep here, not in a poll loop
+	 * (192 waiting threads woke 96,000 times a second at 2 ms, and
+	 * starved the processes still starting on a 2-vCPU guest). */
+	pthread_mutex_t go_mu;
+	pthread_cond_t go_cv;
 	uint64_t measured_ns;
 	uint64_t steal_ticks, total_ticks;   /* host CPU time from GO to the end */
 	uint64_t connect_ns, connect_max_ns; /* every thread's cli_open, and the slowest */
@@ -402,6 +407,19 @@ static uint64_t ru_ns(const struct rusage *r)
 	       (uint64_t)(r->ru_utime.tv_usec + r->ru_stime.tv_usec) * 1000ull;
 }
 
+/* Opens GO's gate: sets *start to v (when start is not NULL) or the abort
+ * flag, and wakes every thread asleep on it. */
+static void gate_open(struct client *cl, _Atomic uint64_t *start, uint64_t v, int abort)
+{
+	pthread_mutex_lock(&cl->go_mu);
+	if (start)
+		atomic_store(start, v);
+	if (abort)
+		atomic_store(&cl->abort, 1);
+	pthread_cond_broadcast(&cl->go_cv);
+	pthread_mutex_unlock(&cl->go_mu);
+}
+
 static void *thread_main(void *arg)
 {
 	struct cthread *t = arg;
@@ -417,18 +435,17 @@ static void *thread_main(void *arg)
 	}
 	load_phase(t);
 	atomic_fetch_add(&cl->ready, 1);
-	/* Until GO, every 200 us; in nap mode, where threads outnumber CPUs,
-	 * every 2 ms: 24 threads waking every 200 us took 0.38 CPU per waiting
-	 * process on 2 busy cores, starving the processes still starting (a
-	 * Slurm step takes seconds there).  GO's start delay covers both. */
-	unsigned wait_us = c->idle.nap_ns ? 2000 : 200;
+	/* Until GO (or the end), asleep on the gate: polling, 24 threads
+	 * waking every 200 us took 0.38 CPU per waiting process on 2 busy
+	 * cores and starved the processes still starting (a Slurm step takes
+	 * seconds there).  The wake-up's latency is covered by GO's start
+	 * delay, and each thread sleeps until its first send anyway. */
 	uint64_t start;
-	while (!(start = atomic_load(&cl->start_ns))) {
-		if (atomic_load(&cl->abort))
-			return NULL;
-		usleep(wait_us);
-	}
-	if (t->failed)
+	pthread_mutex_lock(&cl->go_mu);
+	while (!(start = atomic_load(&cl->start_ns)) && !atomic_load(&cl->abort))
+		pthread_cond_wait(&cl->go_cv, &cl->go_mu);
+	pthread_mutex_unlock(&cl->go_mu);
+	if (!start || t->failed)
 		return NULL;
 	t->warm_end = start + c->warmup_ns;
 	t->end = t->warm_end + c->duration_ns;
@@ -540,6 +557,8 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	pthread_mutex_init(&cl->go_mu, NULL);
+	pthread_cond_init(&cl->go_cv, NULL);
 	cl->c = *c;
 	if (fault_init("client", err, errlen) != 0) {   /* test-only faults (fault.h) */
 		free(cl);
@@ -614,7 +633,7 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		int e = pthread_create(&cl->t[i].th, NULL, thread_main, &cl->t[i]);
 		if (e) {
 			snprintf(err, errlen, "cannot start client thread %u: %s", i, strerror(e));
-			atomic_store(&cl->abort, 1);
+			gate_open(cl, NULL, 0, 1);
 			goto fail;
 		}
 		cl->t[i].started = 1;
@@ -625,7 +644,7 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 	for (unsigned i = 0; i < c->threads; i++)
 		if (cl->t[i].failed) {
 			snprintf(err, errlen, "client thread %u: %.450s", i, cl->t[i].err);
-			atomic_store(&cl->abort, 1);
+			gate_open(cl, NULL, 0, 1);
 			goto fail;
 		}
 	return cl;
@@ -680,7 +699,7 @@ int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen
 {
 	uint64_t s0 = 0, t0 = 0, s1 = 0, t1 = 0;
 	int have = read_steal(&s0, &t0);
-	atomic_store(&cl->start_ns, clock_ns() + start_in_ns);
+	gate_open(cl, &cl->start_ns, clock_ns() + start_in_ns, 0);
 	for (unsigned i = 0; i < cl->c.threads; i++)
 		if (cl->t[i].started) {
 			pthread_join(cl->t[i].th, NULL);
@@ -845,7 +864,7 @@ void client_destroy(struct client *cl)
 {
 	if (!cl)
 		return;
-	atomic_store(&cl->abort, 1);
+	gate_open(cl, NULL, 0, 1);
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		struct cthread *t = &cl->t[i];
 		if (t->started)
@@ -866,5 +885,7 @@ void client_destroy(struct client *cl)
 		free(t->bigbuf);
 	}
 	free(cl->t);
+	pthread_cond_destroy(&cl->go_cv);
+	pthread_mutex_destroy(&cl->go_mu);
 	free(cl);
 }
