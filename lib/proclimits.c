@@ -93,10 +93,14 @@ void lim_server_need(const struct lim_server_shape *s, struct lim_need *n)
 		return;
 	}
 	n->qps = (long long)s->conns;
-	/* Per worker: the ring header, its receive buffers (one region, or
-	 * one per slot), its reply buffers. */
+	/* Per worker: the ring header, its receive buffers (one region in
+	 * slot_ring mode, else one per slot, durable or not: a durable ring's
+	 * buffers lie in one file but are registered one by one, and pinned_vm
+	 * counts each region's pages, so two buffers in a page pin it twice;
+	 * the scale test measured 81 MiB at 18 durable workers where one
+	 * region per ring was assumed, 45 MiB), its reply buffers. */
 	unsigned long long per = pages(LIM_VB_HDR_BYTES) + pages(LIM_VB_SRV_SBUFS * ss);
-	per += s->slot_ring || s->durable ? pages(slots * ss) : slots * span(ss);
+	per += s->slot_ring ? pages(slots * ss) : slots * span(ss);
 	n->locked_bytes = (long long)(w * per);
 }
 

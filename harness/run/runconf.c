@@ -639,6 +639,13 @@ static int check_history(struct runconf *rc, char *err, size_t errlen)
 			rc->path);
 		return -1;
 	}
+	if (rc->check && rc->backend && strcmp(rc->backend, "null") == 0) {
+		err_set(err, errlen, "%s: check: true with server.backend \"null\", which keeps no data: every get "
+			"returns the same value, so the check would report violations that are the backend's, not "
+			"the system's; use kind \"cache\" (or pmkv, memcached, rocksdb, plugin) to check a history",
+			rc->path);
+		return -1;
+	}
 	if (rc->history && strcmp(rc->launcher, "local") != 0 && !rc->shared_fs) {
 		err_set(err, errlen, "%s: history: the %s launcher would leave the files on the client "
 			"hosts; set hosts.shared_fs to true when the results directory is at the same path "

@@ -21,6 +21,8 @@ refused workload_kind '.workload.kind = "kvv"' kvv 'did you mean "kv"'
 refused backend_mismatch '.server.backend.service_ns = 100' service_ns cache
 refused shm_two_hosts '.hosts = {server: "127.0.0.1", clients: ["10.0.0.2"]}' 10.0.0.2 shm
 refused local_remote_host '.transport = "verbs" | .hosts = {server: "10.0.0.1"}' 10.0.0.1 launcher
+refused check_null_backend '.server.backend = {kind: "null"} | .history = true | .check = true' \
+	check 'backend "null", which keeps no data' 'use kind "cache"'
 refused ssh_no_hostkey_check '.hosts = {launcher: "ssh", ssh: {options: ["StrictHostKeyChecking=no"]}}' \
 	StrictHostKeyChecking known_hosts
 refused bad_name '.name = "a b"' name letters

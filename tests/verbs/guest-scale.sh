@@ -29,8 +29,9 @@
 #            cache's memory is smaller (OQB_SCALE_CACHE_MB per worker)
 #   durable  durable oq (persistent receive rings, READ-after-SEND
 #            commits) at the Fig 6 shape with delegation, on a put-heavy
-#            kv workload, histories recorded and checked, and `oqb check`
-#            run again on the run directory
+#            kv workload over the cache backend (null keeps no data, so its
+#            gets cannot be checked), histories recorded and checked, and
+#            `oqb check` run again on the run directory
 # Server QPs: hosts x threads x workers without delegation, hosts x
 # workers with it; each point's peak (server.transport.qps_peak) must
 # match.
@@ -225,7 +226,8 @@ for phase in $PHASES; do
 		scale_run durable configs/fig6-echo-durable.json true "${FIG6[@]}" --set clients.processes="$NH" \
 			--set clients.delegation=true --set sweep=null --set 'systems=["oq"]' \
 			--set 'workload={"kind":"kv","put_ratio":0.9,"key_size":16,"value_size":64,"keys":4096}' \
-			--set history=true --set check=true --set "server.recv_pmem_path=\"$T/pmem\""
+			--set history=true --set check=true --set "server.recv_pmem_path=\"$T/pmem\"" \
+			--set 'server.backend={"kind":"cache","memory_mb":16}'
 		jcheck "scale durable: durable oq, nilext writes committed, history linearizable" "$T/durable/run.json" \
 			'(.points | length) == 1 and all(.points[]; .durable == true and .system == "oq" and .check.verdict == "ok")'
 		if "$B/oqb" check "$T/durable" >"$T/check.out" 2>&1; then
