@@ -506,20 +506,9 @@ static void direct(struct backend *b, const struct backend_req *r, struct backen
 
 static void mc_exec(struct backend *b, const struct backend_req *r, struct backend_out *o)
 {
-	o->val_len = 0;
-	o->status = KV_OK;
-	if (r->op >= KV_OP_MAX_) {
-		b->bad_ops++;
-		o->status = KV_ERR_OP;
+	/* memcached has no echo: nop and echo are answered here */
+	if (backend_exec_prologue(r, o, b->ops, &b->bad_ops))
 		return;
-	}
-	b->ops[r->op]++;
-	if (r->op == KV_OP_NOP)
-		return;
-	if (r->op == KV_OP_ECHO) {   /* memcached has no echo: answered here */
-		backend_copy_out(o, r->val, r->val_len);
-		return;
-	}
 	if (atomic_load_explicit(&b->dead, memory_order_relaxed)) {
 		o->status = KV_ERR_OP;
 		return;
