@@ -407,14 +407,14 @@ static uint64_t ru_ns(const struct rusage *r)
 	       (uint64_t)(r->ru_utime.tv_usec + r->ru_stime.tv_usec) * 1000ull;
 }
 
-/* Opens GO's gate: sets *start to v (when start is not NULL) or the abort
- * flag, and wakes every thread asleep on it. */
-static void gate_open(struct client *cl, _Atomic uint64_t *start, uint64_t v, int abort)
+/* Opens GO's gate: the run starts at start_ns, or (0) it is aborted; wakes
+ * every thread asleep on the gate. */
+static void gate_open(struct client *cl, uint64_t start_ns)
 {
 	pthread_mutex_lock(&cl->go_mu);
-	if (start)
-		atomic_store(start, v);
-	if (abort)
+	if (start_ns)
+		atomic_store(&cl->start_ns, start_ns);
+	else
 		atomic_store(&cl->abort, 1);
 	pthread_cond_broadcast(&cl->go_cv);
 	pthread_mutex_unlock(&cl->go_mu);
@@ -633,7 +633,7 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		int e = pthread_create(&cl->t[i].th, NULL, thread_main, &cl->t[i]);
 		if (e) {
 			snprintf(err, errlen, "cannot start client thread %u: %s", i, strerror(e));
-			gate_open(cl, NULL, 0, 1);
+			gate_open(cl, 0);
 			goto fail;
 		}
 		cl->t[i].started = 1;
@@ -644,7 +644,7 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 	for (unsigned i = 0; i < c->threads; i++)
 		if (cl->t[i].failed) {
 			snprintf(err, errlen, "client thread %u: %.450s", i, cl->t[i].err);
-			gate_open(cl, NULL, 0, 1);
+			gate_open(cl, 0);
 			goto fail;
 		}
 	return cl;
@@ -699,7 +699,7 @@ int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen
 {
 	uint64_t s0 = 0, t0 = 0, s1 = 0, t1 = 0;
 	int have = read_steal(&s0, &t0);
-	gate_open(cl, &cl->start_ns, clock_ns() + start_in_ns, 0);
+	gate_open(cl, clock_ns() + start_in_ns);
 	for (unsigned i = 0; i < cl->c.threads; i++)
 		if (cl->t[i].started) {
 			pthread_join(cl->t[i].th, NULL);
@@ -864,7 +864,7 @@ void client_destroy(struct client *cl)
 {
 	if (!cl)
 		return;
-	gate_open(cl, NULL, 0, 1);
+	gate_open(cl, 0);
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		struct cthread *t = &cl->t[i];
 		if (t->started)
