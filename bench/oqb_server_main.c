@@ -220,7 +220,6 @@ int main(int argc, char **argv)
 	sc.bc.service_exp = o.service_dist == 1;
 	sc.bc.memory_mb = o.memory_mb;
 	sc.bc.prefault = o.prefault;
-	sc.bc.workers = (unsigned)o.workers;
 	sc.bc.mc_path = o.memcached_path;
 	sc.bc.mc_threads = (unsigned)o.memcached_threads;
 	sc.bc.max_item_mb = (unsigned)o.max_item_mb;

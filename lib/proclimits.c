@@ -30,6 +30,7 @@
  *    in ibv_reg_mr after connections were made.
  */
 #include "proclimits.h"
+#include "usage.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -146,14 +147,10 @@ static long long rl(rlim_t v)
 /* Whether CAP_IPC_LOCK (bit 14) is in this process's effective set. */
 static int have_ipc_lock(void)
 {
-	char line[256];
+	char v[64];
 	unsigned long long caps = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "CapEff: %llx", &caps) == 1)
-			break;
-	if (f)
-		fclose(f);
+	if (sscanf(proc_status_field("CapEff", v, sizeof v), "%llx", &caps) != 1)
+		return 0;
 	return (caps >> 14) & 1;
 }
 

@@ -37,23 +37,28 @@ const char *file_first_line(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+const char *proc_status_field(const char *name, char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	size_t n = strlen(name);
+	buf[0] = '\0';
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, name, n) && line[n] == ':') {
+			snprintf(buf, len, "%s", line + n + 1);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
 /* A "Name:   N kB" line of /proc/self/status, in KiB (-1: not there). */
 static long status_kb(const char *name)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	char line[256];
-	long v = -1;
-	size_t n = strlen(name);
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, name, n) && line[n] == ':') {
-			if (sscanf(line + n + 1, "%ld", &v) != 1)
-				v = -1;
-			break;
-		}
-	fclose(f);
-	return v;
+	char v[64];
+	long kb;
+	return sscanf(proc_status_field(name, v, sizeof v), "%ld", &kb) == 1 ? kb : -1;
 }
 
 json_t *usage_json(void)

@@ -18,4 +18,8 @@ json_t *usage_json(void);
  * buf; "" when it cannot be read.  Returns buf. */
 const char *file_first_line(const char *path, char *buf, size_t len);
 
+/* The value of a "Name: value" line of /proc/self/status (after the
+ * colon, spaces and newline kept) in buf; "" when there is none. */
+const char *proc_status_field(const char *name, char *buf, size_t len);
+
 #endif
