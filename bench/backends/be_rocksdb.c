@@ -72,12 +72,12 @@
 #include "log.h"
 
 #if OQB_HAVE_ROCKSDB
-#include <ftw.h>
 #include <sys/vfs.h>
 #include <rocksdb/c.h>
 
 #include "rdb_facts.h"
 #include "rdb_merge.h"
+#include "rmtree.h"
 
 #define RDB_TMPFS_MAGIC 0x01021994   /* statfs f_type of tmpfs (linux/magic.h) */
 
@@ -272,18 +272,11 @@ static void rdb_exec(struct backend *b, const struct backend_req *r, struct back
 
 /* ---- where the DBs live ---- */
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
 static void priv_release(void)
 {
 	pthread_mutex_lock(&dir_lock);
 	if (priv_refs && --priv_refs == 0) {
-		nftw(priv_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(priv_dir);
 		priv_dir[0] = '\0';
 	}
 	pthread_mutex_unlock(&dir_lock);

@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
@@ -42,6 +41,7 @@
 #include "conf.h"
 #include "crashtest.h"
 #include "kvop.h"
+#include "rmtree.h"
 #include "rng.h"
 #include "session.h"
 
@@ -311,13 +311,6 @@ static int usage(FILE *f)
 	return f == stdout ? 0 : 2;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
 static int find_server(char *out, size_t cap)
 {
 	const char *e = getenv("OQB_BIN");
@@ -515,7 +508,7 @@ int crashtest_main(int argc, char **argv)
 	if (own_dir && rc == 0) {
 		/* our own directory (made by mkdtemp above): rings, pools or
 		 * DBs, lock and map, whatever the server left; and the log */
-		nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(r->dir);
 		unlink(r->log);
 	}
 out:

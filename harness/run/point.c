@@ -26,12 +26,12 @@
 #include "ctl.h"
 #include "merge.h"
 #include "procargs.h"
+#include "rmtree.h"
 #include "stats.h"
 #include "trials.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -139,15 +139,6 @@ void point_pmem(const struct run *r, const struct point *pt, char *buf, size_t l
 	snprintf(buf, len, "%s/oqb-%s-p%02u", parent, r->run_id[0] ? r->run_id : "RUNID", pt->idx + 1);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 /*
  * Removes dir, a directory of this point's server on its host: here
  * directly, on another host through the launcher (`rm -rf -- DIR`, logged
@@ -162,7 +153,7 @@ static void server_dir_remove(struct prun *pr, const char *dir, const char *log_
 	int st = 0, done = 0;
 
 	if (host_is_local(host)) {
-		if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT && !pr->warn[0])
+		if (rm_tree(dir) != 0 && !pr->warn[0])
 			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s: %s; remove it by hand", dir,
 				 strerror(errno));
 		return;
@@ -466,7 +457,7 @@ json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 		char parent[PATH_MAX + 64];
 		snprintf(parent, sizeof parent, "%s", pr->pmem);
 		*strrchr(parent, '/') = '\0';
-		nftw(pr->pmem, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(pr->pmem);
 		if (parent[0] && run_mkdirs(parent, err, sizeof err) < 0) {
 			prun_fail(pr, NULL, "%s (server.recv_pmem_path / hosts.scratch_dir)", err);
 			pr->pmem[0] = '\0';
