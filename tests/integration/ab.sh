@@ -26,9 +26,13 @@ rc=$?
 [ $rc -eq 4 ] && grep -q 'no executable oqb-server there' "$T/u2.out" && ok ab_bad_bindir ||
 	notok ab_bad_bindir "rc=$rc $(cat "$T/u2.out")"
 
-# A/B: NEW's server waits 300 us per request: p50 grows a hundredfold
+# A/B: NEW's server waits 300 us per request: p50 grows a hundredfold.
+# The real canary runs here, and on a loaded CI machine two sides of a
+# round read it apart often enough to leave rounds out; that pairing is
+# tested with fixed canaries in driver-e2e.sh and below, so this case
+# turns it off (--canary-drift) as it turns off the pre-check.
 ab --base "$OQB_BIN" --new "$OQB_BIN" --new-env OQB_FAULT=server-delay-ns:300000 --trials 4 --max-trials 6 \
-	--noise-limit 1e9 --out "$T/ab" >"$T/ab.out" 2>&1
+	--noise-limit 1e9 --canary-drift 1000 --out "$T/ab" >"$T/ab.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && jq -e '[.comparison.points[] | select(.p50.verdict == "regression")] | length >= 1' "$T/ab/ab.json" >/dev/null
 then ok ab_catches_server_delay
@@ -39,7 +43,7 @@ jcheck ab_json "$T/ab/ab.json" '.schema == "oqbench.ab/1" and .exit_status == 1 
 # compare pairs the two sides' trials by round (a round whose canaries
 # differ is left out on both sides)
 jcheck ab_rounds_paired "$T/ab/ab.json" 'all(.comparison.points[]; .rounds.paired == .p50.trials_base + .rounds.left_out
-	and .rounds.paired >= 4) and .comparison.summary.rounds_left_out >= 0'
+	and .rounds.paired >= 4) and .comparison.summary.rounds_left_out == 0'
 # RMIT: each round runs both sides (which first is drawn per round, seeded)
 jcheck ab_rounds_both_sides "$T/ab/ab.json" '[.order | group_by(.[0])[] | map(.[1]) | sort] | all(. == ["base","new"])'
 check ab_runs_kept test -f "$T/ab/r01-base/run.json" -a -f "$T/ab/r01-new/run.json"
