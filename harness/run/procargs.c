@@ -212,6 +212,7 @@ char **procargs_client(const char *bin, const struct runconf *top, const struct 
 	}
 	if (rc->connect_s > 0)
 		e |= push_num(&a, "--connect-timeout-s", rc->connect_s);
+	e |= push_num(&a, "--drain-s", rc->drain_s);
 	e |= push_idle(&a, rc);
 	e |= push_kv(&a, "--ctl", ctl_hp);
 	e |= push_num(&a, "--rank", rank);

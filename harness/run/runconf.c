@@ -134,6 +134,7 @@ static const struct conf_key timeouts_keys[] = {
 	{ "stop_s", CONF_NUM, 0, 0.1, 3600, NULL, NULL, "wait for the server's DONE after STOP (default 15)" },
 	{ "exit_s", CONF_NUM, 0, 0.1, 600, NULL, NULL, "wait for processes to exit before signals (default 5)" },
 	{ "connect_s", CONF_NUM, 0, 0.1, 600, NULL, NULL, "verbs: each client thread's bound on opening its connections (client default 15)" },
+	{ "drain_s", CONF_NUM, 0, 0, 3600, NULL, NULL, "after its last send a client waits this long for answers before it counts the rest unanswered (default 1; below grace_s)" },
 	{ NULL }
 };
 
@@ -1145,6 +1146,14 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->stop_s = conf_num(to, "stop_s", 15);
 	rc->exit_s = conf_num(to, "exit_s", 5);
 	rc->connect_s = conf_num(to, "connect_s", -1);
+	rc->drain_s = conf_num(to, "drain_s", 1);
+	if (rc->drain_s >= rc->grace_s) {
+		/* The clients drain inside the point's grace: a drain as long
+		 * would time the point out instead of counting what is late. */
+		err_set(err, errlen, "%s: timeouts.drain_s (%g s) must be below timeouts.grace_s (%g s): raise grace_s "
+			"or lower drain_s", rc->path, rc->drain_s, rc->grace_s);
+		goto fail;
+	}
 	rc->idle_nap_us = conf_num(json_object_get(rc->root, "idle"), "nap_us", 0);
 	rc->idle_spin_us = conf_num(json_object_get(rc->root, "idle"), "spin_us", 200);
 

@@ -561,7 +561,7 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 	 * Unanswered requests and errors are allowed none. */
 	double offered = json_number_value(json_object_get(pj, "offered_ops"));
 	const struct { const char *name, *why; double limit; } rows[] = {
-		{ "unanswered", "", 0 },
+		{ "unanswered", " after the clients' drain, timeouts.drain_s", 0 },
 		{ "unsent", ", lag_ns of the schedule: the client finishing its last send",
 		  offered > 0 ? floor(offered * c->lag_ns / 1e9) : 0 },
 		{ "errors", "", 0 },

@@ -26,6 +26,7 @@ refused check_null_backend '.server.backend = {kind: "null"} | .history = true |
 refused ssh_no_hostkey_check '.hosts = {launcher: "ssh", ssh: {options: ["StrictHostKeyChecking=no"]}}' \
 	StrictHostKeyChecking known_hosts
 refused bad_name '.name = "a b"' name letters
+refused drain_past_grace '.timeouts = {grace_s: 5, drain_s: 5}' timeouts.drain_s timeouts.grace_s 'raise grace_s'
 
 # slurm outside an allocation
 jq '.hosts = {launcher: "slurm"}' "$BASE" >"$T/slurm.json"

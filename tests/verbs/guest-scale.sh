@@ -118,7 +118,7 @@ scale_run() {
 	timeout -k 10 "${OQB_SCALE_RUN_S:-900}" "$B/oqb" run "$cfg" --out "$T/$name" \
 		--set transport='"verbs"' --set "verbs.addr=\"$SERVER\"" --set verbs.port=7700 \
 		--set "hosts=$HOSTS_JSON" --set "idle=$IDLE" \
-		--set 'timeouts={"hello_s":300,"grace_s":120,"stop_s":120,"connect_s":300}' \
+		--set 'timeouts={"hello_s":300,"grace_s":120,"stop_s":120,"connect_s":300,"drain_s":60}' \
 		--set duration_s="$DUR" --set warmup_s=0.5 --set canary=false --set rerun_disturbed=0 "$@" 2>&1 |
 		while IFS= read -r l; do echo "$((SECONDS - t0)) s: $l"; done >"$T/$name.out"
 	rc=${PIPESTATUS[0]}
