@@ -69,6 +69,7 @@ ok "scale: $NH client host addresses on $RXE_NETDEV"
 # ---- sshd on every address, keys made here --------------------------------
 D=$T/sshd
 mkdir -p "$D" /run/sshd && chmod 0700 "$D"
+sshd_clean_home || { notok "scale: an empty home for root in the guest"; finish; }
 ssh-keygen -q -t ed25519 -N '' -f "$D/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$D/id" || {
 	notok "scale: ssh keys"; finish; }
 cp "$D/id.pub" "$D/authorized_keys"
@@ -176,6 +177,7 @@ scale_figures() {
 		" (\($conn / $q * 1e5 | round / 100) ms per server QP); driver_s " +
 		(.driver_s | to_entries | map("\(.key) \(.value * 100 | round / 100)") | join(", ")) +
 		"; server RSS \((.server.usage.maxrss_kb // 0) / 1024 | round) MiB, fds \(.server.usage.fds // "?"), threads \(.server.usage.threads // "?")" +
+		"; server CPU \(((.server.usage.user_s // 0) + (.server.usage.sys_s // 0)) * 10 | round / 10) s in \([.driver_s.clients_start, .driver_s.measure, .driver_s.stop] | add | round) s from its HELLO to its stop" +
 		"; client RSS max \(([.clients[].usage.maxrss_kb // 0] | max) / 1024 | round) MiB, fds max \([.clients[].usage.fds // 0] | max)" +
 		"; pinned: server \((.server.usage.pinned_kb // 0) / 1024 | round) MiB of \((.server.needs.locked_bytes // 0) / 1048576 | round) computed, " +
 		"client max \(([.clients[].usage.pinned_kb // 0] | max) / 1024 | round) MiB of \(([.clients[].needs.locked_bytes // 0] | max) / 1048576 | round)"' "$R"
