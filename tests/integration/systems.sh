@@ -45,30 +45,57 @@ done
 # the generator's time is not in a latency when it fits in that wait.
 # OQB_FAULT=client-gen-delay-ns makes generating each request take 200 us;
 # the server takes 300 us per request.  Generating before the due time
-# would make every latency at least 500 us (and a closed loop of one in
-# flight at most 2 Kops/s); made during the 300 us, it stays near 300 us
-# (3.3 Kops/s).  Wide margins: valid under sanitizers too.
+# would add the 200 us to every latency (and cut a closed loop of one in
+# flight from 3.3 to 2 Kops/s); made during the 300 us, it adds nothing.
+# Judged against a client without the fault, run just before it against
+# the same server: a machine busy with other work slows both alike
+# (absolute bounds failed CI under load, issue 39).  A pair may still be
+# disturbed, so up to three pairs are taken; the generator on the critical
+# path would fail every one of them by 200 us.
 GEN_KV='{"kind":"kv","put_ratio":0.5,"key_size":16,"value_size":32,"keys":1000}'
+# gen_run NAME FAULT ARGS...: one client run, its JSON at $T/NAME.json
+gen_run() {
+	local name=$1 fault=$2
+	shift 2
+	OQB_FAULT=$fault "$OQB_BIN/oqb-client" --system rawrpc --server "$EP" --duration-s 0.6 --warmup-s 0.1 \
+		--workload "$GEN_KV" --out "$T/$name.json" "$@" 2>"$T/$name.err"
+}
+# gen_judge ID TITLE JQ-TEST ARGS...: up to three (base, fault) pairs; ok
+# at the first pair that passes JQ-TEST (given $b and $f, the two
+# results).  A pair whose base p50 is not near the 300 us service (under
+# 600 us) was disturbed (CPU taken, a queue built) and judges nothing;
+# when no pair was undisturbed the case says skip, with the numbers.
+gen_judge() {
+	local id=$1 name=$2 test=$3 i last="" judged=0
+	shift 3
+	for i in 1 2 3; do
+		gen_run "gen-$id-base" "" "$@" && gen_run "gen-$id" client-gen-delay-ns:200000 "$@" || {
+			notok "gen-delay: $name: client failed" "$(tail -3 "$T/gen-$id-base.err" "$T/gen-$id.err")"
+			return; }
+		last="pair $i: without the fault $(jq -c '{p50: .summary_ns.all.p50, ops: .achieved_ops}' "$T/gen-$id-base.json"), with it $(jq -c '{p50: .summary_ns.all.p50, ops: .achieved_ops}' "$T/gen-$id.json")"
+		jq -e '.summary_ns.all.p50 > 290000 and .summary_ns.all.p50 < 600000' "$T/gen-$id-base.json" >/dev/null || continue
+		judged=$((judged + 1))
+		if jq -e -n --slurpfile b "$T/gen-$id-base.json" --slurpfile f "$T/gen-$id.json" \
+			"\$b[0] as \$b | \$f[0] as \$f | $test" >/dev/null; then
+			ok "gen-delay: $name (pair $i: p50 $(jq '.summary_ns.all.p50 / 1000 | round' "$T/gen-$id-base.json") us without the fault, $(jq '.summary_ns.all.p50 / 1000 | round' "$T/gen-$id.json") us with it)"
+			return
+		fi
+	done
+	if [ $judged = 0 ]; then
+		skip "gen-delay: $name" "every pair disturbed (the base p50 not near the 300 us service: the machine is busy); $last"
+	else
+		notok "gen-delay: $name" "$test failed in $judged undisturbed pair(s); $last"
+	fi
+}
 if start_server "gen-delay" --system rawrpc --backend null --service-ns 300000; then
-	OQB_FAULT=client-gen-delay-ns:200000 "$OQB_BIN/oqb-client" --system rawrpc --server "$EP" \
-		--arrival closed --outstanding 1 --duration-s 0.6 --warmup-s 0.1 --workload "$GEN_KV" \
-		--out "$T/gen-closed.json" 2>"$T/gen-closed.err"
-	rc1=$?
-	OQB_FAULT=client-gen-delay-ns:200000 "$OQB_BIN/oqb-client" --system rawrpc --server "$EP" \
-		--rate 1000 --duration-s 0.6 --warmup-s 0.1 --workload "$GEN_KV" \
-		--out "$T/gen-open.json" 2>"$T/gen-open.err"
-	rc2=$?
+	gen_judge closed "closed loop: p50 and throughput as without the 200 us generator" \
+		'$f.summary_ns.all.p50 < $b.summary_ns.all.p50 + 100000 and $f.achieved_ops > 0.8 * $b.achieved_ops' --arrival closed --outstanding 1
+	gen_judge open "open loop at 1 Kops/s: p50 as without the 200 us generator" \
+		'$f.lat_ns.all.n > 300 and $f.summary_ns.all.p50 < $b.summary_ns.all.p50 + 100000' --rate 1000
 	stop_server
 	grep -q "TEST-ONLY FAULT INJECTION ON: OQB_FAULT=client-gen-delay-ns:200000" "$T/gen-closed.err" &&
 		ok "gen-delay: the client warns that the fault is on" ||
 		notok "gen-delay: no fault warning" "$(cat "$T/gen-closed.err")"
-	[ $rc1 = 0 ] && jcheck "gen-delay: closed loop: p50 near the 300 us service, not service + 200 us generator" \
-		"$T/gen-closed.json" '.summary_ns.all.p50 > 290000 and .summary_ns.all.p50 < 450000 and
-			.achieved_ops > 2500 and .achieved_ops < 3500' ||
-		notok "gen-delay: closed-loop client exit $rc1" "$(tail -3 "$T/gen-closed.err")"
-	[ $rc2 = 0 ] && jcheck "gen-delay: open loop at 1 Kops/s: p50 near the service, not service + generator" \
-		"$T/gen-open.json" '.lat_ns.all.n > 300 and .summary_ns.all.p50 > 290000 and .summary_ns.all.p50 < 450000' ||
-		notok "gen-delay: open-loop client exit $rc2" "$(tail -3 "$T/gen-open.err")"
 else
 	notok "gen-delay: server start"
 fi
