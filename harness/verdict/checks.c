@@ -543,9 +543,23 @@ static void check_stalls(const struct check_conf *c, json_t *out, json_t *const 
 	add(out, "stalls", worst, c->stall_share, warn, CHECK_P99 | CHECK_P999, d);
 }
 
-static void check_counts(const struct check_conf *c, json_t *out, const json_t *pj)
+/* Replies the server's transport dropped because a client took none for
+ * a while (every transport counts them per worker): their requests are
+ * among the unanswered, and this says why. */
+static double reply_drops(const json_t *server)
 {
-	char d[160];
+	const json_t *ws = json_object_get(json_object_get(server, "transport"), "workers");
+	double n = 0;
+	size_t i;
+	const json_t *w;
+	json_array_foreach(ws, i, w)
+		n += json_number_value(json_object_get(w, "reply_drops"));
+	return n;
+}
+
+static void check_counts(const struct check_conf *c, json_t *out, const json_t *pj, const json_t *server)
+{
+	char d[240];
 	double sent = json_number_value(json_object_get(pj, "sent"));
 	const json_t *sat = json_object_get(pj, "saturated");
 	if (json_is_boolean(sat)) {
@@ -568,7 +582,12 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		double v = json_number_value(json_object_get(pj, rows[i].name)), limit = rows[i].limit;
-		snprintf(d, sizeof d, "%.0f of %.0f sent (allowed %.0f%s)", v, sent, limit, rows[i].why);
+		double drops = i == 0 ? reply_drops(server) : 0;
+		if (drops > 0)
+			snprintf(d, sizeof d, "%.0f of %.0f sent (allowed %.0f%s); the server dropped %.0f replies to clients "
+				 "that took none for a while", v, sent, limit, rows[i].why, drops);
+		else
+			snprintf(d, sizeof d, "%.0f of %.0f sent (allowed %.0f%s)", v, sent, limit, rows[i].why);
 		add(out, rows[i].name, v, limit, v > limit, CHECK_ALL, d);
 	}
 }
@@ -605,7 +624,7 @@ json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const
 		add(out, "canary_drift", f, c->canary_drift, f > c->canary_drift, CHECK_ALL, d);
 	}
 	check_placement(out, clients, nclients, server);
-	check_counts(c, out, pj);
+	check_counts(c, out, pj, server);
 	return out;
 }
 

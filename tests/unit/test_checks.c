@@ -357,6 +357,31 @@ TEST(unsent_allows_the_client_one_lag_behind)
 	json_decref(wide);
 }
 
+/* Unanswered requests whose replies the server's transport dropped (a
+ * client took none for a while): the row says so, with the count summed
+ * over the workers; without drops it does not. */
+TEST(unanswered_names_the_servers_dropped_replies)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	json_t *pj = json_pack("{s:f, s:f, s:f, s:f, s:f}", "offered_ops", 1000.0, "sent", 500.0, "unsent", 0.0,
+			       "unanswered", 7.0, "errors", 0.0);
+	json_t *sv = json_pack("{s:{s:[{s:i},{s:i}]}}", "transport", "workers", "reply_drops", 3, "reply_drops", 4);
+	json_t *none = json_pack("{s:{s:[{s:i}]}}", "transport", "workers", "reply_drops", 0);
+	json_t *a = checks_point(&c, pj, NULL, 0, sv, 0, 0), *b = checks_point(&c, pj, NULL, 0, none, 0, 0);
+	REQUIRE(a && b);
+	const char *da = json_string_value(json_object_get(row(a, "unanswered"), "detail"));
+	const char *db = json_string_value(json_object_get(row(b, "unanswered"), "detail"));
+	CHECK_STATUS(row(a, "unanswered"), "warn", "7 unanswered");
+	CHECK(da && strstr(da, "7 of 500 sent") && strstr(da, "the server dropped 7 replies"), "detail: %s", da);
+	CHECK(db && strstr(db, "7 of 500 sent") && !strstr(db, "dropped"), "detail: %s", db);
+	json_decref(a);
+	json_decref(b);
+	json_decref(pj);
+	json_decref(sv);
+	json_decref(none);
+}
+
 TEST(two_trials_are_not_judged)
 {
 	json_t *out = json_array();
@@ -367,7 +392,7 @@ TEST(two_trials_are_not_judged)
 UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, threshold_comes_from_config,
 	  empty_histogram_has_nothing_to_judge, trials_that_agree_pass, one_stalled_trial_of_five_warns,
 	  p50_disagreement_warns, same_trials_same_verdict, p99_agreement_limit_is_trials_p99_not_ci_p99,
-	  unsent_allows_the_client_one_lag_behind, two_trials_are_not_judged,
+	  unsent_allows_the_client_one_lag_behind, unanswered_names_the_servers_dropped_replies, two_trials_are_not_judged,
 	  a_tail_disagreement_leaves_the_median_standing, a_median_disagreement_concerns_the_median,
 	  agreeing_trials_vouch_for_median_and_tail, ci_rows_concern_their_own_percentile,
 	  flagged_by_sums_the_warnings_per_number, point_flagged_reads_flagged_by_or_falls_back)

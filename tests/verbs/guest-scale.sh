@@ -173,7 +173,7 @@ scale_figures() {
 		([.clients[].connect_ns.total] | max / 1e9) as $conn |
 		"# \($name) \(.system) hosts \($h) x \(.clients[0].threads) threads, \(.server.workers) workers" +
 		(if .sweep.key == "clients.delegation" then ", delegation \(.sweep.value)" else "" end) +
-		": server QPs \($q), committed \(.committed), unanswered \(.unanswered), errors \(.errors), rejected \(.server.rejected), executed \(.server.executed); connect: slowest process \($conn * 100 | round / 100) s" +
+		": server QPs \($q), committed \(.committed), unanswered \(.unanswered) (server reply drops \([.server.transport.workers[]?.reply_drops // 0] | add // 0)), errors \(.errors), rejected \(.server.rejected), executed \(.server.executed); connect: slowest process \($conn * 100 | round / 100) s" +
 		" (\($conn / $q * 1e5 | round / 100) ms per server QP); driver_s " +
 		(.driver_s | to_entries | map("\(.key) \(.value * 100 | round / 100)") | join(", ")) +
 		"; server RSS \((.server.usage.maxrss_kb // 0) / 1024 | round) MiB, fds \(.server.usage.fds // "?"), threads \(.server.usage.threads // "?")" +
