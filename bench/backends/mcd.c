@@ -24,6 +24,7 @@
 #include "log.h"
 #include "mcd.h"
 #include "mcmeta.h"
+#include "rundir.h"
 
 struct mcd {
 	pid_t pid;
@@ -32,6 +33,7 @@ struct mcd {
 	pthread_mutex_t lock;     /* reaped, status */
 	char bin[4096];
 	char dir[512], sock[600], log[600], pidfile[600];
+	int lock_fd;              /* holds dir's owner.lock (rundir.h) */
 	char version[64];
 	json_t *settings;         /* `stats settings` at start */
 	json_t *argv;             /* the command line */
@@ -277,8 +279,9 @@ static void remove_files(struct mcd *d)
 	unlink(d->sock);
 	unlink(d->log);
 	unlink(d->pidfile);
-	if (d->dir[0] && rmdir(d->dir) != 0 && errno != ENOENT)
+	if (d->dir[0] && rundir_remove(d->dir, d->lock_fd) != 0)
 		log_msg(LOG_WARN, "memcached run directory %s: cannot remove: %s", d->dir, strerror(errno));
+	d->lock_fd = -1;   /* closed by rundir_remove */
 }
 
 static void reap_or_kill(struct mcd *d)
@@ -325,6 +328,7 @@ struct mcd *mcd_start(const struct mcd_conf *c, char *err, size_t errlen)
 	}
 	pthread_mutex_init(&d->lock, NULL);
 	d->pid = -1;
+	d->lock_fd = -1;
 	if (find_bin(c->bin && *c->bin ? c->bin : "memcached", d->bin, sizeof d->bin, err, errlen) != 0)
 		goto fail;
 	if (c->max_item_mb == 0 || (uint64_t)c->max_item_mb * 2 > c->memory_mb) {
@@ -333,15 +337,13 @@ struct mcd *mcd_start(const struct mcd_conf *c, char *err, size_t errlen)
 			(unsigned long long)c->memory_mb);
 		goto fail;
 	}
-	const char *parent = c->run_parent;
-	if (!parent || !*parent)
-		parent = getenv("OQB_RUN_DIR");
-	if (!parent || !*parent)
-		parent = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	if ((size_t)snprintf(d->dir, sizeof d->dir, "%s/oqb-mc-%d-XXXXXX", parent, (int)getpid()) >= sizeof d->dir ||
-	    !mkdtemp(d->dir)) {
-		err_set(err, errlen, "memcached: cannot make its run directory under %s: %s; set --run-dir "
-			"(server.scratch_dir) to a writable directory", parent, strerror(errno));
+	/* oqb-mc-SERVERPID-XXXXXX, locked for the server's life (rundir.h);
+	 * first those of servers killed before they could remove theirs */
+	const char *parent = rundir_base(c->run_parent);
+	char e2[600];
+	rundir_reap(parent, "mc", 0);
+	if (rundir_create(parent, "mc", d->dir, sizeof d->dir, &d->lock_fd, e2, sizeof e2) != 0) {
+		err_set(err, errlen, "memcached: %s (server.scratch_dir)", e2);
 		d->dir[0] = '\0';
 		goto fail;
 	}
