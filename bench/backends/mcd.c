@@ -425,6 +425,42 @@ fail:
 	return NULL;
 }
 
+/* A copy of j (a string, an array or an object of them) with the private
+ * run directory written as RUN_DIR: it is gone after the run, and a
+ * report names only files that are there. */
+static json_t *without_dir(const json_t *j, const char *dir)
+{
+	size_t n = strlen(dir), i;
+	const char *k;
+	json_t *v, *c;
+	if (json_is_string(j)) {
+		const char *sv = json_string_value(j);
+		if (n && strncmp(sv, dir, n) == 0 && (sv[n] == '/' || sv[n] == '\0')) {
+			char *r = malloc(strlen(sv) - n + sizeof "RUN_DIR");
+			if (!r)
+				return json_string("RUN_DIR");
+			sprintf(r, "RUN_DIR%s", sv + n);
+			c = json_string(r);
+			free(r);
+			return c;
+		}
+		return json_copy((json_t *)j);
+	}
+	if (json_is_array(j)) {
+		c = json_array();
+		json_array_foreach(j, i, v)
+			json_array_append_new(c, without_dir(v, dir));
+		return c;
+	}
+	if (json_is_object(j)) {
+		c = json_object();
+		json_object_foreach((json_t *)j, k, v)
+			json_object_set_new(c, k, without_dir(v, dir));
+		return c;
+	}
+	return json_deep_copy(j);
+}
+
 json_t *mcd_json(struct mcd *d)
 {
 	static const char *const keep[] = {
@@ -432,8 +468,10 @@ json_t *mcd_json(struct mcd *d)
 		"delete_misses", "incr_hits", "incr_misses", "curr_items", "bytes", "limit_maxbytes",
 		"evictions", "store_too_large", "store_no_memory", "conn_yields", NULL,
 	};
-	json_t *j = json_pack("{s:s,s:s,s:i,s:O,s:O}", "binary", d->bin, "version", d->version,
-			      "pid", (int)d->pid, "argv", d->argv, "settings", d->settings);
+	json_t *j = json_pack("{s:s,s:s,s:i,s:o,s:o,s:s}", "binary", d->bin, "version", d->version,
+			      "pid", (int)d->pid, "argv", without_dir(d->argv, d->dir),
+			      "settings", without_dir(d->settings, d->dir),
+			      "run_dir_is", "private (RUN_DIR: oqb-mc-SERVERPID-XXXXXX, removed at exit)");
 	char err[256];
 	int fd = mcd_connect(d, err, sizeof err);
 	json_t *st = json_object();
