@@ -87,6 +87,7 @@
 #include "fault.h"
 #include "log.h"
 #include "recovery.h"
+#include "rmtree.h"
 #include "rundir.h"
 #include "transport.h"
 #include "tp_shm.h"
@@ -313,7 +314,10 @@ static void srv_cleanup_files(struct tp_server *s)
 	}
 	snprintf(p, sizeof p, "%s/" RUNDIR_LOCK, s->dir);
 	unlink(p);   /* still locked: no reaper takes the directory meanwhile */
-	rmdir(s->dir);
+	/* and whatever a client made in it as we left (a mailbox), since
+	 * without its owner.lock no reaper would ever take it */
+	if (rmdir(s->dir) != 0 && errno != ENOENT)
+		rm_tree(s->dir);
 }
 
 static void shm_srv_close(struct tp_server *s);
