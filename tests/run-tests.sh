@@ -25,7 +25,7 @@ log=$(mktemp)
 # nothing left behind (issue 39): two more lines after the last test
 . tests/suite-leftovers.sh
 leftovers_begin
-trap 'rm -f "$log" "$LO_THEIRS"; kill "$LO_WATCHER" 2>/dev/null' EXIT
+trap 'rm -f "$log"' EXIT
 
 run_one() {   # run_one LABEL CMD...
 	local label=$1; shift

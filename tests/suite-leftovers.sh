@@ -3,8 +3,8 @@
 #
 # leftovers_begin, before the first test: exports OQB_SUITE_TAG (every
 # process the suite starts carries it in its environment, and what those
-# start inherit it: memcached, Slurm daemons, the VM), notes what runs and
-# what is in the shared-memory folder, and starts a watcher.
+# start inherit it: memcached, Slurm daemons, the VM), and notes what runs
+# and what is in the shared-memory folder.
 # leftovers_end, after the last: two lines of its own, counted like a
 # test's,
 #   ok|not ok suite: no process it started is still running
@@ -12,14 +12,14 @@
 # A process is the suite's if it carries the tag or runs from this build's
 # binaries (over ssh the environment does not travel); one still running
 # is named and then ended by its PID.  An oqb-* entry is left behind if it
-# was not there before the suite and is still there, unless a live process
-# holds its owner.lock (lib/rundir.h), or it is another user's: on a shared
-# machine other runs make entries too, so the watcher looks at each new
-# entry when it appears, while its maker (the PID in oqb-[KIND-]PID-*) is
-# usually still running, and sets aside one whose maker runs and is not
-# the suite's; an owner.lock that names another program than this build's
-# says the same.  An entry that cannot say whose it is (no PID in its
-# name, its maker already gone) counts as the suite's.
+# was not there before the suite and is still there, unless it is in use
+# or another's: on a shared machine other runs make entries too.  Every
+# oqb-[KIND-]PID-XXXXXX this build makes holds an owner.lock from its
+# first moment (lib/rundir.h), held by its maker while it lives and
+# naming its executable; so one whose lock is held is in use, one whose
+# lock names another program is another build's, and one without a lock
+# is another (older) build's.  Any other oqb-* entry (the driver's pmem
+# directories oqb-RUNID-pNN, a file) cannot say whose it is and counts.
 SHM=/dev/shm
 # as the kernel names a process's executable: without symbolic links
 LO_BIN=$(cd "$OQB_BIN" 2>/dev/null && pwd -P) || LO_BIN=$OQB_BIN
@@ -40,7 +40,7 @@ lo_procs_once() {
 		grep -lzx "OQB_SUITE_TAG=$OQB_SUITE_TAG" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
 		find /proc -mindepth 2 -maxdepth 2 -name exe \( -lname "$LO_BIN/*" -o -lname "$LO_UNIT/*" \) \
 			2>/dev/null | cut -d/ -f3
-	} | sort -u | grep -vxF -f <(lo_self) | grep -vxF "${LO_WATCHER:-none}"
+	} | sort -u | grep -vxF -f <(lo_self)
 }
 # lo_procs: the suite's processes, in two samples 0.5 s apart (this
 # check's own short-lived helpers are in one only)
@@ -57,35 +57,15 @@ lo_is_suite() {
 }
 lo_names() { ls -d "$SHM"/oqb-* 2>/dev/null | sort; }
 
-# lo_watch: every 0.2 s, each new entry whose maker runs and is not the
-# suite's goes to $LO_THEIRS
-lo_watch() {
-	local seen=$LO_SHM0 now d pid
-	while kill -0 $$ 2>/dev/null; do   # ends with the runner, however it ends
-		now=$(lo_names)
-		for d in $(comm -13 <(echo "$seen") <(echo "$now")); do
-			pid=$(echo "${d##*/}" | sed -n 's/^oqb-\([a-z]*-\)\{0,1\}\([0-9]\{1,10\}\)-[A-Za-z0-9]\{6\}$/\2/p')
-			[ -n "$pid" ] && [ -d /proc/"$pid" ] && ! lo_is_suite "$pid" && echo "$d" >>"$LO_THEIRS"
-		done
-		seen=$now
-		sleep 0.2
-	done
-}
-
 leftovers_begin() {
 	export OQB_SUITE_TAG="oqb-suite-$$-$RANDOM$RANDOM"
-	LO_THEIRS=$(mktemp)
 	LO_PROCS0=$(lo_procs)
 	LO_SHM0=$(lo_names)
-	lo_watch </dev/null >/dev/null 2>&1 &
-	LO_WATCHER=$!
 }
 
 # leftovers_end: the two lines; adds to pass, fail and failed_names
 leftovers_end() {
 	local p left="" d new="" maker
-	kill "$LO_WATCHER" 2>/dev/null
-	wait "$LO_WATCHER" 2>/dev/null
 	# processes that are on their way out get 10 s
 	for _ in $(seq 1 10); do
 		left=$(comm -13 <(echo "$LO_PROCS0") <(lo_procs))
@@ -106,8 +86,11 @@ leftovers_end() {
 		fail=$((fail + 1)); failed_names+=("suite-processes")
 	fi
 	for d in $(comm -13 <(echo "$LO_SHM0") <(lo_names)); do
-		if grep -qxF "$d" "$LO_THEIRS"; then
-			echo "  (not this suite's: $d, made by a process of another run)"
+		if [ ! -e "$d/owner.lock" ] &&
+			echo "${d##*/}" | grep -qE '^oqb-([a-z]+-)?[0-9]{1,10}-[A-Za-z0-9]{6}$'; then
+			# every oqb-[KIND-]PID-XXXXXX this build makes holds one
+			# from its first moment (lib/rundir.h): another build's
+			echo "  (not this suite's: $d has no owner.lock, so another build made it)"
 			continue
 		fi
 		if [ -e "$d/owner.lock" ]; then
@@ -121,7 +104,6 @@ leftovers_end() {
 		fi
 		new="$new $d"
 	done
-	rm -f "$LO_THEIRS"
 	if [ -z "$new" ]; then
 		echo "ok suite: no new oqb-* entry in $SHM"
 		pass=$((pass + 1))
