@@ -23,6 +23,7 @@
 #include "ctl.h"
 #include "hostfacts.h"
 #include "proclimits.h"
+#include "rmtree.h"
 #include "log.h"
 #include "opts.h"
 #include "server.h"
@@ -43,7 +44,7 @@ struct srv_opts {
 	const char *pmem_path, *run_dir, *ctl, *log;
 	int ring_slots, slot_size, rank;
 	double void_timeout_ms;
-	int durable;
+	int durable, pmem_scratch;
 	const char *addr, *device, *recv_mode;
 	int port, ib_port, gid_index, min_rnr_timer;
 	int xrc, list_devices, build_id, host_facts;
@@ -89,6 +90,9 @@ static const struct opt srv_tab[] = {
 	  "serving, so no request pays for page faults; 0 allocates pages on demand (memcached's default)" },
 	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL,
 	  "pmkv / durable: directory for the persistent rings and pools" },
+	{ "pmem-scratch", OPT_BOOL, O(pmem_scratch), NULL, 0, -1, NULL,
+	  "--pmem-path is the driver's for one point (set by bin/oqb run): removed here if the driver goes away "
+	  "first, since it then cannot" },
 	{ "pool-mb", OPT_U64, O(pool_mb), "64", 1, 1048576, NULL, "pmkv: pool size per worker (MiB)" },
 	{ "ring-slots", OPT_INT, O(ring_slots), "1024", 2, 1 << 20, NULL, "receive slots per worker (power of two)" },
 	{ "slot-size", OPT_INT, O(slot_size), "2048", 64, 1 << 21, NULL, "bytes per receive slot (multiple of 64)" },
@@ -391,5 +395,10 @@ out:
 	the_server = NULL;
 	if (ctl)
 		ctl_close(ctl);
+	/* The driver removes a point's --pmem-path after the point; one that
+	 * is gone (killed, its host lost) cannot, and nothing else will. */
+	if (ctl_lost && o.pmem_scratch && o.pmem_path && rm_tree(o.pmem_path) != 0)
+		log_msg(LOG_WARN, "--pmem-path %s: the driver is gone and it cannot be removed: %s; remove it by hand",
+			o.pmem_path, strerror(errno));
 	return rc;
 }

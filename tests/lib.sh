@@ -8,11 +8,38 @@ set -u
 T=$(mktemp -d "${TMPDIR:-/tmp}/oqbtest.XXXXXX")
 TEST_FAILED=0
 TEST_PIDS=()
+TEST_DIRS=()   # endpoints of servers started by launch_server
 
+# run_dir_free DIR: DIR (a run directory, lib/rundir.h) has no live owner:
+# no owner.lock (an older build's), or one whose lock can be taken.
+run_dir_free() {
+	[ ! -e "$1/owner.lock" ] || flock -n -x "$1/owner.lock" true 2>/dev/null
+}
+
+# Ends what the test started and leaves nothing: SIGTERM first (a server
+# or driver ended so removes its own files), SIGKILL after 3 s; then the
+# run directories that a killed server could not remove, by their known
+# names (its endpoint, and oqb-[mc-|rdb-]PID-* for its PID), each only
+# when no live process holds it.
 cleanup_() {
-	local p
+	local p d i alive
+	for p in "${TEST_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for i in $(seq 1 60); do
+		alive=0
+		for p in "${TEST_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive -eq 0 ] && break
+		sleep 0.05
+	done
 	for p in "${TEST_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	for p in "${TEST_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for d in "${TEST_DIRS[@]}"; do
+		case ${d##*/} in oqb-[0-9]*-??????) [ -d "$d" ] && run_dir_free "$d" && rm -rf -- "$d" ;; esac
+	done
+	for p in "${TEST_PIDS[@]}"; do
+		for d in /dev/shm/oqb-"$p"-?????? /dev/shm/oqb-mc-"$p"-?????? /dev/shm/oqb-rdb-"$p"-??????; do
+			[ -d "$d" ] && run_dir_free "$d" && rm -rf -- "$d"
+		done
+	done
 	rm -rf "$T"
 }
 trap cleanup_ EXIT
@@ -53,7 +80,7 @@ launch_server() {
 	track "$SRV_PID"
 	for i in $(seq 1 "$tries"); do
 		EP=$(sed -n 's/^ready: endpoint //p' "$T/$name.srv.out")
-		[ -n "$EP" ] && return 0
+		[ -n "$EP" ] && { TEST_DIRS+=("$EP"); return 0; }
 		kill -0 "$SRV_PID" 2>/dev/null || break
 		sleep 0.05
 	done

@@ -21,6 +21,10 @@ TIMEOUT=${OQB_TEST_TIMEOUT:-900}
 pass=0; fail=0; skipn=0
 failed_names=()
 log=$(mktemp)
+
+# nothing left behind (issue 39): two more lines after the last test
+. tests/suite-leftovers.sh
+leftovers_begin
 trap 'rm -f "$log"' EXIT
 
 run_one() {   # run_one LABEL CMD...
@@ -67,6 +71,9 @@ for g in "${groups[@]}"; do
 		fi ;;
 	esac
 done
+
+echo "== suite: left behind?"
+leftovers_end
 
 echo
 if [ ${#failed_names[@]} -gt 0 ]; then

@@ -77,7 +77,7 @@
 
 #include "rdb_facts.h"
 #include "rdb_merge.h"
-#include "rmtree.h"
+#include "rundir.h"
 
 #define RDB_TMPFS_MAGIC 0x01021994   /* statfs f_type of tmpfs (linux/magic.h) */
 
@@ -85,6 +85,7 @@
 static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
 static char priv_dir[PATH_MAX];
 static unsigned priv_refs;
+static int priv_lock = -1;     /* holds priv_dir's owner.lock (rundir.h) */
 
 struct backend {
 	rocksdb_t *db;
@@ -276,7 +277,8 @@ static void priv_release(void)
 {
 	pthread_mutex_lock(&dir_lock);
 	if (priv_refs && --priv_refs == 0) {
-		rm_tree(priv_dir);
+		rundir_remove(priv_dir, priv_lock);
+		priv_lock = -1;
 		priv_dir[0] = '\0';
 	}
 	pthread_mutex_unlock(&dir_lock);
@@ -295,14 +297,13 @@ static int place(struct backend *b, const struct backend_conf *c, char *err, siz
 	} else {
 		pthread_mutex_lock(&dir_lock);
 		if (!priv_refs) {
-			const char *parent = c->run_dir && *c->run_dir ? c->run_dir : getenv("OQB_RUN_DIR");
-			if (!parent || !*parent)
-				parent = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-			if ((size_t)snprintf(priv_dir, sizeof priv_dir, "%s/oqb-rdb-%d-XXXXXX", parent, (int)getpid()) >=
-			    sizeof priv_dir || !mkdtemp(priv_dir)) {
-				snprintf(err, errlen, "rocksdb: cannot make its directory under %s: %s; set --run-dir "
-					 "(server.scratch_dir) to a writable directory, or give server.backend.path",
-					 parent, strerror(errno));
+			/* oqb-rdb-SERVERPID-XXXXXX, locked for the server's life
+			 * (rundir.h); first those of killed servers */
+			const char *parent = rundir_base(c->run_dir);
+			char e2[600];
+			rundir_reap(parent, "rdb", 0);
+			if (rundir_create(parent, "rdb", priv_dir, sizeof priv_dir, &priv_lock, e2, sizeof e2) != 0) {
+				snprintf(err, errlen, "rocksdb: %s (server.scratch_dir), or give server.backend.path", e2);
 				priv_dir[0] = '\0';
 				pthread_mutex_unlock(&dir_lock);
 				return -1;
@@ -407,9 +408,11 @@ static json_t *rdb_stats(struct backend *b)
 				 (int)b->write_buffer_mb, "max_write_buffer_number", (int)b->max_write_buffers,
 				 "compression", "none", "merge_operator", "oqb-add-u64-decimal");
 	json_t *surv = json_pack("{s:b,s:b}", "process_crash", b->wal, "power_loss", b->wal && b->sync && !b->tmpfs);
-	json_t *db = json_pack("{s:o,s:o,s:s,s:s,s:o}", "options", opts, "survives", surv, "dir", b->path,
+	json_t *db = json_pack("{s:o,s:o,s:s,s:o}", "options", opts, "survives", surv,
 			       "dir_is", b->priv ? "private (removed at exit)" : "kept",
 			       "library", rdb_facts_json());
+	if (!b->priv)   /* a report names only files that are still there */
+		json_object_set_new(db, "dir", json_string(b->path));
 	json_object_set_new(db, "dir_fs", json_string(b->tmpfs ? "tmpfs" : "other"));
 	json_t *j = json_pack("{s:s,s:o,s:I,s:I,s:I,s:I,s:o}", "backend", "rocksdb", "ops", ops, "merges",
 			      (json_int_t)b->merges, "del_not_found", (json_int_t)b->del_not_found,

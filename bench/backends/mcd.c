@@ -24,6 +24,7 @@
 #include "log.h"
 #include "mcd.h"
 #include "mcmeta.h"
+#include "rundir.h"
 
 struct mcd {
 	pid_t pid;
@@ -32,6 +33,7 @@ struct mcd {
 	pthread_mutex_t lock;     /* reaped, status */
 	char bin[4096];
 	char dir[512], sock[600], log[600], pidfile[600];
+	int lock_fd;              /* holds dir's owner.lock (rundir.h) */
 	char version[64];
 	json_t *settings;         /* `stats settings` at start */
 	json_t *argv;             /* the command line */
@@ -277,8 +279,9 @@ static void remove_files(struct mcd *d)
 	unlink(d->sock);
 	unlink(d->log);
 	unlink(d->pidfile);
-	if (d->dir[0] && rmdir(d->dir) != 0 && errno != ENOENT)
+	if (d->dir[0] && rundir_remove(d->dir, d->lock_fd) != 0)
 		log_msg(LOG_WARN, "memcached run directory %s: cannot remove: %s", d->dir, strerror(errno));
+	d->lock_fd = -1;   /* closed by rundir_remove */
 }
 
 static void reap_or_kill(struct mcd *d)
@@ -325,6 +328,7 @@ struct mcd *mcd_start(const struct mcd_conf *c, char *err, size_t errlen)
 	}
 	pthread_mutex_init(&d->lock, NULL);
 	d->pid = -1;
+	d->lock_fd = -1;
 	if (find_bin(c->bin && *c->bin ? c->bin : "memcached", d->bin, sizeof d->bin, err, errlen) != 0)
 		goto fail;
 	if (c->max_item_mb == 0 || (uint64_t)c->max_item_mb * 2 > c->memory_mb) {
@@ -333,15 +337,13 @@ struct mcd *mcd_start(const struct mcd_conf *c, char *err, size_t errlen)
 			(unsigned long long)c->memory_mb);
 		goto fail;
 	}
-	const char *parent = c->run_parent;
-	if (!parent || !*parent)
-		parent = getenv("OQB_RUN_DIR");
-	if (!parent || !*parent)
-		parent = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	if ((size_t)snprintf(d->dir, sizeof d->dir, "%s/oqb-mc-%d-XXXXXX", parent, (int)getpid()) >= sizeof d->dir ||
-	    !mkdtemp(d->dir)) {
-		err_set(err, errlen, "memcached: cannot make its run directory under %s: %s; set --run-dir "
-			"(server.scratch_dir) to a writable directory", parent, strerror(errno));
+	/* oqb-mc-SERVERPID-XXXXXX, locked for the server's life (rundir.h);
+	 * first those of servers killed before they could remove theirs */
+	const char *parent = rundir_base(c->run_parent);
+	char e2[600];
+	rundir_reap(parent, "mc", 0);
+	if (rundir_create(parent, "mc", d->dir, sizeof d->dir, &d->lock_fd, e2, sizeof e2) != 0) {
+		err_set(err, errlen, "memcached: %s (server.scratch_dir)", e2);
 		d->dir[0] = '\0';
 		goto fail;
 	}
@@ -423,6 +425,42 @@ fail:
 	return NULL;
 }
 
+/* A copy of j (a string, an array or an object of them) with the private
+ * run directory written as RUN_DIR: it is gone after the run, and a
+ * report names only files that are there. */
+static json_t *without_dir(const json_t *j, const char *dir)
+{
+	size_t n = strlen(dir), i;
+	const char *k;
+	json_t *v, *c;
+	if (json_is_string(j)) {
+		const char *sv = json_string_value(j);
+		if (n && strncmp(sv, dir, n) == 0 && (sv[n] == '/' || sv[n] == '\0')) {
+			char *r = malloc(strlen(sv) - n + sizeof "RUN_DIR");
+			if (!r)
+				return json_string("RUN_DIR");
+			sprintf(r, "RUN_DIR%s", sv + n);
+			c = json_string(r);
+			free(r);
+			return c;
+		}
+		return json_copy((json_t *)j);
+	}
+	if (json_is_array(j)) {
+		c = json_array();
+		json_array_foreach(j, i, v)
+			json_array_append_new(c, without_dir(v, dir));
+		return c;
+	}
+	if (json_is_object(j)) {
+		c = json_object();
+		json_object_foreach((json_t *)j, k, v)
+			json_object_set_new(c, k, without_dir(v, dir));
+		return c;
+	}
+	return json_deep_copy(j);
+}
+
 json_t *mcd_json(struct mcd *d)
 {
 	static const char *const keep[] = {
@@ -430,8 +468,10 @@ json_t *mcd_json(struct mcd *d)
 		"delete_misses", "incr_hits", "incr_misses", "curr_items", "bytes", "limit_maxbytes",
 		"evictions", "store_too_large", "store_no_memory", "conn_yields", NULL,
 	};
-	json_t *j = json_pack("{s:s,s:s,s:i,s:O,s:O}", "binary", d->bin, "version", d->version,
-			      "pid", (int)d->pid, "argv", d->argv, "settings", d->settings);
+	json_t *j = json_pack("{s:s,s:s,s:i,s:o,s:o,s:s}", "binary", d->bin, "version", d->version,
+			      "pid", (int)d->pid, "argv", without_dir(d->argv, d->dir),
+			      "settings", without_dir(d->settings, d->dir),
+			      "run_dir_is", "private (RUN_DIR: oqb-mc-SERVERPID-XXXXXX, removed at exit)");
 	char err[256];
 	int fd = mcd_connect(d, err, sizeof err);
 	json_t *st = json_object();

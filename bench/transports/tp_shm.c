@@ -3,7 +3,9 @@
  *
  * It maps the OQ rules onto memory shared by processes on one machine.
  *
- * Files, in a private run directory (mode 0700, files 0600):
+ * Files, in a private run directory (mode 0700, files 0600; lib/rundir.h:
+ * BASE/oqb-PID-XXXXXX, its owner.lock held for the server's life, so a
+ * server killed with SIGKILL leaves it to the next server to remove):
  *   server.map   who the server is: version, system, workers, ring geometry,
  *                server pid, next client id
  *   ring-W       worker W's receive ring: a ticket counter (`tail`), one
@@ -85,6 +87,8 @@
 #include "fault.h"
 #include "log.h"
 #include "recovery.h"
+#include "rmtree.h"
+#include "rundir.h"
 #include "transport.h"
 #include "tp_shm.h"
 
@@ -272,7 +276,7 @@ struct srv_worker {
 struct tp_server {
 	struct tp_srv_conf c;
 	uint64_t generation;
-	int lock_fd;                   /* durable: flock on server.lock */
+	int lock_fd;                   /* flock on server.lock (durable) or owner.lock (rundir.h) */
 	char dir[512];
 	struct shm_hdr *hdr;
 	size_t ring_size;
@@ -308,18 +312,12 @@ static void srv_cleanup_files(struct tp_server *s)
 		snprintf(p, sizeof p, "%s/ring-%u", s->dir, i);
 		unlink(p);
 	}
-	rmdir(s->dir);
-}
-
-static const char *default_run_base(void)
-{
-	const char *e = getenv("OQB_RUN_DIR");
-	if (e && *e)
-		return e;
-	if (access("/dev/shm", W_OK) == 0)
-		return "/dev/shm";
-	e = getenv("TMPDIR");
-	return (e && *e) ? e : "/tmp";
+	snprintf(p, sizeof p, "%s/" RUNDIR_LOCK, s->dir);
+	unlink(p);   /* still locked: no reaper takes the directory meanwhile */
+	/* and whatever a client made in it as we left (a mailbox), since
+	 * without its owner.lock no reaper would ever take it */
+	if (rmdir(s->dir) != 0 && errno != ENOENT)
+		rm_tree(s->dir);
 }
 
 static void shm_srv_close(struct tp_server *s);
@@ -443,11 +441,11 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 		/* Leftovers of a crashed server: its map and the clients' mailboxes. */
 		remove_map_and_mailboxes(s->dir);
 	} else {
-		const char *base = c->run_dir && *c->run_dir ? c->run_dir : default_run_base();
-		snprintf(s->dir, sizeof s->dir, "%s/oqb-%d-XXXXXX", base, (int)getpid());
-		if (!mkdtemp(s->dir)) {
-			snprintf(err, errlen, "shm: cannot create a run directory under %s: %s "
-				 "(set --run-dir or OQB_RUN_DIR to a writable directory)", base, strerror(errno));
+		/* oqb-PID-XXXXXX, locked for the server's life; first the
+		 * run directories of servers that died without removing theirs */
+		const char *base = rundir_base(c->run_dir);
+		rundir_reap(base, "", 0);
+		if (rundir_create(base, "", s->dir, sizeof s->dir, &s->lock_fd, err, errlen) != 0) {
 			free(s);
 			return NULL;
 		}
@@ -845,11 +843,13 @@ static json_t *shm_srv_stats(struct tp_server *s)
 			"reply_full_waits", (json_int_t)w->reply_full_waits,
 			"unknown_client", (json_int_t)w->unknown_client));
 	}
-	json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:b,s:I,s:o}", "transport", "shm", "run_dir", s->dir,
+	json_t *j = json_pack("{s:s,s:I,s:I,s:b,s:I,s:o}", "transport", "shm",
 			      "ring_slots", (json_int_t)s->c.ring_slots,
 			      "slot_size", (json_int_t)s->c.slot_size, "durable", s->c.durable,
 			      "generation", (json_int_t)s->generation, "workers", arr);
 	if (s->c.durable) {
+		/* only a durable server's directory outlives it */
+		json_object_set_new(j, "run_dir", json_string(s->dir));
 		json_object_set_new(j, "persist", json_string(s->w[0].is_pmem ? "pmem_persist" : "pmem_msync"));
 		json_t *rec = json_array();
 		for (unsigned i = 0; i < s->c.workers; i++)
@@ -885,7 +885,7 @@ static void shm_srv_close(struct tp_server *s)
 	}
 	if (s->hdr)
 		munmap(s->hdr, sizeof(struct shm_hdr));
-	if (s->c.durable && s->lock_fd > 0)
+	if (s->lock_fd > 0)
 		close(s->lock_fd);
 	free(s);
 }

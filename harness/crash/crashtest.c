@@ -18,8 +18,19 @@
  *    "value_size":32,"kill_after_ms":[5,80],"ring_slots":256,"pool_mb":16,
  *    "seed":1,"dir":"/dev/shm/..."(optional),"restart_timeout_s":30,
  *    "backend":"pmkv"|"rocksdb","rocksdb_sync":false}
- * Output: a JSON report on stdout (or --out FILE), progress on stderr.
+ * Output: a JSON report on stdout and in --out FILE (default
+ * results/NAME-STAMP/crashtest.json), progress on stderr.  The server's
+ * log (stderr of every start) is kept beside the report, FILE's name with
+ * .server.log for .json, and the report's "server_log" names it.
  * Exit status: 0 when every crash was survived and nothing was lost.
+ *
+ * Files: the rings and pools live in the config's "dir", which is the
+ * user's and is left as it is, or in a directory of the tester's own,
+ * BASE/oqb-crash-PID-XXXXXX (lib/rundir.h: BASE is the shared-memory
+ * folder), removed at the end, whether the test passed or not.  A tester
+ * killed before its end cannot remove it: its lock is then free, and the
+ * next crash test removes it.  The server it runs is started with a
+ * parent-death signal (SIGKILL), so it never outlives the tester.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,7 +53,7 @@
 #include "conf.h"
 #include "crashtest.h"
 #include "kvop.h"
-#include "rmtree.h"
+#include "rundir.h"
 #include "rng.h"
 #include "session.h"
 
@@ -68,7 +80,7 @@ struct ct_run {
 	struct ct_conf c;
 	char server_bin[PATH_MAX];
 	char dir[PATH_MAX];
-	char log[PATH_MAX];
+	char log[PATH_MAX];           /* the server's log, beside the report */
 	pid_t pid;
 	char endpoint[PATH_MAX];
 	_Atomic int stop;
@@ -110,12 +122,18 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 	snprintf(slots, sizeof slots, "%d", r->c.ring_slots);
 	snprintf(workers, sizeof workers, "%d", r->c.workers);
 	snprintf(pool, sizeof pool, "%d", r->c.pool_mb);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
+		/* never outlive the tester (a tester killed by SIGKILL cannot
+		 * stop its server); and it may have died before this line */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		int lfd = open(r->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		dup2(pfd[1], 1);
 		if (lfd >= 0)
@@ -327,11 +345,63 @@ static int find_server(char *out, size_t cap)
 	return access(out, X_OK);
 }
 
+/*
+ * Where the report and the server's log go: out (--out FILE) or, without
+ * it, results/NAME-STAMP/crashtest.json (made here); the log beside the
+ * report, its name with .server.log for .json.  Creates the log empty, so
+ * a place it cannot be written is refused before anything runs.  0, or -1
+ * with a message on stderr.
+ */
+static int report_paths(struct ct_run *r, const char **out, char *outbuf, size_t cap)
+{
+	if (!*out) {
+		char name[128], stamp[32];
+		time_t now = time(NULL);
+		struct tm tm;
+		size_t i;
+		snprintf(name, sizeof name, "%s", r->c.name);
+		for (i = 0; name[i]; i++)
+			if (name[i] == '/')
+				name[i] = '_';
+		gmtime_r(&now, &tm);
+		strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+		if ((mkdir("results", 0755) != 0 && errno != EEXIST) ||
+		    (size_t)snprintf(outbuf, cap, "results/%s-%s", name, stamp) >= cap ||
+		    (mkdir(outbuf, 0755) != 0 && errno != EEXIST)) {
+			fprintf(stderr, "oqb crashtest: cannot create the results directory %s: %s; run it where "
+				"results/ can be made, or give --out FILE\n", outbuf, strerror(errno));
+			return -1;
+		}
+		strncat(outbuf, "/crashtest.json", cap - strlen(outbuf) - 1);
+		*out = outbuf;
+	}
+	size_t n = strlen(*out);
+	if (n > 5 && strcmp(*out + n - 5, ".json") == 0)
+		n -= 5;
+	if (n + sizeof ".server.log" > sizeof r->log) {
+		fprintf(stderr, "oqb crashtest: --out %s: name too long\n", *out);
+		return -1;
+	}
+	snprintf(r->log, sizeof r->log, "%.*s.server.log", (int)n, *out);
+	int fd = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "oqb crashtest: cannot write the server's log %s (beside the report): %s; "
+			"give --out FILE in a writable directory\n", r->log, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	/* the report names it absolutely: it is read from anywhere */
+	char abs[PATH_MAX];
+	if (realpath(r->log, abs) && strlen(abs) < sizeof r->log)
+		memcpy(r->log, abs, strlen(abs) + 1);
+	return 0;
+}
+
 int crashtest_main(int argc, char **argv)
 {
 	const char *cfg = NULL, *out = NULL;
-	int crashes_override = 0;
-	char err[1024];
+	int crashes_override = 0, own_dir = 0, lock_fd = -1;
+	char err[1024], outbuf[PATH_MAX - 32];
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return usage(stdout);
@@ -391,25 +461,20 @@ int crashtest_main(int argc, char **argv)
 			"run `make` first\n");
 		goto out;
 	}
-	int own_dir = 0;
+	if (report_paths(r, &out, outbuf, sizeof outbuf) != 0)
+		goto out;
 	if (r->c.dir) {
 		snprintf(r->dir, sizeof r->dir, "%s", r->c.dir);
 	} else {
-		const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-		snprintf(r->dir, sizeof r->dir, "%s/oqb-crash-XXXXXX", base);
-		if (!mkdtemp(r->dir)) {
-			fprintf(stderr, "oqb crashtest: cannot create a directory under %s: %s\n", base, strerror(errno));
+		/* first the directories of testers killed before their end */
+		const char *base = rundir_base(NULL);
+		rundir_reap(base, "crash", 0);
+		if (rundir_create(base, "crash", r->dir, sizeof r->dir, &lock_fd, err, sizeof err) != 0) {
+			fprintf(stderr, "oqb crashtest: %s\n", err);
 			goto out;
 		}
 		own_dir = 1;
 	}
-	if (strlen(r->dir) + 12 >= sizeof r->log) {
-		fprintf(stderr, "oqb crashtest: directory name too long: %s\n", r->dir);
-		goto out;
-	}
-	memcpy(r->log, r->dir, strlen(r->dir));
-	strcpy(r->log + strlen(r->dir), ".server.log");
-	unlink(r->log);
 
 	uint64_t t0 = clock_ns();
 	if (start_server(r, err, sizeof err) != 0) {
@@ -492,8 +557,7 @@ int crashtest_main(int argc, char **argv)
 		"keys_with_loss", (json_int_t)lost_keys, "reconnects", (json_int_t)reconnects,
 		"failed_sends", (json_int_t)failures, "seconds", (clock_ns() - t0) / 1e9,
 		"loss_examples", examples, "server_log", r->log);
-	if (out)
-		json_dump_file(rep, out, JSON_INDENT(2));
+	int wrote = json_dump_file(rep, out, JSON_INDENT(2));
 	json_dumpf(rep, stdout, JSON_INDENT(2));
 	putchar('\n');
 	fprintf(stderr, "crashtest: %d crashes survived, %llu commits, %llu key checks, %lld lost\n",
@@ -501,17 +565,27 @@ int crashtest_main(int argc, char **argv)
 		lost == UINT64_MAX ? -1LL : (long long)lost);
 	json_decref(rep);
 	rc = (survived == r->c.crashes && lost == 0) ? 0 : 1;
+	if (wrote != 0) {
+		fprintf(stderr, "oqb crashtest: cannot write the report %s (it is on stdout above)\n", out);
+		rc = 2;
+	}
+	fprintf(stderr, "crashtest: report %s, server log %s\n", out, r->log);
+	if (rc && own_dir)
+		fprintf(stderr, "crashtest: the rings and pools go with the tester's directory %s; set \"dir\" "
+			"in the config to keep them\n", r->dir);
+	else if (rc)
+		fprintf(stderr, "crashtest: the rings and pools are in %s\n", r->dir);
+out:
 	if (r->pid) {
 		kill(r->pid, SIGTERM);
 		waitpid(r->pid, NULL, 0);
 	}
-	if (own_dir && rc == 0) {
-		/* our own directory (made by mkdtemp above): rings, pools or
-		 * DBs, lock and map, whatever the server left; and the log */
-		rm_tree(r->dir);
-		unlink(r->log);
-	}
-out:
+	/* the tester's own directory (rundir.h): rings, pools or DBs, lock
+	 * and map, whatever the server left, pass or fail; never the
+	 * config's "dir" */
+	if (own_dir)
+		rundir_remove(r->dir, lock_fd);
+
 	if (r->t)
 		for (int i = 0; i < r->c.threads; i++) {
 			free(r->t[i].sent);

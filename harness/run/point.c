@@ -27,6 +27,7 @@
 #include "merge.h"
 #include "procargs.h"
 #include "rmtree.h"
+#include "rundir.h"
 #include "stats.h"
 #include "trials.h"
 
@@ -200,6 +201,16 @@ static void server_dirs_remove(struct prun *pr)
 	const char *base = ep ? strrchr(ep, '/') : NULL;
 	if (ep && ep[0] == '/' && base && strncmp(base + 1, "oqb-", 4) == 0 && !pr->pmem[0])
 		server_dir_remove(pr, ep, "shm-cleanup.log");
+	/* Here, also its memcached's and RocksDB's private directories, and a
+	 * run directory it made before it could say hello: every one whose
+	 * owner is gone (lib/rundir.h; a live server's is never touched).  On
+	 * another host the next server start there removes them. */
+	if (host_is_local(pr->rc->server_host)) {
+		const char *rb = rundir_base(pr->rc->scratch_dir);
+		rundir_reap(rb, "", 0);
+		rundir_reap(rb, "mc", 0);
+		rundir_reap(rb, "rdb", 0);
+	}
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -123,8 +123,11 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 		e |= push_kv(&a, "--rocksdb-path", rc->rdb_path);
 	if (runconf_durable(rc, pt->system))
 		e |= argv_push(&a, "--durable");
-	if (pmem && *pmem)
+	if (pmem && *pmem) {
+		/* the point's own: the server removes it if we die first */
 		e |= push_kv(&a, "--pmem-path", pmem);
+		e |= argv_push(&a, "--pmem-scratch");
+	}
 	if (rc->ring_slots >= 0)
 		e |= push_num(&a, "--ring-slots", (double)rc->ring_slots);
 	if (rc->slot_size >= 0)

@@ -169,6 +169,35 @@ static void await_exit(struct proc *p, int ms)
 	}
 }
 
+/* Drops from j every string that names dir or a path under it (an
+ * object's member, an array's element): the point's --pmem-path, which
+ * the driver removes after the point, so that run.json and ROLE-RANK.json
+ * name only files that are still there. */
+static void drop_paths_under(json_t *j, const char *dir)
+{
+	size_t n = strlen(dir), i;
+	const char *k;
+	json_t *v;
+	void *tmp;
+	if (json_is_object(j)) {
+		json_object_foreach_safe(j, tmp, k, v) {
+			const char *sv = json_string_value(v);
+			if (sv && strncmp(sv, dir, n) == 0 && (sv[n] == '\0' || sv[n] == '/'))
+				json_object_del(j, k);
+			else
+				drop_paths_under(v, dir);
+		}
+	} else if (json_is_array(j)) {
+		for (i = json_array_size(j); i-- > 0;) {
+			const char *sv = json_string_value(json_array_get(j, i));
+			if (sv && strncmp(sv, dir, n) == 0 && (sv[n] == '\0' || sv[n] == '/'))
+				json_array_remove(j, i);
+			else
+				drop_paths_under(json_array_get(j, i), dir);
+		}
+	}
+}
+
 static void write_result_file(struct proc *p)
 {
 	if (json_dump_file(p->result, p->json, JSON_INDENT(1)) != 0)
@@ -226,6 +255,8 @@ static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 	} else if (strcmp(type, "DONE") == 0) {
 		if (!p->result) {
 			json_t *res = json_object_get(m, "result");
+			if (res && pr->pmem[0])
+				drop_paths_under(res, pr->pmem);
 			p->result = json_incref(res ? res : json_null());
 			write_result_file(p);
 			const char *e = json_string_value(json_object_get(res, "error"));
