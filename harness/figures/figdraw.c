@@ -139,8 +139,8 @@ int fg_draw_lt(const char *plotdir, const char *out, const char *stem, struct fr
 				fclose(f);
 				return -1;
 			}
-			snprintf(pt, sizeof pt, "%s: %s%s, %s", titles[k], panels[k]->name,
-				 panels[k]->durable ? " (oq durable)" : "", panels[k]->transport);
+			snprintf(pt, sizeof pt, "%s: %s%s, %s, %s", titles[k], panels[k]->name,
+				 panels[k]->durable ? " (oq durable)" : "", panels[k]->transport, panels[k]->backend);
 		} else {
 			snprintf(pt, sizeof pt, "%s", titles[k]);
 		}

@@ -105,6 +105,22 @@ static void collect_points(struct frun *r)
 		t->saturated = json_is_true(json_object_get(p, "saturated"));
 		for (int q = 0; q < 2; q++)
 			t->flag_q[q] = checks_point_flagged(p, q ? "p99" : "p50", t->warns_q[q], sizeof t->warns_q[q]);
+		t->trials = json_is_integer(json_object_get(p, "repeat")) ?
+			    (int)json_integer_value(json_object_get(p, "repeat")) : 1;
+		const json_t *svc = json_object_get(json_object_get(p, "server"), "service_ns");
+		const json_t *sa = json_object_get(svc, "all"), *ci = json_object_get(sa, "p50_ci");
+		t->svc_every = (int)json_integer_value(json_object_get(svc, "sample_every"));
+		t->svc_n = fg_jnum(sa, "n");
+		t->svc50 = fg_jnum(sa, "p50");
+		t->svc99 = fg_jnum(sa, "p99");
+		t->svc50_lo = json_is_number(json_array_get(ci, 0)) ? json_number_value(json_array_get(ci, 0)) : NAN;
+		t->svc50_hi = json_is_number(json_array_get(ci, 1)) ? json_number_value(json_array_get(ci, 1)) : NAN;
+		t->svc_nil50 = fg_jnum(json_object_get(svc, "nilext"), "n") > 0 ?
+			       fg_jnum(json_object_get(svc, "nilext"), "p50") : NAN;
+		t->svc_non50 = fg_jnum(json_object_get(svc, "non_nilext"), "n") > 0 ?
+			       fg_jnum(json_object_get(svc, "non_nilext"), "p50") : NAN;
+		if (!(t->svc_n > 0))
+			t->svc50 = t->svc99 = t->svc50_lo = t->svc50_hi = NAN;
 	}
 	for (j = 0; j < r->nsys; j++)
 		qsort(r->sys[j].pt, r->sys[j].n, sizeof r->sys[j].pt[0], cmp_pt);
@@ -225,6 +241,8 @@ static void classify(struct frun *r)
 	snprintf(r->machine, sizeof r->machine, "%s on %s (%s, %.0f CPUs)", r->transport,
 		 fg_jstr(json_object_get(r->run, "hosts"), "driver", "?"), fg_jstr(env, "cpu_model", "CPU unknown"),
 		 fg_jnum(env, "cpus_online"));
+	snprintf(r->backend, sizeof r->backend, "%s",
+		 fg_jstr(json_object_get(json_object_get(cf, "server"), "backend"), "kind", "?"));
 	r->durable = oq_durable(r->run);
 	r->slot = -1;
 	if (!strcmp(kind, "echo")) {
@@ -248,7 +266,10 @@ static void classify(struct frun *r)
 	}
 }
 
-/* Is run a better choice than cur for a panel (one with points, durable first for 9/10, then newer)? */
+/* Is run a better choice than cur for a panel (one with points, durable
+ * first for 9/10, the cache backend first for 7/8 (the paper's
+ * Memcached-like store; memcached runs have the faithfulness figure),
+ * then newer)? */
 static int better(const struct frun *a, const struct frun *cur)
 {
 	if (!cur)
@@ -257,6 +278,8 @@ static int better(const struct frun *a, const struct frun *cur)
 		return a->nsys > 0;
 	if (a->fig == FIG_910 && a->durable != cur->durable)
 		return a->durable;
+	if (a->fig == FIG_78 && !strcmp(a->backend, "cache") != !strcmp(cur->backend, "cache"))
+		return !strcmp(a->backend, "cache");
 	return strcmp(a->created, cur->created) > 0;
 }
 
@@ -332,6 +355,8 @@ void fg_pick_panels(struct fctx *x)
 {
 	for (size_t i = 0; i < x->nruns; i++) {
 		struct frun *r = &x->runs[i];
+		if (r->fig == FIG_78 && !strcmp(r->backend, "memcached") && better(r, x->mc78[r->slot]))
+			x->mc78[r->slot] = r;
 		if (r->fig == FIG_78 && better(r, x->panel78[r->slot]))
 			x->panel78[r->slot] = r;
 		else if (r->fig == FIG_910 && better(r, x->panel910[r->slot]))
@@ -342,6 +367,11 @@ void fg_pick_panels(struct fctx *x)
 			x->fig6[x->nfig6++] = r;
 	}
 	for (int k = 0; k < 4; k++) {
+		const struct frun *c, *m;
+		if ((fg_clusters[k] == 12 || fg_clusters[k] == 31) && fg_faith_pair(x, k, &c, &m)) {
+			x->panel78[k]->faith = 1;
+			x->mc78[k]->faith = x->mc78[k]->drawn = 1;
+		}
 		if (x->panel78[k])
 			x->panel78[k]->drawn = 1;
 		if (x->panel910[k])

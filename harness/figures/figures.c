@@ -5,7 +5,9 @@
  * What it owns.  It reads every RUNS/ * /run.json (and one level deeper),
  * sorts each run into the figure it reproduces by what the run measured,
  * not by its name:
- *   Figs 7/8   workload.kind twitter, one panel per cluster 12/19/27/31;
+ *   Figs 7/8   workload.kind twitter, one panel per cluster 12/19/27/31
+ *              (a run on the cache backend is preferred; clusters 12 and
+ *              31 on memcached go to the faithfulness figure, figfaith.c);
  *   Figs 9/10  workload.kind ycsb, one panel per put ratio 1/0.5/0.05/0
  *              (a run whose oq points are durable is preferred: the
  *              paper's JuneBerry-D);
@@ -37,6 +39,7 @@
  *   figruns.c    reading the runs, sorting them into panels, the peak
  *   figdraw.c    the figures: data and parameter files for plot/ *.gp
  *   figclaims.c  the claims table and the fidelity check
+ *   figfaith.c   the cache against memcached (the faithfulness figure)
  */
 #include "figures.h"
 #include "figures_internal.h"
@@ -170,9 +173,11 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 		 "in [0, 2 s] (the sample traces in traces/, not the paper's 54 clusters)" :
 		 "Fig 2: not run (no T_gap data)");
 
+	fg_faith_html(f, x);
+
 	fputs("<h2>Runs</h2>\n<table id=runs><thead><tr><th>run</th><th>directory</th><th>figure</th>"
-	      "<th>machine and transport</th><th>created (UTC)</th><th>commit</th><th>peak</th></tr></thead>"
-	      "<tbody>\n", f);
+	      "<th>backend</th><th>machine and transport</th><th>created (UTC)</th><th>commit</th><th>peak</th>"
+	      "</tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < x->nruns; i++) {
 		const struct frun *r = &x->runs[i];
 		static const char *const fig[] = { "none", "7/8", "9/10", "6", "11" };
@@ -190,8 +195,11 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 		}
 		fputs("</td><td>", f);
 		fg_html_escape(f, r->dir);
-		fprintf(f, "</td><td>%s%s</td><td>", fig[r->fig], r->drawn || r->fig == FIG_NONE ? "" :
-			" (not drawn: another run of this panel is, durable or newer)");
+		fprintf(f, "</td><td>%s%s%s</td><td>", fig[r->fig], r->faith ? ", faithfulness" : "",
+			r->drawn || r->fig == FIG_NONE ? "" :
+			" (not drawn: another run of this panel is, durable, on the cache or newer)");
+		fg_html_escape(f, r->backend);
+		fputs("</td><td>", f);
 		fg_html_escape(f, r->machine);
 		fputs("</td><td>", f);
 		fg_html_escape(f, r->created);
@@ -297,9 +305,10 @@ int figures_main(int argc, char **argv)
 	{
 		const char *const t78[4] = { "(a) Cluster-12", "(b) Cluster-19", "(c) Cluster-27", "(d) Cluster-31" };
 		if (fg_draw_lt(plotdir, outdir, "fig7", x.panel78, t78, 2, "Fig 7: median latency vs throughput "
-			    "(Twitter clusters, cache backend)", err, sizeof err) < 0 ||
+			    "(Twitter clusters; the cache backend where a run has it)", err, sizeof err) < 0 ||
 		    fg_draw_lt(plotdir, outdir, "fig8", x.panel78, t78, 3, "Fig 8: P99 latency vs throughput "
-			    "(Twitter clusters, cache backend)", err, sizeof err) < 0 ||
+			    "(Twitter clusters; the cache backend where a run has it)", err, sizeof err) < 0 ||
+		    fg_draw_faith(&x, plotdir, outdir, err, sizeof err) < 0 ||
 		    fg_draw_lt(plotdir, outdir, "fig9", x.panel910, fg_put_titles, 2, "Fig 9: median latency vs "
 			    "throughput (YCSB-like, pmkv where durable)", err, sizeof err) < 0 ||
 		    fg_draw_lt(plotdir, outdir, "fig10", x.panel910, fg_put_titles, 3, "Fig 10: P99 latency vs "

@@ -31,6 +31,12 @@ struct fpt {
 	 * which, "a,b" (checks_point_flagged) */
 	int flag_q[2];
 	char warns_q[2][64];
+	/* the server's service time per request (server.service_ns, merged
+	 * over the point's trials; bench/server.h): requests timed, one in
+	 * svc_every, the median with its 95 % CI, the P99, and the medians of
+	 * the nilext (set, delete) and other requests; NAN without one */
+	double svc_n, svc50, svc50_lo, svc50_hi, svc99, svc_nil50, svc_non50;
+	int svc_every, trials;
 };
 
 struct fsys {
@@ -42,8 +48,10 @@ struct fsys {
 struct frun {
 	char dir[PATH_MAX];
 	char name[128], transport[32], created[40], machine[256], commit[16];
+	char backend[32];        /* config.server.backend.kind, "?" when absent */
 	json_t *run;
 	int fig, slot, durable, drawn;
+	int faith;               /* drawn in the faithfulness figure (figfaith.c) */
 	size_t nsys;
 	struct fsys sys[FG_MAXSYS];
 	double peak, load80;
@@ -54,6 +62,9 @@ struct fctx {
 	struct frun *runs;
 	size_t nruns;
 	struct frun *panel78[4], *panel910[4], *fig11, *fig6[4];
+	/* Figs 7/8 runs on memcached, for the faithfulness figure beside the
+	 * cache's in panel78 (figfaith.c) */
+	struct frun *mc78[4];
 	size_t nfig6;
 };
 
@@ -96,6 +107,13 @@ int fg_draw_fig2(const char *tgap, const char *plotdir, const char *out, int *ha
 /* ---- figclaims.c: the claims table and the fidelity check ---- */
 void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, int *rows, int *held, int *judged);
 int fg_check_qualitative(const struct fctx *x, FILE *out, FILE *html, char *err, size_t errlen);
+
+/* ---- figfaith.c: the cache against memcached ---- */
+/* The cluster 12 and 31 runs on the cache (panel78) and on memcached
+ * (mc78) of slot k, or NULL where one is missing. */
+int fg_faith_pair(const struct fctx *x, int k, const struct frun **cache, const struct frun **mc);
+int fg_draw_faith(const struct fctx *x, const char *plotdir, const char *out, char *err, size_t errlen);
+void fg_faith_html(FILE *f, const struct fctx *x);
 
 /* ---- figures.c ---- */
 /* Writes s to f with &, <, >, " and ' escaped. */
