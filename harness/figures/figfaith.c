@@ -182,8 +182,13 @@ static void svc_cell(FILE *f, const char *sys, const struct fpt *t)
 	fputs("<b>", f);
 	fg_html_escape(f, sys);
 	fputs("</b> ", f);
-	if (!t || !(t->svc_n > 0)) {
-		fputs("not measured (a run from before service times, or server.service_sample 0)", f);
+	if (!t) {
+		fputs("no point with latency samples at this load", f);
+		return;
+	}
+	if (!(t->svc_n > 0)) {
+		fputs("not measured (a run from before service times, server.service_sample 0, or no "
+		      "request timed in the window)", f);
 		return;
 	}
 	fprintf(f, "%.3f µs [%.3f, %.3f], P99 %.2f µs; sets and deletes %.3f, others %.3f; n %.0f (1 in %d",

@@ -31,6 +31,8 @@ void fg_fmt_ops(char *buf, size_t len, double ops)
 		snprintf(buf, len, "?");
 	else if (ops >= 1e6)
 		snprintf(buf, len, "%.2f Mops/s", ops / 1e6);
+	else if (ops < 1e4)
+		snprintf(buf, len, "%.2f Kops/s", ops / 1e3);
 	else
 		snprintf(buf, len, "%.0f Kops/s", ops / 1e3);
 }
