@@ -56,6 +56,7 @@ struct ic_opts {
 	const char *system;
 	const char *workload;
 	int requests, warmup, batch;
+	int service_sample;
 	uint64_t seed;
 };
 
@@ -76,6 +77,8 @@ static const struct opt ic_tab[] = {
 	{ "batch", OPT_INT, offsetof(struct ic_opts, batch), "16", 1, 64, NULL,
 	  "requests sent before the worker runs" },
 	{ "seed", OPT_U64, offsetof(struct ic_opts, seed), "1", 0, 1.8e19, NULL, "workload seed" },
+	{ "service-sample", OPT_INT, offsetof(struct ic_opts, service_sample), SERVER_SERVICE_SAMPLE_STR, 0, 1 << 20,
+	  NULL, "the worker times the backend call of one request in N (oqb-server's --service-sample; 0: none)" },
 	{ NULL, 0, 0, NULL, 0, 0, NULL,
 	  "instructions per request of the client, the worker and hist_record, under callgrind "
 	  "(bench/icount.sh)" },
@@ -202,7 +205,7 @@ int main(int argc, char **argv)
 		.tpc = { .workers = 1, .ring_slots = 1024, .slot_size = 1024, .system = sys->name,
 			 .void_timeout_ns = 50000000ull },
 		.bc = { .kind = "null", .seed = o.seed },
-		.manual = 1,
+		.manual = 1, .service_sample = (unsigned)o.service_sample,
 	};
 	struct server *sv = server_start(&sc, err, sizeof err);
 	if (!sv) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "ctl.h"
 #include "hostfacts.h"
 #include "proclimits.h"
@@ -52,6 +53,7 @@ struct srv_opts {
 	const char *cpus;
 	int cpu_first;
 	double idle_nap_us, idle_spin_us;
+	int service_sample;
 };
 
 static const char *const dists[] = { "fixed", "exp", NULL };
@@ -122,6 +124,9 @@ static const struct opt srv_tab[] = {
 	{ "idle-spin-us", OPT_DBL, O(idle_spin_us), "200", 0, 1e7, NULL,
 	  "with --idle-nap-us: how long an idle worker spins before its first nap" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed (service times)" },
+	{ "service-sample", OPT_INT, O(service_sample), SERVER_SERVICE_SAMPLE_STR, 0, 1 << 20, NULL,
+	  "time the backend call of one request in N on average, at random gaps, into the service-time histograms "
+	  "of the result (service_ns; 1: every request, 0: none; bench/server.h)" },
 	{ "cpus", OPT_STR, O(cpus), "auto", 0, -1, NULL,
 	  "CPUs for the workers: auto (one each, from --cpu-first), none, or a list like 0-3,8" },
 	{ "cpu-first", OPT_INT, O(cpu_first), "0", 0, 1023, NULL,
@@ -269,6 +274,8 @@ int main(int argc, char **argv)
 			"spinning threads share CPUs, latencies will include scheduling delays", o.workers,
 			o.cpu_first, cpus.available);
 	sc.cpus = &cpus;
+	sc.service_sample = (unsigned)o.service_sample;
+	sc.window_from_go = o.ctl != NULL;
 
 	/* Signals are taken synchronously by the main thread (sigwait below);
 	 * workers inherit the mask. */
@@ -373,6 +380,14 @@ int main(int argc, char **argv)
 		const char *type = json_string_value(json_object_get(m, "type"));
 		int stop = type && (!strcmp(type, "STOP") || !strcmp(type, "BYE"));
 		int bye = type && !strcmp(type, "BYE");
+		if (type && !strcmp(type, "GO")) {
+			/* The clients' measured window, as they compute it from
+			 * their GO: service times outside it are left out. */
+			uint64_t from = clock_ns() + (uint64_t)json_integer_value(json_object_get(m, "start_in_ns")) +
+					(uint64_t)json_integer_value(json_object_get(m, "warmup_ns"));
+			uint64_t dur = (uint64_t)json_integer_value(json_object_get(m, "duration_ns"));
+			server_window(the_server, from, dur ? from + dur : UINT64_MAX);
+		}
 		json_decref(m);
 		if (stop) {
 			server_stop(the_server);

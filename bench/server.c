@@ -16,9 +16,11 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "bits.h"
 #include "clock.h"
 #include "exec.h"
 #include "fault.h"
+#include "hist.h"
 #include "log.h"
 #include "server.h"
 #include "stall.h"
@@ -46,6 +48,12 @@ struct worker {
 	uint64_t nilext, non_nilext, recovered;
 	const char *last_reject;
 	struct fault_worker fw;   /* test-only faults (fault.h) */
+	/* service time (server.h): svc[0] non-nilext, svc[1] nilext, NULL
+	 * when off; svc_left counts down to the next timed request */
+	struct hist *svc[2];
+	uint32_t svc_left;
+	uint64_t svc_rng;
+	uint64_t svc_outside;     /* timed, but started outside the window */
 	/* placement and interference over the worker's life */
 	int cpu;                  /* -1: unpinned */
 	uint64_t life_ns;
@@ -58,6 +66,8 @@ struct worker {
 struct server {
 	struct server_conf c;
 	struct tp_server *tp;
+	_Atomic uint64_t win_from, win_to;   /* the measured window (server_window) */
+	_Atomic int win_set;
 	_Atomic int stop;
 	int stopped;
 	struct worker *w;
@@ -81,6 +91,45 @@ static void reply(struct worker *w, const struct wire_req *h, unsigned kind,
 
 static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on rule,
 		     const struct backend_req *br, struct backend_out *out);
+
+/* Requests until the next timed one: uniform on 1 .. 2N-1 (mean N), from
+ * the worker's own xorshift64 (any pattern of the workload is unrelated
+ * to it).  UINT32_MAX when timing is off. */
+static uint32_t svc_gap(struct worker *w)
+{
+	uint32_t n = w->s->c.service_sample;
+	if (!w->svc[0])
+		return UINT32_MAX;
+	if (n <= 1)
+		return 1;
+	uint64_t x = w->svc_rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	w->svc_rng = x;
+	return 1 + (uint32_t)((x >> 11) % (2ull * n - 1));
+}
+
+/* The backend call of one request with the clock read around it (server.h,
+ * "Service time"); out of line, so the untimed path stays as it was. */
+static __attribute__((noinline)) void exec_timed(struct worker *w, const struct backend_req *br,
+						 struct backend_out *out, unsigned nilext)
+{
+	struct server *s = w->s;
+	w->svc_left = svc_gap(w);
+	if (!w->svc[0]) {
+		s->c.be->exec(w->be, br, out);
+		return;
+	}
+	uint64_t t0 = clock_ns();
+	s->c.be->exec(w->be, br, out);
+	uint64_t t1 = clock_ns();
+	if (t0 >= atomic_load_explicit(&s->win_from, memory_order_relaxed) &&
+	    t0 < atomic_load_explicit(&s->win_to, memory_order_relaxed))
+		hist_record(w->svc[nilext], t1 - t0);
+	else
+		w->svc_outside++;
+}
 
 /* Executes the request in one slot, in slot order. */
 static void run_slot(struct worker *w, uint64_t slot)
@@ -127,7 +176,10 @@ static void run_slot(struct worker *w, uint64_t slot)
 	struct backend_out out = { .status = KV_OK, .val = w->valbuf, .val_cap = KV_MAX_VALUE };
 	if (fault_mask && fault_run(w, &h, rule, &br, &out))
 		goto executed;   /* handled (or dropped) by a test-only fault */
-	s->c.be->exec(w->be, &br, &out);
+	if (__builtin_expect(--w->svc_left == 0, 0))
+		exec_timed(w, &br, &out, (h.flags & KV_F_NILEXT) != 0);
+	else
+		s->c.be->exec(w->be, &br, &out);
 	w->executed++;
 	if (h.flags & KV_F_NILEXT)
 		w->nilext++;
@@ -413,6 +465,8 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 		return NULL;
 	}
 	s->c = *c;
+	atomic_store(&s->win_from, c->window_from_go ? UINT64_MAX : 0);
+	atomic_store(&s->win_to, UINT64_MAX);
 	s->w = calloc(c->tpc.workers, sizeof *s->w);
 	if (!s->w) {
 		snprintf(err, errlen, "out of memory");
@@ -438,7 +492,16 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 			w->rule[f] = (uint8_t)system_commit_rule(c->sys, f);
 		w->valbuf = malloc(KV_MAX_VALUE);
 		w->isvoid = calloc(c->tpc.ring_slots, 1);
-		if (!w->valbuf || !w->isvoid || exec_init(&w->x, 0, c->tpc.ring_slots) != 0) {
+		int svc_ok = 1;
+		if (c->service_sample) {
+			w->svc[0] = hist_new();
+			w->svc[1] = hist_new();
+			svc_ok = w->svc[0] && w->svc[1];
+			/* splitmix64 of (seed, worker): never 0, as xorshift needs */
+			w->svc_rng = mix64(c->bc.seed ^ (0x737663ull << 32) ^ i) | 1;
+		}
+		w->svc_left = svc_gap(w);
+		if (!w->valbuf || !w->isvoid || !svc_ok || exec_init(&w->x, 0, c->tpc.ring_slots) != 0) {
 			snprintf(err, errlen, "out of memory for worker %u", i);
 			goto fail;
 		}
@@ -465,6 +528,15 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 fail:
 	server_destroy(s);
 	return NULL;
+}
+
+void server_window(struct server *s, uint64_t from, uint64_t to)
+{
+	/* The driver sends it with GO, before any client sends a measured
+	 * request; the two stores need no order between them. */
+	atomic_store_explicit(&s->win_from, from, memory_order_relaxed);
+	atomic_store_explicit(&s->win_to, to, memory_order_relaxed);
+	atomic_store(&s->win_set, 1);
 }
 
 const char *server_endpoint(struct server *s)
@@ -497,6 +569,54 @@ int server_fatal(struct server *s, char *msg, size_t cap)
 	return 0;
 }
 
+/* One class's service times: the histogram (hist.h's JSON, so the driver
+ * merges bins) with its median, P99 and mean. */
+static json_t *svc_class_json(const struct hist *h)
+{
+	json_t *j = hist_to_json(h);
+	if (!j)
+		return json_null();
+	json_object_set_new(j, "p50", json_integer((json_int_t)hist_percentile(h, 50)));
+	json_object_set_new(j, "p99", json_integer((json_int_t)hist_percentile(h, 99)));
+	json_object_set_new(j, "mean", json_real(hist_mean(h)));
+	return j;
+}
+
+/* "service_ns": the workers' service times merged bin-wise (server.h). */
+static json_t *svc_json(struct server *s)
+{
+	json_t *j = json_pack("{s:s,s:i}", "definition", "the backend's exec call of one request, the clock read "
+			      "just before and just after it: waiting in the ring, the request check, the ACK and the "
+			      "response are not in it (bench/server.h, docs/driver.md)",
+			      "sample_every", (int)s->c.service_sample);
+	if (!s->c.service_sample || !j)
+		return j;
+	struct hist *cls[2] = { hist_new(), hist_new() }, *all = hist_new();
+	uint64_t outside = 0;
+	if (cls[0] && cls[1] && all) {
+		for (unsigned i = 0; i < s->c.tpc.workers; i++)
+			for (int c = 0; c < 2; c++)
+				if (s->w[i].svc[c]) {
+					hist_merge(cls[c], s->w[i].svc[c]);
+					hist_merge(all, s->w[i].svc[c]);
+				}
+		for (unsigned i = 0; i < s->c.tpc.workers; i++)
+			outside += s->w[i].svc_outside;
+		json_object_set_new(j, "window", json_string(atomic_load(&s->win_set) ?
+			"the clients' measured window (load phase, warm-up and drain left out)" :
+			s->c.window_from_go ? "none: no GO with the window came, so nothing was recorded" :
+			"the server's life (no window was set)"));
+		json_object_set_new(j, "outside_window", json_integer((json_int_t)outside));
+		json_object_set_new(j, "all", svc_class_json(all));
+		json_object_set_new(j, "nilext", svc_class_json(cls[1]));
+		json_object_set_new(j, "non_nilext", svc_class_json(cls[0]));
+	}
+	hist_free(cls[0]);
+	hist_free(cls[1]);
+	hist_free(all);
+	return j;
+}
+
 json_t *server_stats(struct server *s)
 {
 	json_t *ws = json_array();
@@ -517,6 +637,16 @@ json_t *server_stats(struct server *s)
 		json_object_set_new(wj, "involuntary_switches", json_integer(w->nivcsw));
 		json_object_set_new(wj, "cpu_ns", json_integer((json_int_t)w->cpu_ns));
 		json_object_set_new(wj, "stalls", stall_json(&w->stall));
+		if (w->svc[0]) {
+			struct hist *h = hist_new();
+			if (h) {
+				hist_merge(h, w->svc[0]);
+				hist_merge(h, w->svc[1]);
+				json_object_set_new(wj, "service_ns", json_pack("{s:I,s:I}", "n", (json_int_t)h->n,
+						    "p50", (json_int_t)hist_percentile(h, 50)));
+				hist_free(h);
+			}
+		}
 		if (s->c.idle.nap_ns)
 			json_object_set_new(wj, "idle_naps", json_pack("{s:I,s:I}", "count", (json_int_t)w->idle.naps,
 								      "requested_ns", (json_int_t)w->idle.nap_ns));
@@ -539,6 +669,7 @@ json_t *server_stats(struct server *s)
 		"voided", (json_int_t)tot_void, "per_worker", ws);
 	json_object_set_new(j, "idle", json_pack("{s:s,s:I,s:I}", "mode", idle_mode(&s->c.idle),
 						 "spin_ns", (json_int_t)s->c.idle.spin_ns, "nap_ns", (json_int_t)s->c.idle.nap_ns));
+	json_object_set_new(j, "service_ns", svc_json(s));
 	if (s->tp && s->c.tp->srv_stats)
 		json_object_set_new(j, "transport", s->c.tp->srv_stats(s->tp));
 	json_object_set_new(j, "usage", usage_json());
@@ -555,6 +686,8 @@ void server_destroy(struct server *s)
 		if (w->be)
 			s->c.be->close(w->be);
 		exec_free(&w->x);
+		hist_free(w->svc[0]);
+		hist_free(w->svc[1]);
 		free(w->valbuf);
 		free(w->isvoid);
 	}

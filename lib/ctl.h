@@ -10,6 +10,11 @@
  *                      sent once the process is ready to serve/send.
  *   driver -> process  {"v":1,"type":"GO","start_in_ns":N}   (clients)
  *                      start the measured run N ns after receipt.
+ *   driver -> process  {"v":1,"type":"GO","start_in_ns":N,"warmup_ns":W,
+ *                       "duration_ns":D}                     (servers)
+ *                      the clients' measured window, [N + W, N + W + D)
+ *                      after receipt (D = 0: open-ended); servers that
+ *                      do not use it ignore it.
  *   process -> driver  {"v":1,"type":"DONE","result":{...}}
  *   driver -> process  {"v":1,"type":"STOP"}                 (servers)
  *                      finish, answer with DONE (server stats), exit.

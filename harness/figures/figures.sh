@@ -13,6 +13,12 @@
 # last reference, about 100 s, then ends inside 20 minutes; the runs before
 # it took 871-949 s here once the cache backend prefaulted its memory).
 #
+# Faithfulness: clusters 12 and 31 (fig7-8-cluster12/31) run a second time
+# on Debian's memcached (--set server.backend, the cache's memory_mb), as
+# fig7-8-clusterN-memcached, after the other configs and only within
+# FIGURES_BUDGET_S, like the volatile references; `oqb figures` draws them
+# against the cache's runs (harness/figures/figfaith.c).
+#
 # Quick scale: 0.5 s measured per point after 0.2 s of warm-up, one trial,
 # and 7 fractions of the knee instead of the configs' 9 (0.1, 0.5, 0.8,
 # 0.9, 1, 1.1, 1.25: 80 % of the knee, the knee and two loads past it stay).
@@ -45,11 +51,20 @@ for c in configs/fig*.json; do
 	*) configs+=("$c") ;;
 	esac
 done
-configs+=("${refs[@]}")
+# the faithfulness runs: "memcached:" before a config runs it on memcached
+faith=(memcached:configs/fig7-8-cluster12.json memcached:configs/fig7-8-cluster31.json)
+configs+=("${faith[@]}" "${refs[@]}")
 n=${#configs[@]} i=0 failed=0
 for c in "${configs[@]}"; do
 	i=$((i + 1))
-	name=$(basename "$c" .json)
+	backend=()
+	case $c in
+	memcached:*)
+		c=${c#memcached:}
+		name=$(basename "$c" .json)-memcached
+		backend=(--set "server.backend=$(jq -c '{kind: "memcached"} + (.server.backend | {memory_mb} | with_entries(select(.value != null)))' "$c")") ;;
+	*) name=$(basename "$c" .json) ;;
+	esac
 	# shellcheck disable=SC2254
 	case $name in $only) ;; *) continue ;; esac
 	t0=$SECONDS
@@ -60,6 +75,16 @@ for c in "${configs[@]}"; do
 			continue
 		fi ;;
 	esac
+	if [ ${#backend[@]} -gt 0 ]; then
+		if [ $((SECONDS - start)) -ge "$budget" ]; then
+			echo "figures: [$i/$n] $name: skipped, the runs so far took $((SECONDS - start)) s (FIGURES_BUDGET_S=$budget); the faithfulness figure says not run" >&2
+			continue
+		fi
+		if ! command -v memcached >/dev/null; then
+			echo "figures: [$i/$n] $name: skipped, no memcached on PATH (make deps installs Debian's); the faithfulness figure says not run" >&2
+			continue
+		fi
+	fi
 	if [ "$(jq -r .transport "$c")" = verbs ]; then
 		if "$bin/oqb" run "$c" --dry-run >"$out/runs/$name.dry-run.txt" 2>&1; then
 			echo "figures: [$i/$n] $name: transport verbs, --dry-run only (lab hosts): ok" >&2
@@ -73,7 +98,7 @@ for c in "${configs[@]}"; do
 	if [ "$(jq -r '.arrival.loads_ops.auto? // false' "$c" 2>/dev/null)" = true ]; then
 		extra=(--set "arrival.loads_ops=$(jq -c --argjson f "$fractions" '.arrival.loads_ops + {fractions: $f}' "$c")")
 	fi
-	if "$bin/oqb" run "$c" "${quick[@]}" "${extra[@]}" --quiet --out "$out/runs/$name" \
+	if "$bin/oqb" run "$c" "${quick[@]}" "${extra[@]}" "${backend[@]}" --quiet --out "$out/runs/$name" \
 		>"$out/runs/$name.log" 2>&1; then
 		echo "figures: [$i/$n] $name: $((SECONDS - t0)) s" >&2
 	else

@@ -77,6 +77,33 @@ int merge_hist_from(struct hist *h, const json_t *j, const char *what, char *err
 	return 0;
 }
 
+int merge_service(json_t *server, char *err, size_t errlen)
+{
+	json_t *svc = json_object_get(server, "service_ns");
+	struct hist *h;
+	char what[64];
+	int rc = 0;
+
+	if (!json_is_object(svc) || !json_object_get(svc, "all"))
+		return 0;
+	if (!(h = hist_new())) {
+		snprintf(err, errlen, "out of memory merging service times");
+		return -1;
+	}
+	for (size_t c = 0; c < NCLASSES && rc == 0; c++) {
+		const json_t *hj = json_object_get(svc, classes[c]);
+		if (!hj)
+			continue;
+		snprintf(what, sizeof what, "server: service_ns.%s", classes[c]);
+		if (merge_hist_from(h, hj, what, err, errlen) < 0)
+			rc = -1;
+		else
+			json_object_set_new(svc, classes[c], merge_summary(h));
+	}
+	hist_free(h);
+	return rc;
+}
+
 static double num(const json_t *o, const char *k)
 {
 	const json_t *v = json_object_get(o, k);
@@ -184,7 +211,18 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 	json_object_set_new(p, "lat_ns", lat);
 	for (c = 0; c < NCLASSES; c++)
 		json_object_set_new(lat, classes[c], merge_summary(sum[c]));
-	json_object_set(p, "server", server ? (json_t *)server : json_null());
+	if (server) {
+		json_t *srv = json_deep_copy(server);
+		if (!srv || merge_service(srv, err, errlen) < 0) {
+			if (!srv)
+				snprintf(err, errlen, "out of memory copying the server's result");
+			json_decref(srv);
+			goto fail;
+		}
+		json_object_set_new(p, "server", srv);
+	} else {
+		json_object_set_new(p, "server", json_null());
+	}
 
 	for (c = 0; c < NCLASSES; c++)
 		hist_free(sum[c]);

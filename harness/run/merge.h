@@ -33,9 +33,20 @@ void merge_ranges(json_t *summary, const struct hist *h);
 int merge_hist_from(struct hist *h, const json_t *j, const char *what, char *err, size_t errlen);
 
 /*
+ * The server's service times (bench/server.h, "service_ns" of its DONE
+ * result), each class ("all", "nilext", "non_nilext") summarised as a
+ * latency class is (merge_summary: percentiles with their CIs, bins and
+ * the HdrHistogram encoding), in place.  A result without service_ns (a
+ * build from before it, or service_sample 0) is left as it is.  Returns
+ * 0, or -1 with err naming the class.
+ */
+int merge_service(json_t *server, char *err, size_t errlen);
+
+/*
  * Builds the point object of run.json from the clients' DONE results
- * (each an "oqbench.client/1" object) and the server's.  Returns a new
- * object, or NULL with err naming the client rank and the bad field.
+ * (each an "oqbench.client/1" object) and the server's (its service
+ * times summarised by merge_service).  Returns a new object, or NULL
+ * with err naming the client rank and the bad field.
  */
 json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclients,
 		    const json_t *server, char *err, size_t errlen);

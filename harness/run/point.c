@@ -504,7 +504,16 @@ json_t *run_point(struct run *r, struct prun *pr, const struct point *pt)
 		goto stop;
 	t_cli = now_ms();
 
-	/* One start time for all: clients start start_delay after GO. */
+	/* One start time for all: clients start start_delay after GO.  The
+	 * server learns the same window, to leave the warm-up and the drain
+	 * out of its service times (bench/server.h). */
+	if (ctl_send(pr->procs[0].ctl, json_pack("{s:s, s:I, s:I, s:I}", "type", "GO", "start_in_ns",
+						 (json_int_t)(rc->start_delay_ms * 1e6), "warmup_ns",
+						 (json_int_t)(rc->warmup_s * 1e9), "duration_ns",
+						 (json_int_t)(rc->duration_s * 1e9)), err, sizeof err) < 0) {
+		prun_fail(pr, &pr->procs[0], "GO could not be sent: %s", err);
+		goto stop;
+	}
 	for (i = 1; i < pr->nprocs; i++) {
 		struct proc *p = &pr->procs[i];
 		if (ctl_send(p->ctl, json_pack("{s:s, s:I}", "type", "GO", "start_in_ns",

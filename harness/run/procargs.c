@@ -157,6 +157,10 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 	if (!strcmp(point_transport(rc, pt), "verbs"))
 		e |= push_num(&a, "--expect-conns", (double)needs_server_conns(rc));
 	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
+	/* only when set, so a build from before the flag still runs a config
+	 * without it (oqb ab's BASE) */
+	if (rc->service_sample >= 0)
+		e |= push_num(&a, "--service-sample", (double)rc->service_sample);
 	e |= push_kv(&a, "--cpus", rc->srv_cpus);
 	e |= push_idle(&a, rc);
 	e |= push_kv(&a, "--ctl", ctl_hp);

@@ -224,6 +224,13 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 		snprintf(be, sizeof be, " [rocksdb %s, assertions %s]",
 			 json_string_value(json_object_get(lib, "header_version")) ?: "?", a ? a : "unknown");
 	}
+	/* the server's median service time per request (bench/server.h) */
+	const json_t *svc = json_object_get(json_object_get(json_object_get(pj, "server"), "service_ns"), "all");
+	if (json_integer_value(json_object_get(svc, "n")) > 0) {
+		char sv[32];
+		fmt_ns(sv, sizeof sv, json_number_value(json_object_get(svc, "p50")));
+		snprintf(be + strlen(be), sizeof be - strlen(be), "  service p50=%s", sv);
+	}
 	fprintf(stderr, "[%zu/%zu] system=%s %s%s  p50=%s p99=%s%s  achieved=%.0f ops/s%s%s%s  ETA %s\n",
 		done, r->ntrials, pt->system, load, tr, p50, p99, be,
 		json_number_value(json_object_get(pj, "achieved_ops")),

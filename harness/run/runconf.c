@@ -61,6 +61,7 @@ static const struct conf_key server_keys[] = {
 	{ "recv_pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "durable/pmkv: directory on the server host for the persistent receive rings and pools; each point gets a fresh subdirectory (default: a private one per point)" },
 	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--void-timeout-ms\", \"20\"]" },
 	{ "cpus", CONF_STR, 0, 0, 0, NULL, NULL, "CPUs of the workers: auto (a CPU each, not shared with the clients on the same host; on verbs from the NIC's NUMA node), none, or a list like \"0-3\" (default auto)" },
+	{ "service_sample", CONF_INT, 0, 0, 1 << 20, NULL, NULL, "time the backend call of one request in this many, at random gaps, for the point's server.service_ns (default 16; 1: every request; 0: none)" },
 	{ NULL }
 };
 
@@ -1074,6 +1075,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 
 	srv = json_object_get(rc->root, "server");
 	rc->workers = conf_int(srv, "workers", 1);
+	rc->service_sample = conf_int(srv, "service_sample", -1);
 	rc->ring_slots = conf_int(srv, "ring_slots", -1);
 	rc->slot_size = conf_int(srv, "slot_size", -1);
 	if (rc->slot_size > 0 && rc->slot_size % 64) {

@@ -37,6 +37,7 @@ struct runconf {
 
 	/* server */
 	long long workers;
+	long long service_sample;      /* server.service_sample, -1: the server's default */
 	const char *backend;           /* null | cache | pmkv | memcached | rocksdb */
 	long long service_ns;          /* null: -1 when not given */
 	const char *service_dist;      /* null: NULL when not given */

@@ -90,6 +90,20 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 		json_object_del(cls, "ranges_ns");
 	}
 	json_object_set_new(e, "lat_ns", lat);
+	/* the server's service times likewise (bench/server.h) */
+	const json_t *svc = json_object_get(json_object_get(pj, "server"), "service_ns");
+	if (json_object_get(svc, "all")) {
+		json_t *sv = json_object();
+		for (int c = 0; c < NCLASSES; c++) {
+			json_t *one = json_deep_copy(json_object_get(svc, classes[c]));
+			if (!one)
+				continue;
+			json_object_del(one, "bins");
+			json_object_del(one, "ranges_ns");
+			json_object_set_new(sv, classes[c], one);
+		}
+		json_object_set_new(e, "service_ns", sv);
+	}
 	if (json_object_get(pj, "convergence"))
 		json_object_set(e, "convergence", json_object_get(pj, "convergence"));
 	if (json_object_get(pj, "driver_s"))
@@ -262,6 +276,68 @@ static int trial_hist(struct hist *h, const json_t *hj, const char *what, char *
 	return 0;
 }
 
+/*
+ * The point's server.service_ns (a copy of the first trial's) merged over
+ * the trials that measured it, bin-wise as lat_ns is, with every trial's
+ * median beside it ("trials_p50") and how many trials went in ("trials").
+ * 0, or -1 with err naming the trial.
+ */
+static int service_over(json_t *p, const json_t *entries, char *err, size_t errlen)
+{
+	json_t *svc = json_object_get(json_object_get(p, "server"), "service_ns"), *e;
+	struct hist *sum, *one;
+	size_t i, ntr = 0;
+	char what[64];
+	int rc = 0;
+
+	if (!json_is_object(svc) || !json_object_get(svc, "all"))
+		return 0;
+	sum = hist_new();
+	one = hist_new();
+	if (!sum || !one) {
+		snprintf(err, errlen, "out of memory merging service times");
+		rc = -1;
+	}
+	for (int c = 0; c < NCLASSES && rc == 0; c++) {
+		json_t *p50s = json_array();
+		size_t nt = 0;
+		hist_reset(sum);
+		json_array_foreach(entries, i, e) {
+			const json_t *hj = json_object_get(json_object_get(e, "service_ns"), classes[c]);
+			if (!hj)
+				continue;
+			nt++;
+			if (json_integer_value(json_object_get(hj, "n")) == 0) {
+				json_array_append_new(p50s, json_null());
+				continue;
+			}
+			snprintf(what, sizeof what, "trial %zu: server.service_ns.%s", i, classes[c]);
+			if (trial_hist(one, hj, what, err, errlen) < 0) {
+				rc = -1;
+				break;
+			}
+			hist_merge(sum, one);
+			json_array_append_new(p50s, json_integer((json_int_t)hist_percentile(one, 50)));
+		}
+		if (rc == 0 && nt) {
+			json_t *m = merge_summary(sum);
+			if (m) {
+				json_object_set_new(m, "trials_p50", p50s);
+				p50s = NULL;
+				json_object_set_new(svc, classes[c], m);
+			}
+		}
+		json_decref(p50s);
+		if (nt > ntr)
+			ntr = nt;
+	}
+	if (rc == 0)
+		json_object_set_new(svc, "trials", json_integer((json_int_t)ntr));
+	hist_free(sum);
+	hist_free(one);
+	return rc;
+}
+
 json_t *trials_point(const json_t *pj0, const json_t *entries, const struct check_conf *cc, char *err,
 		     size_t errlen)
 {
@@ -305,6 +381,8 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	merge_ranges(json_object_get(lat, "all"), sum[0]);
 	json_object_set_new(p, "lat_ns", lat);
 	lat = NULL;
+	if (service_over(p, entries, err, errlen) < 0)
+		goto fail;
 	for (size_t k = 0; k < NCOUNTERS; k++)
 		json_object_set_new(p, counters[k], json_integer((json_int_t)tot[k]));
 	json_object_set_new(p, "achieved_ops", json_real(n ? ach / (double)n : 0));

@@ -10,29 +10,41 @@
 #           rawrpc growing with load, rawrpc > 2x oq), plus a durable
 #           YCSB 50 % put run, a Fig 6 echo run and a Fig 11 sweep;
 #   fails/  the same, except that on cluster 31 deferred's median at 80 %
-#           of peak is below oq's: the order claim fails there, and only there.
+#           of peak is below oq's: the order claim fails there, and only there;
+#           and no memcached runs (holds/ has clusters 12 and 31 on memcached
+#           too, for the faithfulness figure).
 set -eu
 cd "$(dirname "$0")"
 loads='[10000,30000,50000,70000,80000,90000,100000,110000,125000]'
 
-# lt NAME KIND KEY VALUE DURABLE DEFERRED_AT_80 > run.json
+# lt NAME KIND KEY VALUE DURABLE DEFERRED_AT_80 [BACKEND SVC_NS SCALE OQ_ADD] > run.json
+# BACKEND (default cache) is config.server.backend.kind; every point has a
+# server.service_ns with median SVC_NS (default 400; rawrpc on memcached
+# 4 x, as its sets wait for memcached's answer); deferred's and rawrpc's
+# medians are SCALE (default 1) times the shape above, oq's OQ_ADD ns more.
 lt() {
 	jq -n --arg name "$1" --arg kind "$2" --arg key "$3" --argjson val "$4" --argjson dur "$5" \
-	   --argjson d80 "$6" --argjson loads "$loads" '
+	   --argjson d80 "$6" --arg be "${7:-cache}" --argjson svc "${8:-400}" --argjson sc "${9:-1}" \
+	   --argjson oqa "${10:-0}" --argjson loads "$loads" '
+	def svc($sys):
+	  ($svc * (if $sys == "rawrpc" and $be == "memcached" then 4 else 1 end)) as $s |
+	  { sample_every: 16, trials: 1, all: { n: 5000, p50: $s, p99: ($s * 4), p50_ci: [($s * 0.98), ($s * 1.02)] },
+	    nilext: { n: 4000, p50: ($s * 0.9) }, non_nilext: { n: 1000, p50: ($s * 2) } };
 	def pt($sys; $l; $i; $p50):
 	  { system: $sys, offered_ops: $l, achieved_ops: (if $i >= 7 then $l * 0.85 else $l * 0.99 end),
 	    durable: ($dur and $sys == "oq"), flagged: ($i >= 7), saturated: ($i >= 7),
-	    lat_ns: { all: { n: 10000, p50: $p50, p99: ($p50 * 6) } } };
+	    lat_ns: { all: { n: 10000, p50: $p50, p99: ($p50 * 6) } }, server: { service_ns: svc($sys) } };
 	{ schema: "oqbench.run/1", name: $name, created_utc: "2026-01-01T00:00:00Z", status: "ok",
 	  git_commit: "0123456789abcdef", transport: { name: "shm" },
 	  hosts: { driver: "fixture-host" },
 	  environment: { cpu_model: "Fixture CPU <&> \"quoted\"", cpus_online: 2 },
-	  config: { name: $name, transport: "shm", workload: ({ kind: $kind } + { ($key): $val }) },
+	  config: { name: $name, transport: "shm", workload: ({ kind: $kind } + { ($key): $val }),
+	            server: { backend: { kind: $be } } },
 	  knee: { found_by: "search", ops: 100000, slowest_system: "rawrpc" },
 	  points: [ $loads | to_entries[] | .key as $i | .value as $l |
-	    pt("oq"; $l; $i; 4000 + 200 * ($i % 3)),
-	    pt("deferred"; $l; $i; (if $i == 4 and $d80 > 0 then $d80 else 10000 + 3000 * $i end)),
-	    pt("rawrpc"; $l; $i; 20000 + 9000 * $i) ] }'
+	    pt("oq"; $l; $i; 4000 + 200 * ($i % 3) + $oqa),
+	    pt("deferred"; $l; $i; (if $i == 4 and $d80 > 0 then $d80 else (10000 + 3000 * $i) * $sc end)),
+	    pt("rawrpc"; $l; $i; (20000 + 9000 * $i) * $sc) ] }'
 }
 
 for set in holds fails; do
@@ -42,6 +54,11 @@ for set in holds fails; do
 done
 lt fig7-8-cluster31 twitter cluster 31 false 0 >holds/c31/run.json
 lt fig7-8-cluster31 twitter cluster 31 false 3000 >fails/c31/run.json
+# holds/ also has clusters 12 and 31 on memcached (the faithfulness
+# figure); fails/ has none, so its faithfulness rows say "not run"
+mkdir -p holds/c12mc holds/c31mc
+lt fig7-8-cluster12 twitter cluster 12 false 0 memcached 2000 1.5 1000 >holds/c12mc/run.json
+lt fig7-8-cluster31 twitter cluster 31 false 0 memcached 1500 1.2 500 >holds/c31mc/run.json
 
 for set in holds fails; do
 	jq -n '{ schema: "oqbench.run/1", name: "fig6-echo", created_utc: "2026-01-01T00:00:00Z",

@@ -34,7 +34,7 @@ out=$("$OQB_BIN/oqb" figures --runs "$FIX/fails" --out "$T/rep" 2>&1); rc=$?
 if [ $rc -eq 0 ] && [ "$(tail -1 <<<"$out")" = "$T/rep/index.html" ]; then ok report-path-last-line
 else notok report-path-last-line "exit $rc: $out"; fi
 miss=""
-for f in fig2 fig6 fig7 fig8 fig9 fig10 fig11; do
+for f in fig2 fig6 fig7 fig8 fig9 fig10 fig11 faithful; do
 	[ -s "$T/rep/$f.svg" ] && grep -q '<svg' "$T/rep/$f.svg" || miss="$miss $f"
 done
 if [ -z "$miss" ]; then ok report-every-figure; else notok report-every-figure "missing or empty:$miss"; fi
@@ -93,6 +93,37 @@ else notok report-median-warning-caveats-median-claim "cluster 12's median row: 
 row=$(grep '90.70 % lower median than RawRPC' "$T/caveat/rep/index.html")
 if grep -q 'caveat' <<<"$row"; then notok report-caveat-only-where-due "cluster 31's row is clean, yet: $row"
 else ok report-caveat-only-where-due; fi
+
+# faithfulness (figfaith.c): holds/ has clusters 12 and 31 on the cache and
+# on memcached; fails/ has no memcached run, so its rows say not run
+"$OQB_BIN/oqb" figures --runs "$FIX/holds" --out "$T/faith" >/dev/null 2>&1
+H=$T/faith/index.html
+# cluster 12 at 80 Kops/s: cache oq 4.2 / rawrpc 56 us, memcached 5.2 / 84 us
+if grep -q '<tr class=summary><td>12</td><td colspan=7>oq / rawrpc median at 80 % of the knee: cache 0.075, memcached 0.062 (memcached / cache 0.83)' "$H" &&
+	grep -q '<tr class=summary><td>31</td>.*cache 0.075, memcached 0.070' "$H"; then ok faith-ratios
+else notok faith-ratios "$(grep -o '<tr class=summary>[^\n]*' "$H" | head -2)"; fi
+if grep -q '<b>rawrpc</b> 8.000 µs \[7.840, 8.160\], P99 32.00 µs; sets and deletes 7.200, others 16.000; n 5000 (1 in 16)' "$H"; then
+	ok faith-service-time-with-ci
+else notok faith-service-time-with-ci "no rawrpc/memcached service cell: $(grep -o '<b>rawrpc</b> [^<]*' "$H" | head -4)"; fi
+if [ "$(grep -c 'not run' "$T/faith/faithful.svg")" -eq 0 ] && [ "$(grep -c '^# series' "$T/faith/faithful-1.dat")" -eq 6 ] &&
+	grep -q '^# series oq/memcached' "$T/faith/faithful-3.dat"; then ok faith-figure-drawn
+else notok faith-figure-drawn "faithful.svg says not run, or faithful-1.dat lacks its 6 series"; fi
+# the runs table names the backend, and Figs 7/8 draw the cache's runs
+if grep -q '<td>holds/c12mc</td><td>7/8, faithfulness</td><td>memcached</td>' <<<"$(sed "s|$FIX/||g" "$H")" &&
+	head -1 "$T/faith/fig7-1.dat" | grep -q 'holds/c12)'; then ok faith-runs-table-and-fig7-on-cache
+else notok faith-runs-table-and-fig7-on-cache "$(head -1 "$T/faith/fig7-1.dat")"; fi
+"$OQB_BIN/oqb" figures --runs "$FIX/fails" --out "$T/nofaith" >/dev/null 2>&1
+if [ "$(grep -c 'not run' "$T/nofaith/faithful.svg")" -ge 6 ] &&
+	grep -q '<tr class=notrun><td>12</td><td colspan=7>not run: no run on memcached' "$T/nofaith/index.html"; then
+	ok faith-not-run
+else notok faith-not-run "fails/ has no memcached run, yet the faithfulness figure or table does not say not run"; fi
+# memcached alone: Figs 7/8 draw it (its backend in the panel title), the
+# faithfulness row names the missing cache run
+mkdir -p "$T/mconly" && cp -r "$FIX/holds/c12mc" "$T/mconly/"
+"$OQB_BIN/oqb" figures --runs "$T/mconly" --out "$T/mconly/rep" >/dev/null 2>&1
+if head -1 "$T/mconly/rep/fig7-1.dat" | grep -q 'c12mc)' && grep -q "shm, memcached" "$T/mconly/rep/fig7.gp-params" &&
+	grep -q 'not run: no run on the cache' "$T/mconly/rep/index.html"; then ok faith-memcached-alone
+else notok faith-memcached-alone "$(head -1 "$T/mconly/rep/fig7-1.dat")"; fi
 
 # bad input: a damaged run.json and a claims file without claims
 mkdir -p "$T/bad/x" && echo '{"schema":' >"$T/bad/x/run.json"

@@ -54,7 +54,7 @@ ok report-built
 load "$T/good" good
 pr=$(probe good)
 case $pr in
-"PROBE images=7 broken=0 "*) ok report-images-render ;;
+"PROBE images=8 broken=0 "*) ok report-images-render ;;
 *) notok report-images-render "probe: '${pr:-none}' (chromium log: $(tail -3 "$T/good.log"))" ;;
 esac
 rows=$(sed -n 's/.*claimrows=\([0-9]*\).*/\1/p' <<<"$pr")

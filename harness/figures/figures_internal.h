@@ -1,0 +1,122 @@
+/*
+ * figures_internal.h - what the files of `oqb figures` share (figures.c
+ * is the map): the runs sorted into figures, and the helpers that read
+ * run.json, write gnuplot parameters and HTML.  Nothing outside
+ * harness/figures/ includes it.
+ */
+#ifndef OQB_FIGURES_INTERNAL_H
+#define OQB_FIGURES_INTERNAL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <jansson.h>
+
+#define FG_MAXRUNS 128
+#define FG_MAXSYS 8
+#define FG_MAXPT 64
+
+enum { FIG_NONE, FIG_78, FIG_910, FIG_6, FIG_11 };
+
+static const int fg_clusters[4] = { 12, 19, 27, 31 };
+static const double fg_put_ratios[4] = { 1.0, 0.5, 0.05, 0.0 };
+static const char *const fg_put_names[4] = { "ycsb-put100", "ycsb-put50", "ycsb-put5", "ycsb-put0" };
+static const char *const fg_put_titles[4] = { "(a) write-only, 100 % put", "(b) write-intensive, 50 % put",
+					   "(c) read-intensive, 5 % put", "(d) read-only, 0 % put" };
+
+struct fpt {
+	double offered, achieved, p50, p99, lo50, hi50, lo99, hi99;
+	int flagged, saturated;
+	/* [0] p50, [1] p99: whether a check warned about that number, and
+	 * which, "a,b" (checks_point_flagged) */
+	int flag_q[2];
+	char warns_q[2][64];
+	/* the server's service time per request (server.service_ns, merged
+	 * over the point's trials; bench/server.h): requests timed, one in
+	 * svc_every, the median with its 95 % CI, the P99, and the medians of
+	 * the nilext (set, delete) and other requests; NAN without one */
+	double svc_n, svc50, svc50_lo, svc50_hi, svc99, svc_nil50, svc_non50;
+	int svc_every, trials;
+};
+
+struct fsys {
+	char name[48];
+	size_t n;
+	struct fpt pt[FG_MAXPT];
+};
+
+struct frun {
+	char dir[PATH_MAX];
+	char name[128], transport[32], created[40], machine[256], commit[16];
+	char backend[32];        /* config.server.backend.kind, "?" when absent */
+	json_t *run;
+	int fig, slot, durable, drawn;
+	int faith;               /* drawn in the faithfulness figure (figfaith.c) */
+	size_t nsys;
+	struct fsys sys[FG_MAXSYS];
+	double peak, load80;
+	char basis[200];
+};
+
+struct fctx {
+	struct frun *runs;
+	size_t nruns;
+	struct frun *panel78[4], *panel910[4], *fig11, *fig6[4];
+	/* Figs 7/8 runs on memcached, for the faithfulness figure beside the
+	 * cache's in panel78 (figfaith.c) */
+	struct frun *mc78[4];
+	size_t nfig6;
+};
+
+struct tseries {
+	char name[96];
+	size_t n;
+	double x[FG_MAXPT], y[FG_MAXPT];
+	int flagged[FG_MAXPT];
+};
+
+/* ---- figruns.c: the runs, sorted into figures ---- */
+const char *fg_jstr(const json_t *o, const char *k, const char *dflt);
+double fg_jnum(const json_t *o, const char *k);   /* NAN when absent */
+void fg_fmt_ops(char *buf, size_t len, double ops);
+const struct fpt *fg_pt_at(const struct fsys *s, double load);
+const struct fsys *fg_sys_of(const struct frun *r, const char *name);
+/* Peak achieved throughput of system sys at sweep index w of a run (NAN: none). */
+double fg_sweep_peak(const json_t *run, const char *sys, long long w, int *flagged);
+/* Loads DIR/run.json, DIR/ * /run.json and DIR/ * / * /run.json, in name order. */
+int fg_load_tree(struct fctx *x, const char *dir, int depth, char *err, size_t errlen);
+/* Chooses the run drawn in each panel. */
+void fg_pick_panels(struct fctx *x);
+
+/* ---- figdraw.c: gnuplot parameters and the figures ---- */
+void fg_gp_quote(FILE *f, const char *s);
+void fg_legend_word(char *buf, size_t len, const char *s);
+FILE *fg_open_w(const char *path, char *err, size_t errlen);
+int fg_close_w(FILE *f, const char *path, char *err, size_t errlen);
+int fg_gnuplot_run(const char *script, const char *arg1, const char *arg2, const char *arg3, char *err,
+		   size_t errlen);
+struct tseries *fg_series_get(struct tseries *s, size_t *n, size_t cap, const char *name);
+int fg_write_series(const char *path, struct tseries *s, size_t n, char *names, size_t nlen, char *err,
+		    size_t errlen);
+int fg_draw_lt(const char *plotdir, const char *out, const char *stem, struct frun *const panels[4],
+	       const char *const titles[4], int col, const char *title, char *err, size_t errlen);
+int fg_draw_fig6(const struct fctx *x, const char *plotdir, const char *out, char *err, size_t errlen);
+int fg_draw_fig11(const struct fctx *x, const char *plotdir, const char *out, char *err, size_t errlen);
+int fg_draw_fig2(const char *tgap, const char *plotdir, const char *out, int *have, char *err, size_t errlen);
+
+/* ---- figclaims.c: the claims table and the fidelity check ---- */
+void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, int *rows, int *held, int *judged);
+int fg_check_qualitative(const struct fctx *x, FILE *out, FILE *html, char *err, size_t errlen);
+
+/* ---- figfaith.c: the cache against memcached ---- */
+/* The cluster 12 and 31 runs on the cache (panel78) and on memcached
+ * (mc78) of slot k, or NULL where one is missing. */
+int fg_faith_pair(const struct fctx *x, int k, const struct frun **cache, const struct frun **mc);
+int fg_draw_faith(const struct fctx *x, const char *plotdir, const char *out, char *err, size_t errlen);
+void fg_faith_html(FILE *f, const struct fctx *x);
+
+/* ---- figures.c ---- */
+/* Writes s to f with &, <, >, " and ' escaped. */
+void fg_html_escape(FILE *f, const char *s);
+
+#endif
