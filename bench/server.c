@@ -6,6 +6,17 @@
  * order (OQ Rule 2).  What it sends back follows the system's commit rule
  * (system.h): nothing for an oq nilext request, an ACK at dequeue for
  * deferred, a response after execution for everything else.
+ *
+ * Every call into a worker's backend instance runs on that worker's own
+ * thread: open (while the thread may run on any CPU of the worker's NUMA
+ * node, so the instance's memory is first touched there and what the store
+ * starts is not tied to the worker's one CPU), a crashed server's replay
+ * and the requests (pinned to the worker's CPU), stats and close.  The main thread hands the calls that are not requests to the
+ * worker and waits for them (worker_call): before the loop (open, replay),
+ * during it (stats, polled once a pass), and after it (stats, close).  A
+ * worker thread ends only once every instance is closed, so a process a
+ * backend started from one (memcached) outlives no thread it depends on.
+ * Manual servers have no worker threads: the caller's thread runs all.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "bits.h"
 #include "clock.h"
@@ -61,7 +73,23 @@ struct worker {
 	uint64_t cpu_ns;          /* CPU time the thread got (user + system) */
 	struct stall_meter stall; /* the time it did not run (lib/stall.h) */
 	struct idle_state idle;   /* naps when idle (lib/idle.h) */
+	int tid;                  /* the thread's Linux id (0: no thread of its own) */
+	/* A call the worker runs on its own thread for the main thread
+	 * (worker_call), and how far the main thread lets it go (gate). */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int sync_init;
+	void (*call_fn)(struct worker *w, void *arg);
+	void *call_arg;
+	_Atomic int call_pending;
+	int gate;                 /* GATE_*: set by the main thread */
+	int left_loop;            /* 1 once the worker left its request loop */
+	char call_err[256];       /* open's message on failure */
 };
+
+/* How far a worker thread may go: serve calls until the gate opens, run the
+ * request loop until the server stops, serve calls until it may exit. */
+enum { GATE_SETUP, GATE_RUN, GATE_EXIT };
 
 struct server {
 	struct server_conf c;
@@ -398,22 +426,88 @@ int server_step(struct server *s, unsigned wi)
 	return worker_step(&s->w[wi], arr);
 }
 
-static void *worker_main(void *arg)
+/* Runs the pending call, if any; the caller holds w->mu. */
+static void serve_call(struct worker *w)
 {
-	struct worker *w = arg;
+	if (!atomic_load_explicit(&w->call_pending, memory_order_relaxed))
+		return;
+	w->call_fn(w, w->call_arg);
+	atomic_store_explicit(&w->call_pending, 0, memory_order_relaxed);
+	pthread_cond_broadcast(&w->cv);
+}
+
+/* The worker's thread: serves calls until the gate reaches level. */
+static void serve_until(struct worker *w, int level)
+{
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		serve_call(w);
+		if (w->gate >= level)
+			break;
+		pthread_cond_wait(&w->cv, &w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Runs fn(w, arg) on worker w's thread and returns once it has run; in the
+ * caller's thread when the worker has none (manual servers, or before it
+ * started).  Callers may be several threads: each waits its turn. */
+static void worker_call(struct worker *w, void (*fn)(struct worker *, void *), void *arg)
+{
+	if (!w->started) {
+		fn(w, arg);
+		return;
+	}
+	pthread_mutex_lock(&w->mu);
+	if (w->gate == GATE_EXIT) {
+		/* the thread is ending (server_destroy): it serves no more */
+		pthread_mutex_unlock(&w->mu);
+		fn(w, arg);
+		return;
+	}
+	while (atomic_load_explicit(&w->call_pending, memory_order_relaxed))
+		pthread_cond_wait(&w->cv, &w->mu);
+	w->call_fn = fn;
+	w->call_arg = arg;
+	atomic_store_explicit(&w->call_pending, 1, memory_order_release);
+	pthread_cond_broadcast(&w->cv);
+	while (atomic_load_explicit(&w->call_pending, memory_order_relaxed))
+		pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Opens the gate of every started worker to level. */
+static void open_gates(struct server *s, int level)
+{
+	for (unsigned i = 0; i < s->c.tpc.workers; i++) {
+		struct worker *w = &s->w[i];
+		if (!w->started)
+			continue;
+		pthread_mutex_lock(&w->mu);
+		if (w->gate < level)
+			w->gate = level;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000ull;
+}
+
+/* The request loop, from GO to the stop flag. */
+static void worker_loop(struct worker *w)
+{
 	struct server *s = w->s;
 	struct tp_arrival arr[POLL_BATCH];
 	unsigned idle = 0;
 	uint64_t born = clock_ns();
-	struct rusage ru;
+	struct rusage ru0, ru;
 
-	if (w->cpu >= 0) {
-		char e[128];
-		if (cpus_pin_self(w->cpu, e, sizeof e) < 0) {
-			log_msg(LOG_WARN, "worker %u: %s; it runs unpinned", w->idx, e);
-			w->cpu = -1;
-		}
-	}
+	/* what the thread spent before (its backend's open) is not the loop's */
+	if (getrusage(RUSAGE_THREAD, &ru0) != 0)
+		memset(&ru0, 0, sizeof ru0);
 	/* A pass that ran n requests may take up to n * STALL_SLACK_NS beyond
 	 * the threshold before the gap after it counts as a stall. */
 	stall_init(&w->stall, 0, born, born, 0);
@@ -423,6 +517,12 @@ static void *worker_main(void *arg)
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		stall_tick(&w->stall, clock_ns(), (uint64_t)ran * STALL_SLACK_NS + napped);
 		napped = 0;
+		if (atomic_load_explicit(&w->call_pending, memory_order_acquire)) {
+			/* the main thread wants stats; rare, and between requests */
+			pthread_mutex_lock(&w->mu);
+			serve_call(w);
+			pthread_mutex_unlock(&w->mu);
+		}
 		if ((ran = worker_step(w, arr)) > 0) {
 			idle = 0;
 			idle_busy(&w->idle);
@@ -434,25 +534,81 @@ static void *worker_main(void *arg)
 		}
 	}
 	w->life_ns = clock_ns() - born;
-	if (getrusage(RUSAGE_THREAD, &ru) == 0)
-		w->nivcsw = ru.ru_nivcsw;
-	w->cpu_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull +
-		    (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		w->nivcsw = ru.ru_nivcsw - ru0.ru_nivcsw;
+		w->cpu_ns = tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime) - tv_ns(&ru0.ru_utime) - tv_ns(&ru0.ru_stime);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	char e[128];
+
+	w->tid = (int)gettid();
+	/* The backend opens on the worker's NUMA node, not yet on its CPU
+	 * (cpus.h: cpus_pin_self_node); the requests run on its CPU. */
+	if (w->cpu >= 0 && cpus_pin_self_node(w->cpu, e, sizeof e) < 0)
+		log_msg(LOG_WARN, "worker %u: %s; it opens its backend where it was started", w->idx, e);
+	serve_until(w, GATE_RUN);        /* open, then a crashed server's replay */
+	if (w->cpu >= 0 && cpus_pin_self(w->cpu, e, sizeof e) < 0) {
+		log_msg(LOG_WARN, "worker %u: %s; it runs unpinned", w->idx, e);
+		w->cpu = -1;
+	}
+	if (!atomic_load(&w->s->stop))   /* not a server that failed to start */
+		worker_loop(w);
+	pthread_mutex_lock(&w->mu);
+	w->left_loop = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	serve_until(w, GATE_EXIT);       /* stats, close */
 	return NULL;
 }
 
-/* Recovery: re-executes one request of a crashed server's ring. */
+/* Recovery: re-executes one request of a crashed server's ring, on the
+ * worker's thread (worker_call), before the worker serves anything. */
+struct replay {
+	const void *req;
+	const struct wire_req *h;
+};
+
+static void replay_call(struct worker *w, void *arg)
+{
+	const struct replay *r = arg;
+	struct backend_req br = {
+		.op = r->h->op, .key = wire_key(r->req), .key_len = r->h->key_len,
+		.val = wire_val(r->req, r->h->key_len), .val_len = r->h->val_len, .aux = r->h->aux,
+	};
+	struct backend_out out = { .status = KV_OK, .val = w->valbuf, .val_cap = KV_MAX_VALUE };
+	w->s->c.be->exec(w->be, &br, &out);
+	w->recovered++;
+}
+
 static void recover_exec(void *arg, unsigned wi, const void *req, const struct wire_req *h)
 {
 	struct server *s = arg;
-	struct worker *w = &s->w[wi];
-	struct backend_req br = {
-		.op = h->op, .key = wire_key(req), .key_len = h->key_len,
-		.val = wire_val(req, h->key_len), .val_len = h->val_len, .aux = h->aux,
-	};
-	struct backend_out out = { .status = KV_OK, .val = w->valbuf, .val_cap = KV_MAX_VALUE };
-	s->c.be->exec(w->be, &br, &out);
-	w->recovered++;
+	struct replay r = { .req = req, .h = h };
+	worker_call(&s->w[wi], replay_call, &r);
+}
+
+/* Opens worker w's backend instance (on its thread); w->be stays NULL on
+ * failure, with why in w->call_err. */
+static void open_call(struct worker *w, void *arg)
+{
+	const struct backend_conf *bc = arg;
+	w->be = w->s->c.be->open(bc, w->call_err, sizeof w->call_err);
+}
+
+static void close_call(struct worker *w, void *arg)
+{
+	(void)arg;
+	w->s->c.be->close(w->be);
+	w->be = NULL;
+}
+
+static void stats_call(struct worker *w, void *arg)
+{
+	*(json_t **)arg = w->s->c.be->stats_json(w->be);
 }
 
 struct server *server_start(const struct server_conf *c, char *err, size_t errlen)
@@ -473,20 +629,14 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 		free(s);
 		return NULL;
 	}
+	/* Each worker's thread starts first and opens its own instance, one
+	 * worker after another (a backend's first open may start the store
+	 * the others then reach: memcached). */
 	for (unsigned i = 0; i < c->tpc.workers; i++) {
 		struct worker *w = &s->w[i];
 		w->s = s;
 		w->idx = i;
 		w->cpu = c->cpus && c->cpus->n > (int)i ? c->cpus->cpu[i] : -1;
-		struct backend_conf bc = c->bc;
-		bc.worker = (int)i;
-		bc.workers = c->tpc.workers;
-		char berr[256];
-		w->be = c->be->open(&bc, berr, sizeof berr);
-		if (!w->be) {
-			snprintf(err, errlen, "backend %s (worker %u): %s", c->be->name, i, berr);
-			goto fail;
-		}
 		w->on_executed = c->tpc.durable ? c->tp->srv_executed : NULL;
 		for (unsigned f = 0; f <= WIRE_F_ALL; f++)
 			w->rule[f] = (uint8_t)system_commit_rule(c->sys, f);
@@ -505,6 +655,27 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 			snprintf(err, errlen, "out of memory for worker %u", i);
 			goto fail;
 		}
+		if (pthread_mutex_init(&w->mu, NULL) != 0 || pthread_cond_init(&w->cv, NULL) != 0) {
+			snprintf(err, errlen, "worker %u: cannot create its mutex or condition variable", i);
+			goto fail;
+		}
+		w->sync_init = 1;
+		if (!c->manual) {
+			int e = pthread_create(&w->th, NULL, worker_main, w);
+			if (e) {
+				snprintf(err, errlen, "cannot start worker thread %u: %s", i, strerror(e));
+				goto fail;
+			}
+			w->started = 1;
+		}
+		struct backend_conf bc = c->bc;
+		bc.worker = (int)i;
+		bc.workers = c->tpc.workers;
+		worker_call(w, open_call, &bc);
+		if (!w->be) {
+			snprintf(err, errlen, "backend %s (worker %u): %s", c->be->name, i, w->call_err);
+			goto fail;
+		}
 	}
 	/* Backends first: a durable transport replays a crashed server's
 	 * ring into them before anyone can connect. */
@@ -514,14 +685,7 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 	s->tp = c->tp->srv_open(&tpc, err, errlen);
 	if (!s->tp)
 		goto fail;
-	for (unsigned i = 0; i < c->tpc.workers && !c->manual; i++) {
-		int e = pthread_create(&s->w[i].th, NULL, worker_main, &s->w[i]);
-		if (e) {
-			snprintf(err, errlen, "cannot start worker thread %u: %s", i, strerror(e));
-			goto fail;
-		}
-		s->w[i].started = 1;
-	}
+	open_gates(s, GATE_RUN);
 	if (c->tp->srv_ready && c->tp->srv_ready(s->tp, err, errlen) != 0)
 		goto fail;
 	return s;
@@ -549,9 +713,20 @@ void server_stop(struct server *s)
 	if (s->stopped)
 		return;
 	atomic_store(&s->stop, 1);
-	for (unsigned i = 0; i < s->c.tpc.workers; i++)
-		if (s->w[i].started)
-			pthread_join(s->w[i].th, NULL);
+	/* The threads stay, to run stats and close on themselves; each has
+	 * left its loop once this returns, so the counters are final. */
+	for (unsigned i = 0; i < s->c.tpc.workers; i++) {
+		struct worker *w = &s->w[i];
+		if (!w->started)
+			continue;
+		pthread_mutex_lock(&w->mu);
+		if (w->gate < GATE_RUN)
+			w->gate = GATE_RUN;   /* a failed start: past its loop at once */
+		pthread_cond_broadcast(&w->cv);
+		while (!w->left_loop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
 	s->stopped = 1;
 }
 
@@ -652,8 +827,10 @@ json_t *server_stats(struct server *s)
 								      "requested_ns", (json_int_t)w->idle.nap_ns));
 		if (w->last_reject)
 			json_object_set_new(wj, "last_reject_reason", json_string(w->last_reject));
+		json_object_set_new(wj, "tid", w->tid ? json_integer(w->tid) : json_null());
 		if (w->be && s->c.be->stats_json) {
-			json_t *b = s->c.be->stats_json(w->be);
+			json_t *b = NULL;
+			worker_call(w, stats_call, &b);
 			if (b)
 				json_object_set_new(wj, "backend", b);
 		}
@@ -681,10 +858,20 @@ void server_destroy(struct server *s)
 	if (!s)
 		return;
 	server_stop(s);
+	/* Every instance is closed before any worker thread ends (a store a
+	 * backend started from its worker's thread may be tied to it: mcd.c). */
+	for (unsigned i = 0; i < s->c.tpc.workers; i++)
+		if (s->w[i].be)
+			worker_call(&s->w[i], close_call, NULL);
+	open_gates(s, GATE_EXIT);
 	for (unsigned i = 0; i < s->c.tpc.workers; i++) {
 		struct worker *w = &s->w[i];
-		if (w->be)
-			s->c.be->close(w->be);
+		if (w->started)
+			pthread_join(w->th, NULL);
+		if (w->sync_init) {
+			pthread_mutex_destroy(&w->mu);
+			pthread_cond_destroy(&w->cv);
+		}
 		exec_free(&w->x);
 		hist_free(w->svc[0]);
 		hist_free(w->svc[1]);

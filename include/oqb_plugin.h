@@ -19,15 +19,19 @@
  * Instances and threads.  The server opens one instance per worker; a
  * worker's requests go to its instance only, in its receive-slot order,
  * and every key a client sends to that worker belongs to that instance
- * alone (keys are partitioned by hash over workers).  One instance is never
- * called by two threads at once, and each call happens-after the previous
- * one on it, but not every call comes from the same thread: open (and, in
- * durable mode, the replay of a crashed server's requests) runs on the
- * server's starting thread, the requests on the worker's own thread, stats
- * and close on the main thread after the worker stopped.  Keep the
- * instance's state in the instance, not in thread-local storage.  Different
- * instances run at the same time on different threads: state shared between
- * them (globals) needs the plugin's own locking.
+ * alone (keys are partitioned by hash over workers).  Every call on an
+ * instance comes from its worker's own thread: open, in durable mode the
+ * replay of a crashed server's requests, the requests, stats and close;
+ * never two at once, each after the previous one.  So an engine may keep
+ * per-thread state (thread-local storage, a thread-bound handle).  open
+ * runs while the thread may use every CPU of the worker's NUMA node, so
+ * its memory lands there and threads or processes it starts inherit that
+ * set; the thread then pins itself to the worker's CPU for the requests.
+ * Different instances run at the same time on different threads: state
+ * shared between them (globals) needs the plugin's own locking.  (Servers
+ * before this rule opened and closed instances on another thread, with the
+ * same happens-after order; a plugin that keeps no per-thread state runs
+ * the same under both, which is why the ABI version did not change.)
  *
  * Memory.  key and val point into the server's buffers, valid only during
  * the call: copy what you keep.  get writes its value into the caller's

@@ -2,6 +2,7 @@
  * cpus.c - thread placement (cpus.h).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -67,10 +68,28 @@ int cpus_allowed(int *out, int cap)
 	return n;
 }
 
+/* The CPUs of NUMA node `node`, from sysfs; 0 if unknown. */
+static int node_cpus(int node, int *out, int cap)
+{
+	char path[128], line[4096], e[128];
+	FILE *f;
+
+	snprintf(path, sizeof path, "/sys/devices/system/node/node%d/cpulist", node);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	int n = 0;
+	if (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		n = cpus_parse(line, out, cap, e, sizeof e);
+	}
+	fclose(f);
+	return n > 0 ? n : 0;
+}
+
 /* The CPUs of the NUMA node of RDMA device dev, from sysfs; 0 if unknown. */
 static int numa_cpus(const char *dev, int *out, int cap, int *node)
 {
-	char path[512], line[4096], e[128];
+	char path[512], line[64];
 	FILE *f;
 
 	snprintf(path, sizeof path, "/sys/class/infiniband/%s/device/numa_node", dev);
@@ -81,16 +100,38 @@ static int numa_cpus(const char *dev, int *out, int cap, int *node)
 		return 0;      /* -1: the platform does not say (virtual devices, rxe) */
 	}
 	fclose(f);
-	snprintf(path, sizeof path, "/sys/devices/system/node/node%d/cpulist", *node);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	int n = 0;
-	if (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
-		n = cpus_parse(line, out, cap, e, sizeof e);
+	return node_cpus(*node, out, cap);
+}
+
+int cpus_pin_self_node(int cpu, char *err, size_t errlen)
+{
+	char path[64];
+	int node = -1;
+	snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d", cpu);
+	DIR *d = opendir(path);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)) && node < 0)
+			if (strncmp(e->d_name, "node", 4) == 0 && isdigit((unsigned char)e->d_name[4]))
+				node = atoi(e->d_name + 4);
+		closedir(d);
 	}
-	fclose(f);
-	return n > 0 ? n : 0;
+	cpu_set_t now, set;
+	if (node < 0 || sched_getaffinity(0, sizeof now, &now) != 0)
+		return 0;   /* no NUMA node known: the thread keeps the CPUs it has */
+	int list[CPUS_MAX], n = node_cpus(node, list, CPUS_MAX);
+	CPU_ZERO(&set);
+	for (int i = 0; i < n; i++)
+		if (list[i] < CPU_SETSIZE && CPU_ISSET(list[i], &now))
+			CPU_SET(list[i], &set);
+	if (CPU_COUNT(&set) == 0)
+		return 0;
+	int e = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	if (e) {
+		snprintf(err, errlen, "cannot move a thread to the CPUs of NUMA node %d: %s", node, strerror(e));
+		return -1;
+	}
+	return 0;
 }
 
 int cpus_plan(const char *spec, unsigned first, unsigned nthreads, const char *rdma_dev, int from_end,

@@ -57,6 +57,15 @@ int cpus_plan(const char *spec, unsigned first, unsigned nthreads, const char *r
 /* Pins the calling thread to cpu; 0 or -1 with err. */
 int cpus_pin_self(int cpu, char *err, size_t errlen);
 
+/* Lets the calling thread run on those of the CPUs it may run on now that
+ * are on cpu's NUMA node (sysfs); where sysfs names no node, it keeps the
+ * CPUs it has.  For work that should be placed on a node but not on one
+ * CPU: a server worker opens its backend so, because memory is first
+ * touched on the node and the threads and processes a store starts then
+ * (RocksDB's background threads, memcached) inherit the set, not the
+ * worker's one CPU.  0, or -1 with err. */
+int cpus_pin_self_node(int cpu, char *err, size_t errlen);
+
 /* {"spec":..,"cpus":[..] or null,"shared":bool,"available":N,"source":..}
  * for results: where the threads ran. */
 json_t *cpus_plan_json(const struct cpu_plan *p, const char *spec);

@@ -261,6 +261,9 @@ static void child(const struct mcd *d, char *const argv[], int logfd)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The signal follows the thread that forked, not the process: the
+	 * server forks from worker 0's thread as it opens its backend, and
+	 * that thread ends only after every instance was closed (server.c). */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
 		_exit(127);

@@ -11,7 +11,11 @@
  *                  "options": { "buckets": 4096, "max_bytes": 67108864 } }
  *
  * One instance per worker, each its own table (no globals, so no locks:
- * the server never calls one instance from two threads at once).  Each
+ * the server calls an instance from its worker's thread only).  The
+ * example checks that rule, as an engine that keeps per-thread state
+ * would rely on it: it notes the thread that opened the instance, counts
+ * the calls that come from any other (its stats say so: open_tid,
+ * calls_off_open_thread), and complains on stderr if close does.  Each
  * item is one allocation holding key and value; buckets are chains, and
  * the table never grows (choose `buckets` near the number of keys).
  * `max_bytes` bounds the bytes of keys and values: a set beyond it is
@@ -19,10 +23,15 @@
  * durable, so the plugin declares OQB_CAP_INCR but not OQB_CAP_DURABLE.
  * Options are parsed with jansson; a plugin may use any library it links.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE          /* gettid(), for the thread check's report */
+#endif
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -47,7 +56,18 @@ struct table {
 	uint32_t mask;
 	uint64_t max_bytes, bytes, keys;
 	uint64_t gets, sets, dels, incrs, nospace;
+	pthread_t owner;             /* the thread that opened the instance */
+	long owner_tid;
+	uint32_t worker;
+	uint64_t off_thread;         /* calls from another thread than owner */
 };
+
+/* Counts a call that does not come from the thread that opened t. */
+static void on_thread(struct table *t)
+{
+	if (!pthread_equal(pthread_self(), t->owner))
+		t->off_thread++;
+}
 
 /* FNV-1a: short, and good enough for a chained table. */
 static uint64_t hash_key(const uint8_t *k, uint32_t n)
@@ -126,12 +146,18 @@ static void *ex_open(const struct oqb_plugin_conf *c, char *err, size_t errlen)
 	}
 	t->mask = (uint32_t)(buckets - 1);
 	t->max_bytes = max_bytes;
+	t->owner = pthread_self();
+	t->owner_tid = (long)gettid();
+	t->worker = c->worker;
 	return t;
 }
 
 static void ex_close(void *inst)
 {
 	struct table *t = inst;
+	if (!pthread_equal(pthread_self(), t->owner))
+		fprintf(stderr, EX_NAME " (worker %" PRIu32 "): close on thread %ld, not on thread %ld that opened "
+			"it\n", t->worker, (long)gettid(), t->owner_tid);
 	for (uint64_t i = 0; i <= t->mask; i++)
 		for (struct item *it = t->bucket[i], *next; it; it = next) {
 			next = it->next;
@@ -146,6 +172,7 @@ static int ex_get(void *inst, const uint8_t *key, uint32_t klen, uint8_t *val, u
 	struct table *t = inst;
 	struct item *it = *find(t, key, klen, hash_key(key, klen));
 
+	on_thread(t);
 	t->gets++;
 	if (!it)
 		return OQB_NOT_FOUND;
@@ -193,6 +220,7 @@ static int ex_set(void *inst, const uint8_t *key, uint32_t klen, const uint8_t *
 	struct table *t = inst;
 	uint64_t h = hash_key(key, klen);
 
+	on_thread(t);
 	t->sets++;
 	return store(t, find(t, key, klen, h), h, key, klen, val, vlen);
 }
@@ -203,6 +231,7 @@ static int ex_del(void *inst, const uint8_t *key, uint32_t klen)
 	struct item **link = find(t, key, klen, hash_key(key, klen));
 	struct item *it = *link;
 
+	on_thread(t);
 	t->dels++;
 	if (!it)
 		return OQB_NOT_FOUND;
@@ -220,6 +249,7 @@ static int ex_incr(void *inst, const uint8_t *key, uint32_t klen, uint64_t delta
 	struct item **link = find(t, key, klen, h);
 	struct item *it = *link;
 
+	on_thread(t);
 	t->incrs++;
 	if (!it)
 		return OQB_NOT_FOUND;
@@ -242,10 +272,12 @@ static int ex_incr(void *inst, const uint8_t *key, uint32_t klen, uint64_t delta
 static size_t ex_stats(void *inst, char *buf, size_t cap)
 {
 	struct table *t = inst;
+	on_thread(t);
 	int n = snprintf(buf, cap, "{\"keys\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"buckets\": %" PRIu64 ", "
 			 "\"gets\": %" PRIu64 ", \"sets\": %" PRIu64 ", \"dels\": %" PRIu64 ", \"incrs\": %" PRIu64
-			 ", \"nospace\": %" PRIu64 "}", t->keys, t->bytes, (uint64_t)t->mask + 1, t->gets, t->sets,
-			 t->dels, t->incrs, t->nospace);
+			 ", \"nospace\": %" PRIu64 ", \"open_tid\": %ld, \"calls_off_open_thread\": %" PRIu64 "}",
+			 t->keys, t->bytes, (uint64_t)t->mask + 1, t->gets, t->sets, t->dels, t->incrs, t->nospace,
+			 t->owner_tid, t->off_thread);
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 

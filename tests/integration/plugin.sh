@@ -36,6 +36,11 @@ for sys in oq rawrpc deferred; do
 		     .status.error == 0 and .status.nospace == 0 and .plugin_faults == 0) and
 		 (map(.ops.set) | add) > 500 and (map(.ops.get) | add) > 300 and
 		 (map(.engine.sets) | add) == (map(.ops.set) | add)"
+	# docs/plugins.md: every call on the worker's own thread, open included
+	jcheck "$sys on the example plugin: each instance opened and served on its worker's own thread" "$out/run.json" \
+		"[.points[] | select(.system == \"$sys\")][0].server.per_worker |
+		 all(.tid > 0 and .backend.engine.open_tid == .tid and .backend.engine.calls_off_open_thread == 0) and
+		 (map(.tid) | unique | length) == length"
 done
 
 # 2. incr through the plugin: a set/incr/get trace on 3 keys, numeric
@@ -70,6 +75,13 @@ if launch_server plain 200 "$OQB_BIN/oqb-server" --system rawrpc --backend plugi
 	jcheck "plain-built plugin serves a client" "$T/plain.client.json" '.summary_ns.all.n > 500'
 	jcheck "plain-built plugin: its table and options in the server's counters" "$T/plain.stats.json" \
 		'.per_worker[0].backend | .plugin == "example-kv" and .engine.buckets == 64 and .engine.sets > 200'
+	jcheck "plain-built plugin: opened, served and asked for stats on the worker's thread" "$T/plain.stats.json" \
+		'.per_worker[0] | .backend.engine.open_tid == .tid and .backend.engine.calls_off_open_thread == 0'
+	if grep -q "close on thread" "$T/plain.srv.err"; then
+		notok "plain-built plugin: closed on the thread that opened it" "$(grep "close on thread" "$T/plain.srv.err")"
+	else
+		ok "plain-built plugin: closed on the thread that opened it"
+	fi
 else
 	notok "plain-built plugin serves a client" "$(cat "$T/plain.srv.err")"
 fi
