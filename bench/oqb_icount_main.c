@@ -14,7 +14,9 @@
  *           (generate, encode, post, lag record) and client_step_poll
  *           (poll, match, latency record) for every request
  *   worker  the server worker's poll-execute-reply path (server_step, the
- *           last, empty poll of each batch included)
+ *           last, empty poll of each batch included), timing the backend
+ *           call of one request in 16 as oqb-server does (--service-sample;
+ *           callgrind counts the clock's glibc wrapper, not its vDSO body)
  *   hist    hist_record alone, on pregenerated latencies
  * The first --warmup requests are never measured (the first reply maps the
  * client's mailbox; lazy symbol binding).  Outside valgrind the toggles do
