@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "session.h"
 #include "system.h"
+#include "tp_shm.h"
 #include "transport.h"
 #include "wire.h"
 
@@ -188,4 +189,15 @@ void kvs_close(struct kv_session *s)
 		s->tp->cli_close(s->c);
 	free(s->buf);
 	free(s);
+}
+
+int kvs_describe_server(const struct kv_session_conf *c, char *out, size_t cap)
+{
+	const char *tname = c->transport ? c->transport : "shm";
+	if (strcmp(tname, "shm") != 0) {
+		snprintf(out, cap, "the %s transport's server state cannot be read from outside", tname);
+		return -1;
+	}
+	shm_describe_rings(c->endpoint, out, cap);
+	return 0;
 }

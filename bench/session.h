@@ -59,4 +59,11 @@ int kvs_get(struct kv_session *s, const char *key, unsigned key_len, void *val, 
 
 void kvs_close(struct kv_session *s);
 
+/* For a caller that found the server not executing: what the transport
+ * can tell from outside about the server at c->endpoint (on shm, each
+ * worker ring's counters and slot states; tp_shm.h), into out.  Returns 0,
+ * or -1 with out saying why nothing can be told (no such transport, or it
+ * cannot be read from outside). */
+int kvs_describe_server(const struct kv_session_conf *c, char *out, size_t cap);
+
 #endif

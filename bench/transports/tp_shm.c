@@ -92,51 +92,7 @@
 #include "transport.h"
 #include "tp_shm.h"
 
-#define SHM_MAGIC        0x6f71622d73686d31ull   /* "oqb-shm1" */
-#define SHM_VERSION      3                       /* 2: mailbox records without a head; 3: ST_GONE */
-#define SHM_MAX_WORKERS  64
-#define SHM_MAX_CLIENTS  65536
-#define ID_BITS          20                      /* client id = gen << 20 | n */
-#define ID_MASK          ((1u << ID_BITS) - 1)
-#define MBOX_CAP         (1u << 24)              /* bytes per (client, worker); sparse */
-#define MBOX_WRAP        0xffffffffu
-#define CL               64
-
-#define ST_FREE  0u
-#define ST_WRITE 1u
-#define ST_PUB   2u
-#define ST_QUAR  3u
-#define ST(t, k) (((uint64_t)(t) << 2) | (k))
-#define ST_GONE  (1ull << 63)   /* on QUARANTINED: its writer gave up */
-
-struct shm_hdr {
-	uint64_t magic;
-	uint32_t version, workers, ring_slots, slot_size;
-	uint32_t server_pid, durable;
-	uint64_t generation;
-	char system[16];
-	_Atomic uint32_t next_client_id;
-	_Atomic uint32_t stopping;
-};
-
-struct ring_hdr {
-	uint64_t magic;
-	uint32_t ring_slots, slot_size;
-	uint64_t state_off, data_off;     /* offsets from the ring base */
-	uint64_t generation;               /* bumped by every (re)start */
-	uint32_t durable, pad;
-	uint8_t pad0[CL - 48];
-	_Atomic uint64_t tail;             /* next ticket (own cache line) */
-	uint8_t pad1[CL - 8];
-	uint64_t req_to_execute;           /* durable mode (§5.3) */
-	uint64_t srq_tail;
-	uint8_t pad2[CL - 16];
-	_Atomic uint64_t released;         /* tickets below this are released
-					      (own line: clients read it to see
-					      a full ring without touching the
-					      slot states the worker is using) */
-	uint8_t pad3[CL - 8];
-};
+#include "shm_layout.h"
 
 struct mbox_ring {
 	_Atomic uint64_t head;             /* producer (worker); the client never reads it */
@@ -154,9 +110,6 @@ struct mbox_hdr {
 	/* then `workers` struct mbox_ring, then workers * cap data bytes */
 };
 
-/* Each slot's state word has a cache line of its own, so the worker
- * releasing one slot and a client claiming the next do not share a line. */
-#define ST_STRIDE (CL / 8)
 
 static size_t ring_map_size(unsigned slots, unsigned slot_size)
 {

@@ -16,4 +16,10 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint32_t len, uint64_t *tick
 		  size_t errlen);
 int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *req, uint32_t len);
 
+/* Describes the worker rings in a shm server's directory (counters and
+ * slot states around the frontier) into out, for a check that found the
+ * server not executing.  Read-only; works on a live or a dead server's
+ * files.  0, or -1 if out was too small (the text is cut). */
+int shm_describe_rings(const char *dir, char *out, size_t cap);
+
 #endif

@@ -87,6 +87,7 @@ struct ct_run {
 	_Atomic int pause;            /* writers hold still while keys are checked */
 	_Atomic int paused;
 	struct ct_thread *t;
+	char state[8192];             /* the server's rings when a check failed */
 };
 
 static const char *const ct_backends[] = { "pmkv", "rocksdb", NULL };
@@ -259,6 +260,20 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+/* A check found the server not executing: its rings as they are now, held
+ * still (SIGSTOP) while they are read, into r->state and on stderr. */
+static void describe_server(struct ct_run *r)
+{
+	struct kv_session_conf sc = { .transport = "shm", .endpoint = r->endpoint, .system = "oq",
+				      .durable = 1 };
+	if (r->pid)
+		kill(r->pid, SIGSTOP);
+	kvs_describe_server(&sc, r->state, sizeof r->state);
+	if (r->pid)
+		kill(r->pid, SIGCONT);
+	fprintf(stderr, "oqb crashtest: the server's rings when the check failed: %s\n", r->state);
+}
+
 /* Reads every key back; returns the number of lost commits. */
 static uint64_t verify(struct ct_run *r, uint64_t *checked, uint64_t *lost_keys, json_t *examples,
 		       char *err, size_t errlen)
@@ -293,6 +308,7 @@ static uint64_t verify(struct ct_run *r, uint64_t *checked, uint64_t *lost_keys,
 					 "stopped executing (its log and the ring's state say where)");
 			if (pr != 0) {
 				snprintf(err, errlen, "final check of %s: %s", key, e);
+				describe_server(r);
 				kvs_close(c);
 				return UINT64_MAX;
 			}
@@ -557,6 +573,8 @@ int crashtest_main(int argc, char **argv)
 		"keys_with_loss", (json_int_t)lost_keys, "reconnects", (json_int_t)reconnects,
 		"failed_sends", (json_int_t)failures, "seconds", (clock_ns() - t0) / 1e9,
 		"loss_examples", examples, "server_log", r->log);
+	if (r->state[0])
+		json_object_set_new(rep, "server_state_at_failure", json_string(r->state));
 	int wrote = json_dump_file(rep, out, JSON_INDENT(2));
 	json_dumpf(rep, stdout, JSON_INDENT(2));
 	putchar('\n');
