@@ -34,7 +34,7 @@ int recovery_scan_ring_checked(const uint8_t *data, unsigned slots, unsigned slo
 			       recovery_exec_fn fn, void *arg, struct recovery_report *r)
 {
 	uint64_t t0 = clock_ns();
-	if (to < from || to - from > slots)
+	if (to < from || to - from > (ok ? 2ull : 1ull) * slots)
 		return -1;
 	for (uint64_t t = from; t < to; t++) {
 		const uint8_t *p = data + (t & (slots - 1)) * (size_t)slot_size;

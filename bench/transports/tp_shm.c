@@ -54,7 +54,8 @@
  * READ-after-SEND.  The worker persists ReqToExecute after executing a
  * request and before any response, and when it releases a slot it first
  * invalidates the request header, then persists SRQTail (= the end of the
- * tickets that may now be claimed).  A restarted server finds the rings,
+ * tickets that may now be claimed; a slot freed by a void, with nothing
+ * executed, extends it too: cover_ticket).  A restarted server finds the rings,
  * scans tickets [ReqToExecute, SRQTail) (recovery.h) and re-executes every
  * published, well-formed, idempotent nilext request in ticket order before
  * it lets clients in.  Each restart bumps the ring's generation; client ids
@@ -333,7 +334,7 @@ static int recover_ring(struct tp_server *s, unsigned wi, char *err, size_t errl
 				       rec_slot_ok, &ra, rec_exec, &ra, &w->rec) != 0) {
 		snprintf(err, errlen, "%s/ring-%u: ReqToExecute %llu and SRQTail %llu are inconsistent "
 			 "(more than %u slots apart); the ring is corrupt", s->dir, wi,
-			 (unsigned long long)from, (unsigned long long)to, s->c.ring_slots);
+			 (unsigned long long)from, (unsigned long long)to, 2 * s->c.ring_slots);
 		return -1;
 	}
 	log_msg(LOG_INFO, "recovery: ring %u: scanned %llu, valid %llu, re-executed %llu, skipped %llu, %.3f ms",
@@ -504,6 +505,25 @@ static const char *shm_srv_endpoint(struct tp_server *s)
 /* Slots seen claimed earlier: published now, or timed out?  Adds their
  * arrivals to a[k..max); returns the new k.  Off the common path: it runs
  * only while some claim is outstanding. */
+/*
+ * Durable mode: SRQTail must cover every ticket whose slot is free to be
+ * claimed, or a request committed there lies outside the next server's
+ * replay window [ReqToExecute, SRQTail).  The release of an executed slot
+ * extends it (release_durable); so must every path that frees a slot
+ * without executing anything in it: a void of an abandoned claim, and a
+ * retired slot whose writer gave up.  Without this, a commit into such a
+ * slot was lost by a crash before the next release (test_shm_durable).
+ * It only grows: a later release of an earlier slot must not shrink it.
+ * Persisted before the slot is freed.
+ */
+static void cover_ticket(struct tp_server *s, struct srv_worker *w, uint64_t t)
+{
+	if (!s->c.durable || w->ring->srq_tail > t)
+		return;
+	w->ring->srq_tail = t + 1;
+	persist(&w->ring->srq_tail, 8, w->is_pmem);
+}
+
 static __attribute__((noinline)) int poll_pending(struct tp_server *s, struct srv_worker *w,
 						  struct tp_arrival *a, int k, int max, uint64_t *nowp)
 {
@@ -522,6 +542,7 @@ static __attribute__((noinline)) int poll_pending(struct tp_server *s, struct sr
 			uint64_t waited = now - w->pend_since[i];
 			uint64_t expect = v;
 			if (v == ST(t, ST_FREE) && waited > s->c.void_timeout_ns) {
+				cover_ticket(s, w, t + n);
 				if (atomic_compare_exchange_strong(&w->state[(t & mask) * ST_STRIDE], &expect, ST(t + n, ST_FREE))) {
 					a[k].slot = t; a[k].voided = 1; k++;
 					w->voided++;
@@ -575,6 +596,7 @@ static int shm_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, 
 			 * up: free again from this ticket on.  A client that
 			 * found it retired took another ticket; then this one is
 			 * voided like any claimed-and-abandoned ticket. */
+			cover_ticket(s, w, t);
 			atomic_compare_exchange_strong(&w->state[(t & mask) * ST_STRIDE], &v, ST(t, ST_FREE));
 			continue;   /* look again: FREE(t), or what a client made of it */
 		} else if (v == ST(t, ST_FREE) || ((v & 3) == ST_QUAR && (v >> 2) < t)) {
@@ -633,8 +655,7 @@ static __attribute__((noinline)) void release_durable(struct tp_server *s, struc
 	uint8_t *d = w->data + (slot & (n - 1)) * (size_t)s->c.slot_size;
 	memset(d, 0, 16);
 	persist(d, 16, w->is_pmem);
-	w->ring->srq_tail = slot + 1 + n;
-	persist(&w->ring->srq_tail, 8, w->is_pmem);
+	cover_ticket(s, w, slot + n);
 	atomic_store_explicit(st, ST(slot + n, ST_FREE), memory_order_release);
 	persist(st, 8, w->is_pmem);
 }

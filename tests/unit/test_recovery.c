@@ -96,6 +96,32 @@ TEST(corrupt_range_is_refused)
 	CHECK(r.scanned == 0);
 }
 
+static int lap_is(void *arg, uint64_t t)
+{
+	return t == *(const uint64_t *)arg;
+}
+
+/* With a per-ticket check the range may span two laps (a slot freed by a
+ * void is free a lap ahead of ReqToExecute); each slot then belongs to at
+ * most one of its two tickets, and a longer range is still refused. */
+TEST(checked_range_spans_two_laps)
+{
+	static uint8_t ring[SLOTS * SLOT];
+	memset(ring, 0, sizeof ring);
+	uint64_t mine = 10 + SLOTS + 1;   /* slot 11 % SLOTS, second lap */
+	put(ring + (mine % SLOTS) * SLOT, SLOT, KV_OP_SET, NIL, 7);
+	struct recovery_report r = { 0 };
+	struct seen s = { 0 };
+	CHECK(recovery_scan_ring_checked(ring, SLOTS, SLOT, 10, 10 + 2 * SLOTS, lap_is, &mine, record, &s,
+					 &r) == 0);
+	CHECK(s.n == 1 && s.seq[0] == 7, "executed %d", s.n);
+	CHECK_EQ_U64(r.scanned, 2 * SLOTS);
+	CHECK(recovery_scan_ring_checked(ring, SLOTS, SLOT, 10, 11 + 2 * SLOTS, lap_is, &mine, record, &s,
+					 &r) == -1);
+	CHECK(recovery_scan_ring(ring, SLOTS, SLOT, 10, 10 + 2 * SLOTS, record, &s, &r) == -1,
+	      "without the check, two laps would execute each slot twice");
+}
+
 /* Multi-packet buffer: requests at 64 B-aligned offsets, one misaligned. */
 TEST(region_scan_skips_misaligned_and_torn)
 {
@@ -127,5 +153,5 @@ TEST(region_scan_skips_misaligned_and_torn)
 	json_decref(j);
 }
 
-UNIT_MAIN(empty_ring_executes_nothing, ring_rules, corrupt_range_is_refused,
+UNIT_MAIN(empty_ring_executes_nothing, ring_rules, corrupt_range_is_refused, checked_range_spans_two_laps,
 	  region_scan_skips_misaligned_and_torn)
