@@ -104,9 +104,21 @@ procs_alive() {
 
 # shm_run_dirs: the oqb run directories in the shared-memory folder now;
 # shm_left_since LIST: those not in LIST (an earlier shm_run_dirs), each
-# followed by a space ("" when nothing was left).
+# followed by a space ("" when nothing was left).  A directory whose
+# owner.lock is held (lib/rundir.h) belongs to a process still running --
+# another run on this machine, not one this test ended -- and is not
+# counted; one that vanished meanwhile is not either.
 shm_run_dirs() { ls -d /dev/shm/oqb-* 2>/dev/null | sort; }
-shm_left_since() { comm -13 <(echo "$1") <(shm_run_dirs) | tr '\n' ' '; }
+shm_left_since() {
+	local d
+	for d in $(comm -13 <(echo "$1") <(shm_run_dirs)); do
+		[ -d "$d" ] || continue
+		if [ -e "$d/owner.lock" ] && ! flock -n -x "$d/owner.lock" true 2>/dev/null; then
+			continue
+		fi
+		printf '%s ' "$d"
+	done
+}
 
 # refused NAME JQ-EDIT WORD...: the config $BASE with JQ-EDIT applied makes
 # `oqb run` exit 2 before it starts anything (no results directory), with
