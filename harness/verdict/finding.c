@@ -217,6 +217,7 @@ static const char *check_why(const char *name)
 		{ "canary_drift", "the machine's floor moved during the run" },
 		{ "placement", "threads shared a CPU" },
 		{ "saturation", "the point saturated" },
+		{ "unsent", "the client could not send every scheduled request" },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (!strcmp(t[i].n, name))
