@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # demo.sh - `make demo`: run configs/quickstart.json (oq, rawrpc and
 # deferred on a Memcached-like cache over shm, Twitter cluster 12's
-# write-heavy shape), plot it, and print where everything went plus the
-# median latency of each system at each load.  `make demo` builds first.
+# write-heavy shape), plot it, and print where everything went, the
+# median latency of each system at each load, and last the finding: oq's
+# median against the others' below saturation, with its 95 % CI from the
+# trials, and which numbers the checks warned about.  `make demo` builds
+# first.
 #
 # Usage: harness/demo.sh [CONFIG] (default configs/quickstart.json)
 set -eu
@@ -55,6 +58,11 @@ jq -r '[.points[] | select(.saturated | not)] as $below |
 	"\nby number, of the \($below | length) points below saturation: p50 clean at \(clean("p50")), P99 at \(clean("p99")), P99.9 at \(clean("p999"))" +
 	([.points[].checks[] | select(.name == "trial_agreement" and .cause)] | length | if . > 0 then
 	  "; \(.) trial_agreement warning(s) from trials under different canaries (the machine'"'"'s floor changed mid-run: docs/trust.md)" else "" end)' "$out/run.json"
+# the result, from the trials (run.json's finding, docs/trust.md "The
+# finding"), then which of its numbers the checks warned about
+echo
+jq -r 'if .finding then "finding: \(.finding.text)\ncaveat:  \(.finding.caveat)"
+	else "finding: none in this run.json (written by an oqb from before the finding existed)" end' "$out/run.json"
 echo "took $((SECONDS - start)) s"
 echo
 echo "run.json: $out/run.json"

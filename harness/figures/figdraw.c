@@ -4,6 +4,7 @@
  * the map).
  */
 #include "figures_internal.h"
+#include "ltscale.h"
 #include "run.h"
 #include "runjson.h"
 
@@ -73,8 +74,8 @@ int fg_close_w(FILE *f, const char *path, char *err, size_t errlen)
 /*
  * One latency-vs-throughput panel's data: a block per system, columns
  * achieved p50 p99 offered flagged p50_min p50_max p99_min p99_max
- * p50_flagged p99_flagged (the layout of `oqb plot`'s data).  names gets
- * the systems, blank-separated.
+ * p50_flagged p99_flagged saturated (the layout of `oqb plot`'s data).
+ * names gets the systems, blank-separated.
  */
 static int write_lt_panel(const struct frun *r, const char *path, char *names, size_t nlen,
 			  char *err, size_t errlen)
@@ -86,19 +87,34 @@ static int write_lt_panel(const struct frun *r, const char *path, char *names, s
 		return -1;
 	names[0] = '\0';
 	fprintf(f, "# oqb figures: %s (%s); achieved p50 p99 offered flagged p50_min p50_max p99_min p99_max "
-		"p50_flagged p99_flagged\n", r->name, r->dir);
+		"p50_flagged p99_flagged saturated\n", r->name, r->dir);
 	for (j = 0; j < r->nsys; j++) {
 		char w[64];
 		fprintf(f, "%s# system %s\n", j ? "\n\n" : "", r->sys[j].name);
 		for (i = 0; i < r->sys[j].n; i++) {
 			const struct fpt *t = &r->sys[j].pt[i];
-			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d\n", t->achieved, t->p50, t->p99,
-				t->offered, t->flagged, t->lo50, t->hi50, t->lo99, t->hi99, t->flag_q[0], t->flag_q[1]);
+			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d %d\n", t->achieved, t->p50, t->p99,
+				t->offered, t->flagged, t->lo50, t->hi50, t->lo99, t->hi99, t->flag_q[0], t->flag_q[1],
+				t->saturated);
 		}
 		fg_legend_word(w, sizeof w, r->sys[j].name);
 		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", j ? " " : "", w);
 	}
 	return fg_close_w(f, path, err, errlen);
+}
+
+/* The axes of one panel of metric col (2 = p50, 3 = p99), ltscale.h. */
+static void panel_axes(const struct frun *r, int col, struct lts_axes *a)
+{
+	struct lts_row rows[FG_MAXSYS * FG_MAXPT];
+	size_t n = 0;
+	for (size_t j = 0; j < r->nsys; j++)
+		for (size_t i = 0; i < r->sys[j].n; i++) {
+			const struct fpt *t = &r->sys[j].pt[i];
+			rows[n++] = col == 2 ? (struct lts_row){ t->achieved, t->p50, t->lo50, t->hi50, t->saturated } :
+				    (struct lts_row){ t->achieved, t->p99, t->lo99, t->hi99, t->saturated };
+		}
+	lts_axes_of(rows, n, a);
 }
 
 /* Achieved throughput of oq (else the first system) at the run's peak. */
@@ -151,6 +167,14 @@ int fg_draw_lt(const char *plotdir, const char *out, const char *stem, struct fr
 		fprintf(f, "\nnames%d = ", k + 1);
 		fg_gp_quote(f, names);
 		fprintf(f, "\npeak%d = %.1f\n", k + 1, panels[k] && panels[k]->nsys ? peak_achieved(panels[k]) : 0.0);
+		struct lts_axes ax;
+		char sfx[8];
+		if (panels[k] && panels[k]->nsys)
+			panel_axes(panels[k], col, &ax);
+		else
+			lts_axes_of(NULL, 0, &ax);
+		snprintf(sfx, sizeof sfx, "%d", k + 1);
+		lts_write_gp(f, sfx, &ax);
 	}
 	if (fg_close_w(f, params, err, errlen) < 0)
 		return -1;

@@ -5,8 +5,11 @@
  * block per system, blocks separated by two blank lines (gnuplot's
  * `index`), rows sorted by offered load:
  *   achieved_ops  p50_ns  p99_ns  offered_ops
- * Points without samples are left out.  The script gets the system names
- * in block order as its third argument.  A run with a `sweep` has one
+ * and then flagged p50_min p50_max p99_min p99_max p50_flagged p99_flagged
+ * saturated.  Points without samples are left out.  The script gets the
+ * system names in block order as its third argument, and as its fifth
+ * latency-throughput.scale: the panels' axes (ltscale.h: log latency, its
+ * range set by the points below saturation).  A run with a `sweep` has one
  * block per (system, swept value), named "SYSTEM/VALUE".
  *
  * Throughput vs the swept parameter (Fig 11 when the key is
@@ -19,6 +22,7 @@
  * closed loop it is the system's throughput at that value.
  */
 #include "checks.h"
+#include "ltscale.h"
 #include "plotcmd.h"
 #include "opts.h"
 #include "run.h"
@@ -77,13 +81,40 @@ static int cmp_offered(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Writes the axes of both panels (ltscale.h) to path, the file the script
+ * loads.  0, or -1 with err. */
+static int write_lt_scale(const char *path, const struct lts_row *r50, const struct lts_row *r99, size_t n,
+			  char *err, size_t errlen)
+{
+	struct lts_axes a;
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# oqb plot: the axes of latency-throughput.gp's panels (harness/figures/ltscale.h), "
+		"suffix 50: median, 99: P99\n");
+	lts_axes_of(r50, n, &a);
+	lts_write_gp(f, "50", &a);
+	lts_axes_of(r99, n, &a);
+	lts_write_gp(f, "99", &a);
+	if (fclose(f) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * Writes the data file.  Returns the number of systems with data (their
- * names, space-separated, in names), or -1 with err.
+ * Writes the data file, and the panels' axes to scale_path.  Returns the
+ * number of systems with data (their names, space-separated, in names),
+ * or -1 with err.
  */
-static int write_lt_data(const json_t *run, const char *path, char *names, size_t nlen,
+static int write_lt_data(const json_t *run, const char *path, const char *scale_path, char *names, size_t nlen,
 			 char *err, size_t errlen)
 {
+	struct lts_row *r50 = NULL, *r99 = NULL;
+	size_t nr = 0, cap = 0;
 	const json_t *points = json_object_get(run, "points");
 	const char *seen[512];
 	long long seen_sw[512];
@@ -116,8 +147,8 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 	fprintf(f, "# oqb plot: latency vs throughput; one block per system (%s)\n",
 		json_string_value(json_object_get(run, "name")));
 	fprintf(f, "# achieved_ops p50_ns p99_ns offered_ops flagged p50_min p50_max p99_min p99_max p50_flagged "
-		"p99_flagged\n# (flagged: 1 when a self-check warned, docs/trust.md; p50_flagged, p99_flagged: when one "
-		"warned about that number; min/max: over the trials)\n");
+		"p99_flagged saturated\n# (flagged: 1 when a self-check warned, docs/trust.md; p50_flagged, p99_flagged: "
+		"when one warned about that number; min/max: over the trials; saturated: the point's)\n");
 	names[0] = '\0';
 	for (j = 0; j < nseen; j++) {
 		json_t *rows[1024];
@@ -150,22 +181,45 @@ static int write_lt_data(const json_t *run, const char *path, char *names, size_
 			double p99 = json_number_value(json_object_get(all, "p99"));
 			const json_t *s50 = json_object_get(sp, "p50"), *s99 = json_object_get(sp, "p99");
 			int flagged = json_is_true(json_object_get(rows[i], "flagged"));
-			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d\n",
-				json_number_value(json_object_get(rows[i], "achieved_ops")), p50, p99,
-				json_number_value(json_object_get(rows[i], "offered_ops")), flagged,
-				s50 ? json_number_value(json_object_get(s50, "min")) : p50,
-				s50 ? json_number_value(json_object_get(s50, "max")) : p50,
-				s99 ? json_number_value(json_object_get(s99, "min")) : p99,
-				s99 ? json_number_value(json_object_get(s99, "max")) : p99,
-				checks_point_flagged(rows[i], "p50", NULL, 0), checks_point_flagged(rows[i], "p99", NULL, 0));
+			int sat = json_is_true(json_object_get(rows[i], "saturated"));
+			double ach = json_number_value(json_object_get(rows[i], "achieved_ops"));
+			double lo50 = s50 ? json_number_value(json_object_get(s50, "min")) : p50;
+			double hi50 = s50 ? json_number_value(json_object_get(s50, "max")) : p50;
+			double lo99 = s99 ? json_number_value(json_object_get(s99, "min")) : p99;
+			double hi99 = s99 ? json_number_value(json_object_get(s99, "max")) : p99;
+			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d %d\n", ach, p50, p99,
+				json_number_value(json_object_get(rows[i], "offered_ops")), flagged, lo50, hi50, lo99, hi99,
+				checks_point_flagged(rows[i], "p50", NULL, 0), checks_point_flagged(rows[i], "p99", NULL, 0),
+				sat);
+			if (nr == cap) {
+				size_t nc = cap ? 2 * cap : 64;
+				struct lts_row *a = realloc(r50, nc * sizeof *a), *b = a ? realloc(r99, nc * sizeof *b) : NULL;
+				if (a)
+					r50 = a;
+				if (!b) {
+					fclose(f);
+					free(r50);
+					free(r99);
+					snprintf(err, errlen, "out of memory");
+					return -1;
+				}
+				r99 = b;
+				cap = nc;
+			}
+			r50[nr] = (struct lts_row){ ach, p50, lo50, hi50, sat };
+			r99[nr++] = (struct lts_row){ ach, p99, lo99, hi99, sat };
 		}
 		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", blocks ? " " : "", name);
 		blocks++;
 	}
 	if (fclose(f) != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
+		blocks = -1;
+	} else if (write_lt_scale(scale_path, r50, r99, nr, err, errlen) < 0) {
+		blocks = -1;
 	}
+	free(r50);
+	free(r99);
 	return blocks;
 }
 
@@ -313,7 +367,7 @@ int plot_main(int argc, char **argv)
 	struct plot_opts o;
 	char err[16384], path[PATH_MAX + 32], dir[PATH_MAX], outdir[PATH_MAX], plotdir[PATH_MAX + 32];
 	char data[PATH_MAX + 64], svg[PATH_MAX + 64], png[PATH_MAX + 64], script[PATH_MAX + 64];
-	char names[8192], title[512];
+	char scale[PATH_MAX + 64], names[8192], title[512];
 	int npos = 0, r, rc = 1;
 	json_t *run;
 	struct stat st;
@@ -356,7 +410,8 @@ int plot_main(int argc, char **argv)
 	snprintf(script, sizeof script, "%s/latency-throughput.gp", plotdir);
 
 	snprintf(data, sizeof data, "%s/latency-throughput.dat", outdir);
-	int nsys = write_lt_data(run, data, names, sizeof names, err, sizeof err);
+	snprintf(scale, sizeof scale, "%s/latency-throughput.scale", outdir);
+	int nsys = write_lt_data(run, data, scale, names, sizeof names, err, sizeof err);
 	if (nsys < 0) {
 		fprintf(stderr, "oqb plot: %s\n", err);
 		goto out;
@@ -370,8 +425,8 @@ int plot_main(int argc, char **argv)
 		 json_string_value(json_object_get(run, "created_utc")));
 	snprintf(svg, sizeof svg, "%s/latency-throughput.svg", outdir);
 	snprintf(png, sizeof png, "%s/latency-throughput.png", outdir);
-	if (gnuplot(script, data, svg, names, title, NULL, NULL, err, sizeof err) < 0 ||
-	    gnuplot(script, data, png, names, title, NULL, NULL, err, sizeof err) < 0) {
+	if (gnuplot(script, data, svg, names, title, scale, NULL, err, sizeof err) < 0 ||
+	    gnuplot(script, data, png, names, title, scale, NULL, err, sizeof err) < 0) {
 		fprintf(stderr, "oqb plot: %s\n", err);
 		goto out;
 	}

@@ -19,6 +19,7 @@
 #include "run.h"
 #include "run_internal.h"
 #include "checks.h"
+#include "finding.h"
 #include "needs.h"
 #include "procargs.h"
 #include "rng.h"
@@ -615,6 +616,8 @@ again:;
 	if (rc == 0 && r->rc.knee.on)
 		knee_after_sweep(json_object_get(r->runj, "knee"), json_object_get(r->runj, "points"),
 				 r->o->quiet ? NULL : stderr);
+	/* the result in one sentence, from the trials (finding.h) */
+	json_object_set_new(r->runj, "finding", finding_of_run(r->runj));
 	if (rc == 0)
 		json_object_set_new(r->runj, "status", json_string("ok"));
 	{

@@ -1,0 +1,561 @@
+/*
+ * finding.c - the run's result in one sentence (finding.h).
+ */
+#include "finding.h"
+#include "hdrenc.h"
+#include "hist.h"
+#include "rng.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXSYS 16
+#define MAXCOND 256
+
+/* One point, reduced to what a resampled median needs: the union of its
+ * trials' non-empty counters and each trial's cumulative count over it. */
+struct fpt {
+	const json_t *p;
+	size_t sys, cond;
+	int usable;              /* not saturated, samples in the class */
+	size_t nt, nu;           /* trials with samples; counters in the union */
+	unsigned *idx;           /* [nu] */
+	uint64_t *cum;           /* [nt * nu] */
+	uint64_t *tn, *tmin, *tmax;
+	double median;           /* all trials merged (ns) */
+};
+
+static double getn(const json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+/* A trial's histogram of one class: its bins, else its HdrHistogram text
+ * with the exact n, extremes and sum put back (trials.c writes both). */
+static int class_hist(struct hist *h, const json_t *c)
+{
+	char e[256];
+	if (json_object_get(c, "bins"))
+		return hist_from_json(h, c, e, sizeof e);
+	const char *text = json_string_value(json_object_get(c, "hdr"));
+	if (!text || hdr_decode_b64(text, h, e, sizeof e) < 0 ||
+	    (uint64_t)json_integer_value(json_object_get(c, "n")) != h->n)
+		return -1;
+	h->min = (uint64_t)json_integer_value(json_object_get(c, "min"));
+	h->max = (uint64_t)json_integer_value(json_object_get(c, "max"));
+	return 0;
+}
+
+/* The median of trials taken mult[t] times each, merged: what
+ * hist_percentile(merged, 50) would read. */
+static double pt_median(const struct fpt *f, const unsigned *mult)
+{
+	uint64_t n = 0, lo = UINT64_MAX, hi = 0;
+	for (size_t t = 0; t < f->nt; t++)
+		if (mult[t]) {
+			n += mult[t] * f->tn[t];
+			lo = f->tmin[t] < lo ? f->tmin[t] : lo;
+			hi = f->tmax[t] > hi ? f->tmax[t] : hi;
+		}
+	if (!n)
+		return NAN;
+	uint64_t k = hist_rank(n, 50);
+	if (k == 1)
+		return (double)lo;
+	if (k == n)
+		return (double)hi;
+	size_t a = 0, b = f->nu - 1;
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		uint64_t c = 0;
+		for (size_t t = 0; t < f->nt; t++)
+			c += mult[t] * f->cum[t * f->nu + m];
+		if (c >= k)
+			b = m;
+		else
+			a = m + 1;
+	}
+	uint64_t v = hist_index_mid(f->idx[a]);
+	return (double)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* Reads point p's trials of class cls.  0, or -1 (out of memory or a
+ * histogram that cannot be read: the point is then not usable). */
+static int pt_load(struct fpt *f, const char *cls)
+{
+	const json_t *trials = json_object_get(f->p, "trials"), *t;
+	size_t nt = json_array_size(trials), i, k = 0;
+	struct hist **h = calloc(nt ? nt : 1, sizeof *h);
+	unsigned char *seen = calloc(HIST_NCOUNTS, 1);
+	int rc = -1;
+
+	if (!h || !seen)
+		goto out;
+	if (!nt) {     /* a run.json from before trials: the point is its one trial */
+		const json_t *c = json_object_get(json_object_get(f->p, "lat_ns"), cls);
+		if (getn(c, "n") > 0 && (h[0] = hist_new()) && class_hist(h[0], c) == 0)
+			k = 1;
+	}
+	json_array_foreach(trials, i, t) {
+		const json_t *c = json_object_get(json_object_get(t, "lat_ns"), cls);
+		if (!(getn(c, "n") > 0))
+			continue;
+		if (!(h[k] = hist_new()))
+			goto out;
+		if (class_hist(h[k], c) < 0 || !h[k]->n)
+			goto out;
+		k++;
+	}
+	f->nt = k;
+	for (i = 0; i < k; i++)
+		for (unsigned j = 0; j < HIST_NCOUNTS; j++)
+			if (h[i]->counts[j] && !seen[j]) {
+				seen[j] = 1;
+				f->nu++;
+			}
+	if (!k || !f->nu) {
+		rc = 0;
+		f->nt = 0;
+		goto out;
+	}
+	f->idx = malloc(f->nu * sizeof *f->idx);
+	f->cum = malloc(k * f->nu * sizeof *f->cum);
+	f->tn = malloc(k * sizeof *f->tn);
+	f->tmin = malloc(k * sizeof *f->tmin);
+	f->tmax = malloc(k * sizeof *f->tmax);
+	if (!f->idx || !f->cum || !f->tn || !f->tmin || !f->tmax)
+		goto out;
+	for (unsigned j = 0, u = 0; j < HIST_NCOUNTS; j++)
+		if (seen[j])
+			f->idx[u++] = j;
+	for (i = 0; i < k; i++) {
+		uint64_t c = 0;
+		for (size_t u = 0; u < f->nu; u++) {
+			c += h[i]->counts[f->idx[u]];
+			f->cum[i * f->nu + u] = c;
+		}
+		f->tn[i] = h[i]->n;
+		f->tmin[i] = h[i]->min;
+		f->tmax[i] = h[i]->max;
+	}
+	unsigned ones[64];
+	unsigned *all = k <= 64 ? ones : malloc(k * sizeof *all);
+	if (!all)
+		goto out;
+	for (i = 0; i < k; i++)
+		all[i] = 1;
+	f->median = pt_median(f, all);
+	if (all != ones)
+		free(all);
+	rc = 0;
+out:
+	for (i = 0; h && i < (nt ? nt : 1); i++)
+		hist_free(h[i]);
+	free(h);
+	free(seen);
+	if (rc < 0)
+		f->nt = 0;
+	return rc;
+}
+
+static void pt_free(struct fpt *f)
+{
+	free(f->idx);
+	free(f->cum);
+	free(f->tn);
+	free(f->tmin);
+	free(f->tmax);
+}
+
+/* A point's condition: its sweep index, offered load and outstanding count. */
+static int same_cond(const json_t *a, const json_t *b)
+{
+	const json_t *sa = json_object_get(json_object_get(a, "sweep"), "index");
+	const json_t *sb = json_object_get(json_object_get(b, "sweep"), "index");
+	return getn(a, "offered_ops") == getn(b, "offered_ops") && getn(a, "outstanding") == getn(b, "outstanding") &&
+	       json_integer_value(sa) == json_integer_value(sb);
+}
+
+static json_t *cond_json(const json_t *p)
+{
+	json_t *c = json_object();
+	if (getn(p, "offered_ops") > 0)
+		json_object_set_new(c, "offered_ops", json_real(getn(p, "offered_ops")));
+	if (getn(p, "outstanding") > 0)
+		json_object_set_new(c, "outstanding", json_integer((json_int_t)getn(p, "outstanding")));
+	const json_t *sw = json_object_get(p, "sweep");
+	if (sw)
+		json_object_set(c, "sweep", json_object_get(sw, "value"));
+	return c;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* "3.9" below 10, "12" above. */
+static void fmt_x(char *b, size_t n, double v)
+{
+	snprintf(b, n, v < 10 ? "%.1f" : "%.0f", v);
+}
+
+/* Why a check warns about a median, in a few words. */
+static const char *check_why(const char *name)
+{
+	static const struct { const char *n, *why; } t[] = {
+		{ "trial_agreement", "the trials' medians disagree by more than trials_p50 allows" },
+		{ "schedule_lag", "the client fell behind its send schedule" },
+		{ "arrival_fit", "the arrivals did not fit the Poisson law" },
+		{ "stationarity", "latency drifted within a trial" },
+		{ "interference", "a spinning thread lost its CPU to another process" },
+		{ "stalls", "the host stalled the threads" },
+		{ "canary_drift", "the machine's floor moved during the run" },
+		{ "placement", "threads shared a CPU" },
+		{ "saturation", "the point saturated" },
+		{ "unsent", "the client could not send every scheduled request" },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (!strcmp(t[i].n, name))
+			return t[i].why;
+	return "see the point's checks in run.json";
+}
+
+/* The caveat: which medians used a check warned about, and why. */
+static void caveat(json_t *fd, struct fpt *pts, size_t npts, const unsigned char *used)
+{
+	const char *names[32];
+	size_t cnt[32] = { 0 }, nn = 0, nused = 0, nflag = 0, ncause = 0, i, j;
+	char buf[2048];
+	size_t o = 0;
+	json_t *by = json_object();
+
+	for (i = 0; i < npts; i++) {
+		if (!used[i])
+			continue;
+		nused++;
+		const json_t *fb = json_object_get(json_object_get(pts[i].p, "flagged_by"), "p50"), *nm, *row;
+		if (json_array_size(fb))
+			nflag++;
+		json_array_foreach(fb, j, nm) {
+			const char *s = json_string_value(nm);
+			size_t k;
+			for (k = 0; k < nn && strcmp(names[k], s); k++)
+				;
+			if (k == nn && nn < 32)
+				names[nn++] = s;
+			if (k < 32)
+				cnt[k]++;
+		}
+		json_array_foreach(json_object_get(pts[i].p, "checks"), j, row)
+			if (!strcmp(json_string_value(json_object_get(row, "name")) ?: "", "trial_agreement") &&
+			    json_object_get(row, "cause") && json_array_size(fb))
+				ncause++;
+	}
+	for (i = 0; i < nn; i++)
+		json_object_set_new(by, names[i], json_integer((json_int_t)cnt[i]));
+	json_object_set_new(fd, "medians_used", json_integer((json_int_t)nused));
+	json_object_set_new(fd, "medians_flagged", json_integer((json_int_t)nflag));
+	json_object_set_new(fd, "flagged_by_check", by);
+	if (!nused) {
+		snprintf(buf, sizeof buf, "no median was compared, so no self-check applies");
+	} else if (!nflag) {
+		snprintf(buf, sizeof buf, "no self-check warned about the %zu medians used", nused);
+	} else {
+		o = (size_t)snprintf(buf, sizeof buf, "the self-checks warned about %zu of the %zu medians used: ", nflag, nused);
+		for (i = 0; i < nn && o < sizeof buf; i++) {
+			o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s at %zu (%s", i ? "; " : "", names[i], cnt[i],
+					      check_why(names[i]));
+			if (!strcmp(names[i], "trial_agreement") && ncause && o < sizeof buf)
+				o += (size_t)snprintf(buf + o, sizeof buf - o, "; at %zu of them the trials ran under "
+						      "different canaries: the machine's floor changed between trials", ncause);
+			if (o < sizeof buf)
+				o += (size_t)snprintf(buf + o, sizeof buf - o, ")");
+		}
+		if (o < sizeof buf)
+			snprintf(buf + o, sizeof buf - o, "; the CI comes from those trials, so it carries their spread");
+	}
+	json_object_set_new(fd, "caveat", json_string(buf));
+}
+
+json_t *finding_of_run(const json_t *run)
+{
+	const json_t *points = json_object_get(run, "points"), *p;
+	size_t np = json_array_size(points), nsys = 0, ncond = 0, i, j;
+	const char *sys[MAXSYS];
+	const json_t *cond[MAXCOND];
+	struct fpt *pts = calloc(np ? np : 1, sizeof *pts);
+	unsigned char *used = calloc(np ? np : 1, 1);
+	json_t *fd = json_object(), *pairs = json_array();
+	const char *cls = "nilext";
+	char text[4096];
+
+	if (!pts || !used || !fd || !pairs) {
+		free(pts);
+		free(used);
+		json_decref(fd);
+		json_decref(pairs);
+		return NULL;
+	}
+	json_object_set_new(fd, "statistic", json_string("p50"));
+	/* the nilext median where every point below saturation has one */
+	json_array_foreach(points, i, p)
+		if (!json_is_true(json_object_get(p, "saturated")) &&
+		    getn(json_object_get(json_object_get(p, "lat_ns"), "all"), "n") > 0 &&
+		    !(getn(json_object_get(json_object_get(p, "lat_ns"), "nilext"), "n") > 0))
+			cls = "all";
+	json_object_set_new(fd, "class", json_string(cls));
+	json_array_foreach(points, i, p) {
+		const char *s = json_string_value(json_object_get(p, "system"));
+		struct fpt *f = &pts[i];
+		f->p = p;
+		if (!s)
+			continue;
+		for (j = 0; j < nsys && strcmp(sys[j], s); j++)
+			;
+		if (j == nsys && nsys < MAXSYS)
+			sys[nsys++] = s;
+		f->sys = j;
+		for (j = 0; j < ncond && !same_cond(cond[j], p); j++)
+			;
+		if (j == ncond && ncond < MAXCOND)
+			cond[ncond++] = p;
+		f->cond = j;
+		if (f->sys >= MAXSYS || f->cond >= MAXCOND || json_is_true(json_object_get(p, "saturated")))
+			continue;
+		pt_load(f, cls);
+		f->usable = f->nt > 0 && f->median > 0;
+	}
+	/* the reference: oq, else the lowest median at the most loads */
+	size_t ref = nsys, wins[MAXSYS] = { 0 };
+	for (j = 0; j < nsys; j++)
+		if (!strcmp(sys[j], "oq"))
+			ref = j;
+	if (ref == nsys) {
+		for (size_t c = 0; c < ncond; c++) {
+			size_t best = np;
+			for (i = 0; i < np; i++)
+				if (pts[i].usable && pts[i].cond == c && (best == np || pts[i].median < pts[best].median))
+					best = i;
+			if (best < np)
+				wins[pts[best].sys]++;
+		}
+		for (j = 0; j < nsys; j++)
+			if (ref == nsys || wins[j] > wins[ref])
+				ref = j;
+	}
+	if (nsys < 2 || ref == nsys) {
+		json_object_set_new(fd, "status", json_string("none"));
+		snprintf(text, sizeof text, "no finding: the run %s", !np ? "has no points" :
+			 "measured one system, so there is nothing to compare it with");
+		json_object_set_new(fd, "text", json_string(text));
+		json_object_set_new(fd, "pairs", pairs);
+		caveat(fd, pts, np, used);
+		goto out;
+	}
+	json_object_set_new(fd, "reference", json_string(sys[ref]));
+	json_object_set_new(fd, "reference_rule", json_string(!strcmp(sys[ref], "oq") ? "oq, the system of the paper's claim" :
+							  "oq is not in the run: the system whose median is the lowest at the most loads"));
+	json_object_set_new(fd, "method", json_string(
+		"per load, the ratio of the two points' medians (each read from its trials' histograms merged), other / "
+		"reference, at the loads where neither point saturated; over the loads, their geometric mean; 95 % CI: "
+		"percentile bootstrap over trials (each point's trials resampled with replacement, merged, the median "
+		"read again; fixed seed)"));
+	json_object_set_new(fd, "resamples", json_integer(FINDING_RESAMPLES));
+	json_object_set_new(fd, "confidence_pct", json_integer(95));
+
+	/* the pairs' loads: where both points are usable */
+	size_t pidx[MAXSYS][MAXCOND][2], pn[MAXSYS] = { 0 }, tmin = SIZE_MAX, tmax = 0;
+	int pok[MAXSYS] = { 0 }, nok = 0;
+	for (j = 0; j < nsys; j++) {
+		if (j == ref)
+			continue;
+		size_t ftmin = SIZE_MAX;
+		for (size_t c = 0; c < ncond; c++) {
+			size_t a = np, b = np;
+			for (i = 0; i < np; i++) {
+				if (!pts[i].usable || pts[i].cond != c)
+					continue;
+				if (pts[i].sys == ref)
+					a = i;
+				else if (pts[i].sys == j)
+					b = i;
+			}
+			if (a == np || b == np)
+				continue;
+			pidx[j][pn[j]][0] = a;
+			pidx[j][pn[j]++][1] = b;
+			ftmin = pts[a].nt < ftmin ? pts[a].nt : ftmin;
+			ftmin = pts[b].nt < ftmin ? pts[b].nt : ftmin;
+		}
+		pok[j] = pn[j] >= 2 && ftmin >= 2;
+		nok += pok[j];
+		for (size_t c = 0; c < pn[j]; c++)
+			for (int s = 0; s < 2; s++) {
+				used[pidx[j][c][s]] = 1;
+				size_t nt = pts[pidx[j][c][s]].nt;
+				tmin = nt < tmin ? nt : tmin;
+				tmax = nt > tmax ? nt : tmax;
+			}
+	}
+	json_object_set_new(fd, "trials", tmax ? json_pack("{s:I,s:I}", "min", (json_int_t)tmin, "max", (json_int_t)tmax) :
+			    json_null());
+
+	/* the bootstrap: one resampled median per point used, shared by the pairs */
+	struct rng rg;
+	for (j = 0; j < nsys; j++) {
+		json_t *pr = json_object(), *loads = json_array();
+		double lsum = 0;
+		int every = 1;
+		if (j == ref)
+			continue;
+		json_object_set_new(pr, "system", json_string(sys[j]));
+		for (size_t c = 0; c < pn[j]; c++) {
+			const struct fpt *a = &pts[pidx[j][c][0]], *b = &pts[pidx[j][c][1]];
+			double r = b->median / a->median;
+			lsum += log(r);
+			every &= r > 1;
+			json_t *l = cond_json(a->p);
+			json_object_set_new(l, "ratio", json_real(r));
+			json_object_set_new(l, "reference_p50_ns", json_real(a->median));
+			json_object_set_new(l, "p50_ns", json_real(b->median));
+			json_object_set_new(l, "trials", json_pack("[II]", (json_int_t)a->nt, (json_int_t)b->nt));
+			json_array_append_new(loads, l);
+		}
+		json_object_set_new(pr, "loads", loads);
+		if (!pok[j]) {
+			json_object_set_new(pr, "status", json_string("insufficient"));
+			if (!pn[j])
+				snprintf(text, sizeof text, "no load below saturation where both have samples");
+			else
+				snprintf(text, sizeof text, pn[j] < 2 ? "only %zu load below saturation where both have "
+					 "samples; a ratio needs 2" : "only 1 trial at some of its %zu loads; a CI needs 2 per "
+					 "point", pn[j]);
+			json_object_set_new(pr, "reason", json_string(text));
+			json_array_append_new(pairs, pr);
+			continue;
+		}
+		/* [0]: the pair's geometric mean, [1 + c]: load c's ratio */
+		double *bs = malloc((size_t)FINDING_RESAMPLES * (pn[j] + 1) * sizeof *bs);
+		if (!bs) {
+			json_decref(pr);
+			continue;
+		}
+		/* same seed per pair: a pair's CI does not depend on the others */
+		rng_seed(&rg, 0x66696e64696e67ull /* "finding" */ + j);
+		size_t nb = 0;
+		for (size_t k = 0; k < FINDING_RESAMPLES; k++) {
+			double s = 0;
+			int bad = 0;
+			for (size_t c = 0; c < pn[j]; c++) {
+				double m[2];
+				for (int q = 0; q < 2; q++) {
+					const struct fpt *f = &pts[pidx[j][c][q]];
+					unsigned lm[64] = { 0 }, *mm = f->nt <= 64 ? lm : calloc(f->nt, sizeof *mm);
+					if (!mm) {
+						bad = 1;
+						break;
+					}
+					for (size_t t = 0; t < f->nt; t++)
+						mm[rng_below(&rg, f->nt)]++;
+					m[q] = pt_median(f, mm);
+					if (mm != lm)
+						free(mm);
+				}
+				if (bad || !(m[0] > 0) || !(m[1] > 0)) {
+					bad = 1;
+					break;
+				}
+				bs[(c + 1) * FINDING_RESAMPLES + nb] = m[1] / m[0];
+				s += log(m[1] / m[0]);
+			}
+			if (bad)
+				continue;
+			bs[nb++] = exp(s / (double)pn[j]);
+		}
+		double ratio = exp(lsum / (double)pn[j]);
+		json_object_set_new(pr, "status", json_string(nb ? "ok" : "insufficient"));
+		json_object_set_new(pr, "ratio", json_real(ratio));
+		json_object_set_new(pr, "lower_at_every_load", json_boolean(every));
+		if (nb) {
+			size_t lo = nb / 40, hi = nb - 1 - nb / 40;
+			for (size_t c = 0; c <= pn[j]; c++) {
+				double *v = bs + c * FINDING_RESAMPLES;
+				qsort(v, nb, sizeof *v, cmp_dbl);
+				json_t *ci = json_pack("[ff]", v[lo], v[hi]);
+				if (!c)
+					json_object_set_new(pr, "ci95", ci);
+				else
+					json_object_set_new(json_array_get(loads, c - 1), "ci95", ci);
+			}
+		}
+		free(bs);
+		json_array_append_new(pairs, pr);
+	}
+	json_object_set_new(fd, "pairs", pairs);
+	nok = 0;
+	json_array_foreach(pairs, i, p)
+		nok += !strcmp(json_string_value(json_object_get(p, "status")), "ok");
+
+	/* the sentence: the pairs with a ratio, then why the others have none */
+	size_t o = 0, same = SIZE_MAX;
+	int mixed = 0, first = 1;
+	json_t *pr;
+	json_array_foreach(pairs, i, pr) {
+		if (strcmp(json_string_value(json_object_get(pr, "status")), "ok"))
+			continue;
+		size_t n = json_array_size(json_object_get(pr, "loads"));
+		mixed |= same != SIZE_MAX && same != n;
+		same = n;
+	}
+	if (!nok)
+		o = (size_t)snprintf(text, sizeof text, "no finding with a number");
+	else if (!mixed)
+		o = (size_t)snprintf(text, sizeof text, "below saturation (%zu loads), ", same);
+	if (nok)
+		o += (size_t)snprintf(text + o, sizeof text - o, "%s's %s median", sys[ref],
+				      !strcmp(cls, "nilext") ? "nilext" : "request");
+	json_array_foreach(pairs, i, pr) {
+		const char *other = json_string_value(json_object_get(pr, "system"));
+		const json_t *ci = json_object_get(pr, "ci95");
+		if (o >= sizeof text || strcmp(json_string_value(json_object_get(pr, "status")), "ok") || !ci)
+			continue;
+		double r = getn(pr, "ratio"), l = json_real_value(json_array_get(ci, 0));
+		double h = json_real_value(json_array_get(ci, 1));
+		char rs[32], ls[32], hs[32];
+		int lower = r >= 1;
+		fmt_x(rs, sizeof rs, lower ? r : 1 / r);
+		fmt_x(ls, sizeof ls, lower ? l : 1 / h);
+		fmt_x(hs, sizeof hs, lower ? h : 1 / l);
+		o += (size_t)snprintf(text + o, sizeof text - o, "%s %sx %s than %s's", first ? " is" : " and", rs,
+				      lower ? "lower" : "higher", other);
+		if (mixed && o < sizeof text)
+			o += (size_t)snprintf(text + o, sizeof text - o, " over %zu loads below saturation",
+					      json_array_size(json_object_get(pr, "loads")));
+		if (o < sizeof text)
+			o += (size_t)snprintf(text + o, sizeof text - o, " (95 %% CI %s-%s%s)", ls, hs,
+					      l <= 1 && h >= 1 ? ": the trials do not tell them apart" : "");
+		first = 0;
+	}
+	json_array_foreach(pairs, i, pr) {
+		if (o >= sizeof text || !strcmp(json_string_value(json_object_get(pr, "status")), "ok"))
+			continue;
+		const char *why = json_string_value(json_object_get(pr, "reason"));
+		o += (size_t)snprintf(text + o, sizeof text - o, "; %s against %s: %s", sys[ref],
+				      json_string_value(json_object_get(pr, "system")),
+				      why ? why : "no resample held samples");
+	}
+	json_object_set_new(fd, "status", json_string(nok ? "ok" : "insufficient"));
+	json_object_set_new(fd, "text", json_string(text));
+	caveat(fd, pts, np, used);
+out:
+	for (i = 0; i < np; i++)
+		pt_free(&pts[i]);
+	free(pts);
+	free(used);
+	return fd;
+}

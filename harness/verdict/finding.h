@@ -1,0 +1,54 @@
+/*
+ * finding.h - the run's result in one sentence, computed from its trials:
+ * run.json's top-level "finding", the demo's last result line.
+ *
+ *   below saturation (6 loads), oq's nilext median is 3.9x lower than
+ *   rawrpc's (95 % CI 3.5-4.3) and 2.4x lower than deferred's (95 % CI
+ *   2.1-2.6)
+ *
+ * What it computes, and why:
+ * - The reference is oq when the run has it (the paper's claim is about
+ *   oq), else the system whose median is the lowest at the most loads.
+ *   Every other system is compared with it.
+ * - The number is the median of the nilext requests (the ones oq commits
+ *   on the delivery ACK), or of all requests when some point has no
+ *   nilext ones.  A point's median is read from its trials' histograms
+ *   merged, never from averaged percentiles.
+ * - A pair is compared at the loads where neither of the two points
+ *   saturated and both have samples (a saturated point's latency is a
+ *   queue that grew for the whole trial).  Per load the ratio is
+ *   other / reference; the pair's ratio is their geometric mean over the
+ *   loads (a ratio of 4 and one of 1/4 average to 1).
+ * - Its 95 % CI is a percentile bootstrap over trials: each point's trials
+ *   are resampled with replacement (separately per point: each trial is
+ *   its own run), merged, and the median read again; FINDING_RESAMPLES
+ *   times, with a fixed seed, so the same run.json gives the same CI.
+ *   Samples within a trial are not independent (a host stall delays a run
+ *   of them); the trials are, so their spread is what the CI carries.
+ *   The same is done per load.
+ * - Fewer than 2 such loads, or fewer than 2 trials at a point used, give
+ *   no ratio: the pair says why instead, and so does the text.
+ * - "caveat" says which of the medians used a self-check warned about
+ *   (flagged_by.p50), by check, and why, in one sentence.
+ * tests/unit/test_finding.c checks the numbers and the degenerate cases
+ * on fixed trials, tests/integration/finding.sh that `oqb run` writes it.
+ */
+#ifndef OQB_FINDING_H
+#define OQB_FINDING_H
+
+#include <jansson.h>
+
+#define FINDING_RESAMPLES 2000
+
+/*
+ * The "finding" object of a run.json (its points, with trials[] as `oqb
+ * run` writes them): {"status": "ok" | "insufficient" | "none", "text",
+ * "caveat", "reference", "reference_rule", "class", "statistic", "method",
+ * "resamples", "confidence_pct", "trials": {"min", "max"}, "pairs": [...],
+ * "medians_used", "medians_flagged", "flagged_by_check"} (docs/trust.md,
+ * "The finding").  Never NULL unless memory runs out; a run it cannot
+ * judge gets status "none" or "insufficient" and a text that says why.
+ */
+json_t *finding_of_run(const json_t *run);
+
+#endif
