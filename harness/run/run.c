@@ -362,10 +362,50 @@ static int plan_order(struct run *r)
 	return 0;
 }
 
+/* The median of the run's canaries so far, or -1. */
+static double run_canary_median(const struct run *r)
+{
+	size_t cnt;
+	/* with the factor off every canary is in one regime: its median */
+	return regime_mode(r->canaries, r->ncanaries, 0, -1, &cnt);
+}
+
+/*
+ * Why a trial of point i whose canary read `canary` ran on another floor
+ * of the machine than the point's kept trials (trials.h, "Canary
+ * regimes"), into buf; NULL when it did not, or the rule is off.
+ */
+static const char *regime_off(const struct run *r, size_t i, double canary, char *buf, size_t len)
+{
+	double factor = runconf_for(&r->rc, &r->pts[i])->canary_regime_factor;
+	size_t j, n = json_array_size(r->entries[i]), nk = 0;
+	const json_t *e;
+	if (factor <= 0 || !(canary > 0))
+		return NULL;
+	double *k = malloc((n ? n : 1) * sizeof *k);
+	if (!k)
+		return NULL;
+	json_array_foreach(r->entries[i], j, e) {
+		double c = json_number_value(json_object_get(e, "canary_ns"));
+		if (c > 0)
+			k[nk++] = c;
+	}
+	double ref = regime_reference(k, nk, canary, r->canaries, r->ncanaries, factor);
+	free(k);
+	if (ref <= 0 || regime_same(canary, ref, factor))
+		return NULL;
+	snprintf(buf, len, "canary regime: its canary read %.0f ns against %.0f ns, %s (x%.2f, canary_regime_factor "
+		 "%g): another floor of the machine", canary, ref, nk ? "the point's other trials'" :
+		 "the run's median so far", canary > ref ? canary / ref : ref / canary, factor);
+	return buf;
+}
+
 /* run.json's points, in plan order, from the trials run so far. */
 static int rebuild_points(struct run *r, char *err, size_t errlen)
 {
 	json_t *pts = json_array();
+	double run_med = run_canary_median(r);
+	size_t nmixed = 0, naside = 0, nregime = 0;
 	for (size_t i = 0; i < r->npts; i++) {
 		if (!r->entries[i])
 			continue;
@@ -381,13 +421,28 @@ static int rebuild_points(struct run *r, char *err, size_t errlen)
 			}
 			if (r->discarded[i])
 				json_object_set(p, "discarded_trials", r->discarded[i]);
+			json_t *reg = regime_of_point(r->entries[i], r->discarded[i],
+						      runconf_for(&r->rc, &r->pts[i])->canary_regime_factor, run_med);
+			if (reg)
+				json_object_set_new(p, "canary_regime", reg);
 			json_decref(r->built[i]);
 			r->built[i] = p;
 			r->built_from[i] = from;
 		}
 		json_array_append(pts, r->built[i]);
+		const json_t *reg = json_object_get(r->built[i], "canary_regime");
+		if (reg) {
+			nregime++;
+			nmixed += json_is_true(json_object_get(reg, "mixed"));
+			naside += (size_t)json_integer_value(json_object_get(reg, "set_aside"));
+		}
 	}
 	json_object_set_new(r->runj, "points", pts);
+	if (nregime)
+		json_object_set_new(r->runj, "canary_regimes",
+				    json_pack("{s:f,s:f,s:I,s:I,s:I}", "factor", r->rc.canary_regime_factor,
+					      "run_median_ns", run_med, "points", (json_int_t)nregime, "points_mixed",
+					      (json_int_t)nmixed, "trials_set_aside", (json_int_t)naside));
 	return 0;
 }
 
@@ -552,12 +607,19 @@ again:;
 		/* A trial whose spinning thread lost its CPU measured the
 		 * machine's scheduler, not the system: run it again (same
 		 * seed, its own directory) and keep it aside, with why. */
-		const char *still = trial_disturbed(pr.checks);
+		const char *still = trial_disturbed(pr.checks), *reason = "disturbed";
+		/* One machine condition per point: a trial on another floor
+		 * of the machine than its point's other trials is run again
+		 * the same way, within the same budget (trials.h). */
+		char rbuf[400];
+		if (!still && (still = regime_off(r, i, pr.canary_ns, rbuf, sizeof rbuf)))
+			reason = "canary_regime";
 		enum rerun_event ev;
 		const char *why = rerun_decide(&rp, pt.rerun, still != NULL, &ev) ? still : NULL;
 		if (ev == RR_BUDGET_STOP)
 			fprintf(stderr, "oqb: warning: the run's rerun budget is spent (%lld rerun(s): rerun_budget %g of "
-				"%zu trials); disturbed trials from here on are kept and stay flagged (last: %s). "
+				"%zu trials); disturbed trials, and trials on another canary floor than their point's, are kept "
+				"from here on and stay flagged (last: %s). "
 				"Raise rerun_budget in the config for more\n", rp.used, r->rc.rerun_budget, r->ntrials, still);
 		else if (ev == RR_FUTILE_STOP)
 			fprintf(stderr, "oqb: warning: three trials in a row were still disturbed after %lld "
@@ -580,10 +642,12 @@ again:;
 				r->discarded[i] = json_array();
 			json_t *d = trials_entry(pj, pt.trial, k, pr.canary_ns, pr.checks);
 			json_object_set_new(d, "discarded", json_string(why));
+			json_object_set_new(d, "reason", json_string(reason));
 			json_array_append_new(r->discarded[i], d);
 			if (!r->o->quiet)
-				fprintf(stderr, "oqb: trial %u of point %zu (%s) disturbed: %s; running it again (%u/%lld)\n",
-					pt.trial + 1, i + 1, pt.system, why, pt.rerun + 1, rp.per_trial);
+				fprintf(stderr, "oqb: trial %u of point %zu (%s) %s: %s; running it again (%u/%lld)\n",
+					pt.trial + 1, i + 1, pt.system, strcmp(reason, "disturbed") ? "set aside" :
+					"disturbed", why, pt.rerun + 1, rp.per_trial);
 			json_decref(pj);
 			prun_free(&pr);
 			pt.rerun++;

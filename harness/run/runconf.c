@@ -15,6 +15,7 @@
 #include "cpus.h"
 #include "launch.h"
 #include "buildinfo.h"
+#include "trials.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -166,6 +167,7 @@ static const struct conf_key top_keys[] = {
 	{ "repeat", CONF_INT, 0, 1, 1000, NULL, NULL, "trials of every point, run in a randomised interleaved order across systems and loads (default 1)" },
 	{ "rerun_disturbed", CONF_INT, 0, 0, 10, NULL, NULL, "a trial whose spinning thread lost its CPU (the interference check) is run again, at most this many times (default 2); the disturbed ones stay in the point's discarded_trials" },
 	{ "rerun_budget", CONF_NUM, 0, 0, 10, NULL, NULL, "the most reruns in the whole run, as a share of its trials (0.3: 3 reruns per 10 trials; default no limit); once spent, disturbed trials are kept and stay flagged, so a run on a noisy host still ends on time" },
+	{ "canary_regime_factor", CONF_NUM, 0, 0, 1000, NULL, NULL, "a trial whose canary is this factor or more off the point's other trials' (another floor of the host) is run again within the rerun budget and set aside in discarded_trials (default 2; 0: off; otherwise at least 1.1)" },
 	{ "canary", CONF_BOOL, 0, 0, 0, NULL, NULL, "measure the machine's floor beside every trial (default true): on shm a cache-line ping-pong on the trial's CPUs (where the server runs on the driver's host), on verbs a raw RC SEND ping-pong between the server's and client 0's hosts (oqb-vfloor)" },
 	{ "checks", CONF_OBJ, 0, 0, 0, NULL, checks_schema, "thresholds of the self-checks on every point (docs/trust.md)" },
 	{ "hosts", CONF_OBJ, 0, 0, 0, NULL, hosts_keys, "where processes run and how they are started" },
@@ -1126,6 +1128,13 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->rerun_disturbed = conf_int(rc->root, "rerun_disturbed", 2);
 	rc->rerun_budget = conf_num(rc->root, "rerun_budget", -1);
 	rc->canary = conf_bool(rc->root, "canary", 1);
+	rc->canary_regime_factor = conf_num(rc->root, "canary_regime_factor", CANARY_REGIME_FACTOR);
+	if (rc->canary_regime_factor > 0 && rc->canary_regime_factor < 1.1) {
+		err_set(err, errlen, "%s: canary_regime_factor: %g would split one floor's own canaries (they "
+			"spread by some 10 %%); use 0 to turn the rule off, or 1.1 or more (default 2)", rc->path,
+			rc->canary_regime_factor);
+		goto fail;
+	}
 	checks_from_json(&rc->checks, json_object_get(rc->root, "checks"));
 	rc->srv_cpus = conf_str(json_object_get(rc->root, "server"), "cpus", "auto");
 	rc->cli_cpus = conf_str(json_object_get(rc->root, "clients"), "cpus", "auto");

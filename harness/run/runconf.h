@@ -101,6 +101,7 @@ struct runconf {
 	int converge;                  /* duration_s "auto": duration_s is the chunk */
 	double conv_ci, conv_max_s;    /* stop at this P99 CI width, or this many seconds */
 	int canary;                    /* floor beside every trial */
+	double canary_regime_factor;   /* a trial this far off its point's canary is rerun (trials.h); 0 off */
 	struct check_conf checks;      /* self-check thresholds */
 	const char *srv_cpus, *cli_cpus; /* placement specs: auto, none, LIST */
 

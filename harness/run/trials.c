@@ -478,3 +478,118 @@ int rerun_decide(struct rerun_policy *p, unsigned n, int disturbed, enum rerun_e
 	}
 	return 0;
 }
+
+int regime_same(double a, double b, double factor)
+{
+	if (factor <= 0 || !(a > 0) || !(b > 0))
+		return 1;
+	return a < b * factor && b < a * factor;
+}
+
+double regime_mode(const double *v, size_t n, double factor, double tie, size_t *count)
+{
+	size_t best = n, bestn = 0;
+	*count = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i] > 0))
+			continue;
+		size_t c = 0;
+		for (size_t j = 0; j < n; j++)
+			c += v[j] > 0 && regime_same(v[i], v[j], factor);
+		int better = c > bestn;
+		if (!better && c == bestn && best < n) {
+			/* a tie: nearer `tie` on a log scale, or the lower */
+			if (tie > 0)
+				better = fabs(log(v[i] / tie)) < fabs(log(v[best] / tie));
+			else
+				better = v[i] < v[best];
+		}
+		if (better) {
+			best = i;
+			bestn = c;
+		}
+	}
+	if (best == n)
+		return -1;
+	double *in = malloc(bestn * sizeof *in), med;
+	size_t m = 0;
+	if (!in)
+		return v[best];
+	for (size_t j = 0; j < n; j++)
+		if (v[j] > 0 && regime_same(v[best], v[j], factor))
+			in[m++] = v[j];
+	med = median_of(in, m);
+	free(in);
+	*count = m;
+	return med;
+}
+
+/* The median of v[0..n) without reordering it; -1 when n is 0. */
+static double median_copy(const double *v, size_t n)
+{
+	double *t = n ? malloc(n * sizeof *t) : NULL, m;
+	if (!t)
+		return -1;
+	memcpy(t, v, n * sizeof *t);
+	m = median_of(t, n);
+	free(t);
+	return m;
+}
+
+double regime_reference(const double *kept, size_t nkept, double canary, const double *run, size_t nrun,
+			double factor)
+{
+	double tie = nrun >= 3 ? median_copy(run, nrun) : -1;
+	size_t cnt;
+	if (factor <= 0 || !(canary > 0))
+		return -1;
+	if (nkept == 0)
+		return tie;
+	double *v = malloc((nkept + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	memcpy(v, kept, nkept * sizeof *v);
+	v[nkept] = canary;
+	double ref = regime_mode(v, nkept + 1, factor, tie, &cnt);
+	free(v);
+	return ref;
+}
+
+json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median)
+{
+	size_t n = json_array_size(entries), nc = 0, cnt, i, aside = 0;
+	const json_t *e;
+	if (factor <= 0 || n == 0)
+		return NULL;
+	double *v = malloc(n * sizeof *v);
+	if (!v)
+		return NULL;
+	json_array_foreach(entries, i, e)
+		if (json_is_number(json_object_get(e, "canary_ns")) && json_number_value(json_object_get(e, "canary_ns")) > 0)
+			v[nc++] = json_number_value(json_object_get(e, "canary_ns"));
+	double ref = regime_mode(v, nc, factor, run_median, &cnt);
+	free(v);
+	if (ref <= 0)
+		return NULL;
+	json_array_foreach(discarded, i, e)
+		aside += !strcmp(json_string_value(json_object_get(e, "reason")) ?: "", "canary_regime");
+	json_t *other = json_array();
+	json_array_foreach(entries, i, e) {
+		double c = json_number_value(json_object_get(e, "canary_ns"));
+		if (c > 0 && !regime_same(c, ref, factor))
+			json_array_append_new(other, json_pack("{s:I,s:f}", "trial",
+					      json_integer_value(json_object_get(e, "trial")), "canary_ns", c));
+	}
+	json_t *r = json_pack("{s:f,s:f,s:I,s:I,s:o,s:I,s:b}", "median_ns", ref, "factor", factor, "trials",
+			      (json_int_t)cnt, "of", (json_int_t)nc, "other", other, "set_aside", (json_int_t)aside,
+			      "mixed", json_array_size(other) > 0);
+	if (json_array_size(other)) {
+		char note[400];
+		snprintf(note, sizeof note, "%zu of %zu trials ran in another canary regime than the point's %.0f ns "
+			 "(canary_regime_factor %g) and were kept: the reruns (rerun_disturbed, rerun_budget) ran out "
+			 "before the machine came back (%zu set aside); the trials measured two machines, and trial_agreement judges them as they are",
+			 json_array_size(other), nc, ref, factor, aside);
+		json_object_set_new(r, "note", json_string(note));
+	}
+	return r;
+}

@@ -71,4 +71,52 @@ void rerun_init(struct rerun_policy *p, long long per_trial, long long budget);
  * 0 to keep it.  *ev says whether this decision stopped or resumed reruns. */
 int rerun_decide(struct rerun_policy *p, unsigned n, int disturbed, enum rerun_event *ev);
 
+/*
+ * Canary regimes: one machine condition per point.
+ *
+ * A host can have several floors that it switches between (this project's
+ * 2-vCPU VM: a canary of about 100 ns in some 80 % of trials and about
+ * 500 ns in the rest, in stretches of 0.1 s to a minute, by where the
+ * hypervisor runs the two vCPUs).  Every latency follows the floor, so
+ * trials of one point under two floors measured two machines.  Two
+ * canaries are in one regime when neither is `factor` times the other or
+ * more (canary_regime_factor, default 2: the floors seen differ 5x, while
+ * one floor's canaries spread by some 10 %, so any factor between about
+ * 1.3 and 4 splits them the same way; 2 is the middle on a log scale).
+ * factor <= 0, or a canary <= 0 (none measured), never splits.
+ */
+#define CANARY_REGIME_FACTOR 2.0
+int regime_same(double a, double b, double factor);
+
+/*
+ * The regime most of v[0..n) share: for each v[i], the values in its
+ * regime; the v[i] whose regime holds the most wins, a tie going to the
+ * one nearest `tie` on a log scale (tie <= 0: the lowest, the floor
+ * itself).  Returns the median of the winning values (the regime's
+ * canary) and puts their count in *count; -1 when no value is > 0.
+ */
+double regime_mode(const double *v, size_t n, double factor, double tie, size_t *count);
+
+/*
+ * The canary a new trial of a point is held against (run.c): with no kept
+ * trial of the point yet, the run's median canary so far when it has 3 or
+ * more (the machine's usual floor; fewer say too little), else none (-1:
+ * keep the trial); otherwise the regime most of the point's kept canaries
+ * and the new one share, a tie going to the run's median (if it has 3),
+ * else to the lowest.
+ */
+double regime_reference(const double *kept, size_t nkept, double canary, const double *run, size_t nrun,
+			double factor);
+
+/*
+ * points[].canary_regime for run.json: the regime of the point's kept
+ * trials (entries), its canary, how many trials share it, the canaries
+ * of those that do not, how many trials were set aside for their regime
+ * (discarded entries whose "reason" is "canary_regime"), and whether the
+ * kept trials still mix regimes (then a note says so).  run_median is the
+ * run's median canary (tie-break), or <= 0.  NULL when no kept trial has
+ * a canary or the rule is off (factor <= 0).
+ */
+json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median);
+
 #endif

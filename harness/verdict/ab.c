@@ -26,8 +26,11 @@
 #include "run.h"
 #include "runconf.h"
 #include "runjson.h"
+#include "trials.h"
 
 #define AB_MAX_ROUNDS 200
+#define AB_MAX_REGIME_RERUNS 50
+#define AB_MAX_RUNS (AB_MAX_ROUNDS + AB_MAX_REGIME_RERUNS)
 #define AB_MAX_ENV 32
 #define FLOOR_REPS 5
 
@@ -36,8 +39,8 @@ static const char *const verdict_word[] = { "no regression", "REGRESSION", "inco
 
 struct ab_cli {
 	const char *base, *new_, *out;
-	int trials, max_trials, correction, quiet, noise_retries;
-	double tolerance, tolerance_p99, alpha, noise_limit, canary_drift, noise_wait_s;
+	int trials, max_trials, correction, quiet, noise_retries, regime_reruns;
+	double tolerance, tolerance_p99, alpha, noise_limit, canary_drift, noise_wait_s, regime_factor;
 	long long seed;
 };
 
@@ -60,6 +63,10 @@ static const struct opt ab_tab[] = {
 	  "when the canary before the gate spreads too far, wait and measure it again this many times before giving up" },
 	{ "noise-wait-s", OPT_DBL, O(noise_wait_s), "10", 0, 3600, NULL, "seconds to wait before each such retry" },
 	{ "canary-drift", OPT_DBL, O(canary_drift), "1.5", 1, 1000, NULL, "as oqb compare's" },
+	{ "regime-factor", OPT_DBL, O(regime_factor), "2", 0, 1000, NULL,
+	  "a round whose canary (either side's median) is this factor or more off the gate's regime is set aside and run again, as the config's canary_regime_factor (0: off)" },
+	{ "regime-reruns", OPT_INT, O(regime_reruns), "4", 0, AB_MAX_REGIME_RERUNS, NULL,
+	  "rounds set aside for their canary regime at most; beyond, every round is kept and the regimes mix (compare's canary strata then judge them)" },
 	{ "seed", OPT_U64, O(seed), "1", 0, 0, NULL, "seed of the rounds' order (the config's seed drives the schedules)" },
 	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "no progress lines" },
 	{ NULL, .help = "A/B gate: BASE and NEW binaries in shuffled rounds on the same hosts; "
@@ -72,7 +79,8 @@ struct side {
 	char bin[PATH_MAX];
 	const char *env[AB_MAX_ENV];
 	size_t nenv;
-	json_t *runs[AB_MAX_ROUNDS];
+	json_t *runs[AB_MAX_RUNS];
+	double canary[AB_MAX_RUNS];   /* the median canary of each round's run, or -1 */
 };
 
 struct ab {
@@ -83,8 +91,13 @@ struct ab {
 	char dir[PATH_MAX];
 	struct side side[2];
 	json_t *order;             /* [[round, "base"|"new"], ...] */
-	unsigned rounds;
+	unsigned rounds;           /* rounds run, set-aside ones included */
 	struct rng rng;
+	/* the gate's canary regime (trials.h): which rounds are kept */
+	unsigned kept[AB_MAX_RUNS];
+	unsigned nkept;
+	double regime_ns;          /* the regime's canary, or -1 */
+	int mixed;                 /* more rounds off it than --regime-reruns: all kept */
 };
 
 /* The canary: oqb-floor's p50, FLOOR_REPS times. */
@@ -171,6 +184,20 @@ static void env_undo(const struct side *s, char **saved)
 	}
 }
 
+/* The median canary of one side's run of a round, or -1. */
+static double run_canary(const json_t *run)
+{
+	double v[RUNCONF_MAX_POINTS];
+	size_t n = 0, i, cnt;
+	const json_t *p;
+	json_array_foreach(json_object_get(run, "points"), i, p) {
+		double c = json_number_value(json_object_get(json_array_get(json_object_get(p, "trials"), 0), "canary_ns"));
+		if (c > 0 && n < RUNCONF_MAX_POINTS)
+			v[n++] = c;
+	}
+	return regime_mode(v, n, 0, -1, &cnt);
+}
+
 /* One run of one side in round r. */
 static int run_side(struct ab *a, int si, unsigned r, char *err, size_t errlen)
 {
@@ -206,23 +233,60 @@ static int run_side(struct ab *a, int si, unsigned r, char *err, size_t errlen)
 		return -1;
 	snprintf(path, sizeof path, "%s/run.json", dir);
 	s->runs[r] = runjson_load(path, err, errlen);
+	s->canary[r] = s->runs[r] ? run_canary(s->runs[r]) : -1;
 	return s->runs[r] ? 0 : -1;
 }
 
-/* One run per side whose points hold the rounds' trials (compare.h). */
-static json_t *combine(const struct side *s, unsigned rounds, char *err, size_t errlen)
+/*
+ * The gate's canary regime, from every round run so far (both sides'
+ * median canaries) and the canary before the gate (which breaks a tie):
+ * the regime most of them share (trials.h).  A round either of whose
+ * sides is off it is set aside, up to --regime-reruns rounds; with more
+ * off it, the machine did not stay long enough on one floor and every
+ * round is kept (a->mixed).  Sets a->kept, a->nkept, a->regime_ns.
+ */
+static void gate_regime(struct ab *a, double before)
 {
-	json_t *c = json_deep_copy(s->runs[0]), *p;
+	double v[2 * AB_MAX_RUNS + 1];
+	size_t n = 0, cnt;
+	unsigned nout = 0;
+	if (before > 0)
+		v[n++] = before;
+	for (unsigned r = 0; r < a->rounds; r++)
+		for (int k = 0; k < 2; k++)
+			if (a->side[k].canary[r] > 0)
+				v[n++] = a->side[k].canary[r];
+	a->regime_ns = a->c.regime_factor > 0 ? regime_mode(v, n, a->c.regime_factor, before, &cnt) : -1;
+	a->nkept = 0;
+	for (unsigned r = 0; r < a->rounds; r++) {
+		int in = regime_same(a->side[0].canary[r], a->regime_ns, a->c.regime_factor) &&
+			 regime_same(a->side[1].canary[r], a->regime_ns, a->c.regime_factor);
+		if (in)
+			a->kept[a->nkept++] = r;
+		else
+			nout++;
+	}
+	a->mixed = nout > (unsigned)a->c.regime_reruns;
+	if (a->mixed)
+		for (unsigned r = a->nkept = 0; r < a->rounds; r++)
+			a->kept[a->nkept++] = r;
+}
+
+/* One run per side whose points hold the kept rounds' trials (compare.h). */
+static json_t *combine(const struct ab *a, const struct side *s, char *err, size_t errlen)
+{
+	json_t *c = json_deep_copy(s->runs[a->kept[0]]), *p;
 	size_t i;
 	json_array_foreach(json_object_get(c, "points"), i, p) {
 		json_t *trials = json_array();
-		double can[AB_MAX_ROUNDS];
+		double can[AB_MAX_RUNS];
 		size_t ncan = 0;
-		for (unsigned r = 0; r < rounds; r++) {
+		for (unsigned k = 0; k < a->nkept; k++) {
+			unsigned r = a->kept[k];
 			const json_t *q = json_array_get(json_object_get(s->runs[r], "points"), i);
 			if (!q || !json_equal(json_object_get(q, "system"), json_object_get(p, "system")) ||
 			    !json_equal(json_object_get(q, "offered_ops"), json_object_get(p, "offered_ops"))) {
-				snprintf(err, errlen, "%s round %u: point %zu is not the first round's (a config "
+				snprintf(err, errlen, "%s round %u: point %zu is not the first kept round's (a config "
 					 "that plans differently per run?)", s->name, r + 1, i + 1);
 				json_decref(trials);
 				json_decref(c);
@@ -241,6 +305,43 @@ static json_t *combine(const struct side *s, unsigned rounds, char *err, size_t 
 		}
 	}
 	return c;
+}
+
+/*
+ * ab.json's "regime": the gate's canary regime, the rounds kept and those
+ * set aside (each with its two sides' canaries), whether the regimes mix,
+ * and where the canaries before and after the gate sat.
+ */
+static json_t *regime_json(const struct ab *a, double before, const json_t *after)
+{
+	json_t *kept = json_array(), *aside = json_array();
+	unsigned k = 0;
+	char note[600] = "";
+	for (unsigned r = 0; r < a->rounds; r++) {
+		if (k < a->nkept && a->kept[k] == r) {
+			json_array_append_new(kept, json_integer(r + 1));
+			k++;
+			continue;
+		}
+		json_array_append_new(aside, json_pack("{s:i,s:f,s:f,s:s}", "round", (int)r + 1, "base_canary_ns",
+						       a->side[0].canary[r], "new_canary_ns", a->side[1].canary[r],
+						       "reason", "canary regime"));
+	}
+	double aft = json_number_value(json_object_get(after, "median_ns"));
+	if (a->mixed)
+		snprintf(note, sizeof note, "more than %d round(s) ran on another floor of the machine than the gate's "
+			 "%.0f ns (--regime-reruns): every round is kept, and compare's canary strata judge them",
+			 a->c.regime_reruns, a->regime_ns);
+	else if (json_array_size(aside))
+		snprintf(note, sizeof note, "%zu round(s) ran on another floor of the machine than the gate's %.0f ns "
+			 "and were set aside and run again: %s", json_array_size(aside), a->regime_ns, "see regime.rounds_set_aside");
+	json_t *j = json_pack("{s:f,s:f,s:o,s:o,s:b,s:b,s:o}", "factor", a->c.regime_factor, "median_ns", a->regime_ns,
+			      "rounds_kept", kept, "rounds_set_aside", aside, "mixed", a->mixed, "before_in_regime",
+			      regime_same(before, a->regime_ns, a->c.regime_factor), "after_in_regime",
+			      aft > 0 ? json_boolean(regime_same(aft, a->regime_ns, a->c.regime_factor)) : json_null());
+	if (note[0])
+		json_object_set_new(j, "note", json_string(note));
+	return j;
 }
 
 static void xml_escape(FILE *f, const char *s)
@@ -327,6 +428,26 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 		json_number_value(json_object_get(json_object_get(noise, "after"), "median_ns")));
 	if (json_is_string(json_object_get(noise, "note")))
 		fprintf(f, "**%s**\n\n", json_string_value(json_object_get(noise, "note")));
+	if (a->nkept < a->rounds || a->mixed) {
+		fprintf(f, "Canary regime: the gate's rounds ran at %.0f ns (--regime-factor %g); ", a->regime_ns,
+			a->c.regime_factor);
+		if (a->mixed)
+			fprintf(f, "more than %d rounds ran on another floor, so all %u are kept.", a->c.regime_reruns,
+				a->rounds);
+		else {
+			fprintf(f, "set aside and run again:");
+			for (unsigned r = 0, k = 0; r < a->rounds; r++) {
+				if (k < a->nkept && a->kept[k] == r) {
+					k++;
+					continue;
+				}
+				fprintf(f, " round %u (base %.0f ns, new %.0f ns)", r + 1, a->side[0].canary[r],
+					a->side[1].canary[r]);
+			}
+			fputc('.', f);
+		}
+		fprintf(f, "\n\n");
+	}
 	if (doc) {
 		fprintf(f, "| system | load | p50 base → new | p99 base → new | ops/s base → new | verdict |\n"
 			   "| --- | --- | --- | --- | --- | --- |\n");
@@ -479,6 +600,7 @@ int ab_main(int argc, char **argv)
 		goto out;
 	}
 	rng_seed(&a->rng, (uint64_t)a->c.seed);
+	a->regime_ns = -1;
 	a->order = json_array();
 
 	/* Noise pre-check: the canary, FLOOR_REPS times.  The placement of a
@@ -519,7 +641,12 @@ int ab_main(int argc, char **argv)
 		goto report;
 	}
 
-	for (a->rounds = 0; a->rounds < (unsigned)a->c.max_trials;) {
+	/* Rounds until --trials of them are kept, then one more while a point
+	 * is inconclusive, up to --max-trials kept; a round on another floor
+	 * of the machine than the gate's is set aside and costs one more
+	 * (gate_regime), at most --regime-reruns of them. */
+	unsigned cap = (unsigned)(a->c.max_trials + a->c.regime_reruns);
+	for (a->rounds = 0; a->rounds < cap;) {
 		unsigned rd = a->rounds;
 		int first = (int)(rng_next(&a->rng) & 1);
 		for (int k = 0; k < 2; k++) {
@@ -534,13 +661,18 @@ int ab_main(int argc, char **argv)
 			}
 		}
 		a->rounds++;
-		if (a->rounds < (unsigned)a->c.trials)
+		gate_regime(a, median5(pre));
+		if (!a->c.quiet && !a->mixed && (a->nkept == 0 || a->kept[a->nkept - 1] != rd))
+			fprintf(stderr, "oqb ab: round %u set aside: its canary read %.0f ns (base) and %.0f ns (new) "
+				"against the gate's %.0f ns, another floor of the machine; running one more\n", rd + 1,
+				a->side[0].canary[rd], a->side[1].canary[rd], a->regime_ns);
+		if (a->nkept < (unsigned)a->c.trials)
 			continue;
 		json_decref(bj);
 		json_decref(nj);
 		json_decref(doc);
-		bj = combine(&a->side[0], a->rounds, err, sizeof err);
-		nj = bj ? combine(&a->side[1], a->rounds, err, sizeof err) : NULL;
+		bj = combine(a, &a->side[0], err, sizeof err);
+		nj = bj ? combine(a, &a->side[1], err, sizeof err) : NULL;
 		if (!nj) {
 			fprintf(stderr, "oqb ab: %s\n", err);
 			verdict = AB_RUNFAIL;
@@ -555,9 +687,9 @@ int ab_main(int argc, char **argv)
 		long long und = json_integer_value(json_object_get(sum, "inconclusive"));
 		verdict = reg ? AB_REGRESSION : und ? AB_INCONCLUSIVE : AB_SAME;
 		if (!a->c.quiet)
-			fprintf(stderr, "oqb ab: after %u rounds: %lld regressions, %lld improvements, %lld inconclusive\n",
-				a->rounds, reg, json_integer_value(json_object_get(sum, "improvements")), und);
-		if (verdict != AB_INCONCLUSIVE)
+			fprintf(stderr, "oqb ab: after %u rounds (%u kept): %lld regressions, %lld improvements, "
+				"%lld inconclusive\n", a->rounds, a->nkept, reg, json_integer_value(json_object_get(sum, "improvements")), und);
+		if (verdict != AB_INCONCLUSIVE || a->nkept >= (unsigned)a->c.max_trials)
 			break;
 	}
 
@@ -566,6 +698,23 @@ int ab_main(int argc, char **argv)
 	 * (compare pairs them), so a machine that changed between rounds does
 	 * not spoil it; the change is recorded and said. */
 	if (floor_check(a, post, err, sizeof err) == 0) {
+		/* the same rule as the rounds': an after-canary on another floor
+		 * than the gate's is measured again after a wait, as the
+		 * pre-check is, so a flip at the end is not taken for a move */
+		json_t *aatt = json_array();
+		for (int k = 0;; k++) {
+			json_array_append_new(aatt, floor_json(post));
+			if (k >= a->c.noise_retries || regime_same(median5(post), a->regime_ns, a->c.regime_factor))
+				break;
+			if (!a->c.quiet)
+				fprintf(stderr, "oqb ab: the canary after the gate read %.0f ns, another floor than the "
+					"gate's %.0f ns; measuring it again in %g s (%d of %d)\n", median5(post),
+					a->regime_ns, a->c.noise_wait_s, k + 1, a->c.noise_retries);
+			clock_sleep_until(clock_ns() + (uint64_t)(a->c.noise_wait_s * 1e9));
+			if (floor_check(a, post, err, sizeof err) < 0)
+				break;
+		}
+		json_object_set_new(noise, "after_attempts", aatt);
 		json_object_set_new(noise, "after", floor_json(post));
 		double f = fmax(median5(post) / median5(pre), median5(pre) / median5(post));
 		json_object_set_new(noise, "moved", json_boolean(f > a->c.noise_limit));
@@ -573,8 +722,10 @@ int ab_main(int argc, char **argv)
 			const json_t *lo = json_object_get(json_object_get(doc, "summary"), "rounds_left_out");
 			snprintf(err, sizeof err, "the canary moved by x%.2f between before and after the gate (limit x%g): "
 				 "the machine changed while it ran; the verdict rests on the rounds whose two sides' "
-				 "canaries agree (%lld point-round(s) left out)", f, a->c.noise_limit,
-				 json_is_integer(lo) ? (long long)json_integer_value(lo) : 0LL);
+				 "canaries agree (%lld point-round(s) left out) and on the %u round(s) kept in the gate's "
+				 "canary regime of %.0f ns (%u set aside)", f, a->c.noise_limit,
+				 json_is_integer(lo) ? (long long)json_integer_value(lo) : 0LL, a->nkept, a->regime_ns,
+				 a->mixed ? 0 : a->rounds - a->nkept);
 			json_object_set_new(noise, "note", json_string(err));
 		}
 	}
@@ -593,11 +744,11 @@ report:
 			json_object_set_new(sides, a->side[k].name, json_pack("{s:s,s:o}", "bin", a->side[k].bin, "env", env));
 		}
 		json_object_set_new(abj, "sides", sides);
+		json_object_set_new(abj, "regime", regime_json(a, median5(pre), json_object_get(noise, "after")));
 		json_object_set_new(abj, "exit_status", json_integer(verdict));
 		snprintf(path, sizeof path, "%s/ab.json", a->dir);
 		if (json_dump_file(abj, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0)
 			fprintf(stderr, "oqb ab: cannot write %s\n", path);
-		json_decref(abj);
 		if (verdict <= AB_NOISY) {
 			json_t *empty = doc ? NULL : json_pack("{s:[],s:{}}", "points", "summary");
 			write_junit(a, doc ? doc : empty, verdict, noise, difftime(time(NULL), t0));
@@ -614,11 +765,23 @@ report:
 		       verdict <= AB_NOISY ? verdict_word[verdict] : "a run failed", a->rounds, a->dir);
 		if (noise && json_object_get(noise, "note"))
 			printf("ab: %s\n", json_string_value(json_object_get(noise, "note")));
+		const json_t *rg = json_object_get(abj, "regime"), *x;
+		size_t i;
+		if (json_array_size(json_object_get(rg, "rounds_set_aside"))) {
+			printf("ab: rounds set aside (canary regime, the gate's %.0f ns):",
+			       json_number_value(json_object_get(rg, "median_ns")));
+			json_array_foreach(json_object_get(rg, "rounds_set_aside"), i, x)
+				printf(" %lld (base %.0f ns, new %.0f ns)", json_integer_value(json_object_get(x, "round")),
+				       json_number_value(json_object_get(x, "base_canary_ns")),
+				       json_number_value(json_object_get(x, "new_canary_ns")));
+			printf("%s\n", a->mixed ? "; more than --regime-reruns, so all are kept" : "");
+		}
+		json_decref(abj);
 	}
 out:
 	if (a) {
 		for (int k = 0; k < 2; k++)
-			for (unsigned rr = 0; rr < AB_MAX_ROUNDS; rr++)
+			for (unsigned rr = 0; rr < AB_MAX_RUNS; rr++)
 				json_decref(a->side[k].runs[rr]);
 		json_decref(a->order);
 		free(a->sets);

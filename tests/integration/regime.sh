@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# regime.sh - one machine condition per point (docs/trust.md, "Canary
+# regimes"): a trial whose canary reads another floor of the machine than
+# its point's other trials is run again within the rerun budget and set
+# aside with its reason, so the kept trials share one regime; when the
+# reruns run out the trials are kept and run.json says the regimes mix.
+# The canary is a stand-in oqb-floor (hosts.bin_dir) that reads a fixed
+# list by call order, one call per trial and rerun, so nothing here
+# depends on the host's own floors.  The disturbance checks are turned
+# off (thresholds that never warn) so that only the canary decides reruns.
+. "$(dirname "$0")/../lib.sh"
+
+# stand_in DIR V1 V2 ...: a bin directory whose oqb-floor reads V1, V2, ...
+# (the last one from then on)
+stand_in() {
+	local d=$1; shift
+	mkdir -p "$d"
+	ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$d/"
+	cat >"$d/oqb-floor" <<SH
+#!/bin/sh
+f=\$(dirname "\$0")/.n; n=\$(cat "\$f" 2>/dev/null || echo 0); echo \$((n + 1)) >"\$f"
+set -- $*
+shift \$(( n < \$# ? n : \$# - 1 ))
+echo "{\"rtt_ns\":{\"p50\":\$1,\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
+SH
+	chmod +x "$d/oqb-floor"
+}
+
+cfg() {   # cfg NAME BINDIR REPEAT RERUNS
+	cat <<CFG
+{ "name": "$1", "transport": "shm", "systems": ["oq"],
+  "server": { "workers": 1, "backend": { "kind": "null" } },
+  "clients": { "processes": 1, "threads": 1 },
+  "workload": { "kind": "kv", "put_ratio": 0.5, "key_size": 16, "value_size": 64, "keys": 1000 },
+  "arrival": { "kind": "poisson", "loads_ops": [2000] },
+  "warmup_s": 0.05, "duration_s": 0.1, "repeat": $3, "rerun_disturbed": $4, "seed": 3,
+  "checks": { "cpu_share": 0, "steal": 1, "stall_share": 1 },
+  "hosts": { "bin_dir": "$2" } }
+CFG
+}
+
+if [ "$(nproc)" -lt 2 ]; then
+	skip regime_rerun "one CPU: the canary needs two (placement)"
+	finish
+fi
+
+# 1. trial 3 of 4 reads the slow floor; its rerun is back on the fast one
+stand_in "$T/b1" 100 104 520 98 101
+cfg one "$T/b1" 4 2 >"$T/one.json"
+if "$OQB_BIN/oqb" run "$T/one.json" --out "$T/one" >"$T/one.out" 2>&1; then
+	R=$T/one/run.json
+	jcheck regime_trial_rerun "$R" '.points[0] | (.trials | length) == 4 and ([.trials[].canary_ns] | sort) == [98,100,101,104]'
+	jcheck regime_set_aside_with_reason "$R" '.points[0].discarded_trials | length == 1 and .[0].reason == "canary_regime"
+		and .[0].canary_ns == 520 and (.[0].discarded | test("canary regime: its canary read 520 ns against 102 ns"))
+		and .[0].trial == 2'
+	jcheck regime_point_one_regime "$R" '.points[0].canary_regime | .mixed == false and .trials == 4 and .of == 4
+		and .set_aside == 1 and .median_ns == 100.5 and .factor == 2 and .other == []'
+	jcheck regime_run_summary "$R" '.canary_regimes | .points == 1 and .points_mixed == 0 and .trials_set_aside == 1'
+	grep -q 'set aside: canary regime' "$T/one.out" && ok regime_said || notok regime_said "$(cat "$T/one.out")"
+else
+	notok regime_trial_rerun "$(tail -5 "$T/one.out")"
+fi
+
+# 2. the slow floor lasts longer than the reruns (one allowed): the trial
+#    is kept, and run.json says the point's trials mix two regimes
+stand_in "$T/b2" 100 104 520 515 99
+cfg two "$T/b2" 4 1 >"$T/two.json"
+if "$OQB_BIN/oqb" run "$T/two.json" --out "$T/two" >"$T/two.out" 2>&1; then
+	R=$T/two/run.json
+	jcheck regime_mixed_when_reruns_run_out "$R" '.points[0].canary_regime | .mixed == true and .trials == 3 and .of == 4
+		and .set_aside == 1 and .other == [{"trial": 2, "canary_ns": 515}] and (.note | test("ran in another canary regime"))'
+	jcheck regime_mixed_summary "$R" '.canary_regimes.points_mixed == 1'
+else
+	notok regime_mixed_when_reruns_run_out "$(tail -5 "$T/two.out")"
+fi
+
+# 3. the rule off (canary_regime_factor 0): nothing is set aside
+stand_in "$T/b3" 100 104 520 98 101
+cfg off "$T/b3" 4 2 | jq '. + {canary_regime_factor: 0}' >"$T/off.json"
+if "$OQB_BIN/oqb" run "$T/off.json" --out "$T/off" >"$T/off.out" 2>&1; then
+	jcheck regime_off "$T/off/run.json" '(.points[0] | has("discarded_trials") | not) and (.points[0] | has("canary_regime") | not)
+		and ([.points[0].trials[].canary_ns] | sort) == [98,100,104,520]'
+else
+	notok regime_off "$(tail -5 "$T/off.out")"
+fi
+
+# 4. a factor that would split one floor is refused, with the way out
+cfg bad "$T/b3" 1 0 | jq '. + {canary_regime_factor: 1.05}' >"$T/bad.json"
+"$OQB_BIN/oqb" run "$T/bad.json" --out "$T/bad" >"$T/bad.out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q 'canary_regime_factor: 1.05 would split' "$T/bad.out" && ok regime_factor_checked ||
+	notok regime_factor_checked "rc=$rc $(cat "$T/bad.out")"
+finish
