@@ -10,7 +10,7 @@ PKGS=(
   libjansson-dev libpmem-dev libzstd-dev zstd zlib1g-dev
   rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
   gnuplot-nox jq
-  chromium   # loads the figures report headless (tests/integration/report-browser.sh)
+  chromium   # loads the figures report headless (tests/integration/report-browser.sh, report-width.sh)
   valgrind   # instruction counts per request (bench/icount.sh, tests/integration/icount.sh)
   memcached  # the memcached back end starts this binary itself, on a UNIX socket (tests/integration/memcached.sh)
   librocksdb-dev  # the rocksdb back end, in process through its C API (tests/integration/rocksdb.sh)

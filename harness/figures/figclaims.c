@@ -2,8 +2,16 @@
  * figclaims.c - the paper's claims beside what the runs measured, and the
  * fidelity check of the qualitative claims (figures.c is the map;
  * definitions in docs/figures.md).
+ *
+ * A latency claim is compared three times: at the run's peak, at 80 % of
+ * it, and at its clean load (figclean.h: the highest load at which neither
+ * number compared is flagged and neither point saturated).  The first two
+ * carry their caveats; the third exists or says why not, so a reader finds
+ * per claim one comparison no self-check warned about, or the reason there
+ * is none.  The same rows go to the report's table and to claims.json.
  */
 #include "figures_internal.h"
+#include "figclean.h"
 
 #include <math.h>
 #include <string.h>
@@ -23,56 +31,118 @@ static struct frun *claim_run(const struct fctx *x, const char *wl)
 }
 
 /*
- * What a reader must know about the two points a change in their number q
- * (0 p50, 1 p99) was taken from: "" when both are clean; else which
- * system was saturated (its latency is a queue that grew for the whole
- * window, so the change describes the run's length as much as the
- * systems) or had a self-check warn about that number.
+ * What a reader must know about the two points a change was taken from:
+ * brief is "" when both are clean; else which system was saturated (its
+ * latency is a queue that grew for the whole window, so the change
+ * describes the run's length as much as the systems) or had a self-check
+ * warn about the number compared, and checks names those checks
+ * ("oq: a, b; rawrpc: c" when both were flagged).
  */
-static void pair_caveat(char *buf, size_t len, const char *vs, const struct fpt *pa, const struct fpt *pb, int q)
+struct caveat {
+	char brief[48];
+	char checks[224];
+};
+
+/* One comparison of a claim: OQ's number relative to the baseline's at one load. */
+struct cmp {
+	double load;      /* offered ops/s; NAN: no such load */
+	double change;    /* percent; NAN: not measured */
+	struct caveat cav;
+};
+
+static void pair_caveat(struct caveat *c, const char *vs, const struct fpt *pa, const struct fpt *pb, int q)
 {
-	const char *wa = pa->warns_q[q], *wb = pb->warns_q[q];
+	char wa[96], wb[96];
+
+	fc_list_spaced(wa, sizeof wa, pa->warns_q[q]);
+	fc_list_spaced(wb, sizeof wb, pb->warns_q[q]);
+	c->brief[0] = c->checks[0] = '\0';
 	if (pa->saturated && pb->saturated)
-		snprintf(buf, len, "both saturated");
+		snprintf(c->brief, sizeof c->brief, "both saturated");
 	else if (pa->saturated || pb->saturated)
-		snprintf(buf, len, "%s saturated", pa->saturated ? "oq" : vs);
-	else if (pa->flag_q[q] && pb->flag_q[q])
-		snprintf(buf, len, "both flagged (oq: %s; %s: %s)", wa[0] ? wa : "?", vs, wb[0] ? wb : "?");
-	else if (pa->flag_q[q] || pb->flag_q[q]) {
-		const char *w = pa->flag_q[q] ? wa : wb;
-		snprintf(buf, len, "%s flagged%s%s%s", pa->flag_q[q] ? "oq" : vs, w[0] ? " (" : "", w, w[0] ? ")" : "");
-	} else
-		buf[0] = '\0';
+		snprintf(c->brief, sizeof c->brief, "%s saturated", pa->saturated ? "oq" : vs);
+	else if (pa->flag_q[q] && pb->flag_q[q]) {
+		snprintf(c->brief, sizeof c->brief, "both flagged");
+		snprintf(c->checks, sizeof c->checks, "oq: %s; %s: %s", wa[0] ? wa : "?", vs, wb[0] ? wb : "?");
+	} else if (pa->flag_q[q] || pb->flag_q[q]) {
+		snprintf(c->brief, sizeof c->brief, "%s flagged", pa->flag_q[q] ? "oq" : vs);
+		snprintf(c->checks, sizeof c->checks, "%s", pa->flag_q[q] ? wa : wb);
+	}
 }
 
-/* OQ's metric relative to vs at load, in percent; NAN when a point is
- * missing.  caveat (len bytes) gets pair_caveat's text. */
-static double change_at(const struct frun *r, const char *metric, const char *vs, double load, char *caveat,
-			size_t len)
+/* The caveat in one line: "rawrpc flagged (stationarity)", "" when clean. */
+static void caveat_line(char *buf, size_t len, const struct caveat *c)
+{
+	if (c->checks[0])
+		snprintf(buf, len, "%s (%s)", c->brief, c->checks);
+	else
+		snprintf(buf, len, "%s", c->brief);
+}
+
+/* OQ's metric relative to vs at load, in percent, into m (NAN when a point
+ * is missing), with its caveat. */
+static void change_at(const struct frun *r, const char *metric, const char *vs, double load, struct cmp *m)
 {
 	const struct fsys *a = fg_sys_of(r, "oq"), *b = fg_sys_of(r, vs);
 	const struct fpt *pa = a ? fg_pt_at(a, load) : NULL, *pb = b ? fg_pt_at(b, load) : NULL;
 	int p99 = !strcmp(metric, "p99");
 
-	caveat[0] = '\0';
+	memset(m, 0, sizeof *m);
+	m->load = load;
+	m->change = NAN;
 	if (!pa || !pb)
-		return NAN;
+		return;
 	double va = p99 ? pa->p99 : pa->p50, vb = p99 ? pb->p99 : pb->p50;
 	if (!(vb > 0))
-		return NAN;
-	pair_caveat(caveat, len, vs, pa, pb, p99);
-	return 100.0 * (va / vb - 1);
+		return;
+	pair_caveat(&m->cav, vs, pa, pb, p99);
+	m->change = 100.0 * (va / vb - 1);
+}
+
+/* What the fraction of a clean load is taken of: the knee itself when the
+ * run found one (the peak is the load nearest to it), else the peak. */
+static double peak_ref(const struct frun *r, const char **name)
+{
+	const json_t *knee = json_object_get(r->run, "knee");
+	if (!strncmp(r->basis, "knee", 4) && fg_jnum(knee, "ops") > 0) {
+		*name = "the knee";
+		return fg_jnum(knee, "ops");
+	}
+	*name = "peak";
+	return r->peak;
+}
+
+/* The clean load of OQ against vs on run r (figclean.h). */
+static void clean_of(const struct frun *r, const char *metric, const char *vs, struct fc_result *res)
+{
+	const struct fsys *s[2] = { fg_sys_of(r, "oq"), fg_sys_of(r, vs) };
+	struct fc_point p[2][FG_MAXPT];
+	int q = !strcmp(metric, "p99");
+	const char *ref;
+
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; s[k] && i < s[k]->n; i++) {
+			const struct fpt *t = &s[k]->pt[i];
+			p[k][i] = (struct fc_point){ t->offered, q ? t->p99 : t->p50, t->saturated, t->flag_q[q],
+						     t->warns_q[q] };
+		}
+	fc_clean_load(p[0], s[0] ? s[0]->n : 0, p[1], s[1] ? s[1]->n : 0, "oq", vs, peak_ref(r, &ref), res);
 }
 
 struct measured {
-	double peak, p80;       /* change in percent; NAN: not measured */
-	char cav_peak[192], cav_p80[192];   /* pair_caveat of each, "" if none */
-	char where[256];        /* which run, loads, machine */
-	char why[256];          /* when not measured */
+	struct cmp peak, p80;
+	struct fc_result clean;
+	const struct frun *p80_run;     /* the run the 80 % comparison is from */
+	const struct frun *clean_run;   /* the run the clean comparison is from */
+	char clean_why[1024];           /* no clean comparison: why */
+	int throughput;                 /* a throughput claim: no loads to choose from */
+	char where[256];                /* which run, loads, machine */
+	char why[256];                  /* when not measured */
 	const struct frun *run;
 };
 
-/* Latency claims: at the run's peak and at 80 % of it; any-cluster: the best cluster. */
+/* Latency claims: at the run's peak, at 80 % of it and at the clean load;
+ * any-cluster: the best cluster of each. */
 static void measure_latency(const struct fctx *x, const json_t *c, struct measured *m)
 {
 	const char *wl = fg_jstr(c, "workload", ""), *metric = fg_jstr(c, "metric", "p50"), *vs = fg_jstr(c, "vs", "");
@@ -80,31 +150,39 @@ static void measure_latency(const struct fctx *x, const json_t *c, struct measur
 
 	if (!strcmp(wl, "any-cluster")) {
 		int best = -1;
+		size_t o = 0;
 		for (int k = 0; k < 4; k++) {
 			const struct frun *r = x->panel78[k];
-			char cav[192];
-			double v = r ? change_at(r, metric, vs, r->peak, cav, sizeof cav) : NAN;
-			if (!isnan(v) && (best < 0 || v < m->peak)) {
+			struct cmp v;
+			struct fc_result cl;
+			if (!r)
+				continue;
+			change_at(r, metric, vs, r->peak, &v);
+			if (!isnan(v.change) && (best < 0 || v.change < m->peak.change)) {
 				best = k;
 				m->peak = v;
 				m->run = r;
-				snprintf(m->cav_peak, sizeof m->cav_peak, "%s", cav);
 			}
-		}
-		for (int k = 0; k < 4; k++) {
-			const struct frun *r = x->panel78[k];
-			char cav[192];
-			double v = r ? change_at(r, metric, vs, r->load80, cav, sizeof cav) : NAN;
-			if (!isnan(v) && (isnan(m->p80) || v < m->p80)) {
+			change_at(r, metric, vs, r->load80, &v);
+			if (!isnan(v.change) && (isnan(m->p80.change) || v.change < m->p80.change)) {
 				m->p80 = v;
-				snprintf(m->cav_p80, sizeof m->cav_p80, "%s", cav);
+				m->p80_run = r;
 			}
+			clean_of(r, metric, vs, &cl);
+			if (cl.found && (!m->clean.found || cl.change < m->clean.change)) {
+				m->clean = cl;
+				m->clean_run = r;
+			} else if (!cl.found && o < sizeof m->clean_why)
+				o += (size_t)snprintf(m->clean_why + o, sizeof m->clean_why - o, "%scluster %d: %s",
+						      o ? "; " : "", fg_clusters[k], cl.why);
 		}
 		if (best < 0)
 			snprintf(m->why, sizeof m->why, "no cluster run with oq and %s", vs);
 		else
 			snprintf(m->where, sizeof m->where, "best of the cluster runs (at peak: cluster %d)",
 				 fg_clusters[best]);
+		if (m->clean.found)
+			m->clean_why[0] = '\0';
 		return;
 	}
 	m->run = claim_run(x, wl);
@@ -115,10 +193,17 @@ static void measure_latency(const struct fctx *x, const json_t *c, struct measur
 	if (!fg_sys_of(m->run, vs) || !fg_sys_of(m->run, "oq")) {
 		snprintf(m->why, sizeof m->why, "not run (%s has no %s points)", m->run->name,
 			 fg_sys_of(m->run, "oq") ? vs : "oq");
+		m->run = NULL;
 		return;
 	}
-	m->peak = change_at(m->run, metric, vs, m->run->peak, m->cav_peak, sizeof m->cav_peak);
-	m->p80 = change_at(m->run, metric, vs, m->run->load80, m->cav_p80, sizeof m->cav_p80);
+	change_at(m->run, metric, vs, m->run->peak, &m->peak);
+	change_at(m->run, metric, vs, m->run->load80, &m->p80);
+	m->p80_run = m->run;
+	clean_of(m->run, metric, vs, &m->clean);
+	if (m->clean.found)
+		m->clean_run = m->run;
+	else
+		snprintf(m->clean_why, sizeof m->clean_why, "%s", m->clean.why);
 	fg_fmt_ops(a, sizeof a, m->run->peak);
 	fg_fmt_ops(b, sizeof b, m->run->load80);
 	snprintf(m->where, sizeof m->where, "%s%s: peak %s offered, 80 %% = %s", m->run->name,
@@ -131,6 +216,7 @@ static void measure_throughput(const struct fctx *x, const json_t *c, struct mea
 	double vsz = fg_jnum(c, "value_size");
 	const char *ratio = fg_jstr(c, "ratio", NULL);
 
+	m->throughput = 1;
 	if (!ratio) {
 		const json_t *vals;
 		m->run = x->fig11;
@@ -143,10 +229,10 @@ static void measure_throughput(const struct fctx *x, const json_t *c, struct mea
 			if (json_number_value(json_array_get(vals, w)) == vsz) {
 				double a = fg_sweep_peak(m->run->run, "oq", (long long)w, NULL);
 				double b = fg_sweep_peak(m->run->run, fg_jstr(c, "vs", "rawrpc"), (long long)w, NULL);
-				m->peak = b > 0 ? 100.0 * (a / b - 1) : NAN;
+				m->peak.change = b > 0 ? 100.0 * (a / b - 1) : NAN;
 			}
 		snprintf(m->where, sizeof m->where, "%s: peak throughput at %.0f B", m->run->name, vsz);
-		if (isnan(m->peak))
+		if (isnan(m->peak.change))
 			snprintf(m->why, sizeof m->why, "not run (%s has no %.0f B point of both systems)",
 				 m->run->name, vsz);
 		return;
@@ -188,7 +274,7 @@ static void measure_throughput(const struct fctx *x, const json_t *c, struct mea
 		m->run = NULL;
 		return;
 	}
-	m->peak = 100.0 * (on / off - 1);
+	m->peak.change = 100.0 * (on / off - 1);
 	snprintf(m->where, sizeof m->where, "best throughput of each setting at %.0f B (%.0f vs %.0f ops/s)",
 		 vsz, on, off);
 }
@@ -200,50 +286,196 @@ static const char *holds(double v, const char *direction)
 	return (!strcmp(direction, "lower") ? v < 0 : v > 0) ? "yes" : "no";
 }
 
-static void pct_cell(FILE *f, double v, const char *caveat)
+/* The class of a holds() word in the table ("n/a" is no class name). */
+static const char *holds_class(const char *h)
 {
-	if (isnan(v))
-		fputs("<td class=na>—</td>", f);
-	else if (caveat && *caveat) {
-		fprintf(f, "<td class=num>%+.1f %%<br><span class=caveat>", v);
-		fg_html_escape(f, caveat);
-		fputs("</span></td>", f);
-	} else
-		fprintf(f, "<td class=num>%+.1f %%</td>", v);
+	return !strcmp(h, "n/a") ? "na" : h;
 }
 
-/* The claims table; counts rows and how many hold at peak. */
-void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, int *rows, int *held, int *judged)
+/* ---------------------------------------------------------------- the cells */
+
+/* A change at peak or at 80 %: the number, then its caveat and on a line
+ * of its own the checks that warned (long lists wrap there). */
+static void cmp_cell(FILE *f, const struct cmp *c)
+{
+	if (isnan(c->change)) {
+		fputs("<td class=na>—</td>", f);
+		return;
+	}
+	fprintf(f, "<td class=num>%+.1f %%", c->change);
+	if (c->cav.brief[0]) {
+		fputs("<span class=caveat>", f);
+		fg_html_escape(f, c->cav.brief);
+		fputs("</span>", f);
+	}
+	if (c->cav.checks[0]) {
+		fputs("<span class=checks>", f);
+		fg_html_escape(f, c->cav.checks);
+		fputs("</span>", f);
+	}
+	fputs("</td>", f);
+}
+
+/* Where the clean load is, "at 80 Kops/s, 80 % of the knee", in buf, and
+ * in also which other column of the row it is ("" when neither). */
+static void clean_where(const struct measured *m, char *buf, size_t len, char *also, size_t alen)
+{
+	const char *ref;
+	char l[32];
+
+	fg_fmt_ops(l, sizeof l, m->clean.load);
+	peak_ref(m->clean_run, &ref);
+	if (isnan(m->clean.frac))
+		snprintf(buf, len, "at %s", l);
+	else
+		snprintf(buf, len, "at %s, %.0f %% of %s", l, 100 * m->clean.frac, ref);
+	also[0] = '\0';
+	if (m->clean_run == m->run && m->clean.load == m->peak.load)
+		snprintf(also, alen, "the peak column is clean");
+	else if (m->clean_run == m->p80_run && m->clean.load == m->p80.load)
+		snprintf(also, alen, "the 80 %% column is clean");
+}
+
+static void clean_cell(FILE *f, const struct measured *m)
+{
+	char w[96], also[96];
+
+	if (m->throughput) {
+		fputs("<td class=na>n/a<span class=where>a throughput claim: each setting's best</span></td>", f);
+		return;
+	}
+	if (!m->clean.found && !m->clean_why[0]) {
+		fputs("<td class=na>—</td>", f);
+		return;
+	}
+	if (!m->clean.found) {
+		fputs("<td class=noclean>none<span class=why>", f);
+		fg_html_escape(f, m->clean_why);
+		fputs("</span></td>", f);
+		return;
+	}
+	clean_where(m, w, sizeof w, also, sizeof also);
+	fprintf(f, "<td class=num>%+.1f %%<span class=where>", m->clean.change);
+	fg_html_escape(f, w);
+	if (m->clean_run != m->run) {
+		fputs(", on ", f);
+		fg_html_escape(f, m->clean_run->name);
+	}
+	if (also[0]) {
+		fputs("; ", f);
+		fg_html_escape(f, also);
+	}
+	fputs("</span></td>", f);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static json_t *cmp_json(const struct cmp *c, const char *dir)
+{
+	char line[300];
+	if (isnan(c->change))
+		return json_null();
+	caveat_line(line, sizeof line, &c->cav);
+	json_t *o = json_pack("{s:f,s:s,s:s}", "change_pct", c->change, "holds", holds(c->change, dir),
+			      "caveat", line);
+	if (isfinite(c->load))
+		json_object_set_new(o, "load_ops", json_real(c->load));
+	return o;
+}
+
+/* One claim as claims.json has it (docs/figures.md). */
+static json_t *claim_json(const json_t *c, const struct measured *m, const char *dir)
+{
+	json_t *o = json_object();
+	static const char *const keys[] = { "id", "figure", "section", "workload", "metric", "vs", "load", "text" };
+
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (json_is_string(json_object_get(c, keys[i])))
+			json_object_set(o, keys[i], json_object_get(c, keys[i]));
+	json_object_set(o, "paper_change_pct", json_is_number(json_object_get(c, "change_pct")) ?
+			json_object_get(c, "change_pct") : json_null());
+	json_object_set_new(o, "direction", json_string(dir));
+	json_object_set_new(o, "measured", json_boolean(!isnan(m->peak.change)));
+	if (isnan(m->peak.change))
+		json_object_set_new(o, "not_measured", json_string(m->why[0] ? m->why : "not measured"));
+	else {
+		json_object_set_new(o, "where", json_string(m->where));
+		if (m->run)
+			json_object_set_new(o, "run", json_pack("{s:s,s:s}", "name", m->run->name, "machine",
+								m->run->machine));
+	}
+	json_object_set_new(o, "at_peak", cmp_json(&m->peak, dir));
+	json_object_set_new(o, "at_80pct", m->throughput ? json_null() : cmp_json(&m->p80, dir));
+	if (m->clean.found) {
+		const char *ref;
+		double pk = peak_ref(m->clean_run, &ref);
+		json_t *cl = json_pack("{s:s,s:f,s:f,s:f,s:f,s:s,s:i,s:i}", "run", m->clean_run->name,
+				       "load_ops", m->clean.load, "oq", m->clean.a, "baseline", m->clean.b,
+				       "change_pct", m->clean.change, "holds", holds(m->clean.change, dir),
+				       "clean_loads", (int)m->clean.nclean, "loads_compared", (int)m->clean.nloads);
+		json_object_set_new(cl, "of_peak", isfinite(m->clean.frac) ? json_real(m->clean.frac) : json_null());
+		json_object_set_new(cl, "peak_ops", isfinite(pk) ? json_real(pk) : json_null());
+		json_object_set_new(cl, "peak_is", json_string(!strcmp(ref, "the knee") ? "knee" : "peak"));
+		json_object_set_new(cl, "is_peak_column", json_boolean(m->clean_run == m->run &&
+								       m->clean.load == m->peak.load));
+		json_object_set_new(cl, "is_80pct_column", json_boolean(m->clean_run == m->p80_run &&
+									m->clean.load == m->p80.load));
+		json_object_set_new(o, "clean", cl);
+	} else {
+		json_object_set_new(o, "clean", json_null());
+		json_object_set_new(o, "clean_none", json_string(m->throughput ? "a throughput claim: compared at "
+						  "each setting's best throughput, not at one load" :
+						  m->clean_why[0] ? m->clean_why : m->why[0] ? m->why : "not measured"));
+	}
+	return o;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+/* The claims table; counts rows, how many hold at peak and at the clean
+ * load; each row also goes to out (a JSON array) when out is not NULL. */
+void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, json_t *out, struct fg_claims_count *n)
 {
 	size_t i;
 	json_t *c;
 
-	fputs("<table id=claims>\n<thead><tr><th>Figure (§)</th><th>Workload</th><th>Paper says</th>"
-	      "<th>Paper</th><th>Here at peak</th><th>Here at 80 % of peak</th><th>Direction holds "
-	      "(peak / 80 %)</th><th>Run, machine and transport</th></tr></thead>\n<tbody>\n", f);
+	/* fixed layout: the widths below, long text wraps inside its cell
+	 * (tests/integration/report-width.sh checks that it fits 1,400 px) */
+	fputs("<table id=claims>\n<colgroup><col class=c-claim><col class=c-paper><col class=c-peak><col class=c-80>"
+	      "<col class=c-clean><col class=c-holds><col class=c-run></colgroup>\n"
+	      "<thead><tr><th>Figure (§), workload: the paper says</th><th>Paper</th><th>Here at peak</th>"
+	      "<th>Here at 80 % of peak</th><th>Here at the clean load</th><th>Direction holds (peak / 80 % / "
+	      "clean)</th><th>Run, machine and transport</th></tr></thead>\n<tbody>\n", f);
 	json_array_foreach(json_object_get(claims, "claims"), i, c) {
-		struct measured m = { .peak = NAN, .p80 = NAN };
+		struct measured m = { .peak = { .load = NAN, .change = NAN }, .p80 = { .load = NAN, .change = NAN } };
 		const char *dir = fg_jstr(c, "direction", "lower");
-		const char *h1, *h2;
+		const char *h1, *h2, *h3;
 
+		m.clean.change = NAN;
 		if (!strcmp(fg_jstr(c, "metric", ""), "throughput"))
 			measure_throughput(x, c, &m);
 		else
 			measure_latency(x, c, &m);
-		h1 = holds(m.peak, dir);
-		h2 = holds(m.p80, dir);
-		(*rows)++;
-		if (!isnan(m.peak)) {
-			(*judged)++;
-			*held += !strcmp(h1, "yes");
+		h1 = holds(m.peak.change, dir);
+		h2 = holds(m.p80.change, dir);
+		h3 = m.clean.found ? holds(m.clean.change, dir) : "n/a";
+		n->rows++;
+		if (!isnan(m.peak.change)) {
+			n->judged++;
+			n->held += !strcmp(h1, "yes");
+			n->clean += m.clean.found;
+			n->clean_held += m.clean.found && !strcmp(h3, "yes");
 		}
-		fprintf(f, "<tr class=\"%s\"><td>", isnan(m.peak) ? "notrun" : !strcmp(h1, "yes") ? "holds" : "fails");
+		if (out)
+			json_array_append_new(out, claim_json(c, &m, dir));
+		fprintf(f, "<tr class=\"%s\"><td><b>", isnan(m.peak.change) ? "notrun" :
+			!strcmp(h1, "yes") ? "holds" : "fails");
 		fg_html_escape(f, fg_jstr(c, "figure", "?"));
 		fputs(" (§", f);
 		fg_html_escape(f, fg_jstr(c, "section", "?"));
-		fputs(")</td><td>", f);
+		fputs(")</b>, ", f);
 		fg_html_escape(f, fg_jstr(c, "workload", "?"));
-		fputs("</td><td>", f);
+		fputs(": ", f);
 		fg_html_escape(f, fg_jstr(c, "text", ""));
 		fputs(" <span class=load>[load: ", f);
 		fg_html_escape(f, fg_jstr(c, "load", "?"));
@@ -252,15 +484,20 @@ void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, int *r
 			fprintf(f, "<td class=num>%+.1f %%</td>", fg_jnum(c, "change_pct"));
 		else
 			fprintf(f, "<td>%s</td>", !strcmp(dir, "lower") ? "lower" : "higher");
-		pct_cell(f, m.peak, m.cav_peak);
-		pct_cell(f, m.p80, m.cav_p80);
-		fprintf(f, "<td>%s / %s</td><td>", h1, h2);
-		if (isnan(m.peak)) {
+		cmp_cell(f, &m.peak);
+		if (m.throughput)
+			fputs("<td class=na>—</td>", f);
+		else
+			cmp_cell(f, &m.p80);
+		clean_cell(f, &m);
+		fprintf(f, "<td class=verdict><span class=%s>%s</span> / <span class=%s>%s</span> / "
+			"<span class=%s>%s</span></td><td>", holds_class(h1), h1, holds_class(h2), h2, holds_class(h3), h3);
+		if (isnan(m.peak.change)) {
 			fg_html_escape(f, m.why[0] ? m.why : "not measured");
 		} else {
 			fg_html_escape(f, m.where);
 			if (m.run) {
-				fputs("<br><span class=machine>", f);
+				fputs("<span class=machine>", f);
 				fg_html_escape(f, m.run->machine);
 				fputs("</span>", f);
 			}

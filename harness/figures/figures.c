@@ -23,13 +23,16 @@
  * system's point is flagged; else (every load had a flagged point, as on a
  * busy 2-core VM) the highest load at which no system is saturated; else
  * the lowest load.  The report names the basis per run.  "At 80 % of
- * peak" is the offered load nearest to 0.8 x peak (log distance).
+ * peak" is the offered load nearest to 0.8 x peak (log distance).  The
+ * clean load of a claim is the highest load at which neither number it
+ * compares is flagged and neither point saturated (figclean.h); the claims
+ * table shows all three, and OUT/claims.json has the same rows.
  *
  * Guarantees.  Every text that reaches index.html goes through
  * fg_html_escape(); the page loads nothing from the network and runs no
  * script (tests/integration/report-browser.sh loads it in headless
  * Chromium and checks every image's natural size, the table and the
- * console).  The fidelity check's definitions are in docs/figures.md and
+ * console; report-width.sh checks that it fits a 1,400-pixel window).  The fidelity check's definitions are in docs/figures.md and
  * figclaims.c's fg_check_qualitative(); tests/integration/figures-check.sh
  * runs it on the committed fixtures in tests/figures/ (one set holds, one
  * fails).
@@ -38,7 +41,8 @@
  *   figures.c    the command, its options and the report (index.html)
  *   figruns.c    reading the runs, sorting them into panels, the peak
  *   figdraw.c    the figures: data and parameter files for plot/ *.gp
- *   figclaims.c  the claims table and the fidelity check
+ *   figclaims.c  the claims table (and claims.json) and the fidelity check
+ *   figclean.c   the clean load of a claim (figclean.h)
  *   figfaith.c   the cache against memcached (the faithfulness figure)
  */
 #include "figures.h"
@@ -95,13 +99,23 @@ void fg_html_escape(FILE *f, const char *s)
 
 /* ---------------------------------------------------------------- report */
 
+/* The page fits a 1,400-pixel-wide window: the body is at most 1,300 px,
+ * the claims table has a fixed layout of that width, and long text
+ * (caveats, the checks that warned, run directories) wraps inside its cell
+ * (tests/integration/report-width.sh measures it in headless Chromium). */
 static const char *const css =
 	"body{font-family:sans-serif;margin:1.5em;max-width:1300px;color:#222}"
 	"table{border-collapse:collapse;margin:1em 0;font-size:90%}"
-	"th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}"
-	"th{background:#f0f0f0}td.num{text-align:right;white-space:nowrap}td.na{color:#999}"
-	"tr.holds td:nth-child(7){background:#e6f4e6}tr.fails td:nth-child(7){background:#f8e0e0}"
+	"th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}"
+	"th{background:#f0f0f0}td.num{text-align:right}td.na{color:#999}"
 	"tr.notrun{color:#777}.load,.machine{color:#666;font-size:90%}.caveat{color:#a40;font-size:85%}"
+	"#claims{table-layout:fixed;width:100%}"
+	"#claims .caveat,#claims .checks,#claims .where,#claims .why,#claims .machine{display:block;text-align:left}"
+	"#claims .checks{color:#666;font-size:80%}#claims .where{color:#444;font-size:85%}"
+	"#claims .why{color:#a40;font-size:85%}#claims td.noclean{color:#a40}"
+	"col.c-claim{width:22%}col.c-paper{width:6%}col.c-peak{width:11%}col.c-80{width:14%}"
+	"col.c-clean{width:17%}col.c-holds{width:8%}col.c-run{width:22%}"
+	"td.verdict span.yes{background:#e6f4e6}td.verdict span.no{background:#f8e0e0}td.verdict span.na{color:#999}"
 	"img{max-width:100%;border:1px solid #ddd;margin:.5em 0}figure{margin:1em 0}"
 	"#check tr.fails td:nth-child(2){background:#f8e0e0}#check tr.holds td:nth-child(2){background:#e6f4e6}";
 
@@ -116,12 +130,33 @@ static void fig_html(FILE *f, const char *file, const char *caption)
 	fputs("</figcaption></figure>\n", f);
 }
 
+/* OUT/claims.json: the claims table's rows (docs/figures.md); takes cj. */
+static int write_claims_json(json_t *cj, const struct fg_claims_count *n, const char *claims_path, const char *out,
+			     char *err, size_t errlen)
+{
+	char path[PATH_MAX + 32];
+	json_t *doc = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:o}", "schema", "oqbench.claims-report/1",
+				"paper_claims", claims_path ? claims_path : "docs/paper-claims.json", "summary",
+				"claims", n->rows, "measured", n->judged, "hold_at_peak", n->held, "clean",
+				n->clean, "hold_at_clean", n->clean_held, "claims", cj);
+	int rc = 0;
+
+	snprintf(path, sizeof path, "%s/claims.json", out);
+	if (!doc || json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, doc ? strerror(errno) : "out of memory");
+		rc = -1;
+	}
+	json_decref(doc);
+	return rc;
+}
+
 static int write_report(const struct fctx *x, const json_t *claims, const char *claims_path, const char *out,
 			int have_tgap, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 32], cerr[512];
 	FILE *f;
-	int rows = 0, held = 0, judged = 0;
+	struct fg_claims_count n = { 0 };
+	json_t *cj = json_array();
 
 	snprintf(path, sizeof path, "%s/index.html", out);
 	if (!(f = fg_open_w(path, err, errlen)))
@@ -138,14 +173,21 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 	      "system sustained: its latency is a queue that grew for the whole window, so the percentage "
 	      "grows with the run's length and says little about the system; one marked "
 	      "<span class=caveat>flagged</span> had a self-check warn about the number compared (run.json's "
-	      "<code>flagged_by</code> says which). A direction "
+	      "<code>flagged_by</code> says which). The clean load is the highest load at which neither "
+	      "number compared is flagged and neither point saturated: the one comparison no check warned "
+	      "about, or, where there is none, why (claims.json in this directory has every row). A direction "
 	      "that holds on this machine says nothing about the paper's magnitudes: a 2-core VM on shared "
 	      "memory is not a 100 Gbit/s RDMA testbed.</p>\n", f);
 
 	fputs("<h2>Claims</h2>\n", f);
-	fg_claims_table(f, x, claims, &rows, &held, &judged);
-	fprintf(f, "<p id=claims-summary>%d claims; %d measured here, of which %d hold in direction at peak.</p>\n",
-		rows, judged, held);
+	fg_claims_table(f, x, claims, cj, &n);
+	fprintf(f, "<p id=claims-summary>%d claims; %d measured here, of which %d hold in direction at peak; "
+		"%d have a clean comparison, of which %d hold there.</p>\n", n.rows, n.judged, n.held, n.clean,
+		n.clean_held);
+	if (write_claims_json(cj, &n, claims_path, out, err, errlen) < 0) {
+		fclose(f);
+		return -1;
+	}
 
 	fputs("<h2>Fidelity check (<code>oqb figures --check</code>)</h2>\n<table id=check><thead><tr><th>claim"
 	      "</th><th>verdict</th><th>measured</th></tr></thead><tbody>\n", f);

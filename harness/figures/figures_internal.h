@@ -105,7 +105,16 @@ int fg_draw_fig11(const struct fctx *x, const char *plotdir, const char *out, ch
 int fg_draw_fig2(const char *tgap, const char *plotdir, const char *out, int *have, char *err, size_t errlen);
 
 /* ---- figclaims.c: the claims table and the fidelity check ---- */
-void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, int *rows, int *held, int *judged);
+struct fg_claims_count {
+	int rows;        /* claims in the table */
+	int judged;      /* measured here (a number at peak) */
+	int held;        /* of them, whose direction holds at peak */
+	int clean;       /* of them, with a clean comparison (figclean.h) */
+	int clean_held;  /* of those, whose direction holds there */
+};
+/* Writes the claims table to f and, when out is an array, one object per
+ * claim to it (claims.json); adds to n. */
+void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, json_t *out, struct fg_claims_count *n);
 int fg_check_qualitative(const struct fctx *x, FILE *out, FILE *html, char *err, size_t errlen);
 
 /* ---- figfaith.c: the cache against memcached ---- */

@@ -1,0 +1,144 @@
+/*
+ * figclean.c - the clean load of a claim (figclean.h says the rule and why).
+ */
+#include "figclean.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void fc_list_spaced(char *buf, size_t len, const char *warns)
+{
+	size_t o = 0;
+
+	if (!len)
+		return;
+	for (; warns && *warns && o + 1 < len; warns++) {
+		buf[o++] = *warns;
+		if (*warns == ',' && warns[1] != ' ' && o + 1 < len)
+			buf[o++] = ' ';
+	}
+	buf[o] = '\0';
+}
+
+/* Adds each name of the list "a,b" to the set "x,y" in set (len bytes) that
+ * is not there yet. */
+static void union_add(char *set, size_t len, const char *list)
+{
+	while (list && *list) {
+		const char *end = strchr(list, ',');
+		size_t n = end ? (size_t)(end - list) : strlen(list), have = strlen(set);
+		int dup = 0;
+		for (const char *s = set; *s && !dup;) {
+			const char *e = strchr(s, ',');
+			size_t m = e ? (size_t)(e - s) : strlen(s);
+			dup = m == n && !strncmp(s, list, n);
+			s += m + (e != NULL);
+		}
+		if (!dup && n && have + n + 2 < len)
+			snprintf(set + have, len - have, "%s%.*s", have ? "," : "", (int)n, list);
+		list += n + (end != NULL);
+	}
+}
+
+static const struct fc_point *point_at(const struct fc_point *p, size_t n, double load)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i].offered == load)
+			return &p[i];
+	return NULL;
+}
+
+static int usable(const struct fc_point *p, int base)
+{
+	return p && isfinite(p->value) && (base ? p->value > 0 : p->value >= 0);
+}
+
+static int clean(const struct fc_point *p)
+{
+	return !p->saturated && !p->flagged;
+}
+
+/* What kept one system's points from being clean over the n loads compared
+ * (nsat saturated, nflag flagged but not saturated, by the checks in
+ * warns); "" when every point was clean. */
+static void describe(char *buf, size_t len, size_t n, size_t nsat, size_t nflag, const char *warns)
+{
+	char by[160] = "";
+
+	if (warns[0]) {
+		snprintf(by, sizeof by, " by ");
+		fc_list_spaced(by + 4, sizeof by - 4, warns);
+	}
+	if (!nsat && !nflag)
+		buf[0] = '\0';
+	else if (nsat == n)
+		snprintf(buf, len, "saturated at every load");
+	else if (nflag == n)
+		snprintf(buf, len, "flagged%s at every load", by);
+	else if (nsat + nflag == n)
+		snprintf(buf, len, "saturated at %zu load%s and flagged%s at the other %zu", nsat, nsat == 1 ? "" : "s",
+			 by, nflag);
+	else if (!nflag)
+		snprintf(buf, len, "clean at %zu of %zu loads (saturated at %zu)", n - nsat, n, nsat);
+	else if (!nsat)
+		snprintf(buf, len, "clean at %zu of %zu loads (flagged%s at %zu)", n - nflag, n, by, nflag);
+	else
+		snprintf(buf, len, "clean at %zu of %zu loads (saturated at %zu, flagged%s at %zu)", n - nsat - nflag, n,
+			 nsat, by, nflag);
+}
+
+void fc_clean_load(const struct fc_point *a, size_t na, const struct fc_point *b, size_t nb, const char *name_a,
+		   const char *name_b, double peak, struct fc_result *r)
+{
+	size_t nsat[2] = { 0, 0 }, nflag[2] = { 0, 0 };
+	char warns[2][128] = { "", "" }, d[2][176];
+
+	memset(r, 0, sizeof *r);
+	r->load = r->frac = r->a = r->b = r->change = NAN;
+	for (size_t i = 0; i < na; i++) {
+		const struct fc_point *pa = &a[i], *pb = point_at(b, nb, a[i].offered);
+		if (!usable(pa, 0) || !usable(pb, 1) || point_at(a, i, pa->offered))
+			continue;   /* no number to compare, or a load seen already */
+		r->nloads++;
+		for (int s = 0; s < 2; s++) {
+			const struct fc_point *p = s ? pb : pa;
+			if (p->saturated)
+				nsat[s]++;
+			else if (p->flagged) {
+				nflag[s]++;
+				union_add(warns[s], sizeof warns[s], p->warns);
+			}
+		}
+		if (!clean(pa) || !clean(pb))
+			continue;
+		r->nclean++;
+		if (!r->found || pa->offered > r->load) {
+			r->found = 1;
+			r->load = pa->offered;
+			r->a = pa->value;
+			r->b = pb->value;
+		}
+	}
+	if (r->found) {
+		r->change = 100.0 * (r->a / r->b - 1);
+		r->frac = peak > 0 ? r->load / peak : NAN;
+		return;
+	}
+	if (!r->nloads) {
+		snprintf(r->why, sizeof r->why, "no load where both %s and %s have a number", name_a, name_b);
+		return;
+	}
+	for (int s = 0; s < 2; s++)
+		describe(d[s], sizeof d[s], r->nloads, nsat[s], nflag[s], warns[s]);
+	char head[64];
+	snprintf(head, sizeof head, "no load where both are clean (of %zu load%s)", r->nloads,
+		 r->nloads == 1 ? "" : "s");
+	if (d[0][0] && !strcmp(d[0], d[1]))
+		snprintf(r->why, sizeof r->why, "%s: both %s", head, d[0]);
+	else if (d[0][0] && d[1][0])
+		snprintf(r->why, sizeof r->why, "%s: %s %s; %s %s", head, name_a, d[0], name_b, d[1]);
+	/* one of the two is clean at every load: the other is at none */
+	else
+		snprintf(r->why, sizeof r->why, "%s: %s %s", head, d[0][0] ? name_a : name_b, d[0][0] ? d[0] : d[1]);
+}
