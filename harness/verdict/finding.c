@@ -408,11 +408,11 @@ json_t *finding_of_run(const json_t *run)
 	/* the bootstrap: one resampled median per point used, shared by the pairs */
 	struct rng rg;
 	for (j = 0; j < nsys; j++) {
+		if (j == ref)
+			continue;
 		json_t *pr = json_object(), *loads = json_array();
 		double lsum = 0;
 		int every = 1;
-		if (j == ref)
-			continue;
 		json_object_set_new(pr, "system", json_string(sys[j]));
 		for (size_t c = 0; c < pn[j]; c++) {
 			const struct fpt *a = &pts[pidx[j][c][0]], *b = &pts[pidx[j][c][1]];
