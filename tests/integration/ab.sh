@@ -26,19 +26,44 @@ rc=$?
 [ $rc -eq 4 ] && grep -q 'no executable oqb-server there' "$T/u2.out" && ok ab_bad_bindir ||
 	notok ab_bad_bindir "rc=$rc $(cat "$T/u2.out")"
 
-# A/B: NEW's server waits 300 us per request: p50 grows a hundredfold.
-# The real canary runs here, and on a loaded CI machine two sides of a
-# round read it apart often enough to leave rounds out; that pairing is
-# tested with fixed canaries in driver-e2e.sh and below, so this case
-# turns it off (--canary-drift) as it turns off the pre-check.
-ab --base "$OQB_BIN" --new "$OQB_BIN" --new-env OQB_FAULT=server-delay-ns:300000 --trials 4 --max-trials 6 \
-	--noise-limit 1e9 --canary-drift 1000 --out "$T/ab" >"$T/ab.out" 2>&1
-rc=$?
+# A/B: NEW's server waits 100 us per request: p50 grows about a
+# hundredfold (100 us is 40 % of one worker at the 4,000 ops/s point; 300
+# us was 120 %, so NEW saturated, and its own checks then called it
+# disturbed).  The real canary runs here, and on a loaded CI machine two
+# sides of a round read it apart often enough to leave rounds out; that
+# pairing is tested with fixed canaries in driver-e2e.sh and below, so
+# this case turns it off (--canary-drift) as it turns off the pre-check.
+# A gate that answers "inconclusive" because the host disturbed a side
+# (compare says so in the point's detail) is right not to judge; the case
+# is run once more, and if the host disturbs that too it is skipped with
+# the reason rather than failed (issue 39: a busy neighbour must not fail
+# CI, and the gate must not be loosened to pass).
+detect_skip=
+for attempt in 1 2; do
+	rm -rf "$T/ab"
+	ab --base "$OQB_BIN" --new "$OQB_BIN" --new-env OQB_FAULT=server-delay-ns:100000 --trials 4 --max-trials 6 \
+		--noise-limit 1e9 --canary-drift 1000 --out "$T/ab" >"$T/ab.out" 2>&1
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q 'disturbed by the host' "$T/ab/ab.json" 2>/dev/null; then
+		echo "  ab detection, attempt $attempt: inconclusive, a side was disturbed by the host:" \
+			"$(jq -r '[.comparison.points[] | .. | strings | select(test("disturbed by the host"))][0]' \
+			"$T/ab/ab.json" 2>/dev/null | cut -c1-300)" >&2
+		detect_skip="the host disturbed both attempts (load $(cut -d' ' -f1-3 /proc/loadavg)); the gate said inconclusive, as it should"
+		continue
+	fi
+	detect_skip=
+	break
+done
+if [ -n "$detect_skip" ]; then
+	for c in ab_catches_server_delay ab_json ab_rounds_paired ab_rounds_both_sides ab_runs_kept ab_junit_and_markdown; do
+		skip "$c" "$detect_skip"
+	done
+else
 if [ $rc -eq 1 ] && jq -e '[.comparison.points[] | select(.p50.verdict == "regression")] | length >= 1' "$T/ab/ab.json" >/dev/null
 then ok ab_catches_server_delay
 else notok ab_catches_server_delay "rc=$rc $(tail -5 "$T/ab.out")"; fi
 jcheck ab_json "$T/ab/ab.json" '.schema == "oqbench.ab/1" and .exit_status == 1 and .verdict == "REGRESSION" and
-	.rounds >= 4 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:300000"]
+	.rounds >= 4 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:100000"]
 	and (.noise.before.p50_ns | length) == 5 and (.comparison.summary.regressions >= 1) and .noise.moved == false'
 # compare pairs the two sides' trials by round (a round whose canaries
 # differ is left out on both sides)
@@ -52,6 +77,7 @@ if grep -q '<testsuite name="oqb ab' "$T/ab/junit.xml" && grep -q '<failure mess
 	ok ab_junit_and_markdown
 else
 	notok ab_junit_and_markdown "$(cat "$T/ab/junit.xml" "$T/ab/summary.md")"
+fi
 fi
 
 # A/A: the same binaries on both sides are never a regression
@@ -87,7 +113,7 @@ if [ "\$n" -lt 5 ]; then p=100; else p=500; fi
 echo "{\"rtt_ns\":{\"p50\":\$p,\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
 SH
 chmod +x "$T/moved/oqb-floor"
-ab --base "$T/moved" --new "$T/moved" --new-env OQB_FAULT=server-delay-ns:300000 --trials 4 --max-trials 6 \
+ab --base "$T/moved" --new "$T/moved" --new-env OQB_FAULT=server-delay-ns:100000 --trials 4 --max-trials 6 \
 	--out "$T/moved-ab" >"$T/moved.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'the canary moved by x5.00 between before and after the gate' "$T/moved.out" &&
@@ -112,9 +138,11 @@ jcheck ab_too_noisy_json "$T/noise/ab.json" '.exit_status == 3 and .rounds == 0 
 	and (.noise.before_attempts | length) == 3 and all(.noise.before_attempts[]; .spread == 9)'
 
 # a canary that is noisy for one attempt (5 readings) and then steady:
-# the retry lets the gate run
+# the retry lets the gate run (the base side's stand-in reads 300 ns and
+# the new side's real canary what this host reads, so the regime rule,
+# tested in ab-regime.sh, is off here)
 stand_in "$T/settles" 5
-ab --base "$T/settles" --new "$OQB_BIN" --noise-wait-s 0.2 --trials 2 --max-trials 2 --out "$T/settles-ab" \
+ab --base "$T/settles" --new "$OQB_BIN" --noise-wait-s 0.2 --trials 2 --max-trials 2 --regime-reruns 0 --out "$T/settles-ab" \
 	>"$T/settles.out" 2>&1
 rc=$?
 jcheck ab_canary_retry_then_runs "$T/settles-ab/ab.json" '.rounds == 2 and (.noise.before_attempts | length) == 2
