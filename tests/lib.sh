@@ -120,6 +120,24 @@ shm_left_since() {
 	done
 }
 
+# floor_stand_in DIR V1 V2 ...: a bin directory whose oqb-server and
+# oqb-client are $OQB_BIN's and whose oqb-floor (the canary) reads V1, V2,
+# ... ns in turn, the last one from then on (tests of the canary rules
+# that must not depend on this host's floor)
+floor_stand_in() {
+	local d=$1; shift
+	mkdir -p "$d"
+	ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$d/"
+	cat >"$d/oqb-floor" <<SH
+#!/bin/sh
+f=\$(dirname "\$0")/.n; n=\$(cat "\$f" 2>/dev/null || echo 0); echo \$((n + 1)) >"\$f"
+set -- $*
+shift \$(( n < \$# ? n : \$# - 1 ))
+echo "{\"rtt_ns\":{\"p50\":\$1,\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
+SH
+	chmod +x "$d/oqb-floor"
+}
+
 # refused NAME JQ-EDIT WORD...: the config $BASE with JQ-EDIT applied makes
 # `oqb run` exit 2 before it starts anything (no results directory), with
 # every WORD in its message.

@@ -19,20 +19,6 @@ cat >"$T/cfg.json" <<CFG
   "warmup_s": 0.05, "duration_s": 0.1, "seed": 3 }
 CFG
 
-# stand_in DIR V1 V2 ...: oqb-floor reads V1, V2, ... (the last from then on)
-stand_in() {
-	local d=$1; shift
-	mkdir -p "$d"
-	ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$d/"
-	cat >"$d/oqb-floor" <<SH
-#!/bin/sh
-f=\$(dirname "\$0")/.n; n=\$(cat "\$f" 2>/dev/null || echo 0); echo \$((n + 1)) >"\$f"
-set -- $*
-shift \$(( n < \$# ? n : \$# - 1 ))
-echo "{\"rtt_ns\":{\"p50\":\$1,\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
-SH
-	chmod +x "$d/oqb-floor"
-}
 # before the gate 5 x 100 ns; round 1 at 100, round 2 at 500 (both sides,
 # both points), rounds 3 on at 100, and 100 after
 seq_=$(printf '100 %.0s' 1 2 3 4 5 6 7 8 9; printf '500 %.0s' 1 2 3 4; echo 100)
@@ -42,7 +28,7 @@ if [ "$(nproc)" -lt 2 ]; then
 	finish
 fi
 
-stand_in "$T/b1" $seq_
+floor_stand_in "$T/b1" $seq_
 "$OQB_BIN/oqb" ab "$T/cfg.json" --base "$T/b1" --new "$T/b1" --trials 3 --max-trials 3 --out "$T/ab1" >"$T/ab1.out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] || [ $rc -eq 2 ]; then ok "ab_regime_runs (exit $rc)"; else notok ab_regime_runs "rc=$rc $(tail -5 "$T/ab1.out")"; fi
@@ -56,7 +42,7 @@ grep -q 'rounds set aside (canary regime, the gate.s 100 ns): 2 (base 500 ns, ne
 	notok ab_regime_listed "$(cat "$T/ab1.out" "$T/ab1/summary.md")"
 
 # no reruns allowed: the round is kept, and the regimes mix
-stand_in "$T/b2" $seq_
+floor_stand_in "$T/b2" $seq_
 "$OQB_BIN/oqb" ab "$T/cfg.json" --base "$T/b2" --new "$T/b2" --trials 3 --max-trials 3 --regime-reruns 0 \
 	--out "$T/ab2" >"$T/ab2.out" 2>&1
 jcheck ab_regime_mixed_when_bounded "$T/ab2/ab.json" '.rounds == 3 and .regime.mixed == true and .regime.rounds_kept == [1,2,3]

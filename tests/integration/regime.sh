@@ -10,21 +10,6 @@
 # off (thresholds that never warn) so that only the canary decides reruns.
 . "$(dirname "$0")/../lib.sh"
 
-# stand_in DIR V1 V2 ...: a bin directory whose oqb-floor reads V1, V2, ...
-# (the last one from then on)
-stand_in() {
-	local d=$1; shift
-	mkdir -p "$d"
-	ln -s "$OQB_BIN/oqb-server" "$OQB_BIN/oqb-client" "$d/"
-	cat >"$d/oqb-floor" <<SH
-#!/bin/sh
-f=\$(dirname "\$0")/.n; n=\$(cat "\$f" 2>/dev/null || echo 0); echo \$((n + 1)) >"\$f"
-set -- $*
-shift \$(( n < \$# ? n : \$# - 1 ))
-echo "{\"rtt_ns\":{\"p50\":\$1,\"p99\":1000,\"min\":90},\"rounds\":20000,\"cpus\":[0,1]}"
-SH
-	chmod +x "$d/oqb-floor"
-}
 
 cfg() {   # cfg NAME BINDIR REPEAT RERUNS
 	cat <<CFG
@@ -45,7 +30,7 @@ if [ "$(nproc)" -lt 2 ]; then
 fi
 
 # 1. trial 3 of 4 reads the slow floor; its rerun is back on the fast one
-stand_in "$T/b1" 100 104 520 98 101
+floor_stand_in "$T/b1" 100 104 520 98 101
 cfg one "$T/b1" 4 2 >"$T/one.json"
 if "$OQB_BIN/oqb" run "$T/one.json" --out "$T/one" >"$T/one.out" 2>&1; then
 	R=$T/one/run.json
@@ -63,7 +48,7 @@ fi
 
 # 2. the slow floor lasts longer than the reruns (one allowed): the trial
 #    is kept, and run.json says the point's trials mix two regimes
-stand_in "$T/b2" 100 104 520 515 99
+floor_stand_in "$T/b2" 100 104 520 515 99
 cfg two "$T/b2" 4 1 >"$T/two.json"
 if "$OQB_BIN/oqb" run "$T/two.json" --out "$T/two" >"$T/two.out" 2>&1; then
 	R=$T/two/run.json
@@ -75,7 +60,7 @@ else
 fi
 
 # 3. the rule off (canary_regime_factor 0): nothing is set aside
-stand_in "$T/b3" 100 104 520 98 101
+floor_stand_in "$T/b3" 100 104 520 98 101
 cfg off "$T/b3" 4 2 | jq '. + {canary_regime_factor: 0}' >"$T/off.json"
 if "$OQB_BIN/oqb" run "$T/off.json" --out "$T/off" >"$T/off.out" 2>&1; then
 	jcheck regime_off "$T/off/run.json" '(.points[0] | has("discarded_trials") | not) and (.points[0] | has("canary_regime") | not)
