@@ -60,11 +60,12 @@ check() {
 	if "$@"; then ok "$name"; else notok "$name" "command failed: $*"; fi
 }
 
-# jcheck NAME FILE JQ-EXPR: ok if the jq expression is true on FILE.
+# jcheck NAME FILE JQ-EXPR: ok if the jq expression is true on FILE;
+# returns 1 when it is not, so a caller can show more (`jcheck ... || ...`).
 jcheck() {
 	local name=$1 file=$2 expr=$3 out
 	out=$(jq -e "$expr" "$file" 2>&1)
-	if [ $? -eq 0 ]; then ok "$name"; else notok "$name" "jq '$expr' on $file gave: $out"; fi
+	if [ $? -eq 0 ]; then ok "$name"; else notok "$name" "jq '$expr' on $file gave: $out"; return 1; fi
 }
 
 # launch_server NAME TRIES CMD...: runs CMD (an oqb-server started by hand)

@@ -51,8 +51,12 @@ else notok service-in-progress-line "no 'service p50=' in: $(tail -2 "$T/r1.out"
 jq '.systems = ["rawrpc"] | .server.backend = {kind: "null"} | .arrival.loads_ops = [1000] | .repeat = 1' \
 	"$T/base.json" >"$T/delay.json"
 if OQB_FAULT=server-delay-ns:200000 "$OQB_BIN/oqb" run "$T/delay.json" --out "$T/r2" >"$T/r2.out" 2>&1; then
-	jcheck service-excludes-delay-outside-backend "$T/r2/run.json" '.points[0] | .lat_ns.all.p50 >= 200000
-		and .server.service_ns.all.n > 0 and .server.service_ns.all.p50 < 20000'
+	# a percentile reads its histogram bin's lower edge, up to a few per
+	# cent below the value (a 200-205 us median read 196,544 ns)
+	jcheck service-excludes-delay-outside-backend "$T/r2/run.json" '.points[0] | .lat_ns.all.p50 >= 190000
+		and .server.service_ns.all.n > 0 and .server.service_ns.all.p50 < 20000' ||
+		jq -c '.points[0] | {lat_p50: .lat_ns.all.p50, lat_n: .lat_ns.all.n, service: .server.service_ns,
+			trials: [.trials[]? | {trial, lat_p50: .lat_ns.all.p50}]}' "$T/r2/run.json" >&2
 else
 	notok service-excludes-delay-outside-backend "oqb run failed: $(tail -5 "$T/r2.out")"
 fi
