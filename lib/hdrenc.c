@@ -455,3 +455,25 @@ out:
 	free(enc);
 	return ret;
 }
+
+int hist_from_trial_json(struct hist *h, const json_t *j, char *err, size_t errlen)
+{
+	char e[256];
+	if (json_object_get(j, "bins"))
+		return hist_from_json(h, j, err, errlen);
+	const char *text = json_string_value(json_object_get(j, "hdr"));
+	if (!text || hdr_decode_b64(text, h, e, sizeof e) < 0) {
+		snprintf(err, errlen, "%s", text ? e : "neither bins nor an hdr encoding");
+		return -1;
+	}
+	if ((uint64_t)json_integer_value(json_object_get(j, "n")) != h->n) {
+		snprintf(err, errlen, "the hdr encoding holds %llu values, n says %lld",
+			 (unsigned long long)h->n, json_integer_value(json_object_get(j, "n")));
+		return -1;
+	}
+	h->min = (uint64_t)json_integer_value(json_object_get(j, "min"));
+	h->max = (uint64_t)json_integer_value(json_object_get(j, "max"));
+	h->sum = json_number_value(json_object_get(j, "sum"));
+	h->overflow = (uint64_t)json_integer_value(json_object_get(j, "overflow"));
+	return 0;
+}

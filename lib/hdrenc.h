@@ -87,6 +87,14 @@ char *hdr_encode_b64(const struct hist *h, char *err, size_t errlen);
 int hdr_decode_b64(const char *text, struct hist *h, char *err, size_t errlen);
 
 /*
+ * A histogram as run.json keeps a trial's: its bins when it has them
+ * (older files; hist_from_json), else its HdrHistogram text "hdr" with the
+ * exact n checked and min, max, sum and overflow put back from the object.
+ * 0, or -1 with err.
+ */
+int hist_from_trial_json(struct hist *h, const json_t *j, char *err, size_t errlen);
+
+/*
  * The base64 steps alone (RFC 4648 standard alphabet, '=' padding), for
  * tests and log tools that build or take apart an encoding by hand.
  * hdr_b64_encode returns a malloc'd NUL-terminated string or NULL (out of

@@ -252,27 +252,14 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 	return out;
 }
 
-/* A trial's histogram: its bins when it has them (older files), else its
- * HdrHistogram text with the exact extremes, sum and overflow put back. */
+/* A trial's histogram (hist_from_trial_json), with `what` in the error. */
 static int trial_hist(struct hist *h, const json_t *hj, const char *what, char *err, size_t errlen)
 {
 	char e[256];
-	if (json_object_get(hj, "bins"))
-		return merge_hist_from(h, hj, what, err, errlen);
-	const char *text = json_string_value(json_object_get(hj, "hdr"));
-	if (!text || hdr_decode_b64(text, h, e, sizeof e) < 0) {
-		snprintf(err, errlen, "%s: %s", what, text ? e : "neither bins nor an hdr encoding");
+	if (hist_from_trial_json(h, hj, e, sizeof e) < 0) {
+		snprintf(err, errlen, "%s: %s", what, e);
 		return -1;
 	}
-	if ((uint64_t)json_integer_value(json_object_get(hj, "n")) != h->n) {
-		snprintf(err, errlen, "%s: the hdr encoding holds %llu values, n says %lld", what,
-			 (unsigned long long)h->n, json_integer_value(json_object_get(hj, "n")));
-		return -1;
-	}
-	h->min = (uint64_t)json_integer_value(json_object_get(hj, "min"));
-	h->max = (uint64_t)json_integer_value(json_object_get(hj, "max"));
-	h->sum = json_number_value(json_object_get(hj, "sum"));
-	h->overflow = (uint64_t)json_integer_value(json_object_get(hj, "overflow"));
 	return 0;
 }
 

@@ -33,20 +33,11 @@ static double getn(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
-/* A trial's histogram of one class: its bins, else its HdrHistogram text
- * with the exact n, extremes and sum put back (trials.c writes both). */
+/* A trial's histogram of one class (as trials.c writes it). */
 static int class_hist(struct hist *h, const json_t *c)
 {
 	char e[256];
-	if (json_object_get(c, "bins"))
-		return hist_from_json(h, c, e, sizeof e);
-	const char *text = json_string_value(json_object_get(c, "hdr"));
-	if (!text || hdr_decode_b64(text, h, e, sizeof e) < 0 ||
-	    (uint64_t)json_integer_value(json_object_get(c, "n")) != h->n)
-		return -1;
-	h->min = (uint64_t)json_integer_value(json_object_get(c, "min"));
-	h->max = (uint64_t)json_integer_value(json_object_get(c, "max"));
-	return 0;
+	return hist_from_trial_json(h, c, e, sizeof e);
 }
 
 /* The median of trials taken mult[t] times each, merged: what
