@@ -111,7 +111,6 @@ struct mbox_hdr {
 	/* then `workers` struct mbox_ring, then workers * cap data bytes */
 };
 
-
 static size_t ring_map_size(unsigned slots, unsigned slot_size)
 {
 	return sizeof(struct ring_hdr) + (size_t)slots * CL + (size_t)slots * slot_size + CL;
@@ -502,9 +501,6 @@ static const char *shm_srv_endpoint(struct tp_server *s)
 	return s->dir;
 }
 
-/* Slots seen claimed earlier: published now, or timed out?  Adds their
- * arrivals to a[k..max); returns the new k.  Off the common path: it runs
- * only while some claim is outstanding. */
 /*
  * Durable mode: SRQTail must cover every ticket whose slot is free to be
  * claimed, or a request committed there lies outside the next server's
@@ -524,6 +520,9 @@ static void cover_ticket(struct tp_server *s, struct srv_worker *w, uint64_t t)
 	persist(&w->ring->srq_tail, 8, w->is_pmem);
 }
 
+/* Slots seen claimed earlier: published now, or timed out?  Adds their
+ * arrivals to a[k..max); returns the new k.  Off the common path: it runs
+ * only while some claim is outstanding. */
 static __attribute__((noinline)) int poll_pending(struct tp_server *s, struct srv_worker *w,
 						  struct tp_arrival *a, int k, int max, uint64_t *nowp)
 {
