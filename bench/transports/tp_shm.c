@@ -332,7 +332,8 @@ static int recover_ring(struct tp_server *s, unsigned wi, char *err, size_t errl
 	if (recovery_scan_ring_checked(w->data, s->c.ring_slots, s->c.slot_size, from, to,
 				       rec_slot_ok, &ra, rec_exec, &ra, &w->rec) != 0) {
 		snprintf(err, errlen, "%s/ring-%u: ReqToExecute %llu and SRQTail %llu are inconsistent "
-			 "(more than %u slots apart); the ring is corrupt", s->dir, wi,
+			 "(more than %u slots apart); the ring is corrupt: move the file aside to start "
+			 "without its unexecuted requests, or restore it from a copy", s->dir, wi,
 			 (unsigned long long)from, (unsigned long long)to, 2 * s->c.ring_slots);
 		return -1;
 	}
