@@ -400,6 +400,54 @@ static const char *regime_off(const struct run *r, size_t i, double canary, char
 	return buf;
 }
 
+/*
+ * The first kept trial of point i that its point's later trials show to
+ * be on another floor (trials.h: regime_stray), moved to discarded_trials
+ * with its reason when the rerun budget allows one more trial; then *pt
+ * is that trial, to be run again.  k is the trial just kept (run order).
+ * Returns 1 when it did so.
+ */
+static int set_aside_stray(struct run *r, size_t i, size_t k, struct rerun_policy *rp, struct point *pt)
+{
+	double factor = runconf_for(&r->rc, &r->pts[i])->canary_regime_factor, ref;
+	long j = regime_stray(r->entries[i], factor, &ref);
+	enum rerun_event ev;
+	if (j < 0)
+		return 0;
+	/* its own reruns count against rerun_disturbed, as a rerun's would */
+	unsigned trial = (unsigned)json_integer_value(json_object_get(json_array_get(r->entries[i], (size_t)j), "trial"));
+	size_t x, nrun = 0;
+	const json_t *e;
+	json_array_foreach(r->discarded[i], x, e)
+		nrun += (unsigned)json_integer_value(json_object_get(e, "trial")) == trial;
+	if ((long long)nrun >= rp->per_trial)
+		return 0;
+	if (!rerun_decide(rp, (unsigned)nrun, 1, &ev)) {
+		if (ev == RR_BUDGET_STOP)
+			json_object_set_new(r->runj, "reruns_stopped", json_pack("{s:I,s:s,s:s}", "after_trial",
+					    (json_int_t)k, "last_reason", "canary regime of a kept trial", "cause", "budget"));
+		return 0;
+	}
+	json_t *d = json_incref(json_array_get(r->entries[i], (size_t)j));
+	double c = json_number_value(json_object_get(d, "canary_ns"));
+	char why[400];
+	snprintf(why, sizeof why, "canary regime: its canary read %.0f ns against %.0f ns, the point's later "
+		 "trials' (x%.2f, canary_regime_factor %g): another floor of the machine, seen once the point "
+		 "had more trials", c, ref, c > ref ? c / ref : ref / c, factor);
+	json_object_set_new(d, "discarded", json_string(why));
+	json_object_set_new(d, "reason", json_string("canary_regime"));
+	json_array_remove(r->entries[i], (size_t)j);
+	if (!r->discarded[i])
+		r->discarded[i] = json_array();
+	json_array_append_new(r->discarded[i], d);
+	pt->trial = trial;
+	pt->rerun = (unsigned)nrun + 1;
+	if (!r->o->quiet)
+		fprintf(stderr, "oqb: trial %u of point %zu (%s) set aside: %s; running it again\n", pt->trial + 1,
+			i + 1, pt->system, why);
+	return 1;
+}
+
 /* run.json's points, in plan order, from the trials run so far. */
 static int rebuild_points(struct run *r, char *err, size_t errlen)
 {
@@ -589,6 +637,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		struct point pt = r->pts[r->order[k].point];
 		pt.trial = r->order[k].trial;
 		size_t i = r->order[k].point;
+		int stray_rerun = 0;
 again:;
 		json_t *pj = run_trial(r, &pr, &pt);
 
@@ -658,11 +707,22 @@ again:;
 			rc = 1;
 		if (!r->entries[i])
 			r->entries[i] = json_array();
-		json_array_append_new(r->entries[i], trials_entry(pj, pt.trial, k, pr.canary_ns, pr.checks));
+		json_t *kept = trials_entry(pj, pt.trial, k, pr.canary_ns, pr.checks);
+		if (stray_rerun)
+			json_object_set_new(kept, "regime_rerun", json_true());
+		json_array_append_new(r->entries[i], kept);
 		if (!r->pj0[i])
 			r->pj0[i] = json_incref(pj);
 		json_decref(pj);
 		prun_free(&pr);
+		/* A trial kept before its point's floor was known (the run's
+		 * first trials, judged with fewer than 3 canaries) that the
+		 * point's later trials show to be on another floor: set it
+		 * aside and run that trial again, within the same budget. */
+		if (set_aside_stray(r, i, k, &rp, &pt)) {
+			stray_rerun = 1;
+			goto again;
+		}
 		/* run.json after every trial, but at most every 5 s (it holds every
 		 * trial's histograms), and always after the last */
 		if (k + 1 == r->ntrials || now_ms() - last_write >= 5000) {

@@ -542,6 +542,35 @@ double regime_reference(const double *kept, size_t nkept, double canary, const d
 	return ref;
 }
 
+long regime_stray(const json_t *entries, double factor, double *ref)
+{
+	size_t n = json_array_size(entries), nc = 0, cnt, i;
+	const json_t *e;
+	long stray = -1;
+	if (factor <= 0 || n < 3)
+		return -1;
+	double *v = malloc(n * sizeof *v);
+	if (!v)
+		return -1;
+	json_array_foreach(entries, i, e) {
+		double c = json_number_value(json_object_get(e, "canary_ns"));
+		if (c > 0)
+			v[nc++] = c;
+	}
+	*ref = regime_mode(v, nc, factor, -1, &cnt);
+	free(v);
+	if (*ref <= 0 || cnt < 2 || 2 * cnt <= nc)
+		return -1;
+	json_array_foreach(entries, i, e) {
+		double c = json_number_value(json_object_get(e, "canary_ns"));
+		if (c > 0 && !regime_same(c, *ref, factor) && !json_is_true(json_object_get(e, "regime_rerun"))) {
+			stray = (long)i;
+			break;
+		}
+	}
+	return stray;
+}
+
 json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median)
 {
 	size_t n = json_array_size(entries), nc = 0, cnt, i, aside = 0;

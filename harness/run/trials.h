@@ -109,6 +109,19 @@ double regime_reference(const double *kept, size_t nkept, double canary, const d
 			double factor);
 
 /*
+ * A kept trial that the point's later trials show to be on another floor:
+ * the index in entries of the first kept trial whose canary is out of the
+ * regime a clear majority of the kept canaries share (at least 2 of them,
+ * and more than half), or -1 when there is none.  It catches what
+ * regime_reference cannot: a point's first trial judged before the run had
+ * 3 canaries, or against a run median of the rarer floor.  The reference
+ * canary goes to *ref.  An entry marked "regime_rerun" (run.c: it already
+ * replaced a stray) is never picked again, so each trial is set aside
+ * this way at most once.
+ */
+long regime_stray(const json_t *entries, double factor, double *ref);
+
+/*
  * points[].canary_regime for run.json: the regime of the point's kept
  * trials (entries), its canary, how many trials share it, the canaries
  * of those that do not, how many trials were set aside for their regime

@@ -59,6 +59,24 @@ else
 	notok regime_mixed_when_reruns_run_out "$(tail -5 "$T/two.out")"
 fi
 
+# 2b. the run's first trial is on the slow floor, before the run has 3
+#     canaries to judge it by: kept at first, then, once the point's
+#     next trials show their floor, set aside and run again
+floor_stand_in "$T/b2b" 520 100 104 98 101
+cfg first "$T/b2b" 4 2 >"$T/first.json"
+if "$OQB_BIN/oqb" run "$T/first.json" --out "$T/first" >"$T/first.out" 2>&1; then
+	R=$T/first/run.json
+	jcheck regime_first_trial_set_aside "$R" '.points[0] | ([.trials[].canary_ns] | sort) == [98,100,101,104]
+		and (.discarded_trials | length == 1 and .[0].reason == "canary_regime" and .[0].canary_ns == 520
+		and .[0].trial == 0 and (.[0].discarded | test("against 102 ns, the point.s later trials")))'
+	jcheck regime_first_trial_one_regime "$R" '.points[0].canary_regime | .mixed == false and .trials == 4
+		and .set_aside == 1 and .other == []'
+	jcheck regime_first_trial_rerun_marked "$R" '[.points[0].trials[] | select(.regime_rerun)] | length == 1
+		and .[0].trial == 0 and .[0].canary_ns == 98'
+else
+	notok regime_first_trial_set_aside "$(tail -5 "$T/first.out")"
+fi
+
 # 3. the rule off (canary_regime_factor 0): nothing is set aside
 floor_stand_in "$T/b3" 100 104 520 98 101
 cfg off "$T/b3" 4 2 | jq '. + {canary_regime_factor: 0}' >"$T/off.json"

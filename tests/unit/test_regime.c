@@ -105,4 +105,27 @@ TEST(point_regime_for_run_json)
 	json_decref(dist);
 }
 
-UNIT_MAIN(same_regime_by_factor, mode_is_the_majority_floor, reference_for_a_new_trial, point_regime_for_run_json)
+TEST(stray_kept_trial)
+{
+	static const double first[] = { 520, 100, 104 }, two[] = { 520, 100 }, even[] = { 520, 515, 100, 99 },
+			    fine[] = { 100, 104, 98 };
+	double ref = 0;
+	json_t *e = entries_of(first, 3, NULL);
+	CHECK(regime_stray(e, 2, &ref) == 0 && ref == 102, "the first trial, once two later ones agree: ref %g", ref);
+	CHECK(regime_stray(e, 0, &ref) == -1, "the rule off");
+	json_object_set_new(json_array_get(e, 0), "regime_rerun", json_true());
+	CHECK(regime_stray(e, 2, &ref) == -1, "a trial that already replaced a stray is never picked again");
+	json_decref(e);
+	e = entries_of(two, 2, NULL);
+	CHECK(regime_stray(e, 2, &ref) == -1, "two trials: no majority");
+	json_decref(e);
+	e = entries_of(even, 4, NULL);
+	CHECK(regime_stray(e, 2, &ref) == -1, "two against two: no clear majority");
+	json_decref(e);
+	e = entries_of(fine, 3, NULL);
+	CHECK(regime_stray(e, 2, &ref) == -1, "one regime");
+	json_decref(e);
+}
+
+UNIT_MAIN(same_regime_by_factor, mode_is_the_majority_floor, reference_for_a_new_trial, point_regime_for_run_json,
+	  stray_kept_trial)
