@@ -22,8 +22,27 @@ static double snap_up(double v)
 	return (m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
-/* "(a, b, ...)": the 1-2-5 steps in [lo, hi], or only the decades when the
- * range spans more than 3 of them; "" when none fits. */
+/* A tic's label: as %g below 1,000 (0.2, 5, 500), else the whole number
+ * with thousands separators (2,000, 1,000,000), never gnuplot's 1e+06. */
+static void tic_label(char *buf, size_t len, double v)
+{
+	if (v < 1000) {
+		snprintf(buf, len, "%.6g", v);
+		return;
+	}
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%.0f", v), k = 0;
+	for (int i = 0; i < n && (size_t)k + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = digits[i];
+	}
+	buf[k] = '\0';
+}
+
+/* ("a" a, "b" b, ...): the 1-2-5 steps in [lo, hi], or only the decades
+ * when the range spans more than 3 of them, each with its label
+ * (tic_label); "" when none fits. */
 static void tics(char *buf, size_t len, double lo, double hi)
 {
 	int steps = log10(hi / lo) <= 3;
@@ -35,7 +54,9 @@ static void tics(char *buf, size_t len, double lo, double hi)
 			double v = d * m[i];
 			if (v < lo * (1 - 1e-9) || v > hi * (1 + 1e-9))
 				continue;
-			int w = snprintf(buf + k, len - k, "%s%.6g", k ? ", " : "(", v);
+			char lab[40];
+			tic_label(lab, sizeof lab, v);
+			int w = snprintf(buf + k, len - k, "%s\"%s\" %.6g", k ? ", " : "(", lab, v);
 			if (w < 0 || (size_t)w >= len - k - 2) {
 				buf[k] = '\0';
 				break;

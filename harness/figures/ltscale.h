@@ -45,7 +45,7 @@ struct lts_axes {
 	double ydata_hi;            /* top of the unsaturated points' part */
 	double sat_y;               /* where saturated points above it are drawn; 0: no band */
 	size_t used, nsat, nsat_above;  /* unsaturated points that set the range, saturated ones, of them above */
-	char ytics[512];            /* gnuplot tic list "(0.1, 0.2, ...)", or "" */
+	char ytics[512];            /* gnuplot tic list ("0.1" 0.1, "0.2" 0.2, ...), or "" */
 	/* throughput axis, in xunit */
 	int xlog;
 	double xscale;              /* ops/s per unit: 1e3 or 1e6 */

@@ -64,7 +64,7 @@ else
 	notok p99_range_from_unsaturated "ylo99=$lo ydhi99=$dhi ysat99=$ys (us)"
 fi
 # tick labels at 1-2-5 steps, so 0.3 and 1.3 us can be told apart
-if val ytics50 | grep -q '0.2, 0.5, 1, 2'; then ok median_ticks_125; else notok median_ticks_125 "ytics50=$(val ytics50)"; fi
+if val ytics50 | grep -q '"0.2" 0.2, "0.5" 0.5, "1" 1, "2" 2'; then ok median_ticks_125; else notok median_ticks_125 "ytics50=$(val ytics50)"; fi
 # the comment says where the range came from: 18 points below saturation, 3 saturated above it
 check axes_comment grep -q 'axis50: log y from 18 point(s) below saturation .*; 3 saturated, 3 of them above the range' "$A"
 # a load sweep of 80x: log throughput axis

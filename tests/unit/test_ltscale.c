@@ -36,7 +36,7 @@ TEST(saturated_points_do_not_set_the_range)
 	CHECK(a.ydata_hi >= 1.3 * 1.25 * 1.1 && a.ydata_hi <= 5, "ydata_hi %g", a.ydata_hi);
 	CHECK(a.sat_y > a.ydata_hi && a.yhi >= a.sat_y && a.yhi < 100, "sat_y %g yhi %g", a.sat_y, a.yhi);
 	/* 1-2-5 steps: 0.3 and 1.3 us can be read off */
-	CHECK(strstr(a.ytics, "0.2, 0.5, 1, 2") != NULL, "ytics %s", a.ytics);
+	CHECK(strstr(a.ytics, "\"0.2\" 0.2, \"0.5\" 0.5, \"1\" 1, \"2\" 2") != NULL, "ytics %s", a.ytics);
 	/* 20 K to 1.6 M ops/s: log throughput, in Kops/s */
 	CHECK(a.xlog == 1 && a.xscale == 1e3 && strcmp(a.xunit, "Kops/s") == 0, "xlog %d %s", a.xlog, a.xunit);
 	CHECK(a.xlo <= 20 && a.xhi >= 900, "x %g-%g", a.xlo, a.xhi);
@@ -63,7 +63,12 @@ TEST(all_saturated_sets_the_range_itself)
 	CHECK(a.used == 0 && a.sat_y == 0);
 	CHECK(a.ylo <= 400 && a.yhi >= 400000, "%g-%g", a.ylo, a.yhi);
 	/* more than 3 decades: ticks at decades only */
-	CHECK(strstr(a.ytics, ", 2") == NULL && strstr(a.ytics, "1000") != NULL, "ytics %s", a.ytics);
+	CHECK(strstr(a.ytics, "\" 2") == NULL && strstr(a.ytics, "\"1,000\" 1000") != NULL, "ytics %s", a.ytics);
+	/* labels with thousands separators, never gnuplot's 1e+06 */
+	struct lts_row big[2] = { { 1e4, 2e5, 0, 0, 1 }, { 2e4, 2e9, 0, 0, 1 } };
+	lts_axes_of(big, 2, &a);
+	CHECK(strstr(a.ytics, "\"100,000\" 100000, \"1,000,000\" 1e+06") != NULL && strstr(a.ytics, "\"1e+") == NULL,
+	      "ytics %s", a.ytics);
 }
 
 TEST(empty_and_megaops)
