@@ -7,6 +7,7 @@
  * one with an inconclusive metric and no regression is inconclusive).
  */
 #include "compare.h"
+#include "finding.h"
 #include "checks.h"
 #include "merge.h"
 #include "opts.h"
@@ -677,6 +678,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 		json_array_append_new(notes, json_string(line));
 	}
 	json_object_set_new(json_object_get(doc, "summary"), "notes", notes);
+	json_object_set_new(json_object_get(doc, "summary"), "finding", finding_compare(base, nw));
 	json_object_set_new(json_object_get(doc, "summary"), "rounds_left_out", json_integer((json_int_t)left_out));
 	for (i = 0; i < npairs; i++)
 		pair_free(&pairs[i]);
@@ -739,6 +741,12 @@ int compare_main(int argc, char **argv)
 	}
 	json_array_foreach(json_object_get(sum, "notes"), i, v)
 		fprintf(o.json ? stderr : stdout, "note: %s\n", json_string_value(v));
+	{
+		const json_t *f = json_object_get(sum, "finding");
+		fprintf(o.json ? stderr : stdout, "finding, base: %s\nfinding, new:  %s\nfinding, compared: %s\n",
+			json_string_value(json_object_get(f, "base")), json_string_value(json_object_get(f, "new")),
+			json_string_value(json_object_get(f, "text")));
+	}
 	/* With --json, stdout stays pure JSON; the summary line goes to stderr. */
 	long long nreg = json_integer_value(json_object_get(sum, "regressions"));
 	long long nund = json_integer_value(json_object_get(sum, "inconclusive"));

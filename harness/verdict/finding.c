@@ -550,3 +550,67 @@ out:
 	free(used);
 	return fd;
 }
+
+/* run's finding as written, or computed from its trials (older files) */
+static json_t *finding_or_compute(const json_t *run)
+{
+	json_t *f = json_object_get(run, "finding");
+	return f && json_object_get(f, "status") ? json_incref(f) : finding_of_run(run);
+}
+
+json_t *finding_compare(const json_t *base, const json_t *nw)
+{
+	json_t *fb = finding_or_compute(base), *fn = finding_or_compute(nw);
+	json_t *out = json_object(), *pairs = json_array();
+	const json_t *pb, *pn;
+	size_t i, j, nmoved = 0, nsame = 0;
+	char text[1024];
+	size_t o = 0;
+	const char *rb = json_string_value(json_object_get(fb, "reference"));
+	const char *rn = json_string_value(json_object_get(fn, "reference"));
+
+	json_object_set_new(out, "base", json_string(json_string_value(json_object_get(fb, "text")) ?: "none"));
+	json_object_set_new(out, "new", json_string(json_string_value(json_object_get(fn, "text")) ?: "none"));
+	text[0] = '\0';
+	if (rb && rn && !strcmp(rb, rn))
+		json_array_foreach(json_object_get(fb, "pairs"), i, pb) {
+			const char *sys = json_string_value(json_object_get(pb, "system"));
+			const json_t *cb = json_object_get(pb, "ci95"), *cn = NULL;
+			json_array_foreach(json_object_get(fn, "pairs"), j, pn)
+				if (sys && !strcmp(sys, json_string_value(json_object_get(pn, "system")) ?: "")) {
+					cn = json_object_get(pn, "ci95");
+					break;
+				}
+			if (!sys || !cb || !cn)
+				continue;
+			double bl = json_real_value(json_array_get(cb, 0)), bh = json_real_value(json_array_get(cb, 1));
+			double nl = json_real_value(json_array_get(cn, 0)), nh = json_real_value(json_array_get(cn, 1));
+			double br = json_number_value(json_object_get(pb, "ratio"));
+			double nr = json_number_value(json_object_get(pn, "ratio"));
+			/* apart when the two 95 % CIs do not overlap: a conservative
+			 * test (two overlapping CIs can still differ), stated as such */
+			int apart = bh < nl || nh < bl;
+			nmoved += apart;
+			nsame += !apart;
+			json_array_append_new(pairs, json_pack("{s:s,s:f,s:[ff],s:f,s:[ff],s:s}", "system", sys,
+							       "base_ratio", br, "base_ci95", bl, bh, "new_ratio", nr,
+							       "new_ci95", nl, nh, "verdict", apart ? "moved" : "same"));
+			if (o < sizeof text)
+				o += (size_t)snprintf(text + o, sizeof text - o, "%s%s/%s %.2f (%.2f-%.2f) -> %.2f (%.2f-%.2f)%s",
+						      o ? "; " : "", sys, rb, br, bl, bh, nr, nl, nh,
+						      apart ? ": moved, the CIs do not overlap" : ": within each other's CI");
+		}
+	json_object_set_new(out, "pairs", pairs);
+	json_object_set_new(out, "moved", json_integer((json_int_t)nmoved));
+	if (!json_array_size(pairs))
+		snprintf(text, sizeof text, "the two findings cannot be set side by side (%s)",
+			 !rb || !rn ? "one run has no finding with a number" : strcmp(rb, rn) ?
+			 "they name different reference systems" : "no system has a CI in both");
+	json_object_set_new(out, "text", json_string(text));
+	json_object_set_new(out, "how", json_string("each other system's median over the reference's, as each run's "
+						    "finding gives it; moved when the two 95 % CIs do not overlap"));
+	(void)nsame;
+	json_decref(fb);
+	json_decref(fn);
+	return out;
+}

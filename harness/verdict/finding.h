@@ -51,4 +51,14 @@
  */
 json_t *finding_of_run(const json_t *run);
 
+/*
+ * Two runs' findings side by side (oqb compare): {"base", "new" (their
+ * texts), "pairs": [{"system", "base_ratio", "base_ci95", "new_ratio",
+ * "new_ci95", "verdict": "moved" | "same"}], "moved", "text", "how"}.
+ * A run.json without "finding" has it computed from its trials.  A pair
+ * "moved" when its two 95 % CIs do not overlap.  Never NULL unless memory
+ * runs out.
+ */
+json_t *finding_compare(const json_t *base, const json_t *nw);
+
 #endif

@@ -266,6 +266,54 @@ TEST(caveat_names_the_checks_and_why)
 	json_decref(run);
 }
 
+TEST(two_runs_side_by_side)
+{
+	json_t *a = quickstart(3, 5, three, 3), *b = quickstart(3, 5, three, 3);
+	json_t *c = finding_compare(a, b);
+	REQUIRE(c);
+	CHECK(json_array_size(json_object_get(c, "pairs")) == 2 && json_integer_value(json_object_get(c, "moved")) == 0,
+	      "%s", json_string_value(json_object_get(c, "text")));
+	CHECK(strstr(json_string_value(json_object_get(c, "text")), "rawrpc/oq 4.") &&
+	      strstr(json_string_value(json_object_get(c, "text")), "within each other's CI"),
+	      "%s", json_string_value(json_object_get(c, "text")));
+	CHECK(strstr(json_string_value(json_object_get(c, "base")), "lower than rawrpc's") != NULL);
+	json_decref(c);
+	/* rawrpc twice as slow in the new run: that pair moved, deferred's did not */
+	json_t *p;
+	size_t i;
+	json_array_foreach(json_object_get(b, "points"), i, p)
+		if (!strcmp(json_string_value(json_object_get(p, "system")), "rawrpc") &&
+		    !json_is_true(json_object_get(p, "saturated"))) {
+			json_t *t;
+			size_t k;
+			double load = json_number_value(json_object_get(p, "offered_ops"));
+			int l = load < 30000 ? 0 : load < 50000 ? 1 : 2;
+			json_array_foreach(json_object_get(p, "trials"), k, t) {
+				double m = 2600 * (1 + 0.1 * l) * (1 + 0.05 * (((int)k % 3) - 1));
+				json_object_set_new(json_object_get(t, "lat_ns"), "all", trial_class(m));
+				json_object_set_new(json_object_get(t, "lat_ns"), "nilext", trial_class(m));
+			}
+		}
+	c = finding_compare(a, b);
+	const json_t *pr = json_array_get(json_object_get(c, "pairs"), 0);
+	CHECK(json_integer_value(json_object_get(c, "moved")) == 1, "%s", json_string_value(json_object_get(c, "text")));
+	CHECK(!strcmp(json_string_value(json_object_get(pr, "system")), "rawrpc") &&
+	      !strcmp(json_string_value(json_object_get(pr, "verdict")), "moved") &&
+	      json_number_value(json_object_get(pr, "new_ratio")) > 1.8 * json_number_value(json_object_get(pr, "base_ratio")));
+	json_decref(c);
+	/* a run with one system has no pair: said, not a number */
+	json_t *one = quickstart(3, 5, three, 1);
+	c = finding_compare(a, one);
+	CHECK(json_array_size(json_object_get(c, "pairs")) == 0 &&
+	      strstr(json_string_value(json_object_get(c, "text")), "cannot be set side by side"),
+	      "%s", json_string_value(json_object_get(c, "text")));
+	json_decref(c);
+	json_decref(one);
+	json_decref(a);
+	json_decref(b);
+}
+
 UNIT_MAIN(ratio_and_ci_below_saturation, median_of_merged_trials, one_load_gives_no_number, one_trial_gives_no_number,
 	  without_oq_the_lowest_is_the_reference, oq_higher_says_higher, one_system_or_none,
-	  without_nilext_samples_the_class_is_all, caveat_names_the_checks_and_why)
+	  without_nilext_samples_the_class_is_all, caveat_names_the_checks_and_why,
+	  two_runs_side_by_side)
