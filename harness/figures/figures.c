@@ -47,6 +47,7 @@
  */
 #include "figures.h"
 #include "figures_internal.h"
+#include "finding.h"
 #include "opts.h"
 #include "plotcmd.h"
 #include "run.h"
@@ -256,7 +257,27 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 		}
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</tbody></table>\n</body></html>\n", f);
+	fputs("</tbody></table>\n", f);
+	/* each run's result in its own words (run.json's finding; computed
+	 * from the trials for a run.json from before it) */
+	fputs("<h2>Findings</h2>\n<ul id=findings>\n", f);
+	for (size_t i = 0; i < x->nruns; i++) {
+		const struct frun *r = &x->runs[i];
+		json_t *fd = json_object_get(r->run, "finding");
+		fd = fd && json_object_get(fd, "status") ? json_incref(fd) : finding_of_run(r->run);
+		fputs("<li><b>", f);
+		fg_html_escape(f, r->name);
+		fputs("</b>: ", f);
+		fg_html_escape(f, fg_jstr(fd, "text", "no finding"));
+		if (json_string_value(json_object_get(fd, "caveat"))) {
+			fputs(" <span class=machine>(", f);
+			fg_html_escape(f, json_string_value(json_object_get(fd, "caveat")));
+			fputs(")</span>", f);
+		}
+		fputs("</li>\n", f);
+		json_decref(fd);
+	}
+	fputs("</ul>\n</body></html>\n", f);
 	if (fg_close_w(f, path, err, errlen) < 0)
 		return -1;
 	printf("%s\n", path);

@@ -35,6 +35,18 @@ jcheck finding_medians_are_merged "$R" '.finding.class as $c | .points as $pts |
 jcheck finding_loads_below_saturation "$R" '.points as $pts | all(.finding.pairs[0].loads[]; . as $l |
 	all($pts[] | select(.offered_ops == $l.offered_ops); .saturated | not))'
 
+# oqb compare and the figures report carry it: compare sets the two runs'
+# findings side by side (the same run twice: no pair moved), the report
+# lists it under Findings with the run's own text
+"$OQB_BIN/oqb" compare "$R" "$R" --json >/dev/null 2>"$T/cmp.err"
+if grep -qF "finding, base: $(jq -r .finding.text "$R")" "$T/cmp.err" && grep -q '^finding, compared: ' "$T/cmp.err" &&
+	! grep -q 'moved, the CIs do not overlap' "$T/cmp.err"; then ok finding_in_compare
+else notok finding_in_compare "$(cat "$T/cmp.err")"; fi
+ftext=$(jq -r .finding.text "$R")
+if [ -n "$ftext" ] && "$OQB_BIN/oqb" figures --runs "$OUT" --out "$T/rep" >/dev/null 2>"$T/fig.err" &&
+	sed -n '/<ul id=findings>/,/<\/ul>/p' "$T/rep/index.html" | sed "s/&#39;/'/g" | grep -qF "$ftext"; then ok finding_in_report
+else notok finding_in_report "$(cat "$T/fig.err"; grep -A3 'id=findings' "$T/rep/index.html")"; fi
+
 # one system: nothing to compare, said so; the run still succeeds
 OUT1=$T/one
 if "$OQB_BIN/oqb" run "$ROOT/configs/tiny.json" --out "$OUT1" --quiet --set 'systems=["oq"]' \
