@@ -643,9 +643,16 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 				json_object_set_new(mj, "why", json_string(m->why));
 			json_object_set_new(row, m->name, mj);
 		}
-		if (pr->paired)
-			json_object_set_new(row, "rounds", json_pack("{s:I, s:I}", "paired", (json_int_t)(pr->nkept + pr->unmatched),
-								     "left_out", (json_int_t)pr->unmatched));
+		if (pr->paired) {
+			/* which rounds the test stands on (oqb ab: never a round it set aside) */
+			json_t *used = json_array();
+			for (size_t k = 0; k < pr->nkept; k++)
+				json_array_append_new(used, json_integer(round_of(json_array_get(json_object_get(pr->bp,
+							"trials"), pr->kb[k]))));
+			json_object_set_new(row, "rounds", json_pack("{s:I, s:I, s:o}", "paired",
+								     (json_int_t)(pr->nkept + pr->unmatched), "left_out",
+								     (json_int_t)pr->unmatched, "used", used));
+		}
 		json_array_append_new(out, row);
 		fmt_metric(c[0], sizeof c[0], &pr->m[0], 1);
 		fmt_metric(c[1], sizeof c[1], &pr->m[1], 1);
