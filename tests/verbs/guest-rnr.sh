@@ -15,9 +15,12 @@
 #  - the progress line of every point shows the same two counts;
 #  - nothing committed is lost: every point's history passes oqb check;
 #  - the latency rises steeply past the onset of RNR (paper Fig 10): the
-#    P99 of the last point is RNR_RATIO times the first's or more (a ratio
-#    within one run, never an absolute time), or none of the requests due
-#    in its window was answered within the run (n = 0, requests unsent).
+#    median of the last point is RNR_RATIO times the first's or more (a
+#    ratio within one run, never an absolute time), or none of the
+#    requests due in its window was answered within the run (n = 0,
+#    requests unsent).  The median, not Fig 10's P99: under TCG on a busy
+#    host the guest stands still for up to a second at any load, which
+#    sets every point's P99 (measured: 0.65-0.88 s at 100 ops/s).
 # Environment: RNR_LOADS (a JSON array of loads, default the reduced pair;
 # "config" keeps the config's, and its duration), RNR_DURATION_S (1.5),
 # RNR_MIN (10), RNR_RATIO (5), RNR_PORT.  The per-point table goes to stderr.
@@ -48,9 +51,9 @@ SHAPE=(
 	 \$c.derived.client.rnr_naks_received >= $MIN and \$c.rnr_naks_sent >= $MIN"
 	"rnr verbs: below capacity at most a tenth as many RNR NAKs as past it"
 	'.points[0].rdma_counters.rnr_naks_sent * 10 <= .points[-1].rdma_counters.rnr_naks_sent'
-	"rnr verbs: P99 past the RNR onset is ${RATIO}x or more the P99 below it, or beyond the run (Fig 10's shape)"
+	"rnr verbs: the median past the RNR onset is ${RATIO}x or more the median below it, or beyond the run (Fig 10's shape)"
 	".points[0].lat_ns.all.n > 0 and ((.points[-1].lat_ns.all.n == 0 and .points[-1].unsent > 0) or
-	 .points[-1].lat_ns.all.p99 >= $RATIO * .points[0].lat_ns.all.p99)"
+	 .points[-1].lat_ns.all.p50 >= $RATIO * .points[0].lat_ns.all.p50)"
 )
 for try in 1 2; do
 	start=$SECONDS
