@@ -66,6 +66,7 @@ struct cthread {
 	uint8_t *bigbuf;          /* REQBUF, for one request larger than STAGE_BYTES */
 	int big_used;
 	uint64_t busy_posts;
+	uint64_t full_since, full_ns;  /* due requests refused for room since; the time so, in all */
 	struct hist *h[CLS_ALL];       /* per class; "all" is half[0] + half[1] */
 	uint64_t warm_end, end;
 	int gen_done;
@@ -239,8 +240,14 @@ static inline int post_due(struct cthread *t, int loading, uint64_t now)
 		t->q_n -= (unsigned)x;
 		t->q_timed -= (unsigned)x;
 		sent += x;
+		if (x > 0 && t->full_since) {
+			t->full_ns += now - t->full_since;
+			t->full_since = 0;
+		}
 		if ((unsigned)x < n) {
 			t->busy_posts++;
+			if (!t->full_since && !loading)
+				t->full_since = now;
 			break;
 		}
 	}
@@ -839,12 +846,30 @@ json_t *client_result(struct client *cl)
 	 * delegation): how long that took, for scale runs (docs/scale.md). */
 	json_object_set_new(j, "connect_ns", json_pack("{s:I,s:I}", "total", (json_int_t)cl->connect_ns,
 						      "slowest_thread", (json_int_t)cl->connect_max_ns));
-	uint64_t fw = 0;
+	/* a full receive ring (shm: the slot's previous lap not executed yet;
+	 * verbs: every request slot of a lane in flight): how often a thread
+	 * found it so and waited (the transport counts it), and how long its
+	 * due requests waited for room in all (full_wait_ns, post_due) */
+	uint64_t fw = 0, fns = 0;
 	size_t i;
 	json_t *v;
 	json_array_foreach(tstats, i, v)
 		fw += (uint64_t)json_integer_value(json_object_get(v, "ring_full_waits"));
+	for (unsigned k = 0; k < cl->c.threads; k++)
+		fns += cl->t[k].full_ns;
 	json_object_set_new(j, "ring_full_waits", json_integer((json_int_t)fw));
+	json_object_set_new(j, "full_wait_ns", json_integer((json_int_t)fns));
+	/* the RDMA device's counters over this process's life: one thread's
+	 * transport stats carry them for the whole process (verbs:
+	 * vb_counters.c); they move up here, where the driver reads them */
+	json_array_foreach(tstats, i, v) {
+		json_t *rc = json_object_get(v, "rdma_counters");
+		if (rc) {
+			json_object_set(j, "rdma_counters", rc);
+			json_object_del(v, "rdma_counters");
+			break;
+		}
+	}
 	json_object_set_new(j, "transport_stats", tstats);
 	json_object_set_new(j, "lat_ns", lat);
 	json_object_set_new(j, "summary_ns", sum);

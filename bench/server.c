@@ -847,8 +847,17 @@ json_t *server_stats(struct server *s)
 	json_object_set_new(j, "idle", json_pack("{s:s,s:I,s:I}", "mode", idle_mode(&s->c.idle),
 						 "spin_ns", (json_int_t)s->c.idle.spin_ns, "nap_ns", (json_int_t)s->c.idle.nap_ns));
 	json_object_set_new(j, "service_ns", svc_json(s));
-	if (s->tp && s->c.tp->srv_stats)
-		json_object_set_new(j, "transport", s->c.tp->srv_stats(s->tp));
+	if (s->tp && s->c.tp->srv_stats) {
+		json_t *t = s->c.tp->srv_stats(s->tp);
+		/* the RDMA device's counters since the transport opened (verbs):
+		 * at the top, beside the clients' (bench/client.c) */
+		json_t *rc = json_object_get(t, "rdma_counters");
+		if (rc) {
+			json_object_set(j, "rdma_counters", rc);
+			json_object_del(t, "rdma_counters");
+		}
+		json_object_set_new(j, "transport", t);
+	}
 	json_object_set_new(j, "usage", usage_json());
 	return j;
 }

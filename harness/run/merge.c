@@ -5,9 +5,11 @@
  * "non_nilext").  The point's histogram of a class is the bin-wise sum of
  * the clients' (hist_merge), and every percentile is read from that sum;
  * averaging per-client percentiles would be wrong whenever clients see
- * different loads.  Counters and throughputs add up.
+ * different loads.  Counters and throughputs add up; the RDMA device's
+ * counters are combined by devctr.c.
  */
 #include "merge.h"
+#include "devctr.h"
 #include "hdrenc.h"
 #include "stats.h"
 
@@ -21,7 +23,7 @@ static const char *const classes[] = { "all", "nilext", "non_nilext" };
 
 /* Counters copied per client and summed per point. */
 static const char *const counters[] = {
-	"sent", "committed", "unanswered", "unsent", "ring_full_waits", "errors",
+	"sent", "committed", "unanswered", "unsent", "ring_full_waits", "full_wait_ns", "errors",
 };
 #define NCOUNTERS (sizeof counters / sizeof counters[0])
 
@@ -223,6 +225,10 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 	} else {
 		json_object_set_new(p, "server", json_null());
 	}
+	/* verbs: the RDMA port's counters of the server and the clients */
+	json_t *ctr = devctr_point(server, clients, nclients);
+	if (ctr)
+		json_object_set_new(p, "rdma_counters", ctr);
 
 	for (c = 0; c < NCLASSES; c++)
 		hist_free(sum[c]);

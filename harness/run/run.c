@@ -232,10 +232,26 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 		fmt_ns(sv, sizeof sv, json_number_value(json_object_get(svc, "p50")));
 		snprintf(be + strlen(be), sizeof be - strlen(be), "  service p50=%s", sv);
 	}
-	fprintf(stderr, "[%zu/%zu] system=%s %s%s  p50=%s p99=%s%s  achieved=%.0f ops/s%s%s%s  ETA %s\n",
+	/* a full receive queue: RNR NAKs on verbs (the device's counters,
+	 * devctr.h), the clients' waits for a full ring on shm */
+	char full[96] = "";
+	const json_t *ctr = json_object_get(pj, "rdma_counters");
+	if (ctr) {
+		char a[24] = "?", b[24] = "?";
+		const json_t *s = json_object_get(ctr, "rnr_naks_sent"), *v = json_object_get(ctr, "rnr_naks_received");
+		if (json_is_integer(s))
+			snprintf(a, sizeof a, "%lld", (long long)json_integer_value(s));
+		if (json_is_integer(v))
+			snprintf(b, sizeof b, "%lld", (long long)json_integer_value(v));
+		snprintf(full, sizeof full, "  RNR NAKs sent=%s received=%s", a, b);
+	} else if (strcmp(r->rc.transport, "shm") == 0) {
+		snprintf(full, sizeof full, "  ring full waits=%lld",
+			 (long long)json_integer_value(json_object_get(pj, "ring_full_waits")));
+	}
+	fprintf(stderr, "[%zu/%zu] system=%s %s%s  p50=%s p99=%s%s  achieved=%.0f ops/s%s%s%s%s  ETA %s\n",
 		done, r->ntrials, pt->system, load, tr, p50, p99, be,
 		json_number_value(json_object_get(pj, "achieved_ops")),
-		json_is_true(json_object_get(pj, "saturated")) ? " (saturated)" : "",
+		json_is_true(json_object_get(pj, "saturated")) ? " (saturated)" : "", full,
 		flags[0] ? "  CHECK: " : "", flags, eta);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "checks.h"
+#include "devctr.h"
 #include "hdrenc.h"
 #include "hist.h"
 #include "merge.h"
@@ -16,7 +17,7 @@
 
 static const char *const classes[] = { "all", "nilext", "non_nilext" };
 #define NCLASSES 3
-static const char *const counters[] = { "sent", "committed", "unanswered", "unsent", "ring_full_waits", "errors" };
+static const char *const counters[] = { "sent", "committed", "unanswered", "unsent", "ring_full_waits", "full_wait_ns", "errors" };
 #define NCOUNTERS (sizeof counters / sizeof counters[0])
 
 double trials_canary(const char *bin_dir, int cpu_a, int cpu_b, double max_ms, char *why, size_t len)
@@ -108,6 +109,8 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 		json_object_set(e, "convergence", json_object_get(pj, "convergence"));
 	if (json_object_get(pj, "driver_s"))
 		json_object_set(e, "driver_s", json_object_get(pj, "driver_s"));
+	if (json_object_get(pj, "rdma_counters"))
+		json_object_set(e, "rdma_counters", json_object_get(pj, "rdma_counters"));
 	json_object_set_new(e, "canary_ns", canary_ns > 0 ? json_real(canary_ns) : json_null());
 	json_object_set_new(e, "placement", placement_of(pj));
 	json_object_set(e, "checks", checks);
@@ -373,6 +376,9 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	for (size_t k = 0; k < NCOUNTERS; k++)
 		json_object_set_new(p, counters[k], json_integer((json_int_t)tot[k]));
 	json_object_set_new(p, "achieved_ops", json_real(n ? ach / (double)n : 0));
+	json_t *ctr = devctr_over(entries);   /* the device's counters, every trial's added */
+	if (ctr)
+		json_object_set_new(p, "rdma_counters", ctr);
 	json_object_set_new(p, "measured_ns", json_integer((json_int_t)measured));
 	if (json_is_boolean(json_object_get(pj0, "saturated")))
 		json_object_set_new(p, "saturated", json_boolean(nsat > 0));

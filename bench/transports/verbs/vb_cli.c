@@ -141,6 +141,7 @@ struct tp_client *vb_cli_open(const struct tp_cli_conf *cc, char *err, size_t er
 		if (!c->l)
 			goto fail;
 		lane_publish(c->g, c->l);
+		vb_ctr_cli_begin(c);
 		return c;
 	}
 	if (cc->thread >= VB_MAX_LANES) {
@@ -197,6 +198,7 @@ struct tp_client *vb_cli_open(const struct tp_cli_conf *cc, char *err, size_t er
 	c->g->refs++;
 	lane_publish(c->g, c->l);
 	pthread_mutex_unlock(&deleg_mu);
+	vb_ctr_cli_begin(c);
 	return c;
 fail:
 	vb_cli_close(c);
@@ -415,6 +417,11 @@ json_t *vb_cli_stats(struct tp_client *c)
 		vb_group_err(g, e, sizeof e);
 		json_object_set_new(j, "error", json_string(e));
 	}
+	/* the device's counters, in the one thread that owns the process's
+	 * snapshot (vb_counters.c) */
+	json_t *ctr = vb_ctr_cli_json(c);
+	if (ctr)
+		json_object_set_new(j, "rdma_counters", ctr);
 	return j;
 }
 
@@ -422,6 +429,7 @@ void vb_cli_close(struct tp_client *c)
 {
 	if (!c)
 		return;
+	vb_ctr_cli_end(c);
 	struct vb_group *g = c->g;
 	if (!g) {
 		free(c);

@@ -225,6 +225,7 @@ struct tp_server {
 	unsigned qps_peak;
 	char last_reject[VB_REJECT_LEN];
 	struct vb_worker *w;
+	struct rdmactr_snap *ctr0;     /* the port's counters at open (vb_counters.c) */
 };
 
 static inline uint8_t *slot_buf(const struct tp_server *s, const struct vb_worker *w, uint64_t pos)
@@ -409,6 +410,14 @@ void vb_accept_conn(struct tp_server *s, struct rdma_cm_event *ev, struct vb_sco
 void vb_conn_close(struct tp_server *s, struct vb_sconn *c);
 void vb_reap_zombies(struct tp_server *s, int force);
 void *vb_cm_main(void *arg);
+
+/* vb_counters.c: the device's port counters over a process's life */
+struct rdmactr_snap;
+struct rdmactr_snap *vb_ctr_begin(struct ibv_context *ctx, unsigned port);
+json_t *vb_ctr_json(const struct rdmactr_snap *start);
+void vb_ctr_cli_begin(const struct tp_client *c);
+json_t *vb_ctr_cli_json(const struct tp_client *c);   /* NULL: c does not own the process's snapshot */
+void vb_ctr_cli_end(const struct tp_client *c);
 
 /* vb_srv.c: opening, stats and closing of a server */
 struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t errlen);

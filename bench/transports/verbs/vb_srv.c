@@ -12,7 +12,9 @@
  * experimental verbs) is refused with a message naming the option, the
  * limit and what to use instead; a failed open releases everything it
  * made (srv_close takes any partly opened server).  The stats JSON
- * (transport.*) is what the verbs suite and the ablations read.  Shown by
+ * (transport.*) is what the verbs suite and the ablations read; its
+ * rdma_counters are the device port's counters since srv_open
+ * (vb_counters.c).  Shown by
  * the verbs suite's error-message cases and every case that reads stats.
  */
 #include <arpa/inet.h>
@@ -299,6 +301,8 @@ struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t err
 		goto fail;
 	}
 	s->cm_started = 1;
+	/* the measured life starts here: no client can have connected yet */
+	s->ctr0 = vb_ctr_begin(s->ctx, s->port_num);
 	log_msg(LOG_INFO, "verbs: listening on %s (device %s port %u, GID index %d, %s, %u worker(s) x %u slots of %u B)",
 		s->endpoint, s->devname, s->port_num, s->gid_index, rm_label[s->mode], c->workers, c->ring_slots,
 		c->slot_size);
@@ -358,6 +362,9 @@ json_t *vb_srv_stats(struct tp_server *s)
 		json_object_set_new(j, "last_refusal", json_string(s->last_reject));
 	if (s->rnr_set_failed)
 		json_object_set_new(j, "min_rnr_timer_set", json_false());
+	/* the port's counters since srv_open (vb_counters.c): RNR NAKs this
+	 * server answered with show as rnr_naks_sent */
+	json_object_set_new(j, "rdma_counters", vb_ctr_json(s->ctr0));
 	return j;
 }
 
@@ -387,6 +394,7 @@ void vb_srv_close(struct tp_server *s)
 		ibv_close_xrcd(s->xrcd);
 	vb_dealloc_pd(s->pd);
 	vb_destroy_channel(s->ch);
+	free(s->ctr0);
 	free(s);
 }
 
