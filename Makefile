@@ -248,7 +248,7 @@ test-scale: deps-auto
 DEAD_TESTS := tests/integration/dead-host-ssh.sh tests/integration/dead-host-slurm.sh
 test-dead-hosts: deps-auto
 	@$(MAKE) --no-print-directory all
-	@DEAD_P=8 DEAD_TH=24 DEAD_W=18 DEAD_CASES="client server" OQB_TEST_TIMEOUT=1200 \
+	@DEAD_P=8 DEAD_TH=24 DEAD_W=18 DEAD_CASES="client server" DEAD_KILL_AFTER_S=15 OQB_TEST_TIMEOUT=1200 \
 	  OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh $(DEAD_TESTS)
 
 # 1,000 kill -9 crashes of a durable oq server on the rocksdb backend, 0

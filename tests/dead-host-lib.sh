@@ -11,9 +11,11 @@
 #
 # The run they kill: configs/fig6-echo.json (null backend, closed loop,
 # one request in flight per client thread) with two points, swept over
-# duration_s: 0.5 s, which finishes, then 30 s, in whose middle the host is
+# duration_s: 0.5 s, which finishes, then 60 s, in whose middle the host is
 # killed.  So run.json must keep one point, and the driver must stop long
-# before the second would have ended.
+# before the second would have ended.  Every process of the second point
+# must have said HELLO before the kill (run.json's hosts.processes), so
+# the kill came after GO, not during the start.
 
 # tree_of PID...: PID and every descendant, one per line.
 tree_of() {
@@ -26,6 +28,21 @@ tree_of() {
 				for (i = 1; i in pids; i++) { p = pids[i]; if (!(p in want) && (par[p] in want)) { want[p] = 1; grew = 1 } }
 			} while (grew)
 			for (p in want) if (p != "") print p
+		}'
+}
+
+# roots_with_oqb PID...: how many of the PIDs have an oqb-* process below
+# them (one ps snapshot: cheap enough to poll on a loaded machine)
+roots_with_oqb() {
+	ps -eo pid=,ppid=,comm= | awk -v roots="$*" '
+		BEGIN { n = split(roots, r, " ") }
+		{ par[$1] = $2; if ($3 ~ /^oqb-/) oqb[$1] = 1 }
+		END {
+			for (p in oqb) {
+				for (q = p; q in par && q != 0; q = par[q])
+					for (i = 1; i <= n; i++) if (q == r[i]) hit[i] = 1
+			}
+			c = 0; for (i in hit) c++; print c
 		}'
 }
 
@@ -64,7 +81,7 @@ dead_run_config() {
 	jq --argjson p "$DEAD_P" --argjson th "$DEAD_TH" --argjson w "$DEAD_W" '
 		.name = "dead-host" | .server.workers = $w | .clients.processes = $p | .clients.threads = $th |
 		.arrival.outstanding = [1] | .workload.value_size = 64 |
-		.sweep = { key: "duration_s", values: [0.5, 30] } | .warmup_s = 0.3 |
+		.sweep = { key: "duration_s", values: [0.5, 60] } | .warmup_s = 0.3 |
 		.rerun_disturbed = 0 | .canary = false | .idle = { nap_us: 500, spin_us: 200 } |
 		.timeouts = { hello_s: 120, grace_s: 60 }' "$OQB_ROOT/configs/fig6-echo.json" >"$1"
 }
@@ -136,6 +153,8 @@ check_dead_run() {
 		.error.role == "'"$role"'" and .error.rank == '"$rank"' and .error.host_lost == true and .error.point == 1'
 	jcheck "${name}_run_json_keeps_the_finished_point" "$dir/run.json" '(.points | length) == 1 and
 		.points[0].index == 0 and .points[0].committed > 0 and .points[0].unanswered == 0'
+	jcheck "${name}_killed_after_every_hello" "$dir/run.json" \
+		'[.hosts.processes[] | select(.point == 1)] | length == '"$((DEAD_P + 1))"
 	alive=$(procs_alive "$dir/processes.tsv")
 	alive="$alive$(alive_of $(jq -r '.hosts.processes[].pid' "$dir/run.json" 2>/dev/null))"
 	if [ -z "$alive" ]; then ok "${name}_no_process_of_the_run_left"; else notok "${name}_no_process_of_the_run_left" "still running:$alive"; fi

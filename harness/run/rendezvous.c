@@ -663,11 +663,19 @@ void prun_stop_all(struct prun *pr)
 			/* Each child leads its own process group (launch_start). */
 			if (kill(-p->pid, sig) != 0)
 				kill(p->pid, sig);
-			if (!pr->warn[0])
+			if (!pr->warn[0]) {
+				/* a host lost after its process's DONE: say so (the
+				 * results are complete; its ssh or srun waited on it) */
+				char why[600] = "", lost[800] = "";
+				if (!pr->r->l.ops->direct && p->hello &&
+				    launch_probe(&pr->r->l, p->host, why, sizeof why) == 0)
+					snprintf(lost, sizeof lost, "; host %s no longer answers %s (%s): it was lost after "
+						 "this process's DONE", p->host, pr->r->l.ops->name, why);
 				snprintf(pr->warn, sizeof pr->warn, "[%s:%s:%u] did not exit within %g s "
-					 "(timeouts.exit_s) after its control connection closed; sent %s to pid %d",
+					 "(timeouts.exit_s) after its control connection closed; sent %s to pid %d%s",
 					 p->host, p->role, p->rank, rc->exit_s, sig == SIGTERM ? "SIGTERM" : "SIGKILL",
-					 (int)p->pid);
+					 (int)p->pid, lost);
+			}
 		}
 		if (!left)
 			break;

@@ -6,7 +6,7 @@
 # slurmd per node name: the server on n1, client process r alone on
 # n(r+2), as slurm-scale.sh places them.  Every node is this machine, so
 # the transport is shm.  For each case a fresh `salloc oqb run` of the
-# two-point run of tests/dead-host-lib.sh; in the middle of its 30 s
+# two-point run of tests/dead-host-lib.sh; in the middle of its 60 s
 # point, one node is killed: its slurmd, and every process of that node
 # (the step's slurmstepd and the benchmark process below it) with SIGKILL
 # at once.
@@ -102,9 +102,8 @@ one_case() {
 	fi
 	# every process of point 2 is running on its node, then the point runs
 	for _ in $(seq 1 600); do
-		n=$(on_nodes | while read -r pid v; do
-			case $(ps -o comm= -p "$pid" 2>/dev/null) in oqb-*) echo "$v" ;; esac
-		done | sort -u | wc -l)
+		n=$(join <(on_nodes | sort) <(ps -eo pid=,comm= | awk '$2 ~ /^oqb-/ { print $1 }' | sort) |
+			awk '{ print $2 }' | sort -u | wc -l)
 		[ "$n" -ge ${#NODES[@]} ] && break
 		sleep 0.1
 	done
