@@ -31,16 +31,16 @@ ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/dead-host-lib.sh"
 trap 'slurm_cluster_stop; cleanup_' EXIT
 DEAD_P=${DEAD_P:-2} DEAD_TH=${DEAD_TH:-2} DEAD_W=${DEAD_W:-2}
-BOUND=${DEAD_BOUND_S:-20}
+BOUND=${DEAD_BOUND_S:-30}
 
 NODES=()
 for i in $(seq 1 $((DEAD_P + 1))); do NODES+=("n$i"); done
 # slurmctld gives up on a silent node after SlurmdTimeout (300 s by
 # default) and on one message to it after MessageTimeout (10 s); here 6
-# and 3 s, so the test sees the end of the story (the job of the lost
-# node ended) in about 10 s
+# and 5 s, so the test sees the end of the story (the job of the lost
+# node ended) in about 10-15 s (3 s made scontrol fail at load 90)
 SLURM_CONF_EXTRA="SlurmdTimeout=6
-MessageTimeout=3"
+MessageTimeout=5"
 slurm_test_cluster dead "${NODES[@]}"
 ok dead_host_slurm_cluster_up
 
@@ -92,7 +92,7 @@ restart_node() {
 }
 
 one_case() {
-	local name=$1 node=$2 role=$3 rank=$4 out=$T/$1 shm0 tk victims left n
+	local name=$1 node=$2 role=$3 rank=$4 out=$T/$1 shm0 tk victims left n what
 	shm0=$(shm_run_dirs)
 	local t0=$SECONDS
 	run_driver "$out" salloc -N${#NODES[@]} -t 10 "$OQB_BIN/oqb" run "$T/slurm.json" --quiet
@@ -113,11 +113,12 @@ one_case() {
 		return
 	fi
 	mapfile -t victims < <(node_procs "$node")
+	what=$(ps -o comm= -p "$(IFS=,; echo "${victims[*]}")" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
 	tk=$(now)
 	kill_all "${victims[@]}"
 	ok "${name}_killed_mid_point"
 	echo "# $name: killed $((SECONDS - t0)) s after the start of salloc oqb run"
-	echo "# $name: killed node $node: ${#victims[@]} processes ($(ps -o comm= -p "$(IFS=,; echo "${victims[*]}")" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' '))"
+	echo "# $name: killed node $node: ${#victims[@]} processes ($what)"
 	wait_driver 900 || { notok "${name}_driver_stops" "still running 90 s after the kill"; return; }
 	check_dead_run "$name" "$out" "$node" "$role" "$rank" "$tk" "$BOUND"
 	left="$(alive_of "${victims[@]}")"

@@ -27,7 +27,7 @@
 ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/dead-host-lib.sh"
 DEAD_P=${DEAD_P:-2} DEAD_TH=${DEAD_TH:-2} DEAD_W=${DEAD_W:-2}
-BOUND=${DEAD_BOUND_S:-20}
+BOUND=${DEAD_BOUND_S:-30}
 
 SSHD=$(command -v sshd || echo /usr/sbin/sshd)
 if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
@@ -114,7 +114,7 @@ jq --arg kh "$T/known_hosts" --arg id "$T/id" --arg user "$user" --argjson port 
 
 # one_case NAME HOST ROLE RANK: the run, HOST killed mid point 2, checks.
 one_case() {
-	local name=$1 host=$2 role=$3 rank=$4 out=$T/$1 shm0 tk tree victims left a
+	local name=$1 host=$2 role=$3 rank=$4 out=$T/$1 shm0 tk tree victims left a what
 	shm0=$(shm_run_dirs)
 	hosts_up || return
 	local t0=$SECONDS
@@ -134,11 +134,12 @@ one_case() {
 		return
 	fi
 	mapfile -t victims < <(tree_of "${SSHD_PID[$host]}")
+	what=$(ps -o comm= -p "$(IFS=,; echo "${victims[*]}")" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
 	tk=$(now)
 	kill_all "${victims[@]}"
 	ok "${name}_killed_mid_point"
 	echo "# $name: killed $((SECONDS - t0)) s after the start of oqb run"
-	echo "# $name: killed host $host: ${#victims[@]} processes (sshd ${SSHD_PID[$host]} and below: $(ps -o comm= -p "$(IFS=,; echo "${victims[*]}")" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' '))"
+	echo "# $name: killed host $host: ${#victims[@]} processes (sshd ${SSHD_PID[$host]} and below:$what)"
 	wait_driver 900 || { notok "${name}_driver_stops" "still running 90 s after the kill"; return; }
 	check_dead_run "$name" "$out" "$host" "$role" "$rank" "$tk" "$BOUND"
 	left="$(alive_of "${victims[@]}")"
