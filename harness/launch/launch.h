@@ -38,7 +38,18 @@ struct launch_ops {
 		       char *const *argv, char *err, size_t errlen);
 	/* Ends what init started (ssh: the ControlMaster connections). */
 	void (*fini)(struct launcher *l);
+	/*
+	 * Whether host still answers this launcher, asked afresh (ssh: a new
+	 * login that shares nothing with the run's connections; slurm: the
+	 * node's state and whether its slurmd takes a connection), within
+	 * LAUNCH_PROBE_S: 1 it does, 0 it does not (why says what was seen),
+	 * -1 cannot tell.  NULL: the launcher cannot lose a host (local).
+	 */
+	int (*probe)(struct launcher *l, const char *host, char *why, size_t len);
 };
+
+/* The bound on one launch_probe, in seconds. */
+#define LAUNCH_PROBE_S 10
 
 struct launcher {
 	const struct launch_ops *ops;
@@ -62,6 +73,27 @@ void launch_close(struct launcher *l);
  */
 int launch_start(struct launcher *l, const char *host, const char *cwd, char *const *argv,
 		 const char *log_path, pid_t *pid, char *err, size_t errlen);
+
+/*
+ * Whether host still answers the launcher (launch_ops.probe): 1, 0 with
+ * why, or -1 when it cannot tell (the local launcher always answers 1).
+ * Takes at most LAUNCH_PROBE_S + 2 seconds.
+ */
+int launch_probe(struct launcher *l, const char *host, char *why, size_t len);
+
+/*
+ * Whether host is this machine as the launcher sees it: host_is_local, or
+ * under slurm a node whose NodeHostName is this machine's name.
+ */
+int launch_host_is_here(struct launcher *l, const char *host);
+
+/*
+ * Runs argv (a helper: scontrol, an ssh probe) with stdin from /dev/null,
+ * stdout and stderr into out (the first outlen - 1 bytes, NUL-ended), in
+ * its own process group, killed with SIGKILL after timeout_ms.  Returns
+ * its wait status, or -1 (err in out) when it could not run or timed out.
+ */
+int launch_capture(char *const *argv, int timeout_ms, char *out, size_t outlen);
 
 /* The command line that would be run, shell-quoted, for logs and --dry-run. */
 char *launch_describe(struct launcher *l, const char *host, const char *cwd,
@@ -88,6 +120,9 @@ int argv_push(char ***argv, const char *s);
  * `scontrol show node` says inside an allocation; 0 when it cannot tell.
  */
 int slurm_same_machine(const char *a, const char *b);
+
+/* Whether Slurm node `node` runs on this machine (its NodeHostName). */
+int slurm_node_is_here(const char *node);
 
 extern const struct launch_ops launch_local_ops;
 extern const struct launch_ops launch_ssh_ops;

@@ -44,8 +44,13 @@ static int ssh_init(struct launcher *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* The ssh options common to every invocation (connections and -O exit). */
-static int ssh_common(struct launcher *l, char ***w)
+/*
+ * The ssh options common to every invocation.  shared: through the run's
+ * master connection (the processes, -O exit); else a login of its own
+ * (the probe), bounded by ConnectTimeout, which comes before the
+ * config's options because ssh keeps the first value of each.
+ */
+static int ssh_common(struct launcher *l, char ***w, int shared)
 {
 	char buf[512];
 	const char *kh = conf_str(l->ssh, "known_hosts", NULL);
@@ -63,13 +68,23 @@ static int ssh_common(struct launcher *l, char ***w)
 	rc |= argv_push(w, "BatchMode=yes");
 	rc |= argv_push(w, "-o");
 	rc |= argv_push(w, "StrictHostKeyChecking=yes");
-	rc |= argv_push(w, "-o");
-	rc |= argv_push(w, "ControlMaster=auto");
-	snprintf(buf, sizeof buf, "ControlPath=%s/%%C", l->ctl_dir);
-	rc |= argv_push(w, "-o");
-	rc |= argv_push(w, buf);
-	rc |= argv_push(w, "-o");
-	rc |= argv_push(w, "ControlPersist=" SSH_PERSIST_S);
+	if (shared) {
+		rc |= argv_push(w, "-o");
+		rc |= argv_push(w, "ControlMaster=auto");
+		snprintf(buf, sizeof buf, "ControlPath=%s/%%C", l->ctl_dir);
+		rc |= argv_push(w, "-o");
+		rc |= argv_push(w, buf);
+		rc |= argv_push(w, "-o");
+		rc |= argv_push(w, "ControlPersist=" SSH_PERSIST_S);
+	} else {
+		snprintf(buf, sizeof buf, "ConnectTimeout=%d", LAUNCH_PROBE_S);
+		rc |= argv_push(w, "-o");
+		rc |= argv_push(w, "ControlMaster=no");
+		rc |= argv_push(w, "-o");
+		rc |= argv_push(w, "ControlPath=none");
+		rc |= argv_push(w, "-o");
+		rc |= argv_push(w, buf);
+	}
 	if (kh) {
 		snprintf(buf, sizeof buf, "UserKnownHostsFile=%s", kh);
 		rc |= argv_push(w, "-o");
@@ -117,7 +132,7 @@ static char **ssh_wrap(struct launcher *l, const char *host, const char *cwd,
 	len = 6;
 	if (shell_quote(cmd, cap, &len, script) < 0)
 		goto oom;
-	rc = ssh_common(l, &w);
+	rc = ssh_common(l, &w, 1);
 	rc |= argv_push(&w, "--");
 	rc |= argv_push(&w, host);
 	rc |= argv_push(&w, cmd);
@@ -166,7 +181,7 @@ static void ssh_fini(struct launcher *l)
 		char **w = argv_new();
 		pid_t p;
 
-		if (ssh_common(l, &w) == 0 && argv_push(&w, "-O") == 0 &&
+		if (ssh_common(l, &w, 1) == 0 && argv_push(&w, "-O") == 0 &&
 		    argv_push(&w, "exit") == 0 && argv_push(&w, "--") == 0 &&
 		    argv_push(&w, l->hosts[i]) == 0) {
 			p = fork();
@@ -191,6 +206,36 @@ static void ssh_fini(struct launcher *l)
 	}
 }
 
+/*
+ * Whether host still takes a login: `ssh HOST true` on a connection of
+ * its own (the run's master for that host may be the very thing that
+ * broke).  Exit 0: it answers.  255: ssh could not reach it or log in;
+ * why is ssh's own message ("connect to host ... Connection refused", a
+ * timeout).  Anything else: it logged in, so the host is up.
+ */
+static int ssh_probe(struct launcher *l, const char *host, char *why, size_t len)
+{
+	char **w = argv_new();
+	char out[512];
+	int st, rc;
+
+	if (!w || ssh_common(l, &w, 0) < 0 || argv_push(&w, "--") < 0 || argv_push(&w, host) < 0 ||
+	    argv_push(&w, "true") < 0) {
+		launch_argv_free(w);
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	st = launch_capture(w, (LAUNCH_PROBE_S + 2) * 1000, out, sizeof out);
+	launch_argv_free(w);
+	if (st < 0) {
+		snprintf(why, len, "a new ssh login got no answer within %d s", LAUNCH_PROBE_S + 2);
+		return 0;
+	}
+	rc = !(WIFEXITED(st) && WEXITSTATUS(st) == 255);
+	snprintf(why, len, "%.480s", out[0] ? out : rc ? "it took a new login" : "ssh exited with 255");
+	return rc;
+}
+
 const struct launch_ops launch_ssh_ops = {
 	.name = "ssh",
 	.version = LAUNCH_OPS_VERSION,
@@ -198,4 +243,5 @@ const struct launch_ops launch_ssh_ops = {
 	.init = ssh_init,
 	.wrap = ssh_wrap,
 	.fini = ssh_fini,
+	.probe = ssh_probe,
 };

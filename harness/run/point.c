@@ -153,10 +153,19 @@ static void server_dir_remove(struct prun *pr, const char *dir, const char *log_
 	pid_t pid;
 	int st = 0, done = 0;
 
-	if (host_is_local(host)) {
+	if (launch_host_is_here(&pr->r->l, host)) {
 		if (rm_tree(dir) != 0 && !pr->warn[0])
 			snprintf(pr->warn, sizeof pr->warn, "cannot remove %s: %s; remove it by hand", dir,
 				 strerror(errno));
+		return;
+	}
+	/* A host the launcher lost cannot be reached: trying would wait on
+	 * it.  Its shared-memory folder goes with its reboot; the next server
+	 * start there removes a directory whose owner is gone (lib/rundir.h). */
+	if (pr->lost_host && strcmp(pr->lost_host, host) == 0) {
+		if (!pr->warn[0])
+			snprintf(pr->warn, sizeof pr->warn, "%s stays on host %s, which no longer answers; the next "
+				 "server start there removes it", dir, host);
 		return;
 	}
 	snprintf(log, sizeof log, "%s/%s", pr->pdir, log_name);
@@ -205,7 +214,7 @@ static void server_dirs_remove(struct prun *pr)
 	 * run directory it made before it could say hello: every one whose
 	 * owner is gone (lib/rundir.h; a live server's is never touched).  On
 	 * another host the next server start there removes them. */
-	if (host_is_local(pr->rc->server_host)) {
+	if (launch_host_is_here(&pr->r->l, pr->rc->server_host)) {
 		const char *rb = rundir_base(pr->rc->scratch_dir);
 		rundir_reap(rb, "", 0);
 		rundir_reap(rb, "mc", 0);

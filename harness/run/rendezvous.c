@@ -97,6 +97,18 @@ static void status_text(char *buf, size_t len, int st, int via_ssh)
 	}
 }
 
+static void fail_ended(struct prun *pr, struct proc *p);
+static void await_exit(struct proc *p, int ms);
+
+/* The server (procs[0]) has gone (its control connection closed or it
+ * exited) without its DONE, and nobody asked it to. */
+static int server_gone(const struct prun *pr)
+{
+	const struct proc *s = pr->nprocs ? &pr->procs[0] : NULL;
+	return s && !pr->aux && strcmp(s->role, "server") == 0 && s->started && !s->stopping && !s->result &&
+	       (s->eof || s->exited);
+}
+
 void prun_fail(struct prun *pr, const struct proc *p, const char *fmt, ...)
 {
 	char msg[2048], label[300], tail[8192] = "";
@@ -104,6 +116,14 @@ void prun_fail(struct prun *pr, const struct proc *p, const char *fmt, ...)
 
 	if (pr->failed)
 		return;
+	/* A client that fails once its server is gone (its host died, say)
+	 * reports a consequence: the server's end is the cause, so the one
+	 * message names the server and its host. */
+	if (p && p != &pr->procs[0] && server_gone(pr)) {
+		fail_ended(pr, &pr->procs[0]);
+		if (pr->failed)
+			return;
+	}
 	pr->failed = 1;
 	pr->culprit = p;
 	va_start(ap, fmt);
@@ -133,6 +153,56 @@ static struct proc *find_proc(struct prun *pr, const char *role, long long rank)
 	return NULL;
 }
 
+/*
+ * p ended before its DONE, unasked: its launcher process exited, or its
+ * control connection closed.  Under ssh or slurm the launcher is asked
+ * afresh whether p's host still answers (launch_probe, at most
+ * LAUNCH_PROBE_S): when it does not, the host is lost with every process
+ * of the run on it, and the one message says so first, naming the host
+ * as the config does; when it does, the process itself ended there.
+ */
+static void fail_ended(struct prun *pr, struct proc *p)
+{
+	const char *lname = pr->r->l.ops->name, *until = p->hello ? "DONE" : "HELLO";
+	/* the local PID: the process itself, or its ssh or srun */
+	const char *via = pr->r->l.ops->direct ? "process" : !strcmp(lname, "slurm") ? "srun" : lname;
+	const char *daemon = !strcmp(lname, "slurm") ? "slurmd" : !strcmp(lname, "ssh") ? "sshd" : "launcher";
+	char s[320] = "", why[600] = "", what[600];
+	int alive;
+
+	/* A process that never said HELLO may never have reached its host
+	 * (a refused host key, a login that fails): its log says why, and a
+	 * probe would call that host lost. */
+	alive = pr->r->l.ops->direct || !p->hello ? 1 : launch_probe(&pr->r->l, p->host, why, sizeof why);
+	/* How its launcher process ended, when it ends soon; one that waits
+	 * on a lost host (an srun) is not waited for. */
+	await_exit(p, alive == 0 ? 100 : 1000);
+	if (p->exited) {
+		/* ssh's 255 needs its long hint only while the host answers */
+		status_text(s, sizeof s, p->status, VIA_SSH(pr) && alive != 0);
+		snprintf(what, sizeof what, "%s%s %s before sending %s (pid %d)", pr->r->l.ops->direct ? "" : "its ",
+			 pr->r->l.ops->direct ? "" : via, s, until, (int)p->pid);
+	} else {
+		snprintf(what, sizeof what, "its control connection closed before it sent %s, and its %s (pid %d) "
+			 "had not exited %s later", until, via, (int)p->pid, alive == 0 ? "0.1 s" : "a second");
+	}
+	if (alive == 0) {
+		pr->lost_host = p->host;
+		prun_fail(pr, p, "lost with its host: %s no longer answers %s (%s), so the host or its %s is down, "
+			  "and every process of this run on it is gone; %s", p->host, lname, why, daemon, what);
+	} else if (pr->r->l.ops->direct || !p->hello) {
+		/* local, or before HELLO: the messages as they always were */
+		if (p->exited)
+			prun_fail(pr, p, "%s before sending %s (pid %d)", s, until, (int)p->pid);
+		else
+			prun_fail(pr, p, "closed its control connection before sending %s, and is still running "
+				  "(pid %d)", until, (int)p->pid);
+	} else {
+		prun_fail(pr, p, "%s%s%s%s", what, alive == 1 ? "; its host still answers " : "",
+			  alive == 1 ? lname : "", alive == 1 ? " (so the process itself ended there)" : "");
+	}
+}
+
 /* Collects exit statuses; an exit we did not ask for is a failure. */
 static void reap(struct prun *pr)
 {
@@ -146,12 +216,8 @@ static void reap(struct prun *pr)
 			continue;
 		p->exited = 1;
 		p->status = st;
-		if (!p->stopping && !p->result) {
-			char s[320];
-			status_text(s, sizeof s, st, VIA_SSH(pr));
-			prun_fail(pr, p, "%s before %s (pid %d)", s, p->hello ? "sending DONE" : "sending HELLO",
-			     (int)p->pid);
-		}
+		if (!p->stopping && !p->result && !pr->failed)
+			fail_ended(pr, p);
 	}
 }
 
@@ -395,21 +461,18 @@ static void step(struct prun *pr, int ms)
 	/* A control connection closed before DONE: say how the process ended. */
 	for (i = 0; i < pr->nprocs; i++) {
 		struct proc *p = &pr->procs[i];
-		if (p->eof && !p->result && !p->stopping && !pr->failed) {
-			char s[320];
-			await_exit(p, 1000);
-			if (p->exited) {
-				status_text(s, sizeof s, p->status, VIA_SSH(pr));
-				prun_fail(pr, p, "%s before sending DONE (pid %d)", s, (int)p->pid);
-			} else {
-				prun_fail(pr, p, "closed its control connection before sending DONE, and is still "
-				     "running (pid %d)", (int)p->pid);
-			}
-		}
+		if (p->eof && !p->result && !p->stopping && !pr->failed)
+			fail_ended(pr, p);
 	}
 	if (run_signal && !pr->failed)
 		prun_fail(pr, NULL, "interrupted by SIG%s; every process of the point was stopped",
 		     sigabbrev_np(run_signal) ? sigabbrev_np(run_signal) : "?");
+}
+
+/* Whether p runs on the host the launcher lost (fail_ended). */
+static int on_lost_host(const struct prun *pr, const struct proc *p)
+{
+	return pr->lost_host && strcmp(p->host, pr->lost_host) == 0;
 }
 
 static int all_have(const struct prun *pr, const char *role, int what)
@@ -506,6 +569,20 @@ void prun_stop_all(struct prun *pr)
 	size_t i;
 	int stop_sent = 0;
 
+	/* The launcher processes of a lost host (an ssh on a dead connection,
+	 * an srun whose slurmstepd is gone) speak for nothing: they would
+	 * wait on that host for minutes, so they end first, by PID, at once. */
+	for (i = 0; i < pr->nprocs; i++) {
+		struct proc *p = &pr->procs[i];
+		if (!p->started || p->exited || !on_lost_host(pr, p))
+			continue;
+		p->stopping = 1;
+		if (kill(-p->pid, SIGKILL) != 0)
+			kill(p->pid, SIGKILL);
+		if (waitpid(p->pid, &p->status, 0) == p->pid)
+			p->exited = 1;
+	}
+
 	for (i = 0; i < pr->nprocs; i++) {
 		struct proc *p = &pr->procs[i];
 		if (strcmp(p->role, "client") == 0 && p->ctl && !p->eof)
@@ -586,11 +663,19 @@ void prun_stop_all(struct prun *pr)
 			/* Each child leads its own process group (launch_start). */
 			if (kill(-p->pid, sig) != 0)
 				kill(p->pid, sig);
-			if (!pr->warn[0])
+			if (!pr->warn[0]) {
+				/* a host lost after its process's DONE: say so (the
+				 * results are complete; its ssh or srun waited on it) */
+				char why[600] = "", lost[800] = "";
+				if (!pr->r->l.ops->direct && p->hello &&
+				    launch_probe(&pr->r->l, p->host, why, sizeof why) == 0)
+					snprintf(lost, sizeof lost, "; host %s no longer answers %s (%s): it was lost after "
+						 "this process's DONE", p->host, pr->r->l.ops->name, why);
 				snprintf(pr->warn, sizeof pr->warn, "[%s:%s:%u] did not exit within %g s "
-					 "(timeouts.exit_s) after its control connection closed; sent %s to pid %d",
+					 "(timeouts.exit_s) after its control connection closed; sent %s to pid %d%s",
 					 p->host, p->role, p->rank, rc->exit_s, sig == SIGTERM ? "SIGTERM" : "SIGKILL",
-					 (int)p->pid);
+					 (int)p->pid, lost);
+			}
 		}
 		if (!left)
 			break;

@@ -539,6 +539,8 @@ static void record_error(struct run *r, const struct prun *pr, const char *statu
 	json_object_set_new(e, "host", p ? json_string(p->host) : json_null());
 	json_object_set_new(e, "role", p ? json_string(p->role) : json_null());
 	json_object_set_new(e, "rank", p ? json_integer(p->rank) : json_null());
+	/* the launcher lost that host (it no longer answers ssh or Slurm) */
+	json_object_set_new(e, "host_lost", json_boolean(p && pr->lost_host && !strcmp(pr->lost_host, p->host)));
 	json_object_set_new(r->runj, "error", e);
 	json_object_set_new(r->runj, "status", json_string(status));
 }

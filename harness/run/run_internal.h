@@ -88,6 +88,7 @@ struct prun {
 	int failed;
 	char err[16384];
 	const struct proc *culprit;
+	const char *lost_host;         /* a host that stopped answering the launcher, or NULL */
 	char warn[PATH_MAX * 3];
 	double canary_ns;              /* this trial's canary p50, or -1 */
 	json_t *checks;                /* this trial's self-checks */

@@ -17,7 +17,8 @@
 #
 # Usage:
 #   slurm_cluster_start DIR NODE...   0 when every node is idle; else 1 and
-#                                     SLURM_WHY says what failed
+#                                     SLURM_WHY says what failed; lines in
+#                                     SLURM_CONF_EXTRA go into slurm.conf
 #   slurm_cluster_stop                ends every daemon started, by PID
 #   slurm_cluster_logs                the tail of every daemon log (stderr)
 
@@ -148,6 +149,8 @@ EOF
 		echo "NodeName=$n NodeHostName=$me NodeAddr=127.0.0.1 Port=$port CPUs=$cpus Sockets=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=$mem State=UNKNOWN" >>"$dir/slurm.conf"
 	done
 	echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES" >>"$dir/slurm.conf"
+	# a test's own settings, one per line (dead-host-slurm.sh: SlurmdTimeout)
+	[ -n "${SLURM_CONF_EXTRA:-}" ] && echo "$SLURM_CONF_EXTRA" >>"$dir/slurm.conf"
 	export SLURM_CONF=$dir/slurm.conf
 
 	setsid slurmctld -D -f "$SLURM_CONF" </dev/null >"$dir/log/slurmctld.out" 2>&1 &
@@ -156,8 +159,9 @@ EOF
 		setsid slurmd -D -N "$n" -f "$SLURM_CONF" </dev/null >"$dir/log/slurmd-$n.out" 2>&1 &
 		SLURM_PIDS+=($!)
 	done
-	if ! slurm_poll 200 slurm_nodes_idle "${#nodes[@]}"; then
-		SLURM_WHY="the nodes were not idle within 20 s: $(sinfo -h -N -o '%N %t' 2>&1 | tr '\n' ' ')"
+	# 1.5 s on a quiet host; a slurmd at load 40 took more than 20 s
+	if ! slurm_poll 600 slurm_nodes_idle "${#nodes[@]}"; then
+		SLURM_WHY="the nodes were not idle within 60 s: $(sinfo -h -N -o '%N %t' 2>&1 | tr '\n' ' ')"
 		return 1
 	fi
 	# each recorded PID is the daemon itself (nothing forked away from it)
@@ -251,16 +255,17 @@ slurm_cluster_procs() {
 	done
 }
 
-# slurm_nothing_left NAME RUN_DIR SHM_BEFORE: no job, no step, no process
-# of the run or the cluster is left (bounded poll: Slurm ends a step's
-# processes within KillWait), none of the PIDs the run recorded
+# slurm_nothing_left NAME RUN_DIR SHM_BEFORE [TRIES]: no job, no step, no
+# process of the run or the cluster is left (bounded poll of TRIES x 0.1 s,
+# default 100: Slurm ends a step's processes within KillWait, and the job
+# of a lost node once it marks the node down), none of the PIDs the run recorded
 # (processes.tsv: srun; run.json: the processes themselves) is alive, and
 # nothing is in the shared-memory folder that was not in SHM_BEFORE (an
 # earlier shm_run_dirs).
 slurm_nothing_left() {
-	local name=$1 dir=$2 shm0=$3 i jobs procs pids p alive left
-	pids=$(cut -f6 "$dir/processes.tsv" 2>/dev/null; jq -r '.hosts.processes[].pid' "$dir/run.json" 2>/dev/null)
-	for i in $(seq 1 100); do
+	local name=$1 dir=$2 shm0=$3 tries=${4:-100} i jobs procs pids p alive left
+	pids=$(cut -f6 "$dir/processes.tsv" 2>/dev/null | tail -n +2; jq -r '.hosts.processes[].pid' "$dir/run.json" 2>/dev/null)
+	for i in $(seq 1 "$tries"); do
 		jobs=$(squeue -h -o '%i %T' 2>&1; squeue -h -s -o '%i %j' 2>&1)
 		procs=$(slurm_cluster_procs)
 		alive=""
@@ -268,9 +273,9 @@ slurm_nothing_left() {
 		[ -z "$jobs$procs$alive" ] && break
 		sleep 0.1
 	done
-	if [ -n "$jobs" ]; then notok "${name}_no_job_left" "squeue after 10 s: $jobs"; else ok "${name}_no_job_left"; fi
+	if [ -n "$jobs" ]; then notok "${name}_no_job_left" "squeue after $((tries / 10)) s: $jobs"; else ok "${name}_no_job_left"; fi
 	if [ -n "$procs$alive" ]; then
-		notok "${name}_no_process_left" "still there after 10 s: ${procs//$'\n'/; } recorded PIDs alive:$alive"
+		notok "${name}_no_process_left" "still there after $((tries / 10)) s: ${procs//$'\n'/; } recorded PIDs alive:$alive"
 	else
 		ok "${name}_no_process_left"
 	fi
