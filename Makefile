@@ -251,7 +251,7 @@ test-crash-rocksdb: deps-auto
 # and its retransmissions counted -- then a client cut off the wire with and
 # without the test-only fault commit-on-error.  make test runs the baseline
 # and 1 % only.  The runs, netem-latency.png and a summary stay in
-# build/default/netem.  About 15 minutes under TCG.
+# build/default/netem.  11-15 minutes under TCG.
 test-netem: deps-auto
 	@$(MAKE) --no-print-directory all
 	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) OQB_NETEM_FULL=1 OQB_NETEM_OUT=$(abspath $(O))/netem \

@@ -25,7 +25,10 @@ FWL='{"kind":"kv","put_ratio":0.5,"key_size":16,"value_size":64,"keys":20}'
 # The read-back is a trace of one get per key, replayed once: the kv
 # generator's load phase would first write every key and hide what was
 # lost.  Its keys are the kv generator's ("k" and the zero-padded number).
-awk 'BEGIN { for (i = 0; i < 20; i++) printf "%d,k%015d,16,0,1,get,0\n", i, i }' >/tmp/readback.csv
+# It runs as --rank 1 (its history file beside the first client's), which
+# makes it replay thread 1 and start at line 1: line 0 is a spare.
+awk 'BEGIN { for (i = 0; i < 20; i++) printf "%d,k%015d,16,0,1,get,0\n", i, i == 0 ? 0 : i - 1;
+	print "20,k000000000000019,16,0,1,get,0" }' >/tmp/readback.csv
 FRB='{"kind":"trace","path":"/tmp/readback.csv","loop":false}'
 
 # cutoff NAME FAULT PORT: the scenario; sets CUT_CLIENT_RC, CUT_CUT_S (how
@@ -55,7 +58,7 @@ cutoff() {
 	CUT_CUT_S=$((SECONDS - t0))
 	netem_set
 	timeout -k 5 120 "$OQB_BIN/oqb-client" --transport verbs --server "verbs:$SERVER:$port" --system oq \
-		--rank 1 --threads 1 --arrival closed --outstanding 1 --duration-s 10 --warmup-s 0 --seed 12 \
+		--rank 1 --threads 1 --arrival closed --outstanding 1 --duration-s 15 --warmup-s 0 --seed 12 \
 		--workload "$FRB" --history "$d/history" --out "$d/readback.json" >"$d/readback.out" 2>"$d/readback.err"
 	CUT_RB_RC=$?
 	on_server "kill -TERM $spid; for i in \$(seq 1 600); do kill -0 $spid 2>/dev/null || exit 0; sleep 0.1; done;

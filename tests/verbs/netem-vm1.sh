@@ -245,7 +245,7 @@ for c in $CASES; do
 		.points[0] as $p | $n[0] as $m |
 		"# netem \($c) (\($m.netem | if . == "" then "none" else . end)): \($p.committed) committed, " +
 		"\($acked) by ACK, \($ex) nilext executed, lost \(if ($ex | tonumber) >= ($acked | tonumber) then 0 else "SOME" end), " +
-		"unanswered \($p.unanswered); netem dropped \($m.netem_dropped.client)+\($m.netem_dropped.server); " +
+		"unanswered \($p.unanswered), unsent \($p.unsent); netem dropped \($m.netem_dropped.client)+\($m.netem_dropped.server); " +
 		"retransmissions \($m.derived.client.retransmissions)+\($m.derived.server.retransmissions), " +
 		"out of sequence \($m.derived.total.out_of_sequence), duplicates \($m.derived.total.duplicates); " +
 		"nilext p50 \($p.lat_ns.nilext.p50 / 1000 | floor) us p99 \($p.lat_ns.nilext.p99 / 1000 | floor) us, " +
