@@ -29,6 +29,7 @@ static const struct { const char *name; unsigned bit; } faults[] = {
 	{ "drop-after-ack", FAULT_DROP_AFTER_ACK },
 	{ "incr-nonatomic", FAULT_INCR_NONATOMIC },
 	{ "skip-recovery", FAULT_SKIP_RECOVERY },
+	{ "commit-on-error", FAULT_COMMIT_ON_ERROR },
 };
 #define NFAULTS (sizeof faults / sizeof faults[0])
 
@@ -93,8 +94,8 @@ int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, uint64_t *gen
 		if (i == NFAULTS) {
 			snprintf(err, errlen, "OQB_FAULT: unknown fault \"%s\"; known: exec-out-of-order, "
 				 "ack-before-alloc, get-bypass, drop-after-ack, incr-nonatomic, "
-				 "server-delay-ns:N, client-gen-delay-ns:N, skip-recovery (N in nanoseconds; unset "
-				 "OQB_FAULT for a correct run)", item);
+				 "server-delay-ns:N, client-gen-delay-ns:N, skip-recovery, commit-on-error (N in "
+				 "nanoseconds; unset OQB_FAULT for a correct run)", item);
 			return -1;
 		}
 		*mask |= faults[i].bit;

@@ -24,6 +24,10 @@
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
  *   skip-recovery      durable shm: do not replay rings (bench/transports/tp_shm.c)
+ *   commit-on-error    verbs client: a send completion with an error status
+ *                      (retries exhausted, flushed) commits the requests it
+ *                      stands for, as if the server had ACKed them
+ *                      (vb_cli_owner.c); breaks the hardware-ACK rule
  *
  * No fault is ever on unless named there; an unknown name is an error; the
  * process prints a loud warning naming every fault that is on.
@@ -50,6 +54,7 @@ enum {
 	FAULT_SERVER_DELAY    = 1u << 5,
 	FAULT_SKIP_RECOVERY   = 1u << 6,
 	FAULT_CLIENT_GEN_DELAY = 1u << 7,
+	FAULT_COMMIT_ON_ERROR = 1u << 8,
 };
 
 /* The faults that run slots out of their turn: the worker marks every

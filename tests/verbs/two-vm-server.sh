@@ -5,11 +5,12 @@
 # through its ssh launcher, opens TCP port 5002 once sshd is up (VM 1's
 # "ready" signal), and stays up until VM 1 reports on port 5003 that its
 # run is over (or the run's bound, OQB_TWO_VM_RUN_S, and 30 s more pass).
-# Prints "ok NAME" / "not ok NAME" lines, which the host relays.  Ends
-# only the PIDs it started.
+# Prints "ok NAME" / "not ok NAME" lines, which the host relays (NAME
+# starts with $OQB_TWO_VM_NAME, two-vm-driver by default; run-netem.sh uses
+# this VM too).  Ends only the PIDs it started.
 set -u
 SHARE=$1 SSH_PORT=$2
-me=two-vm-driver/vm2
+me=${OQB_TWO_VM_NAME:-two-vm-driver}/vm2
 result() { if [ "$2" = 0 ]; then echo "ok $me/$1"; else echo "not ok $me/$1"; fi; }
 show() { local f; for f; do echo "--- vm2 $f" >&2; tail -n 20 "$f" >&2; done; }
 . "$(dirname "$0")/two-vm-sshd.sh"

@@ -24,6 +24,9 @@
  *    unsignaled and followed on the same QP by a signaled 8-byte RDMA READ
  *    of the worker's ring header; the READ's completion, which cannot
  *    overtake the SEND's placement, replaces the SEND's as DELIVERED.
+ *  - A failed send completion commits nothing: the group breaks and its
+ *    requests stay uncommitted (unknown in a history).  Only the
+ *    test-only fault commit-on-error (fault.h) delivers them.
  *  - A lane sees its events in QP completion order, per worker.
  *  - A QP with requests in flight and no completion for VB_STALL_NS, a
  *    failed completion, or a server that disconnects (noticed within
@@ -38,6 +41,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "fault.h"
 #include "log.h"
 #include "vb_internal.h"
 
@@ -164,7 +168,14 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 		qq->sq_used -= nwr <= qq->sq_used ? nwr : qq->sq_used;
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			break_wc(g, qq, &wc[i]);
-			continue;
+			/* A failed completion says nothing was ACKed: its requests
+			 * never commit.  The test-only fault commit-on-error
+			 * (fault.h) delivers them anyway, after the break, so the
+			 * harness can show it catches a client that does. */
+			if (!nreq || !fault_on(FAULT_COMMIT_ON_ERROR))
+				continue;
+			for (unsigned r = 0; r < nreq; r++)
+				fault_fired(FAULT_COMMIT_ON_ERROR);
 		}
 		qq->send_completions++;
 		struct vb_lane *L = li < VB_MAX_LANES ? atomic_load_explicit(&g->lanes[li], memory_order_acquire) : NULL;
