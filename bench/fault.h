@@ -23,7 +23,7 @@
  *   client-gen-delay-ns:N  busy-wait N ns extra in every request the client
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
- *   skip-recovery      durable shm: do not replay rings (bench/transports/tp_shm.c)
+ *   skip-recovery      durable shm and verbs: do not replay rings (tp_shm.c, vb_durable.c)
  *
  * No fault is ever on unless named there; an unknown name is an error; the
  * process prints a loud warning naming every fault that is on.
