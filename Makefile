@@ -264,7 +264,7 @@ test-faults: deps-auto
 # 20 crashes, must lose commits); every committed put checked after every
 # restart, 0 lost.  make test runs 2 per combination (tests/verbs/run-crash.sh).
 # The reports and server logs go to build/default/crash-verbs/.  Under TCG on
-# 2 cores shared at load 10 a crash cycle took about 8 s (pmkv) and 50 s
+# 2 cores shared at load 10-60 a crash cycle took 6-9 s (pmkv) and 10-50 s
 # (rocksdb, whose reopen replays its log), so this takes hours: the VM's
 # limit is 6 h.  CRASH_VERBS_N=, CRASH_VERBS_ROCKSDB= and CRASH_VERBS_NEG=
 # on the make command line run fewer.
