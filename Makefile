@@ -144,7 +144,7 @@ Q :=
 endif
 
 .PHONY: all test check deps deps-auto demo figures clean test-verbs test-erpc test-scale test-faults test-faults-rnr microbench bench print-includes \
-        test-crash-rocksdb test-dead-hosts test-netem
+        test-crash-rocksdb test-dead-hosts test-netem test-faults-verbs
 all: $(BINS) $(UNIT_BIN)
 
 $(O)/%.o: %.c
@@ -273,6 +273,7 @@ test-netem: deps-auto
 # Faults at full count (issue 39; docs/durability.md): the crash test and a
 # checked run beside two CPU hogs with 200 crashes (make test runs 20), and
 # 1,000 crashes of the durable server on rocksdb.  About 25 minutes here.
+# The verbs path's crash test at full count is test-faults-verbs (below).
 test-faults: deps-auto
 	@$(MAKE) --no-print-directory all
 	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) OVERLOAD_CRASHES=200 OQB_TEST_TIMEOUT=1500 \
@@ -291,6 +292,24 @@ test-faults-rnr: deps-auto
 	@$(MAKE) --no-print-directory all
 	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) RNR_LOADS=config RING_FULL_FRACTIONS=config \
 	  tests/run-tests.sh tests/verbs/run-rnr.sh tests/integration/ring-full.sh
+
+# The crash test on the verbs path at full count (issue 39.2;
+# docs/durability.md): in one Soft-RoCE VM, 200 SIGKILLs of a durable verbs
+# server under load for each of oq and deferred with delegation off and on,
+# 200 on the rocksdb backend, and the negative control (recovery skipped,
+# 20 crashes, must lose commits); every committed put checked after every
+# restart, 0 lost.  make test runs 2 per combination (tests/verbs/run-crash.sh).
+# The reports and server logs go to build/default/crash-verbs/.  Under TCG on
+# 2 cores shared at load 10-60 a crash cycle took 6-9 s (pmkv) and 10-50 s
+# (rocksdb, whose reopen replays its log), so this takes hours: the VM's
+# limit is 6 h.  CRASH_VERBS_N=, CRASH_VERBS_ROCKSDB= and CRASH_VERBS_NEG=
+# on the make command line run fewer.
+test-faults-verbs: deps-auto
+	@$(MAKE) --no-print-directory all
+	@CRASH_VERBS_N=$(or $(CRASH_VERBS_N),200) CRASH_VERBS_ROCKSDB=$(or $(CRASH_VERBS_ROCKSDB),200) \
+	  CRASH_VERBS_NEG=$(or $(CRASH_VERBS_NEG),20) CRASH_VERBS_OUT=$(abspath $(O))/crash-verbs \
+	  OQB_CRASH_VM_TIMEOUT=$(or $(OQB_CRASH_VM_TIMEOUT),21600) OQB_TEST_TIMEOUT=$(or $(OQB_TEST_TIMEOUT),21700) \
+	  OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh tests/verbs/run-crash.sh
 
 # The include flags, for test programs built outside this Makefile
 # (tests/verbs/run-verbs.sh builds vtest.c with them).

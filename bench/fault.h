@@ -23,7 +23,7 @@
  *   client-gen-delay-ns:N  busy-wait N ns extra in every request the client
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
- *   skip-recovery      durable shm: do not replay rings (bench/transports/tp_shm.c)
+ *   skip-recovery      durable shm and verbs: do not replay rings (tp_shm.c, vb_durable.c)
  *   commit-on-error    verbs client: a send completion with an error status
  *                      (retries exhausted, flushed) commits the requests it
  *                      stands for, as if the server had ACKed them

@@ -191,6 +191,9 @@ static void run_slot(struct worker *w, uint64_t slot)
 	}
 	enum commit_on rule = (enum commit_on)w->rule[h.flags & WIRE_F_ALL];   /* wire_check bounds flags */
 	if (rule == COMMIT_ACK) {
+		/* durable: the request is persistent before the ACK commits it */
+		if (s->c.tpc.durable && tp->srv_persist_req)
+			tp->srv_persist_req(s->tp, w->idx, slot);
 		reply(w, &h, WIRE_ACK, KV_OK, NULL, 0);
 		tp->srv_flush(s->tp, w->idx);   /* the ACK leaves before execution */
 	}

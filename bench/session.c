@@ -56,7 +56,8 @@ struct kv_session *kvs_open(const struct kv_session_conf *c, char *err, size_t e
 	s->sys = sys;
 	s->durable = c->durable;
 	struct tp_cli_conf cc = { .endpoint = c->endpoint, .system = sys->name, .max_outstanding = 64,
-				  .durable = c->durable, .connect_timeout_ms = c->connect_timeout_ms };
+				  .durable = c->durable, .connect_timeout_ms = c->connect_timeout_ms,
+				  .delegation = c->delegation, .thread = c->thread };
 	s->c = tp->cli_open(&cc, err, errlen);
 	if (!s->c) {
 		free(s);

@@ -33,6 +33,12 @@ struct kv_session_conf {
 	const char *system;          /* "oq", "rawrpc", "deferred" */
 	int durable;                 /* puts are durable (WIRE_F_DURABLE) */
 	unsigned connect_timeout_ms; /* verbs: 0 = the transport's default */
+	/* verbs: client-side delegation (§5.2.2): the sessions of a process
+	 * share one QP per server worker, each session a lane of it.  Every
+	 * delegated session of a process must name the same server, each
+	 * with its own `thread` (0 .. 1023, unique among the open ones). */
+	int delegation;
+	unsigned thread;
 };
 
 struct kv_session;

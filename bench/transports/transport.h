@@ -21,7 +21,8 @@
  *   cli_flush()    pushes posted requests out (no-op where post sends).
  *   cli_poll()     returns events: DELIVERED (the transport's delivery ACK:
  *                  slot publish on shm, the signaled SEND's completion on
- *                  verbs), ACK and RESP (software, from the server).
+ *                  verbs), ACK and RESP (software, from the server); -1
+ *                  when the connection broke and no event is left (verbs).
  */
 #ifndef OQB_TRANSPORT_H
 #define OQB_TRANSPORT_H
@@ -121,6 +122,12 @@ struct transport_ops {
 	 * transports persist ReqToExecute past it here, before any response
 	 * (§5.3: execute, update ReqToExecute, respond).  May be NULL. */
 	void (*srv_executed)(struct tp_server *s, unsigned w, uint64_t slot);
+	/* Durable mode, before a software ACK commits the request in slot
+	 * (deferred's nilext commit): makes the request's bytes persistent,
+	 * so the ACK never promises more than the ring holds (§5.3).  NULL
+	 * where an arrival is persistent already (shm: the client persisted
+	 * its request before publishing it). */
+	void (*srv_persist_req)(struct tp_server *s, unsigned w, uint64_t slot);
 	void (*srv_release)(struct tp_server *s, unsigned w, uint64_t slot);
 	int (*srv_reply)(struct tp_server *s, unsigned w, uint32_t client_id,
 			 const struct wire_resp *r, const void *val);

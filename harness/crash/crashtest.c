@@ -2,11 +2,16 @@
  * crashtest.c - crash injection for the durable OQ path (paper §5.3).
  *
  * It runs bin/oqb-server --system oq --durable --backend pmkv (or rocksdb,
- * with its write-ahead log on) on shm, and
+ * with its write-ahead log on) on shm or verbs, and
  * client threads in this process that write per-key increasing sequence
  * numbers (each thread owns its keys, so "increasing" is well defined) and
- * log every put that committed: for oq, a put commits when its publish
- * succeeds after the request was persisted (the READ-after-SEND analogue).
+ * log every put that committed: for oq on shm, a put commits when its
+ * publish succeeds after the request was persisted (the READ-after-SEND
+ * analogue); for oq on verbs, when the RDMA READ that follows its SEND on
+ * the same QP completes (the server's receive ring is a libpmem-mapped
+ * file); for deferred, when the server's software ACK arrives, which the
+ * server sends only once the request is persistent in its ring.  On verbs
+ * the client threads may share one QP per worker (delegation, §5.2.2).
  * A killer sends SIGKILL to the server at random instants; the server is
  * restarted, recovers its rings, and the clients reconnect and go on.  At
  * the end every key is read back through the server: the sequence number
@@ -17,7 +22,10 @@
  *   {"name":"crash","crashes":50,"workers":2,"threads":2,"keys_per_thread":64,
  *    "value_size":32,"kill_after_ms":[5,80],"ring_slots":256,"pool_mb":16,
  *    "seed":1,"dir":"/dev/shm/..."(optional),"restart_timeout_s":30,
- *    "backend":"pmkv"|"rocksdb","rocksdb_sync":false}
+ *    "backend":"pmkv"|"rocksdb","rocksdb_sync":false,
+ *    "transport":"shm"|"verbs","system":"oq"|"deferred","delegation":false,
+ *    "verbs":{"addr":"198.18.0.1","port":7470,"recv_mode":"srq","device":...},
+ *    "stall_ms":[1,10],"put_timeout_ms":20,"server_idle_nap_us":0}
  * Output: a JSON report on stdout and in --out FILE (default
  * results/NAME-STAMP/crashtest.json), progress on stderr.  The server's
  * log (stderr of every start) is kept beside the report, FILE's name with
@@ -65,6 +73,12 @@ struct ct_conf {
 	const char *dir;
 	const char *backend;          /* pmkv or rocksdb */
 	int rocksdb_sync;
+	const char *transport;        /* shm or verbs */
+	const char *system;           /* oq or deferred */
+	int delegation;               /* verbs: threads share one QP per worker */
+	const char *addr, *recv_mode, *device;   /* verbs */
+	int port;
+	double stall_min_ms, stall_max_ms, put_timeout_ms, idle_nap_us;
 };
 
 struct ct_thread {
@@ -91,6 +105,18 @@ struct ct_run {
 };
 
 static const char *const ct_backends[] = { "pmkv", "rocksdb", NULL };
+static const char *const ct_transports[] = { "shm", "verbs", NULL };
+static const char *const ct_systems[] = { "oq", "deferred", NULL };
+static const char *const ct_recv_modes[] = { "srq", "slot_ring", NULL };
+
+static const struct conf_key ct_verbs_schema[] = {
+	{ "addr", CONF_STR, 0, 0, 0, NULL, NULL, "address the server listens on, which picks the RDMA device "
+	  "(in the Soft-RoCE VM: $RXE_IP)" },
+	{ "port", CONF_INT, 0, 1, 65535, NULL, NULL, "rdma_cm port (default 7470)" },
+	{ "recv_mode", CONF_STR, 0, 0, 0, ct_recv_modes, NULL, "receive buffers: srq (default) or slot_ring" },
+	{ "device", CONF_STR, 0, 0, 0, NULL, NULL, "RDMA device (default: the one that owns addr)" },
+	{ NULL },
+};
 
 static const struct conf_key ct_schema[] = {
 	{ "name", CONF_STR, 0, 0, 0, NULL, NULL, "name of this crash test" },
@@ -108,6 +134,20 @@ static const struct conf_key ct_schema[] = {
 	{ "backend", CONF_STR, 0, 0, 0, ct_backends, NULL, "the durable store: pmkv (default) or rocksdb (its "
 	  "write-ahead log on)" },
 	{ "rocksdb_sync", CONF_BOOL, 0, 0, 0, NULL, NULL, "rocksdb: fdatasync its log per write (default false)" },
+	{ "transport", CONF_STR, 0, 0, 0, ct_transports, NULL, "shm (default) or verbs (needs an RDMA device: "
+	  "run it in the Soft-RoCE VM, tests/verbs/run-crash.sh)" },
+	{ "system", CONF_STR, 0, 0, 0, ct_systems, NULL, "oq (default: a put commits on the transport's ACK) or "
+	  "deferred (on the server's software ACK, sent once the request is persistent)" },
+	{ "delegation", CONF_BOOL, 0, 0, 0, NULL, NULL, "verbs: the client threads share one QP per server worker "
+	  "(default false)" },
+	{ "verbs", CONF_OBJ, 0, 0, 0, NULL, ct_verbs_schema, "transport verbs: addr (required), port, recv_mode, "
+	  "device" },
+	{ "stall_ms", CONF_ARR_NUM, 0, 0.001, 1e5, NULL, NULL, "[min, max] ms the server is stopped (SIGSTOP) "
+	  "before half of the kills (default [1, 10])" },
+	{ "put_timeout_ms", CONF_NUM, 0, 1, 1e6, NULL, NULL, "how long a put waits for its commit before the "
+	  "client gives up on it and reconnects (default 20 on shm, 2000 on verbs)" },
+	{ "server_idle_nap_us", CONF_NUM, 0, 0, 1e6, NULL, NULL, "idle server workers nap this long (oqb-server "
+	  "--idle-nap-us; default 0: they spin), for a machine with fewer CPUs than threads" },
 	{ NULL },
 };
 
@@ -115,7 +155,7 @@ static const struct conf_key ct_schema[] = {
 static int start_server(struct ct_run *r, char *err, size_t errlen)
 {
 	int pfd[2];
-	char slots[16], workers[16], pool[16];
+	char slots[16], workers[16], pool[16], port[16], nap[32];
 	if (pipe(pfd) != 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
@@ -123,6 +163,45 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 	snprintf(slots, sizeof slots, "%d", r->c.ring_slots);
 	snprintf(workers, sizeof workers, "%d", r->c.workers);
 	snprintf(pool, sizeof pool, "%d", r->c.pool_mb);
+	snprintf(port, sizeof port, "%d", r->c.port);
+	snprintf(nap, sizeof nap, "%g", r->c.idle_nap_us);
+	char *argv[40];
+	int a = 0;
+	argv[a++] = r->server_bin;
+	argv[a++] = "--system";
+	argv[a++] = (char *)r->c.system;
+	argv[a++] = "--transport";
+	argv[a++] = (char *)r->c.transport;
+	argv[a++] = "--durable";
+	argv[a++] = "--backend";
+	argv[a++] = (char *)r->c.backend;
+	argv[a++] = "--pmem-path";
+	argv[a++] = r->dir;
+	argv[a++] = "--workers";
+	argv[a++] = workers;
+	argv[a++] = "--ring-slots";
+	argv[a++] = slots;
+	argv[a++] = "--pool-mb";
+	argv[a++] = pool;
+	argv[a++] = "--rocksdb-sync";
+	argv[a++] = r->c.rocksdb_sync ? "1" : "0";
+	if (r->c.idle_nap_us > 0) {
+		argv[a++] = "--idle-nap-us";
+		argv[a++] = nap;
+	}
+	if (!strcmp(r->c.transport, "verbs")) {
+		argv[a++] = "--addr";
+		argv[a++] = (char *)r->c.addr;
+		argv[a++] = "--port";
+		argv[a++] = port;
+		argv[a++] = "--recv-mode";
+		argv[a++] = (char *)r->c.recv_mode;
+		if (r->c.device) {
+			argv[a++] = "--device";
+			argv[a++] = (char *)r->c.device;
+		}
+	}
+	argv[a] = NULL;
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -140,10 +219,6 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 		if (lfd >= 0)
 			dup2(lfd, 2);
 		close(pfd[0]);
-		char *argv[] = { r->server_bin, "--system", "oq", "--transport", "shm", "--durable",
-				 "--backend", (char *)r->c.backend, "--pmem-path", r->dir, "--workers", workers,
-				 "--ring-slots", slots, "--pool-mb", pool,
-				 "--rocksdb-sync", r->c.rocksdb_sync ? "1" : "0", NULL };
 		execv(r->server_bin, argv);
 		fprintf(stderr, "exec %s: %s\n", r->server_bin, strerror(errno));
 		_exit(127);
@@ -190,11 +265,14 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 	return rc;
 }
 
-static struct kv_session *connect_client(struct ct_run *r)
+/* A session to the server as it is now; thread is the session's lane when
+ * the threads delegate (writers 0 .. threads-1, the checker `threads`). */
+static struct kv_session *connect_client(struct ct_run *r, unsigned thread)
 {
 	char err[512];
-	struct kv_session_conf sc = { .transport = "shm", .endpoint = r->endpoint, .system = "oq",
-				      .durable = 1 };
+	struct kv_session_conf sc = { .transport = r->c.transport, .endpoint = r->endpoint,
+				      .system = r->c.system, .durable = 1, .delegation = r->c.delegation,
+				      .thread = thread };
 	return kvs_open(&sc, err, sizeof err);
 }
 
@@ -221,7 +299,7 @@ static void *writer(void *arg)
 			continue;
 		}
 		if (!c) {
-			c = connect_client(r);
+			c = connect_client(r, t->idx);
 			if (!c) {
 				usleep(1000);   /* server restarting */
 				continue;
@@ -241,7 +319,7 @@ static void *writer(void *arg)
 		int pr;
 		do
 			pr = kvs_put(c, key, (unsigned)strlen(key), val, (uint32_t)r->c.value_size,
-				     clock_ns() + 20000000ull, err, sizeof err);
+				     clock_ns() + (uint64_t)(r->c.put_timeout_ms * 1e6), err, sizeof err);
 		while (pr == 1 && !atomic_load(&r->pause) && !atomic_load(&r->stop));
 		if (pr == 1) {
 			t->sent[i] = seq - 1;   /* never sent */
@@ -264,8 +342,8 @@ static void *writer(void *arg)
  * still (SIGSTOP) while they are read, into r->state and on stderr. */
 static void describe_server(struct ct_run *r)
 {
-	struct kv_session_conf sc = { .transport = "shm", .endpoint = r->endpoint, .system = "oq",
-				      .durable = 1 };
+	struct kv_session_conf sc = { .transport = r->c.transport, .endpoint = r->endpoint,
+				      .system = r->c.system, .durable = 1 };
 	if (r->pid)
 		kill(r->pid, SIGSTOP);
 	kvs_describe_server(&sc, r->state, sizeof r->state);
@@ -280,7 +358,7 @@ static uint64_t verify(struct ct_run *r, uint64_t *checked, uint64_t *lost_keys,
 {
 	struct kv_session *c = NULL;
 	for (int tries = 0; !c && tries < 2000; tries++)
-		if (!(c = connect_client(r)))
+		if (!(c = connect_client(r, (unsigned)r->c.threads)))
 			usleep(5000);
 	if (!c) {
 		snprintf(err, errlen, "cannot connect to the server for the final check");
@@ -339,9 +417,9 @@ static uint64_t commit_count(struct ct_run *r)
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: oqb crashtest CONFIG.json [--out FILE] [--crashes N]\n"
-		"  kills a durable oq server (shm; pmkv, or rocksdb with CONFIG.backend) CONFIG.crashes\n"
-		"  times under a write-heavy\n"
-		"  load and checks that every committed put survived; see docs/durability.md\n");
+		"  kills a durable oq or deferred server (CONFIG.system; transport shm, or verbs with\n"
+		"  CONFIG.transport; pmkv, or rocksdb with CONFIG.backend) CONFIG.crashes times under a\n"
+		"  write-heavy load and checks that every committed put survived; see docs/durability.md\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -455,9 +533,23 @@ int crashtest_main(int argc, char **argv)
 	r->c.dir = conf_str(j, "dir", NULL);
 	r->c.backend = conf_str(j, "backend", "pmkv");
 	r->c.rocksdb_sync = conf_bool(j, "rocksdb_sync", 0);
+	r->c.transport = conf_str(j, "transport", "shm");
+	r->c.system = conf_str(j, "system", "oq");
+	r->c.delegation = conf_bool(j, "delegation", 0);
+	const json_t *vj = json_object_get(j, "verbs");
+	r->c.addr = vj ? conf_str(vj, "addr", NULL) : NULL;
+	r->c.port = vj ? (int)conf_int(vj, "port", 7470) : 7470;
+	r->c.recv_mode = vj ? conf_str(vj, "recv_mode", "srq") : "srq";
+	r->c.device = vj ? conf_str(vj, "device", NULL) : NULL;
+	int verbs = !strcmp(r->c.transport, "verbs");
+	r->c.put_timeout_ms = conf_num(j, "put_timeout_ms", verbs ? 2000 : 20);
+	r->c.idle_nap_us = conf_num(j, "server_idle_nap_us", 0);
 	const json_t *ka = json_object_get(j, "kill_after_ms");
 	r->c.kill_min_ms = ka ? json_number_value(json_array_get(ka, 0)) : 5;
 	r->c.kill_max_ms = ka && json_array_size(ka) > 1 ? json_number_value(json_array_get(ka, 1)) : 80;
+	const json_t *sa = json_object_get(j, "stall_ms");
+	r->c.stall_min_ms = sa ? json_number_value(json_array_get(sa, 0)) : 1;
+	r->c.stall_max_ms = sa && json_array_size(sa) > 1 ? json_number_value(json_array_get(sa, 1)) : 10;
 	int rc = 2;
 	if (r->c.rocksdb_sync && strcmp(r->c.backend, "rocksdb") != 0) {
 		fprintf(stderr, "oqb crashtest: %s: rocksdb_sync is for backend \"rocksdb\" (this test runs \"%s\")\n",
@@ -470,6 +562,26 @@ int crashtest_main(int argc, char **argv)
 	}
 	if (r->c.kill_max_ms < r->c.kill_min_ms) {
 		fprintf(stderr, "oqb crashtest: %s: kill_after_ms must be [min, max] with min <= max\n", cfg);
+		goto out;
+	}
+	if (r->c.stall_max_ms < r->c.stall_min_ms) {
+		fprintf(stderr, "oqb crashtest: %s: stall_ms must be [min, max] with min <= max\n", cfg);
+		goto out;
+	}
+	if (verbs && !r->c.addr) {
+		fprintf(stderr, "oqb crashtest: %s: transport \"verbs\" needs verbs.addr, the address of the RDMA "
+			"device the server listens on (in the Soft-RoCE VM: $RXE_IP), e.g. "
+			"\"verbs\": {\"addr\": \"198.18.0.1\"}\n", cfg);
+		goto out;
+	}
+	if (!verbs && (vj || r->c.delegation)) {
+		fprintf(stderr, "oqb crashtest: %s: %s is for transport \"verbs\" (this test runs \"%s\"); add "
+			"\"transport\": \"verbs\" or remove it\n", cfg, vj ? "\"verbs\"" : "delegation", r->c.transport);
+		goto out;
+	}
+	if (r->c.delegation && r->c.threads + 1 > 1024) {
+		fprintf(stderr, "oqb crashtest: %s: delegation shares QPs among at most 1024 sessions per process; "
+			"threads %d (plus the checker's) is too many\n", cfg, r->c.threads);
 		goto out;
 	}
 	if (find_server(r->server_bin, sizeof r->server_bin) != 0) {
@@ -510,6 +622,9 @@ int crashtest_main(int argc, char **argv)
 	struct rng krng;
 	rng_seed_multi(&krng, r->c.seed, 0x6b11, 0);
 	int survived = 0, stalled = 0;
+	/* where the time goes, per phase of a crash cycle (summed) */
+	enum { PH_LOAD, PH_STOP, PH_RESTART, PH_CHECK, PH_N };
+	uint64_t ph[PH_N] = { 0 }, p_load = clock_ns();
 	uint64_t checked = 0, lost_keys = 0, lost = 0;
 	json_t *examples = json_array();
 	for (int k = 0; k < r->c.crashes && lost != UINT64_MAX; k++) {
@@ -518,18 +633,26 @@ int crashtest_main(int argc, char **argv)
 		/* Half of the crashes come after a stall of the server, so the
 		 * ring holds committed, unexecuted requests when it dies. */
 		if (rng_below(&krng, 2)) {
+			uint64_t lo = (uint64_t)(r->c.stall_min_ms * 1000), hi = (uint64_t)(r->c.stall_max_ms * 1000);
 			kill(r->pid, SIGSTOP);
-			usleep((useconds_t)(1000 + rng_below(&krng, 9000)));
+			usleep((useconds_t)(lo + (hi > lo ? rng_below(&krng, hi - lo) : 0)));
 			stalled++;
 		}
 		atomic_store(&r->pause, 1);
+		uint64_t p0 = clock_ns();
+		ph[PH_LOAD] += p0 - p_load;
 		kill(r->pid, SIGKILL);
 		int st;
 		waitpid(r->pid, &st, 0);
 		r->pid = 0;
 		for (int w = 0; w < 20000 && atomic_load(&r->paused) < r->c.threads; w++)
 			usleep(500);
-		if (start_server(r, err, sizeof err) != 0) {
+		uint64_t p1 = clock_ns();
+		ph[PH_STOP] += p1 - p0;
+		int started = start_server(r, err, sizeof err);
+		uint64_t p2 = clock_ns();
+		ph[PH_RESTART] += p2 - p1;
+		if (started != 0) {
 			fprintf(stderr, "oqb crashtest: restart after crash %d: %s\n", k + 1, err);
 			break;
 		}
@@ -544,6 +667,8 @@ int crashtest_main(int argc, char **argv)
 			break;
 		}
 		lost += l;
+		p_load = clock_ns();
+		ph[PH_CHECK] += p_load - p2;
 		atomic_store(&r->pause, 0);
 		if ((k + 1) % 10 == 0 || k + 1 == r->c.crashes)
 			fprintf(stderr, "[crashtest] %d/%d crashes survived, %llu commits, %llu lost, %.1f s\n",
@@ -565,14 +690,20 @@ int crashtest_main(int argc, char **argv)
 	}
 	if (lost == UINT64_MAX)
 		fprintf(stderr, "oqb crashtest: %s\n", r->pid ? err : "no server to verify against");
-	json_t *rep = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:s}",
+	json_t *rep = json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:s}",
 		"schema", "oqbench.crashtest/1", "name", r->c.name, "backend", r->c.backend,
+		"transport", r->c.transport, "system", r->c.system, "delegation", r->c.delegation,
 		"crashes_requested", r->c.crashes, "crashes_survived", survived, "crashes_after_stall", stalled,
 		"commits", (json_int_t)commits, "keys_checked", (json_int_t)checked,
 		"commits_lost", (json_int_t)(lost == UINT64_MAX ? -1 : (json_int_t)lost),
 		"keys_with_loss", (json_int_t)lost_keys, "reconnects", (json_int_t)reconnects,
 		"failed_sends", (json_int_t)failures, "seconds", (clock_ns() - t0) / 1e9,
 		"loss_examples", examples, "server_log", r->log);
+	json_object_set_new(rep, "phase_seconds", json_pack("{s:f,s:f,s:f,s:f,s:s}", "load", ph[PH_LOAD] / 1e9,
+		"writers_stop", ph[PH_STOP] / 1e9, "restart", ph[PH_RESTART] / 1e9, "check", ph[PH_CHECK] / 1e9,
+		"definition", "summed over the crashes: load (writers running, from a check's end to the kill, "
+		"stall included), writers_stop (the kill until every writer has let go of the server), restart "
+		"(until the new server is ready), check (every key read back)"));
 	if (r->state[0])
 		json_object_set_new(rep, "server_state_at_failure", json_string(r->state));
 	int wrote = json_dump_file(rep, out, JSON_INDENT(2));

@@ -370,6 +370,10 @@ int vb_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 		atomic_store_explicit(&lq->ev_tail, t, memory_order_release);
 	}
 	L->rr++;
+	/* broken and nothing left to hand out: say so, so a caller waiting
+	 * for one request's commit stops now, not at its deadline */
+	if (k == 0 && atomic_load_explicit(&g->broken, memory_order_relaxed))
+		return -1;
 	return k;
 }
 

@@ -11,7 +11,17 @@
  * vb_recover_ring re-executes the whole, nilext, idempotent ones of that
  * range in ticket order before any client can connect.  A file of another
  * layout is refused, never reinterpreted.  `vtest crash` in the verbs suite
- * shows it (a durable server killed after 40 commits, 15 executed).
+ * shows it (a durable server killed after 40 commits, 15 executed), and
+ * `oqb crashtest` with transport "verbs" kills a loaded server hundreds of
+ * times (tests/verbs/run-crash.sh, docs/durability.md); its negative
+ * control, OQB_FAULT=skip-recovery, makes vb_recover_ring drop the range
+ * instead, and the crash test must then find lost commits.
+ *
+ * A software ACK (deferred's commit) is sent by the server's CPU, not by
+ * the device, so no client READ stands behind it: vb_srv_persist_req
+ * persists the request's bytes in the ring file before the worker sends
+ * that ACK (srv_persist_req in transport.h), so an ACK never promises
+ * more than the file holds.
  *
  * The client half of durable mode -- the unsignaled SEND followed by a
  * signaled 8-byte READ of the header's flush_word -- is in vb_cli_owner.c
@@ -23,6 +33,7 @@
 
 #include <libpmem.h>
 
+#include "fault.h"
 #include "log.h"
 #include "vb_internal.h"
 
@@ -73,6 +84,17 @@ int vb_map_ring_file(struct tp_server *s, struct vb_worker *w, size_t bytes, cha
 	return 0;
 }
 
+/* Before a software ACK commits the request in slot: its bytes, as they
+ * arrived, made durable in the ring file (nothing without a file). */
+void vb_srv_persist_req(struct tp_server *s, unsigned wi, uint64_t slot)
+{
+	struct vb_worker *w = &s->w[wi];
+	size_t len;
+	const void *req = vb_srv_req(s, wi, slot, &len);
+	if (req && len && w->pmem_file)
+		vb_persist(w, req, len);
+}
+
 struct rec_arg { struct tp_server *s; unsigned w; };
 
 static void rec_exec(void *arg, const void *req, const struct wire_req *h)
@@ -90,6 +112,9 @@ static void rec_exec(void *arg, const void *req, const struct wire_req *h)
  * their WQE was reposted, and SRQTail was persisted before the post, so the
  * range holds every committed request and nothing stale.  Then the ring is
  * reset (all slots invalid, tickets from 0).  0, or -1 with err set.
+ * Under the test-only fault skip-recovery (the crash test's negative
+ * control) the range is not replayed but dropped, as if the file had been
+ * lost: committed, unexecuted requests are gone.
  */
 int vb_recover_ring(struct tp_server *s, struct vb_worker *w, char *err, size_t errlen)
 {
@@ -97,6 +122,12 @@ int vb_recover_ring(struct tp_server *s, struct vb_worker *w, char *err, size_t 
 	struct rec_arg ra = { s, w->idx };
 	uint64_t from = h->req_to_execute, to = h->srq_tail;
 	w->recovered = 1;
+	char ferr[300];
+	if (fault_init("server", ferr, sizeof ferr) == 0 && fault_on(FAULT_SKIP_RECOVERY)) {
+		log_msg(LOG_WARN, "OQB_FAULT=skip-recovery: NOT replaying verbs ring %u, tickets %llu..%llu "
+			"(test-only fault)", w->idx, (unsigned long long)from, (unsigned long long)to);
+		goto reset;
+	}
 	if (recovery_scan_ring(w->slots, s->c.ring_slots, s->c.slot_size, from, to, rec_exec, &ra, &w->rec) != 0) {
 		snprintf(err, errlen, "durable ring file %s/vring-%u: ReqToExecute %llu and SRQTail %llu are more than "
 			 "%u slots apart; the ring is corrupt (remove it to discard its requests)", s->c.pmem_path,
@@ -107,6 +138,7 @@ int vb_recover_ring(struct tp_server *s, struct vb_worker *w, char *err, size_t 
 		"re-executed %llu, %.3f ms", w->idx, h->clean ? "clean shutdown" : "crashed",
 		(unsigned long long)from, (unsigned long long)to, (unsigned long long)w->rec.scanned,
 		(unsigned long long)w->rec.valid, (unsigned long long)w->rec.reexecuted, w->rec.ns / 1e6);
+reset:
 	for (size_t k = 0; k < s->c.ring_slots; k++)
 		memset(w->slots + k * s->c.slot_size, 0, 16);
 	vb_persist(w, w->slots, (size_t)s->c.ring_slots * s->c.slot_size);

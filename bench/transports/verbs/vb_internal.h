@@ -394,6 +394,7 @@ void vb_srv_flush(struct tp_server *s, unsigned wi);
 void vb_persist(struct vb_worker *w, const void *p, size_t n);
 int vb_map_ring_file(struct tp_server *s, struct vb_worker *w, size_t bytes, char *err, size_t errlen);
 int vb_recover_ring(struct tp_server *s, struct vb_worker *w, char *err, size_t errlen);
+void vb_srv_persist_req(struct tp_server *s, unsigned wi, uint64_t slot);
 
 /* vb_reply.c: replies from a worker */
 int vb_reap_sends(struct tp_server *s, struct vb_worker *w);

@@ -28,6 +28,7 @@ const struct transport_ops tp_verbs_ops = {
 	.srv_endpoint = vb_srv_endpoint,
 	.srv_poll = vb_srv_poll,
 	.srv_req = vb_srv_req,
+	.srv_persist_req = vb_srv_persist_req,
 	.srv_release = vb_srv_release,
 	.srv_reply = vb_srv_reply,
 	.srv_flush = vb_srv_flush,
