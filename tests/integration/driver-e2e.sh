@@ -184,7 +184,7 @@ jq "$(pairs 100)" "$T/tbc.json" >"$T/tbp.json"
 jq "$(pairs 500)" "$T/twc.json" >"$T/twp.json"
 "$OQB_BIN/oqb" compare "$T/tbp.json" "$T/twp.json" --json >"$T/pair.json" 2>"$T/pair.err"
 rc=$?
-if [ $rc -eq 1 ] && jq -e '.points[0].p50.verdict == "regression" and .points[0].rounds == {paired: 7, left_out: 1}
+if [ $rc -eq 1 ] && jq -e '.points[0].p50.verdict == "regression" and .points[0].rounds == {paired: 7, left_out: 1, used: [1,2,3,4,5,6]}
 	and .points[0].p50.trials_new == 6 and .summary.rounds_left_out == 1 and .points[1].rounds.left_out == 0' \
 	"$T/pair.json" >/dev/null && grep -q 'paired by round: 1 point-round' "$T/pair.err" &&
 	! grep -q 'canaries differ (' "$T/pair.err"; then
