@@ -4,6 +4,7 @@
  * name means this machine.
  */
 #include "launch.h"
+#include "subproc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -271,64 +272,14 @@ int host_is_local(const char *s)
 
 int launch_capture(char *const *argv, int timeout_ms, char *out, size_t outlen)
 {
-	int pfd[2], st = 0, done = 0;
-	size_t len = 0;
-	pid_t p;
+	int st = subproc_capture(argv, SUBPROC_STDERR, timeout_ms, out, outlen);
+	size_t len = strlen(out);
 
-	out[0] = '\0';
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		snprintf(out, outlen, "pipe: %s", strerror(errno));
+	if (st == -1) {
+		snprintf(out, outlen, "cannot start %s: %s", argv[0], strerror(errno));
 		return -1;
 	}
-	p = fork();
-	if (p < 0) {
-		snprintf(out, outlen, "fork: %s", strerror(errno));
-		close(pfd[0]);
-		close(pfd[1]);
-		return -1;
-	}
-	if (p == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-		setpgid(0, 0);
-		signal(SIGPIPE, SIG_DFL);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		execvp(argv[0], argv);
-		dprintf(2, "cannot run %s: %s", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(pfd[1]);
-	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-	/* Read until EOF and exit, or the deadline: a helper that hangs (a
-	 * host that swallows packets) costs timeout_ms, never more. */
-	for (int waited = 0, last = 0; !last; waited += 20) {
-		char buf[512];
-		ssize_t r;
-		/* one more read after the exit: what it wrote just before */
-		last = done || waited >= timeout_ms;
-		while ((r = read(pfd[0], buf, sizeof buf)) > 0) {
-			size_t n = (size_t)r;
-			if (outlen && len + 1 < outlen) {
-				if (n > outlen - 1 - len)
-					n = outlen - 1 - len;
-				memcpy(out + len, buf, n);
-				len += n;
-				out[len] = '\0';
-			}
-		}
-		if (last)
-			break;
-		if (waitpid(p, &st, WNOHANG) == p)
-			done = 1;
-		else
-			poll(NULL, 0, 20);
-	}
-	close(pfd[0]);
-	if (!done) {
-		kill(-p, SIGKILL);
-		waitpid(p, &st, 0);
+	if (st == -2) {
 		snprintf(out, outlen, "%s did not finish within %.1f s", argv[0], timeout_ms / 1e3);
 		return -1;
 	}

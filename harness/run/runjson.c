@@ -7,6 +7,7 @@
  * an error: metadata must not stop a run.
  */
 #include "runjson.h"
+#include "subproc.h"
 #include "buildinfo.h"
 #include "usage.h"
 
@@ -29,75 +30,12 @@
 
 int run_capture_within(char *const *argv, char *out, size_t cap, int timeout_ms)
 {
-	int pfd[2], st = 0, timed_out = 0;
-	pid_t p;
-	size_t len = 0;
-	ssize_t r;
-	struct timespec t0;
-
-	if (cap)
-		out[0] = '\0';
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -1;
-	p = fork();
-	if (p < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return -1;
-	}
-	if (p == 0) {
-		int nul = open("/dev/null", O_RDWR);
-		setpgid(0, 0);   /* its own group: a timeout ends it and its children */
-		dup2(pfd[1], 1);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 2);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		char buf[512];
-		if (timeout_ms > 0) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			long long left = timeout_ms - ((now.tv_sec - t0.tv_sec) * 1000LL +
-						       (now.tv_nsec - t0.tv_nsec) / 1000000);
-			struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
-			int n = left > 0 ? poll(&pf, 1, (int)left) : 0;
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n == 0) {
-				timed_out = 1;
-				/* the process we started, by PID: its group, and
-				 * itself in case it had not made the group yet */
-				kill(-p, SIGKILL);
-				kill(p, SIGKILL);
-				break;
-			}
-		}
-		r = read(pfd[0], buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		for (ssize_t i = 0; i < r; i++)
-			if (len + 1 < cap)
-				out[len++] = buf[i];
-	}
-	close(pfd[0]);
-	if (cap) {
-		out[len < cap ? len : cap - 1] = '\0';
-		char *nl = strchr(out, '\n');
-		if (nl)
-			*nl = '\0';
-	}
-	while (waitpid(p, &st, 0) < 0 && errno == EINTR)
-		;
-	if (timed_out)
-		return -2;
+	int st = subproc_capture(argv, 0, timeout_ms, out, cap);
+	char *nl = cap ? strchr(out, '\n') : NULL;
+	if (nl)
+		*nl = '\0';
+	if (st < 0)
+		return st;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
