@@ -21,11 +21,9 @@
 static const char *const classes[] = { "all", "nilext", "non_nilext" };
 #define NCLASSES 3
 
-/* Counters copied per client and summed per point. */
-static const char *const counters[] = {
+const char *const merge_counters[MERGE_NCOUNTERS] = {
 	"sent", "committed", "unanswered", "unsent", "ring_full_waits", "full_wait_ns", "errors",
 };
-#define NCOUNTERS (sizeof counters / sizeof counters[0])
 
 static json_t *ci_pair(uint64_t lo, uint64_t hi)
 {
@@ -117,7 +115,7 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 {
 	struct hist *sum[NCLASSES] = { 0 }, *one = NULL;
 	json_t *p = NULL, *lat, *cl;
-	double achieved = 0, tot[NCOUNTERS] = { 0 }, measured = 0;
+	double achieved = 0, tot[MERGE_NCOUNTERS] = { 0 }, measured = 0;
 	char what[128];
 	size_t i, c, k;
 
@@ -170,9 +168,9 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 			json_object_set(row, "usage", json_object_get(r, "usage"));
 		if (json_object_get(r, "needs"))
 			json_object_set(row, "needs", json_object_get(r, "needs"));
-		for (k = 0; k < NCOUNTERS; k++) {
-			json_object_set_new(row, counters[k], json_integer((json_int_t)num(r, counters[k])));
-			tot[k] += num(r, counters[k]);
+		for (k = 0; k < MERGE_NCOUNTERS; k++) {
+			json_object_set_new(row, merge_counters[k], json_integer((json_int_t)num(r, merge_counters[k])));
+			tot[k] += num(r, merge_counters[k]);
 		}
 		achieved += num(r, "achieved_ops");
 		if (num(r, "measured_ns") > measured)
@@ -201,8 +199,8 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 	}
 
 	json_object_set_new(p, "achieved_ops", json_real(achieved));
-	for (k = 0; k < NCOUNTERS; k++)
-		json_object_set_new(p, counters[k], json_integer((json_int_t)tot[k]));
+	for (k = 0; k < MERGE_NCOUNTERS; k++)
+		json_object_set_new(p, merge_counters[k], json_integer((json_int_t)tot[k]));
 	json_object_set_new(p, "measured_ns", json_integer((json_int_t)measured));
 	if (pt->outstanding > 0)
 		json_object_set_new(p, "saturated", json_null());

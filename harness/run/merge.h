@@ -13,6 +13,11 @@
 #include "hist.h"
 #include "runconf.h"
 
+/* The clients' counters: copied per client, summed per point (merge.c)
+ * and over a point's trials (trials.c). */
+#define MERGE_NCOUNTERS 7
+extern const char *const merge_counters[MERGE_NCOUNTERS];
+
 #define MERGE_SATURATED 0.95   /* achieved below this fraction of offered */
 
 /*

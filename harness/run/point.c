@@ -162,7 +162,7 @@ static void server_dir_remove(struct prun *pr, const char *dir, const char *log_
 	/* A host the launcher lost cannot be reached: trying would wait on
 	 * it.  Its shared-memory folder goes with its reboot; the next server
 	 * start there removes a directory whose owner is gone (lib/rundir.h). */
-	if (pr->lost_host && strcmp(pr->lost_host, host) == 0) {
+	if (prun_host_lost(pr, host)) {
 		if (!pr->warn[0])
 			snprintf(pr->warn, sizeof pr->warn, "%s stays on host %s, which no longer answers; the next "
 				 "server start there removes it", dir, host);

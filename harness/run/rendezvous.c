@@ -469,12 +469,6 @@ static void step(struct prun *pr, int ms)
 		     sigabbrev_np(run_signal) ? sigabbrev_np(run_signal) : "?");
 }
 
-/* Whether p runs on the host the launcher lost (fail_ended). */
-static int on_lost_host(const struct prun *pr, const struct proc *p)
-{
-	return pr->lost_host && strcmp(p->host, pr->lost_host) == 0;
-}
-
 static int all_have(const struct prun *pr, const char *role, int what)
 {
 	for (size_t i = 0; i < pr->nprocs; i++) {
@@ -574,7 +568,7 @@ void prun_stop_all(struct prun *pr)
 	 * wait on that host for minutes, so they end first, by PID, at once. */
 	for (i = 0; i < pr->nprocs; i++) {
 		struct proc *p = &pr->procs[i];
-		if (!p->started || p->exited || !on_lost_host(pr, p))
+		if (!p->started || p->exited || !prun_host_lost(pr, p->host))
 			continue;
 		p->stopping = 1;
 		if (kill(-p->pid, SIGKILL) != 0)

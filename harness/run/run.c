@@ -394,18 +394,12 @@ static double run_canary_median(const struct run *r)
 static const char *regime_off(const struct run *r, size_t i, double canary, char *buf, size_t len)
 {
 	double factor = runconf_for(&r->rc, &r->pts[i])->canary_regime_factor;
-	size_t j, n = json_array_size(r->entries[i]), nk = 0;
-	const json_t *e;
+	size_t nk;
 	if (factor <= 0 || !(canary > 0))
 		return NULL;
-	double *k = malloc((n ? n : 1) * sizeof *k);
+	double *k = entry_canaries(r->entries[i], &nk);
 	if (!k)
 		return NULL;
-	json_array_foreach(r->entries[i], j, e) {
-		double c = json_number_value(json_object_get(e, "canary_ns"));
-		if (c > 0)
-			k[nk++] = c;
-	}
 	double ref = regime_reference(k, nk, canary, r->canaries, r->ncanaries, factor);
 	free(k);
 	if (ref <= 0 || regime_same(canary, ref, factor))
@@ -414,6 +408,46 @@ static const char *regime_off(const struct run *r, size_t i, double canary, char
 		 "%g): another floor of the machine", canary, ref, nk ? "the point's other trials'" :
 		 "the run's median so far", canary > ref ? canary / ref : ref / canary, factor);
 	return buf;
+}
+
+/* What a rerun decision stopped or resumed (trials.h: rerun_decide): said
+ * on stderr and kept in run.json.  still: why the last trial was to be run
+ * again; k: that trial (run order). */
+static void rerun_event(struct run *r, const struct rerun_policy *rp, enum rerun_event ev, size_t k,
+			const char *still)
+{
+	if (ev == RR_BUDGET_STOP)
+		fprintf(stderr, "oqb: warning: the run's rerun budget is spent (%lld rerun(s): rerun_budget %g of "
+			"%zu trials); disturbed trials, and trials on another canary floor than their point's, are kept "
+			"from here on and stay flagged (last: %s). "
+			"Raise rerun_budget in the config for more\n", rp->used, r->rc.rerun_budget, r->ntrials, still);
+	else if (ev == RR_FUTILE_STOP)
+		fprintf(stderr, "oqb: warning: three trials in a row were still disturbed after %lld "
+			"rerun(s) each (last: %s); the disturbance looks permanent, so disturbed trials "
+			"are not rerun until one comes back calm (they stay flagged). Find what shares that "
+			"thread's CPU (uptime, top -H), or set \"rerun_disturbed\": 0 to skip the reruns\n",
+			r->rc.rerun_disturbed, still);
+	if (ev == RR_BUDGET_STOP || ev == RR_FUTILE_STOP)
+		json_object_set_new(r->runj, "reruns_stopped",
+				    json_pack("{s:I,s:s,s:s}", "after_trial", (json_int_t)k, "last_reason", still,
+					      "cause", ev == RR_BUDGET_STOP ? "budget" : "futile"));
+	else if (ev == RR_RESUME) {
+		if (!r->o->quiet)
+			fprintf(stderr, "oqb: trial %zu came back calm: the disturbance passed, so disturbed "
+				"trials are rerun again\n", k + 1);
+		json_object_set_new(r->runj, "reruns_resumed", json_pack("{s:I}", "after_trial", (json_int_t)k));
+	}
+}
+
+/* Puts trial entry d (its reference taken) in point i's discarded_trials,
+ * with why in words and the reason's key. */
+static void set_aside(struct run *r, size_t i, json_t *d, const char *why, const char *reason)
+{
+	json_object_set_new(d, "discarded", json_string(why));
+	json_object_set_new(d, "reason", json_string(reason));
+	if (!r->discarded[i])
+		r->discarded[i] = json_array();
+	json_array_append_new(r->discarded[i], d);
 }
 
 /*
@@ -439,9 +473,7 @@ static int set_aside_stray(struct run *r, size_t i, size_t k, struct rerun_polic
 	if ((long long)nrun >= rp->per_trial)
 		return 0;
 	if (!rerun_decide(rp, (unsigned)nrun, 1, &ev)) {
-		if (ev == RR_BUDGET_STOP)
-			json_object_set_new(r->runj, "reruns_stopped", json_pack("{s:I,s:s,s:s}", "after_trial",
-					    (json_int_t)k, "last_reason", "canary regime of a kept trial", "cause", "budget"));
+		rerun_event(r, rp, ev, k, "the canary regime of a kept trial");
 		return 0;
 	}
 	json_t *d = json_incref(json_array_get(r->entries[i], (size_t)j));
@@ -450,12 +482,8 @@ static int set_aside_stray(struct run *r, size_t i, size_t k, struct rerun_polic
 	snprintf(why, sizeof why, "canary regime: its canary read %.0f ns against %.0f ns, the point's later "
 		 "trials' (x%.2f, canary_regime_factor %g): another floor of the machine, seen once the point "
 		 "had more trials", c, ref, c > ref ? c / ref : ref / c, factor);
-	json_object_set_new(d, "discarded", json_string(why));
-	json_object_set_new(d, "reason", json_string("canary_regime"));
 	json_array_remove(r->entries[i], (size_t)j);
-	if (!r->discarded[i])
-		r->discarded[i] = json_array();
-	json_array_append_new(r->discarded[i], d);
+	set_aside(r, i, d, why, "canary_regime");
 	pt->trial = trial;
 	pt->rerun = (unsigned)nrun + 1;
 	if (!r->o->quiet)
@@ -540,7 +568,7 @@ static void record_error(struct run *r, const struct prun *pr, const char *statu
 	json_object_set_new(e, "role", p ? json_string(p->role) : json_null());
 	json_object_set_new(e, "rank", p ? json_integer(p->rank) : json_null());
 	/* the launcher lost that host (it no longer answers ssh or Slurm) */
-	json_object_set_new(e, "host_lost", json_boolean(p && pr->lost_host && !strcmp(pr->lost_host, p->host)));
+	json_object_set_new(e, "host_lost", json_boolean(p && prun_host_lost(pr, p->host)));
 	json_object_set_new(r->runj, "error", e);
 	json_object_set_new(r->runj, "status", json_string(status));
 }
@@ -683,34 +711,9 @@ again:;
 			reason = "canary_regime";
 		enum rerun_event ev;
 		const char *why = rerun_decide(&rp, pt.rerun, still != NULL, &ev) ? still : NULL;
-		if (ev == RR_BUDGET_STOP)
-			fprintf(stderr, "oqb: warning: the run's rerun budget is spent (%lld rerun(s): rerun_budget %g of "
-				"%zu trials); disturbed trials, and trials on another canary floor than their point's, are kept "
-				"from here on and stay flagged (last: %s). "
-				"Raise rerun_budget in the config for more\n", rp.used, r->rc.rerun_budget, r->ntrials, still);
-		else if (ev == RR_FUTILE_STOP)
-			fprintf(stderr, "oqb: warning: three trials in a row were still disturbed after %lld "
-				"rerun(s) each (last: %s); the disturbance looks permanent, so disturbed trials "
-				"are not rerun until one comes back calm (they stay flagged). Find what shares that "
-				"thread's CPU (uptime, top -H), or set \"rerun_disturbed\": 0 to skip the reruns\n",
-				r->rc.rerun_disturbed, still);
-		if (ev == RR_BUDGET_STOP || ev == RR_FUTILE_STOP)
-			json_object_set_new(r->runj, "reruns_stopped",
-					    json_pack("{s:I,s:s,s:s}", "after_trial", (json_int_t)k, "last_reason", still,
-						      "cause", ev == RR_BUDGET_STOP ? "budget" : "futile"));
-		else if (ev == RR_RESUME) {
-			if (!r->o->quiet)
-				fprintf(stderr, "oqb: trial %zu came back calm: the disturbance passed, so disturbed "
-					"trials are rerun again\n", k + 1);
-			json_object_set_new(r->runj, "reruns_resumed", json_pack("{s:I}", "after_trial", (json_int_t)k));
-		}
+		rerun_event(r, &rp, ev, k, still);
 		if (why) {
-			if (!r->discarded[i])
-				r->discarded[i] = json_array();
-			json_t *d = trials_entry(pj, pt.trial, k, pr.canary_ns, pr.checks);
-			json_object_set_new(d, "discarded", json_string(why));
-			json_object_set_new(d, "reason", json_string(reason));
-			json_array_append_new(r->discarded[i], d);
+			set_aside(r, i, trials_entry(pj, pt.trial, k, pr.canary_ns, pr.checks), why, reason);
 			if (!r->o->quiet)
 				fprintf(stderr, "oqb: trial %u of point %zu (%s) %s: %s; running it again (%u/%lld)\n",
 					pt.trial + 1, i + 1, pt.system, strcmp(reason, "disturbed") ? "set aside" :

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 #include <jansson.h>
@@ -94,6 +95,13 @@ struct prun {
 	json_t *checks;                /* this trial's self-checks */
 	int aux;                       /* the verbs canary's processes, not the trial's */
 };
+
+/* Whether host is the one the launcher lost in this point (rendezvous.c:
+ * fail_ended), so nothing more is asked of it. */
+static inline int prun_host_lost(const struct prun *pr, const char *host)
+{
+	return pr->lost_host && host && strcmp(pr->lost_host, host) == 0;
+}
 
 static inline uint64_t now_ms(void)
 {

@@ -17,8 +17,6 @@
 
 static const char *const classes[] = { "all", "nilext", "non_nilext" };
 #define NCLASSES 3
-static const char *const counters[] = { "sent", "committed", "unanswered", "unsent", "ring_full_waits", "full_wait_ns", "errors" };
-#define NCOUNTERS (sizeof counters / sizeof counters[0])
 
 double trials_canary(const char *bin_dir, int cpu_a, int cpu_b, double max_ms, char *why, size_t len)
 {
@@ -79,8 +77,8 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	json_object_set(e, "achieved_ops", json_object_get(pj, "achieved_ops"));
 	json_object_set(e, "saturated", json_object_get(pj, "saturated"));
 	json_object_set(e, "measured_ns", json_object_get(pj, "measured_ns"));
-	for (size_t k = 0; k < NCOUNTERS; k++)
-		json_object_set(e, counters[k], json_object_get(pj, counters[k]));
+	for (size_t k = 0; k < MERGE_NCOUNTERS; k++)
+		json_object_set(e, merge_counters[k], json_object_get(pj, merge_counters[k]));
 	/* A trial keeps its histograms in the HdrHistogram encoding (about a
 	 * tenth of the bins' size) with its exact n, min, max, sum and
 	 * overflow; the point's bins are rebuilt from them (trial_hist). */
@@ -336,7 +334,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	size_t i, n = json_array_size(entries), nth = 0;
 	/* each trial's "all" histogram, for the bootstrap of trial_agreement */
 	struct hist **th = calloc(n ? n : 1, sizeof *th);
-	double tot[NCOUNTERS] = { 0 }, ach = 0, measured = 0, *can = calloc(n ? n : 1, sizeof *can);
+	double tot[MERGE_NCOUNTERS] = { 0 }, ach = 0, measured = 0, *can = calloc(n ? n : 1, sizeof *can);
 	size_t ncan = 0, nsat = 0;
 	char what[64];
 
@@ -358,8 +356,8 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 			if (c == 0 && th && (th[nth] = hist_new()))
 				hist_merge(th[nth++], one);
 		}
-		for (size_t k = 0; k < NCOUNTERS; k++)
-			tot[k] += json_number_value(json_object_get(e, counters[k]));
+		for (size_t k = 0; k < MERGE_NCOUNTERS; k++)
+			tot[k] += json_number_value(json_object_get(e, merge_counters[k]));
 		ach += json_number_value(json_object_get(e, "achieved_ops"));
 		measured += json_number_value(json_object_get(e, "measured_ns"));
 		nsat += json_is_true(json_object_get(e, "saturated"));
@@ -373,8 +371,8 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	lat = NULL;
 	if (service_over(p, entries, err, errlen) < 0)
 		goto fail;
-	for (size_t k = 0; k < NCOUNTERS; k++)
-		json_object_set_new(p, counters[k], json_integer((json_int_t)tot[k]));
+	for (size_t k = 0; k < MERGE_NCOUNTERS; k++)
+		json_object_set_new(p, merge_counters[k], json_integer((json_int_t)tot[k]));
 	json_object_set_new(p, "achieved_ops", json_real(n ? ach / (double)n : 0));
 	json_t *ctr = devctr_over(entries);   /* the device's counters, every trial's added */
 	if (ctr)
@@ -548,21 +546,32 @@ double regime_reference(const double *kept, size_t nkept, double canary, const d
 	return ref;
 }
 
-long regime_stray(const json_t *entries, double factor, double *ref)
+double *entry_canaries(const json_t *entries, size_t *n)
 {
-	size_t n = json_array_size(entries), nc = 0, cnt, i;
+	size_t i;
 	const json_t *e;
-	long stray = -1;
-	if (factor <= 0 || n < 3)
-		return -1;
-	double *v = malloc(n * sizeof *v);
+	double *v = malloc((json_array_size(entries) ? json_array_size(entries) : 1) * sizeof *v);
+	*n = 0;
 	if (!v)
-		return -1;
+		return NULL;
 	json_array_foreach(entries, i, e) {
 		double c = json_number_value(json_object_get(e, "canary_ns"));
 		if (c > 0)
-			v[nc++] = c;
+			v[(*n)++] = c;
 	}
+	return v;
+}
+
+long regime_stray(const json_t *entries, double factor, double *ref)
+{
+	size_t nc, cnt, i;
+	const json_t *e;
+	long stray = -1;
+	if (factor <= 0 || json_array_size(entries) < 3)
+		return -1;
+	double *v = entry_canaries(entries, &nc);
+	if (!v)
+		return -1;
 	*ref = regime_mode(v, nc, factor, -1, &cnt);
 	free(v);
 	if (*ref <= 0 || cnt < 2 || 2 * cnt <= nc)
@@ -579,16 +588,13 @@ long regime_stray(const json_t *entries, double factor, double *ref)
 
 json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median)
 {
-	size_t n = json_array_size(entries), nc = 0, cnt, i, aside = 0;
+	size_t nc, cnt, i, aside = 0;
 	const json_t *e;
-	if (factor <= 0 || n == 0)
+	if (factor <= 0 || json_array_size(entries) == 0)
 		return NULL;
-	double *v = malloc(n * sizeof *v);
+	double *v = entry_canaries(entries, &nc);
 	if (!v)
 		return NULL;
-	json_array_foreach(entries, i, e)
-		if (json_is_number(json_object_get(e, "canary_ns")) && json_number_value(json_object_get(e, "canary_ns")) > 0)
-			v[nc++] = json_number_value(json_object_get(e, "canary_ns"));
 	double ref = regime_mode(v, nc, factor, run_median, &cnt);
 	free(v);
 	if (ref <= 0)

@@ -108,6 +108,11 @@ double regime_mode(const double *v, size_t n, double factor, double tie, size_t 
 double regime_reference(const double *kept, size_t nkept, double canary, const double *run, size_t nrun,
 			double factor);
 
+/* The canaries (> 0) of a point's trials (run.json trials[] entries), in
+ * their order, in a new array (free it), their count in *n; NULL when out
+ * of memory. */
+double *entry_canaries(const json_t *entries, size_t *n);
+
 /*
  * A kept trial that the point's later trials show to be on another floor:
  * the index in entries of the first kept trial whose canary is out of the
