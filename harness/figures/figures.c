@@ -263,8 +263,7 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 	fputs("<h2>Findings</h2>\n<ul id=findings>\n", f);
 	for (size_t i = 0; i < x->nruns; i++) {
 		const struct frun *r = &x->runs[i];
-		json_t *fd = json_object_get(r->run, "finding");
-		fd = fd && json_object_get(fd, "status") ? json_incref(fd) : finding_of_run(r->run);
+		json_t *fd = finding_of(r->run);
 		fputs("<li><b>", f);
 		fg_html_escape(f, r->name);
 		fputs("</b>: ", f);

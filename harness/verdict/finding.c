@@ -551,8 +551,7 @@ out:
 	return fd;
 }
 
-/* run's finding as written, or computed from its trials (older files) */
-static json_t *finding_or_compute(const json_t *run)
+json_t *finding_of(const json_t *run)
 {
 	json_t *f = json_object_get(run, "finding");
 	return f && json_object_get(f, "status") ? json_incref(f) : finding_of_run(run);
@@ -560,10 +559,10 @@ static json_t *finding_or_compute(const json_t *run)
 
 json_t *finding_compare(const json_t *base, const json_t *nw)
 {
-	json_t *fb = finding_or_compute(base), *fn = finding_or_compute(nw);
+	json_t *fb = finding_of(base), *fn = finding_of(nw);
 	json_t *out = json_object(), *pairs = json_array();
 	const json_t *pb, *pn;
-	size_t i, j, nmoved = 0, nsame = 0;
+	size_t i, j, nmoved = 0;
 	char text[1024];
 	size_t o = 0;
 	const char *rb = json_string_value(json_object_get(fb, "reference"));
@@ -591,7 +590,6 @@ json_t *finding_compare(const json_t *base, const json_t *nw)
 			 * test (two overlapping CIs can still differ), stated as such */
 			int apart = bh < nl || nh < bl;
 			nmoved += apart;
-			nsame += !apart;
 			json_array_append_new(pairs, json_pack("{s:s,s:f,s:[ff],s:f,s:[ff],s:s}", "system", sys,
 							       "base_ratio", br, "base_ci95", bl, bh, "new_ratio", nr,
 							       "new_ci95", nl, nh, "verdict", apart ? "moved" : "same"));
@@ -609,7 +607,6 @@ json_t *finding_compare(const json_t *base, const json_t *nw)
 	json_object_set_new(out, "text", json_string(text));
 	json_object_set_new(out, "how", json_string("each other system's median over the reference's, as each run's "
 						    "finding gives it; moved when the two 95 % CIs do not overlap"));
-	(void)nsame;
 	json_decref(fb);
 	json_decref(fn);
 	return out;

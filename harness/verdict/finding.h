@@ -51,6 +51,10 @@
  */
 json_t *finding_of_run(const json_t *run);
 
+/* run's "finding" as `oqb run` wrote it (a reference taken), or computed
+ * from its trials for a run.json written before it. */
+json_t *finding_of(const json_t *run);
+
 /*
  * Two runs' findings side by side (oqb compare): {"base", "new" (their
  * texts), "pairs": [{"system", "base_ratio", "base_ci95", "new_ratio",
