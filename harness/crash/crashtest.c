@@ -165,42 +165,25 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 	snprintf(pool, sizeof pool, "%d", r->c.pool_mb);
 	snprintf(port, sizeof port, "%d", r->c.port);
 	snprintf(nap, sizeof nap, "%g", r->c.idle_nap_us);
-	char *argv[40];
+	int verbs = !strcmp(r->c.transport, "verbs");
+	/* each option and its value; one without a value (NULL) is left out */
+	const char *const opt[][2] = {
+		{ "--system", r->c.system }, { "--transport", r->c.transport }, { "--backend", r->c.backend },
+		{ "--pmem-path", r->dir }, { "--workers", workers }, { "--ring-slots", slots }, { "--pool-mb", pool },
+		{ "--rocksdb-sync", r->c.rocksdb_sync ? "1" : "0" },
+		{ "--idle-nap-us", r->c.idle_nap_us > 0 ? nap : NULL },
+		{ "--addr", verbs ? r->c.addr : NULL }, { "--port", verbs ? port : NULL },
+		{ "--recv-mode", verbs ? r->c.recv_mode : NULL }, { "--device", verbs ? r->c.device : NULL },
+	};
+	char *argv[3 + 2 * sizeof opt / sizeof opt[0]];
 	int a = 0;
 	argv[a++] = r->server_bin;
-	argv[a++] = "--system";
-	argv[a++] = (char *)r->c.system;
-	argv[a++] = "--transport";
-	argv[a++] = (char *)r->c.transport;
 	argv[a++] = "--durable";
-	argv[a++] = "--backend";
-	argv[a++] = (char *)r->c.backend;
-	argv[a++] = "--pmem-path";
-	argv[a++] = r->dir;
-	argv[a++] = "--workers";
-	argv[a++] = workers;
-	argv[a++] = "--ring-slots";
-	argv[a++] = slots;
-	argv[a++] = "--pool-mb";
-	argv[a++] = pool;
-	argv[a++] = "--rocksdb-sync";
-	argv[a++] = r->c.rocksdb_sync ? "1" : "0";
-	if (r->c.idle_nap_us > 0) {
-		argv[a++] = "--idle-nap-us";
-		argv[a++] = nap;
-	}
-	if (!strcmp(r->c.transport, "verbs")) {
-		argv[a++] = "--addr";
-		argv[a++] = (char *)r->c.addr;
-		argv[a++] = "--port";
-		argv[a++] = port;
-		argv[a++] = "--recv-mode";
-		argv[a++] = (char *)r->c.recv_mode;
-		if (r->c.device) {
-			argv[a++] = "--device";
-			argv[a++] = (char *)r->c.device;
+	for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+		if (opt[i][1]) {
+			argv[a++] = (char *)opt[i][0];
+			argv[a++] = (char *)opt[i][1];
 		}
-	}
 	argv[a] = NULL;
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -414,6 +397,20 @@ static uint64_t commit_count(struct ct_run *r)
 	return n;
 }
 
+/* key's [min, max] in j (ms), or [dlo, dhi] without it (a one-number list
+ * keeps dhi); -1, said on stderr with the fix, when max < min. */
+static int ms_range(const json_t *j, const char *key, double dlo, double dhi, double *lo, double *hi, const char *cfg)
+{
+	const json_t *a = json_object_get(j, key);
+	*lo = a ? json_number_value(json_array_get(a, 0)) : dlo;
+	*hi = a && json_array_size(a) > 1 ? json_number_value(json_array_get(a, 1)) : dhi;
+	if (*hi >= *lo)
+		return 0;
+	fprintf(stderr, "oqb crashtest: %s: %s must be [min, max] with min <= max (it is [%g, %g])\n", cfg, key,
+		*lo, *hi);
+	return -1;
+}
+
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: oqb crashtest CONFIG.json [--out FILE] [--crashes N]\n"
@@ -544,28 +541,18 @@ int crashtest_main(int argc, char **argv)
 	int verbs = !strcmp(r->c.transport, "verbs");
 	r->c.put_timeout_ms = conf_num(j, "put_timeout_ms", verbs ? 2000 : 20);
 	r->c.idle_nap_us = conf_num(j, "server_idle_nap_us", 0);
-	const json_t *ka = json_object_get(j, "kill_after_ms");
-	r->c.kill_min_ms = ka ? json_number_value(json_array_get(ka, 0)) : 5;
-	r->c.kill_max_ms = ka && json_array_size(ka) > 1 ? json_number_value(json_array_get(ka, 1)) : 80;
-	const json_t *sa = json_object_get(j, "stall_ms");
-	r->c.stall_min_ms = sa ? json_number_value(json_array_get(sa, 0)) : 1;
-	r->c.stall_max_ms = sa && json_array_size(sa) > 1 ? json_number_value(json_array_get(sa, 1)) : 10;
 	int rc = 2;
+	if (ms_range(j, "kill_after_ms", 5, 80, &r->c.kill_min_ms, &r->c.kill_max_ms, cfg) < 0 ||
+	    ms_range(j, "stall_ms", 1, 10, &r->c.stall_min_ms, &r->c.stall_max_ms, cfg) < 0)
+		goto out;
 	if (r->c.rocksdb_sync && strcmp(r->c.backend, "rocksdb") != 0) {
-		fprintf(stderr, "oqb crashtest: %s: rocksdb_sync is for backend \"rocksdb\" (this test runs \"%s\")\n",
-			cfg, r->c.backend);
+		fprintf(stderr, "oqb crashtest: %s: rocksdb_sync is for backend \"rocksdb\" (this test runs \"%s\"); "
+			"remove it or set \"backend\": \"rocksdb\"\n", cfg, r->c.backend);
 		goto out;
 	}
 	if (r->c.ring_slots & (r->c.ring_slots - 1)) {
-		fprintf(stderr, "oqb crashtest: %s: ring_slots %d is not a power of two\n", cfg, r->c.ring_slots);
-		goto out;
-	}
-	if (r->c.kill_max_ms < r->c.kill_min_ms) {
-		fprintf(stderr, "oqb crashtest: %s: kill_after_ms must be [min, max] with min <= max\n", cfg);
-		goto out;
-	}
-	if (r->c.stall_max_ms < r->c.stall_min_ms) {
-		fprintf(stderr, "oqb crashtest: %s: stall_ms must be [min, max] with min <= max\n", cfg);
+		fprintf(stderr, "oqb crashtest: %s: ring_slots %d is not a power of two; use 256, say\n", cfg,
+			r->c.ring_slots);
 		goto out;
 	}
 	if (verbs && !r->c.addr) {
