@@ -162,3 +162,32 @@ check_dead_run() {
 	jq -r '"# '"$name"': the finished point: driver_s \(.points[0].driver_s | tostring), committed \(.points[0].committed)"' "$dir/run.json" 2>/dev/null
 	grep -v -e ' oqb run: ' -e '^[0-9.]*     | ' "$dir.err" | cut -d' ' -f2- | sed 's/^/# other stderr: /' | head -5
 }
+
+# kill_mid_point NAME OUT HOST ROLE RANK WHERE CMD...: lets point 2 run
+# DEAD_KILL_AFTER_S (1.5) s, then kills the processes CMD lists (the
+# host's daemon and all below it; WHERE says "host" or "node"), and checks
+# that the driver stops, its one message and run.json (check_dead_run),
+# and that nothing of the killed host is left.  1 when the run ended
+# before the kill or the driver did not stop (said as not ok).  t0 is the
+# caller's start (SECONDS).
+kill_mid_point() {
+	local name=$1 out=$2 host=$3 role=$4 rank=$5 where=$6 victims what tk left
+	shift 6
+	sleep "${DEAD_KILL_AFTER_S:-1.5}"
+	if ! kill -0 "$DRV" 2>/dev/null; then
+		notok "${name}_killed_mid_point" "the run ended before the kill: $(tail -5 "$out.err")"
+		return 1
+	fi
+	mapfile -t victims < <("$@")
+	what=$(ps -o comm= -p "$(IFS=,; echo "${victims[*]}")" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
+	tk=$(now)
+	kill_all "${victims[@]}"
+	ok "${name}_killed_mid_point"
+	echo "# $name: killed $((SECONDS - t0)) s after the run's start"
+	echo "# $name: killed $where $host: ${#victims[@]} processes ($what)"
+	wait_driver 900 || { notok "${name}_driver_stops" "still running 90 s after the kill"; return 1; }
+	check_dead_run "$name" "$out" "$host" "$role" "$rank" "$tk" "$BOUND"
+	left="$(alive_of "${victims[@]}")"
+	if [ -z "$left" ]; then ok "${name}_killed_${where}_has_nothing_left"
+	else notok "${name}_killed_${where}_has_nothing_left" "$left"; fi
+}

@@ -92,6 +92,27 @@ launch_server() {
 
 finish() { exit "$TEST_FAILED"; }
 
+# ssh_test_keys NAME: for a test that runs an sshd of its own.  Without
+# OpenSSH: NAME is skipped and the test ends.  Else: sshd's privilege
+# separation directory when root (sshd refuses to start without it), a
+# host key ($T/host_key), a client key ($T/id) in $T/authorized_keys, and
+# SSHD (the daemon's path) and user set.
+ssh_test_keys() {
+	SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+	if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
+		skip "$1" "OpenSSH server and client are not installed (make deps)"
+		finish
+	fi
+	if [ "$(id -u)" -eq 0 ] && [ ! -d /run/sshd ]; then
+		mkdir -p /run/sshd && chmod 0755 /run/sshd
+	fi
+	ssh-keygen -q -t ed25519 -N '' -f "$T/host_key" -C oqb-test-host >/dev/null
+	ssh-keygen -q -t ed25519 -N '' -f "$T/id" -C oqb-test-client >/dev/null
+	cp "$T/id.pub" "$T/authorized_keys"
+	chmod 600 "$T/authorized_keys"
+	user=$(id -un)
+}
+
 # procs_alive TSV: the PIDs listed in an `oqb run` processes.tsv that are
 # still running, each after a space ("" when all have exited).
 procs_alive() {

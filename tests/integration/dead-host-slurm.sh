@@ -92,7 +92,7 @@ restart_node() {
 }
 
 one_case() {
-	local name=$1 node=$2 role=$3 rank=$4 out=$T/$1 shm0 tk victims left n what
+	local name=$1 node=$2 role=$3 rank=$4 out=$T/$1 shm0 n
 	shm0=$(shm_run_dirs)
 	local t0=$SECONDS
 	run_driver "$out" salloc -N${#NODES[@]} -t 10 "$OQB_BIN/oqb" run "$T/slurm.json" --quiet
@@ -107,22 +107,7 @@ one_case() {
 		[ "$n" -ge ${#NODES[@]} ] && break
 		sleep 0.1
 	done
-	sleep "${DEAD_KILL_AFTER_S:-1.5}"
-	if ! kill -0 "$DRV" 2>/dev/null; then
-		notok "${name}_killed_mid_point" "the run ended before the kill: $(tail -5 "$out.err")"
-		return
-	fi
-	mapfile -t victims < <(node_procs "$node")
-	what=$(ps -o comm= -p "$(IFS=,; echo "${victims[*]}")" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
-	tk=$(now)
-	kill_all "${victims[@]}"
-	ok "${name}_killed_mid_point"
-	echo "# $name: killed $((SECONDS - t0)) s after the start of salloc oqb run"
-	echo "# $name: killed node $node: ${#victims[@]} processes ($what)"
-	wait_driver 900 || { notok "${name}_driver_stops" "still running 90 s after the kill"; return; }
-	check_dead_run "$name" "$out" "$node" "$role" "$rank" "$tk" "$BOUND"
-	left="$(alive_of "${victims[@]}")"
-	if [ -z "$left" ]; then ok "${name}_killed_node_has_nothing_left"; else notok "${name}_killed_node_has_nothing_left" "$left"; fi
+	kill_mid_point "$name" "$out" "$node" "$role" "$rank" node node_procs "$node" || return
 	# Slurm ends the job once it has marked the node down
 	t0=$(now)
 	slurm_nothing_left "$name" "$out" "$shm0" 400

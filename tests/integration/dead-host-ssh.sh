@@ -29,19 +29,7 @@ ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 DEAD_P=${DEAD_P:-2} DEAD_TH=${DEAD_TH:-2} DEAD_W=${DEAD_W:-2}
 BOUND=${DEAD_BOUND_S:-30}
 
-SSHD=$(command -v sshd || echo /usr/sbin/sshd)
-if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
-	skip dead_host_ssh "OpenSSH server and client are not installed (make deps)"
-	finish
-fi
-if [ "$(id -u)" -eq 0 ] && [ ! -d /run/sshd ]; then
-	mkdir -p /run/sshd && chmod 0755 /run/sshd
-fi
-ssh-keygen -q -t ed25519 -N '' -f "$T/host_key" -C oqb-test-host >/dev/null
-ssh-keygen -q -t ed25519 -N '' -f "$T/id" -C oqb-test-client >/dev/null
-cp "$T/id.pub" "$T/authorized_keys"
-chmod 600 "$T/authorized_keys"
-user=$(id -un)
+ssh_test_keys dead_host_ssh
 # an empty home for the sessions: sshd runs each command through the
 # user's shell, which would read the user's start-up files on every
 # launch (docs/scale.md: pyenv cost seconds per launch there)
@@ -114,7 +102,7 @@ jq --arg kh "$T/known_hosts" --arg id "$T/id" --arg user "$user" --argjson port 
 
 # one_case NAME HOST ROLE RANK: the run, HOST killed mid point 2, checks.
 one_case() {
-	local name=$1 host=$2 role=$3 rank=$4 out=$T/$1 shm0 tk tree victims left a what
+	local name=$1 host=$2 role=$3 rank=$4 out=$T/$1 shm0 tree left a
 	shm0=$(shm_run_dirs)
 	hosts_up || return
 	local t0=$SECONDS
@@ -128,22 +116,7 @@ one_case() {
 		[ "$(roots_with_oqb "${SSHD_PID[@]}")" -ge $((DEAD_P + 1)) ] && break
 		sleep 0.1
 	done
-	sleep "${DEAD_KILL_AFTER_S:-1.5}"
-	if ! kill -0 "$DRV" 2>/dev/null; then
-		notok "${name}_killed_mid_point" "the run ended before the kill: $(tail -5 "$out.err")"
-		return
-	fi
-	mapfile -t victims < <(tree_of "${SSHD_PID[$host]}")
-	what=$(ps -o comm= -p "$(IFS=,; echo "${victims[*]}")" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
-	tk=$(now)
-	kill_all "${victims[@]}"
-	ok "${name}_killed_mid_point"
-	echo "# $name: killed $((SECONDS - t0)) s after the start of oqb run"
-	echo "# $name: killed host $host: ${#victims[@]} processes (sshd ${SSHD_PID[$host]} and below:$what)"
-	wait_driver 900 || { notok "${name}_driver_stops" "still running 90 s after the kill"; return; }
-	check_dead_run "$name" "$out" "$host" "$role" "$rank" "$tk" "$BOUND"
-	left="$(alive_of "${victims[@]}")"
-	if [ -z "$left" ]; then ok "${name}_killed_host_has_nothing_left"; else notok "${name}_killed_host_has_nothing_left" "$left"; fi
+	kill_mid_point "$name" "$out" "$host" "$role" "$rank" host tree_of "${SSHD_PID[$host]}" || return
 	# the surviving hosts: nothing below their sshd (bounded poll: a
 	# session's sshd ends a moment after its process)
 	for _ in $(seq 1 100); do

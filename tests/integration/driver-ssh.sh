@@ -8,21 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 
-SSHD=$(command -v sshd || echo /usr/sbin/sshd)
-if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
-	skip driver_ssh "OpenSSH server and client are not installed (make deps)"
-	finish
-fi
-# sshd refuses to start as root without its privilege separation directory.
-if [ "$(id -u)" -eq 0 ] && [ ! -d /run/sshd ]; then
-	mkdir -p /run/sshd && chmod 0755 /run/sshd
-fi
-
-ssh-keygen -q -t ed25519 -N '' -f "$T/host_key" -C oqb-test-host >/dev/null
-ssh-keygen -q -t ed25519 -N '' -f "$T/id" -C oqb-test-client >/dev/null
-cp "$T/id.pub" "$T/authorized_keys"
-chmod 600 "$T/authorized_keys"
-user=$(id -un)
+ssh_test_keys driver_ssh
 
 # A free port: sshd tells us by failing to bind when it is not.
 port=""
