@@ -113,6 +113,34 @@ ssh_test_keys() {
 	user=$(id -un)
 }
 
+# shape_holds RUN_JSON NAME JQ [NAME JQ]...: 0 when every JQ holds on
+# RUN_JSON (nothing said): a shape check that decides whether to measure
+# again.  shape_check: the same cases as jcheck results.
+shape_holds() {
+	local r=$1 i
+	shift
+	local c=("$@")
+	for ((i = 0; i < ${#c[@]}; i += 2)); do
+		jq -e "${c[i + 1]}" "$r" >/dev/null 2>&1 || return 1
+	done
+}
+shape_check() {
+	local r=$1 i
+	shift
+	local c=("$@")
+	for ((i = 0; i < ${#c[@]}; i += 2)); do
+		jcheck "${c[i]}" "$r" "${c[i + 1]}"
+	done
+}
+
+# median_rise RATIO: the jq test of Fig 10's shape on a run.json: its last
+# point's median is RATIO times its first's or more, or none of the last
+# point's requests was answered within the run.
+median_rise() {
+	echo ".points[0].lat_ns.all.n > 0 and ((.points[-1].lat_ns.all.n == 0 and .points[-1].unsent > 0) or
+	 .points[-1].lat_ns.all.p50 >= $1 * .points[0].lat_ns.all.p50)"
+}
+
 # procs_alive TSV: the PIDs listed in an `oqb run` processes.tsv that are
 # still running, each after a space ("" when all have exited).
 procs_alive() {

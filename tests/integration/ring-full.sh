@@ -38,8 +38,7 @@ SHAPE=(
 	"ring full: below the knee the clients wait at most a tenth as long as past it"
 	'.points[0].full_wait_ns * 10 <= .points[-1].full_wait_ns'
 	"ring full: the median past the knee is ${RATIO}x or more the median below it, or beyond the run (Fig 10's shape)"
-	".points[0].lat_ns.all.n > 0 and ((.points[-1].lat_ns.all.n == 0 and .points[-1].unsent > 0) or
-	 .points[-1].lat_ns.all.p50 >= $RATIO * .points[0].lat_ns.all.p50)"
+	"$(median_rise "$RATIO")"
 )
 
 for try in 1 2; do
@@ -57,16 +56,10 @@ for try in 1 2; do
 	[ $try = 1 ] || break
 	jq -e 'all(.points[]; .check.verdict == "ok")' "$R" >/dev/null ||
 		notok "ring full, run 1: a point's history failed oqb check" "$(jq -c '[.points[].check.verdict]' "$R")"
-	shape_ok=1
-	for ((i = 0; i < ${#SHAPE[@]}; i += 2)); do
-		jq -e "${SHAPE[i + 1]}" "$R" >/dev/null 2>&1 || shape_ok=0
-	done
-	[ $shape_ok = 1 ] && break
+	shape_holds "$R" "${SHAPE[@]}" && break
 	[ $try = 1 ] && echo "  ring full: a shape case failed in run 1 (the host's load: $(cut -d' ' -f1-3 /proc/loadavg)); measuring again" >&2
 done
-for ((i = 0; i < ${#SHAPE[@]}; i += 2)); do
-	jcheck "${SHAPE[i]}" "$R" "${SHAPE[i + 1]}"
-done
+shape_check "$R" "${SHAPE[@]}"
 jcheck "ring full: every point's history passes oqb check (no commit lost)" "$R" \
 	'all(.points[]; .check.verdict == "ok" and .committed > 0 and .errors == 0)'
 jcheck "ring full: no RDMA counters on shm (no device involved)" "$R" 'all(.points[]; has("rdma_counters") | not)'

@@ -59,8 +59,7 @@ SHAPE=(
 	"rnr verbs: below capacity at most a tenth as many RNR NAKs as past it"
 	'.points[0].rdma_counters.rnr_naks_sent * 10 <= .points[-1].rdma_counters.rnr_naks_sent'
 	"rnr verbs: the median past the RNR onset is ${RATIO}x or more the median below it, or beyond the run (Fig 10's shape)"
-	".points[0].lat_ns.all.n > 0 and ((.points[-1].lat_ns.all.n == 0 and .points[-1].unsent > 0) or
-	 .points[-1].lat_ns.all.p50 >= $RATIO * .points[0].lat_ns.all.p50)"
+	"$(median_rise "$RATIO")"
 )
 for try in 1 2; do
 	start=$SECONDS
@@ -79,20 +78,14 @@ for try in 1 2; do
 	[ $try = 1 ] || break
 	jq -e 'all(.points[]; .check.verdict == "ok")' "$R" >/dev/null ||
 		notok "rnr verbs, run 1: a point's history failed oqb check" "$(jq -c '[.points[].check.verdict]' "$R")"
-	shape_ok=1
-	for ((i = 0; i < ${#SHAPE[@]}; i += 2)); do
-		jq -e "${SHAPE[i + 1]}" "$R" >/dev/null 2>&1 || shape_ok=0
-	done
-	[ $shape_ok = 1 ] && break
+	shape_holds "$R" "${SHAPE[@]}" && break
 	echo "  rnr verbs: a shape case failed in run 1 (load: $(cut -d' ' -f1-3 /proc/loadavg)); measuring again" >&2
 done
 
 jcheck "rnr verbs: the device's counters are read on both sides of every point (one shared rxe device)" "$R" \
 	'all(.points[]; (.rdma_counters.server | type) == "object" and (.rdma_counters.client | type) == "object"
 	     and .rdma_counters.shared_device == true and (.rdma_counters.rnr_naks_sent | type) == "number")'
-for ((i = 0; i < ${#SHAPE[@]}; i += 2)); do
-	jcheck "${SHAPE[i]}" "$R" "${SHAPE[i + 1]}"
-done
+shape_check "$R" "${SHAPE[@]}"
 jcheck "rnr verbs: every point's history passes oqb check (no commit lost)" "$R" \
 	'all(.points[]; .check.verdict == "ok" and .committed > 0 and .errors == 0)'
 # the progress line says what run.json says, point by point
