@@ -253,7 +253,11 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 		 * is broken by the watchdog in vb_combine(). */
 		vb_combine(g, wi, VB_REAP);
 		if (h - atomic_load_explicit(&lq->done_pub, memory_order_acquire) >= D) {
-			L->full_waits++;
+			/* one wait per stretch of refusals, as shm counts it;
+			 * every refused post in busy_returns */
+			L->full_waits += !lq->full;
+			lq->full = 1;
+			L->busy_returns++;
 			if (++L->cm_tick % VB_CM_CHECK_EVERY == 0)
 				vb_cm_check(g);
 			if (atomic_load_explicit(&g->broken, memory_order_relaxed)) {
@@ -273,6 +277,7 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 	lq->mlen[slot] = len;
 	lq->mdur[slot] = (uint8_t)dur;
 	atomic_store_explicit(&lq->head, h + 1, memory_order_release);
+	lq->full = 0;
 	L->posts++;
 	return direct ? 2 : 0;
 }
@@ -401,7 +406,7 @@ json_t *vb_cli_stats(struct tp_client *c)
 		"qps", g->xrc ? 2 : (int)g->workers, "delegation", g->delegated,
 		"threads_sharing_qps", g->delegated ? (int)g->refs : 1,
 		"posts", (json_int_t)L->posts, "ring_full_waits", (json_int_t)L->full_waits,
-		"busy_returns", (json_int_t)L->full_waits, "delivered", (json_int_t)L->delivered,
+		"busy_returns", (json_int_t)L->busy_returns, "delivered", (json_int_t)L->delivered,
 		"acks", (json_int_t)L->acks, "responses", (json_int_t)L->resps,
 		"response_buffers", (json_int_t)g->rdepth,
 		"rnr_retry", (int)rnr_retry, "min_rnr_timer", (int)min_rnr, "max_inline", (int)inline_max,

@@ -260,6 +260,7 @@ struct vb_lq {                 /* one lane's traffic to one worker */
 	struct vb_ev *ev;          /* events for the lane (evcap) */
 	_Atomic uint64_t ev_head;  /* owner */
 	_Atomic uint64_t ev_tail;  /* lane */
+	uint8_t full;              /* the lane found every slot in flight and has not posted since */
 };
 
 struct vb_lane {
@@ -271,7 +272,7 @@ struct vb_lane {
 	struct vb_lq *q;
 	uint32_t held[VB_HELD_MAX];/* response buffers handed out by the last poll */
 	unsigned nheld, rr, cm_tick;
-	uint64_t posts, full_waits, delivered, acks, resps;
+	uint64_t posts, full_waits, busy_returns, delivered, acks, resps;   /* full_waits: episodes, as shm counts them */
 };
 
 struct vb_cqp {                /* the QP to one server worker */
