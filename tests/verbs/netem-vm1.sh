@@ -39,24 +39,8 @@ me=netem/vm1
 SERVER=198.18.2.2 CLIENT=198.18.2.1
 CASES=${OQB_NETEM_CASES:-base loss1}
 RUN_S=${OQB_NETEM_RUN_S:-150}   # the bound on one `oqb run`
-fails=0
-result() {
-	if [ "$2" = 0 ]; then echo "ok $me/$1"; else echo "not ok $me/$1"; fails=$((fails + 1)); fi
-}
-show() { local f; for f; do echo "--- vm1 $f" >&2; tail -n 25 "$f" >&2; done; }
-. "$HERE/two-vm-sshd.sh"
+. "$HERE/two-vm-vm1.sh"
 . "$HERE/netem-lib.sh"
-
-# retry SECS CMD...: run CMD until it succeeds, for at most SECS seconds.
-retry() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 1
-	done
-}
-tcp_open() { timeout 5 bash -c "exec 3<>/dev/tcp/$SERVER/$1" 2>/dev/null; }
-send_done() { timeout 5 bash -c "echo done >/dev/tcp/$SERVER/5003" 2>/dev/null; }
 
 # VM 2 through one ssh master connection (an ssh login costs 10-15 s of
 # emulated key exchange; later commands reuse it).
@@ -75,19 +59,7 @@ finish_vm() {
 }
 trap finish_vm EXIT
 
-[ "$RXE_PAIR_N" = 1 ] && [ "$RXE_IP" = $CLIENT ] && [ "${RXE_PEER_IP:-}" = $SERVER ]
-result environment $?
-
-sshd_start
-r=$?; [ $r = 0 ] || show "$SSHD_LOG"
-result sshd-started $r
-[ $r = 0 ] || exit 1
-cp "$SHARE/id" /tmp/two-vm-sshd/id && chmod 0600 /tmp/two-vm-sshd/id
-echo "# vm1: +$SECONDS s: sshd up" >&2
-retry 100 tcp_open 5002
-r=$?
-result peer-sshd-ready $r
-[ $r = 0 ] || exit 1
+vm1_up || exit 1
 t0=$SECONDS
 on_server true 2>/tmp/ssh-master.err
 r=$?; [ $r = 0 ] || show /tmp/ssh-master.err

@@ -16,11 +16,6 @@ set -u
 SHARE=$1 SSH_PORT=$2
 me=two-vm-driver/vm1
 SERVER=198.18.2.2 CLIENT=198.18.2.1
-fails=0
-result() {
-	if [ "$2" = 0 ]; then echo "ok $me/$1"; else echo "not ok $me/$1"; fails=$((fails + 1)); fi
-}
-show() { local f; for f; do echo "--- vm1 $f" >&2; tail -n 25 "$f" >&2; done; }
 jres() {   # jres NAME JQ-EXPR: a check on run.json
 	local out
 	out=$(jq -e "$2" "$SHARE/run/run.json" 2>&1)
@@ -28,40 +23,15 @@ jres() {   # jres NAME JQ-EXPR: a check on run.json
 	[ $r = 0 ] || echo "  jq '$2' gave: $out" >&2
 	result "$1" $r
 }
-. "$(dirname "$0")/two-vm-sshd.sh"
+. "$(dirname "$0")/two-vm-vm1.sh"
 
-tcp_open() { timeout 5 bash -c "exec 3<>/dev/tcp/$SERVER/$1" 2>/dev/null; }
-# retry SECS CMD...: run CMD until it succeeds, for at most SECS seconds.
-retry() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 1
-	done
-}
-send_done() { timeout 5 bash -c "echo done >/dev/tcp/$SERVER/5003" 2>/dev/null; }
 finish_vm() {
 	retry 20 send_done || echo "vm1: could not tell VM 2 that the run is over" >&2
 	sshd_stop
 }
 trap finish_vm EXIT
 
-[ "$RXE_PAIR_N" = 1 ] && [ "$RXE_IP" = $CLIENT ] && [ "${RXE_PEER_IP:-}" = $SERVER ]
-result environment $?
-
-sshd_start
-r=$?; [ $r = 0 ] || show "$SSHD_LOG"
-result sshd-started $r
-[ $r = 0 ] || exit 1
-# The client key, private to this guest (ssh refuses one others can read).
-cp "$SHARE/id" /tmp/two-vm-sshd/id && chmod 0600 /tmp/two-vm-sshd/id
-
-t0=$SECONDS
-retry 100 tcp_open 5002
-r=$?
-result peer-sshd-ready $r
-[ $r = 0 ] || exit 1
-echo "# vm1: VM 2's sshd was ready after $((SECONDS - t0)) s" >&2
+vm1_up || exit 1
 
 # The same ssh settings the launcher uses, before the driver relies on them.
 for h in $SERVER $CLIENT; do

@@ -1,6 +1,6 @@
-# two-vm-sshd.sh - sourced by two-vm-server.sh and two-vm-driver.sh inside a
-# two-VM Soft-RoCE guest: starts a private sshd on this VM's address, with
-# the host key and authorized key that run-two-vm-driver.sh made in the
+# two-vm-sshd.sh - sourced by two-vm-server.sh and two-vm-vm1.sh (VM 1's
+# scripts) inside a two-VM Soft-RoCE guest: starts a private sshd on this
+# VM's address, with the host key and authorized key that run-two-vm-driver.sh made in the
 # shared directory.  Root logs in by key only.  guest-scale.sh uses its
 # sshd_write_config for the logical hosts' sshd.
 #
