@@ -113,6 +113,43 @@ ssh_test_keys() {
 	user=$(id -un)
 }
 
+# ssh_test_config PORT ADDR NAME [LINE...]: on stdout, the sshd_config of
+# such a test's sshd on ADDR:PORT (keys from ssh_test_keys, its PID file
+# $T/NAME.pid, $user by key only), then each LINE.
+ssh_test_config() {
+	local port=$1 addr=$2 name=$3
+	shift 3
+	cat <<EOF
+Port $port
+ListenAddress $addr
+HostKey $T/host_key
+AuthorizedKeysFile $T/authorized_keys
+PidFile $T/$name.pid
+UsePAM no
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+AllowUsers $user
+MaxSessions 64
+MaxStartups 64
+LogLevel VERBOSE
+EOF
+	[ $# -gt 0 ] && printf '%s\n' "$@"
+	return 0
+}
+
+# progress_shows NAME RUN_JSON STDERR JQ REGEX: ok NAME when the progress
+# lines in STDERR (grep -o REGEX) are, point by point, what JQ makes of
+# RUN_JSON (jq -r), and say both otherwise.
+progress_shows() {
+	local want got
+	want=$(jq -r "$4" "$2")
+	got=$(grep -o "$5" "$3")
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then ok "$1"; else notok "$1" "want: $want; got: $got"; fi
+}
+
 # shape_holds RUN_JSON NAME JQ [NAME JQ]...: 0 when every JQ holds on
 # RUN_JSON (nothing said): a shape check that decides whether to measure
 # again.  shape_check: the same cases as jcheck results.

@@ -43,24 +43,7 @@ declare -A SSHD_PID
 # start_sshd ADDR PORT: an sshd on ADDR:PORT; 0 once it answers.
 start_sshd() {
 	local a=$1 port=$2 i
-	cat >"$T/sshd-$a.conf" <<EOF
-Port $port
-ListenAddress $a
-HostKey $T/host_key
-AuthorizedKeysFile $T/authorized_keys
-PidFile $T/sshd-$a.pid
-UsePAM no
-StrictModes no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-PermitRootLogin prohibit-password
-AllowUsers $user
-MaxSessions 64
-MaxStartups 64
-LogLevel VERBOSE
-SetEnv HOME=$T/home
-EOF
+	ssh_test_config "$port" "$a" "sshd-$a" "SetEnv HOME=$T/home" >"$T/sshd-$a.conf"
 	"$SSHD" -D -e -f "$T/sshd-$a.conf" 2>"$T/sshd-$a.log" &
 	SSHD_PID[$a]=$!
 	track $!

@@ -14,23 +14,7 @@ ssh_test_keys driver_ssh
 port=""
 for _ in 1 2 3 4 5 6 7 8; do
 	p=$((20000 + RANDOM % 40000))
-	cat >"$T/sshd_config" <<EOF
-Port $p
-ListenAddress 127.0.0.1
-HostKey $T/host_key
-AuthorizedKeysFile $T/authorized_keys
-PidFile $T/sshd.pid
-UsePAM no
-StrictModes no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-PermitRootLogin prohibit-password
-AllowUsers $user
-MaxSessions 64
-MaxStartups 64
-LogLevel VERBOSE
-EOF
+	ssh_test_config "$p" 127.0.0.1 sshd >"$T/sshd_config"
 	"$SSHD" -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
 	sp=$!
 	track $sp

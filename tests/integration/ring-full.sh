@@ -63,11 +63,6 @@ shape_check "$R" "${SHAPE[@]}"
 jcheck "ring full: every point's history passes oqb check (no commit lost)" "$R" \
 	'all(.points[]; .check.verdict == "ok" and .committed > 0 and .errors == 0)'
 jcheck "ring full: no RDMA counters on shm (no device involved)" "$R" 'all(.points[]; has("rdma_counters") | not)'
-want=$(jq -r '.points[] | "ring full waits=\(.ring_full_waits)"' "$R")
-got=$(grep -o 'ring full waits=[0-9]*' "$T/rf.err")
-if [ -n "$want" ] && [ "$want" = "$got" ]; then
-	ok "ring full: the progress line of each point shows its ring full waits"
-else
-	notok "ring full: the progress lines show the ring full waits of run.json" "want: $want; got: $got"
-fi
+progress_shows "ring full: the progress line of each point shows its ring full waits" "$R" "$T/rf.err" \
+	'.points[] | "ring full waits=\(.ring_full_waits)"' 'ring full waits=[0-9]*'
 finish

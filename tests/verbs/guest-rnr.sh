@@ -89,11 +89,7 @@ shape_check "$R" "${SHAPE[@]}"
 jcheck "rnr verbs: every point's history passes oqb check (no commit lost)" "$R" \
 	'all(.points[]; .check.verdict == "ok" and .committed > 0 and .errors == 0)'
 # the progress line says what run.json says, point by point
-want=$(jq -r '.points[] | "RNR NAKs sent=\(.rdma_counters.rnr_naks_sent) received=\(.rdma_counters.rnr_naks_received)"' "$R")
-got=$(grep -o 'RNR NAKs sent=[0-9?]* received=[0-9?]*' "$T/rnr.err")
-if [ -n "$want" ] && [ "$want" = "$got" ]; then
-	ok "rnr verbs: the progress line of each point shows its RNR NAKs sent and received"
-else
-	notok "rnr verbs: the progress lines show the RNR NAKs of run.json" "want: $want; got: $got"
-fi
+progress_shows "rnr verbs: the progress line of each point shows its RNR NAKs sent and received" "$R" "$T/rnr.err" \
+	'.points[] | "RNR NAKs sent=\(.rdma_counters.rnr_naks_sent) received=\(.rdma_counters.rnr_naks_received)"' \
+	'RNR NAKs sent=[0-9?]* received=[0-9?]*'
 finish
