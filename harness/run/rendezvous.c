@@ -189,7 +189,9 @@ static void fail_ended(struct prun *pr, struct proc *p)
 	if (alive == 0) {
 		pr->lost_host = p->host;
 		prun_fail(pr, p, "lost with its host: %s no longer answers %s (%s), so the host or its %s is down, "
-			  "and every process of this run on it is gone; %s", p->host, lname, why, daemon, what);
+			  "and every process of this run on it is gone; %s. Bring the host back, or take it out of "
+			  "the config's hosts, and run again: run.json keeps the points that finished",
+			  p->host, lname, why, daemon, what);
 	} else if (pr->r->l.ops->direct || !p->hello) {
 		/* local, or before HELLO: the messages as they always were */
 		if (p->exited)
