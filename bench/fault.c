@@ -21,6 +21,7 @@
 unsigned fault_mask;
 uint64_t fault_delay_ns;
 uint64_t fault_gen_delay_ns;
+uint64_t fault_claim_stall_ms;
 
 static const struct { const char *name; unsigned bit; } faults[] = {
 	{ "exec-out-of-order", FAULT_EXEC_OOO },
@@ -46,28 +47,31 @@ uint64_t fault_fired_count(unsigned f)
 }
 
 /* The faults that slow a process down without breaking anything. */
-#define FAULTS_SLOW ((unsigned)(FAULT_SERVER_DELAY | FAULT_CLIENT_GEN_DELAY))
+#define FAULTS_SLOW ((unsigned)(FAULT_SERVER_DELAY | FAULT_CLIENT_GEN_DELAY | FAULT_CLAIM_STALL))
+/* ... and the ones whose firings are not counted */
+#define FAULTS_UNCOUNTED ((unsigned)(FAULT_SKIP_RECOVERY | FAULT_SERVER_DELAY | FAULT_CLIENT_GEN_DELAY))
 
-/* At exit: one line with the firings of every correctness fault that is
- * on (skip-recovery and the delays are not counted). */
+/* At exit: one line with the firings of every fault that is on, but for
+ * skip-recovery and the two delays. */
 static void report_fired(void)
 {
 	char line[400];
 	size_t len = (size_t)snprintf(line, sizeof line, "OQB_FAULT fired:");
 	for (size_t i = 0; i < NFAULTS && len < sizeof line; i++)
-		if ((fault_mask & faults[i].bit) && faults[i].bit != FAULT_SKIP_RECOVERY)
+		if ((fault_mask & faults[i].bit) && !(faults[i].bit & FAULTS_UNCOUNTED))
 			len += (size_t)snprintf(line + len, sizeof line - len, " %s=%llu", faults[i].name,
 						(unsigned long long)fault_fired_count(faults[i].bit));
-	if (fault_mask & ~(unsigned)(FAULT_SKIP_RECOVERY | FAULTS_SLOW))
+	if ((fault_mask & FAULT_CLAIM_STALL) && len < sizeof line)
+		len += (size_t)snprintf(line + len, sizeof line - len, " claim-stall-ms=%llu",
+					(unsigned long long)fault_fired_count(FAULT_CLAIM_STALL));
+	if (fault_mask & ~FAULTS_UNCOUNTED)
 		fprintf(stderr, "%s\n", line);
 }
 
-int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, uint64_t *gen_delay_ns,
-		char *err, size_t errlen)
+int fault_parse(const char *s, unsigned *mask, struct fault_params *fp, char *err, size_t errlen)
 {
 	*mask = 0;
-	*delay_ns = 0;
-	*gen_delay_ns = 0;
+	*fp = (struct fault_params){ 0 };
 	while (s && *s) {
 		size_t n = strcspn(s, ",");
 		char item[64];
@@ -79,12 +83,17 @@ int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, uint64_t *gen
 		char tail;
 		if (sscanf(item, "server-delay-ns:%llu%c", &d, &tail) == 1) {
 			*mask |= FAULT_SERVER_DELAY;
-			*delay_ns = d;
+			fp->delay_ns = d;
 			continue;
 		}
 		if (sscanf(item, "client-gen-delay-ns:%llu%c", &d, &tail) == 1) {
 			*mask |= FAULT_CLIENT_GEN_DELAY;
-			*gen_delay_ns = d;
+			fp->gen_delay_ns = d;
+			continue;
+		}
+		if (sscanf(item, "claim-stall-ms:%llu%c", &d, &tail) == 1) {
+			*mask |= FAULT_CLAIM_STALL;
+			fp->claim_stall_ms = d;
 			continue;
 		}
 		size_t i;
@@ -94,8 +103,9 @@ int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, uint64_t *gen
 		if (i == NFAULTS) {
 			snprintf(err, errlen, "OQB_FAULT: unknown fault \"%s\"; known: exec-out-of-order, "
 				 "ack-before-alloc, get-bypass, drop-after-ack, incr-nonatomic, "
-				 "server-delay-ns:N, client-gen-delay-ns:N, skip-recovery, commit-on-error (N in "
-				 "nanoseconds; unset OQB_FAULT for a correct run)", item);
+				 "server-delay-ns:N, client-gen-delay-ns:N, claim-stall-ms:N, skip-recovery, "
+				 "commit-on-error (N in nanoseconds, for claim-stall in ms; unset OQB_FAULT for "
+				 "a correct run)", item);
 			return -1;
 		}
 		*mask |= faults[i].bit;
@@ -114,17 +124,18 @@ static void init_once(void)
 {
 	const char *e = getenv("OQB_FAULT");
 	unsigned m;
-	uint64_t d, gd;
-	if (fault_parse(e, &m, &d, &gd, init_err, sizeof init_err) != 0) {
+	struct fault_params fp;
+	if (fault_parse(e, &m, &fp, init_err, sizeof init_err) != 0) {
 		init_rc = -1;
 		return;
 	}
 	fault_mask = m;
-	fault_delay_ns = d;
-	fault_gen_delay_ns = gd;
-	if (d || gd)
+	fault_delay_ns = fp.delay_ns;
+	fault_gen_delay_ns = fp.gen_delay_ns;
+	fault_claim_stall_ms = fp.claim_stall_ms;
+	if (fp.delay_ns || fp.gen_delay_ns)
 		calibrate();
-	if (m & ~(unsigned)(FAULT_SKIP_RECOVERY | FAULTS_SLOW))
+	if (m & ~FAULTS_UNCOUNTED)
 		atexit(report_fired);
 	if (m)
 		log_msg(LOG_WARN, "!!! %s: TEST-ONLY FAULT INJECTION ON: OQB_FAULT=%s -- this %s is "

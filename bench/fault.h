@@ -24,6 +24,12 @@
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
  *   skip-recovery      durable shm and verbs: do not replay rings (tp_shm.c, vb_durable.c)
+ *   claim-stall-ms:N   shm client: every 64th nilext write sleeps N ms between
+ *                      claiming its slot and writing into it, as a thread
+ *                      preempted on a loaded host does (not a protocol bug:
+ *                      a correct server loses nothing); it counts as fired
+ *                      when the server restarted during the sleep, the case
+ *                      of issue 39's crash-test hang (tp_shm.c)
  *   commit-on-error    verbs client: a send completion with an error status
  *                      (retries exhausted, flushed) commits the requests it
  *                      stands for, as if the server had ACKed them
@@ -55,6 +61,7 @@ enum {
 	FAULT_SKIP_RECOVERY   = 1u << 6,
 	FAULT_CLIENT_GEN_DELAY = 1u << 7,
 	FAULT_COMMIT_ON_ERROR = 1u << 8,
+	FAULT_CLAIM_STALL     = 1u << 9,
 };
 
 /* The faults that run slots out of their turn: the worker marks every
@@ -65,12 +72,17 @@ enum {
 extern unsigned fault_mask;          /* set once by fault_init */
 extern uint64_t fault_delay_ns;      /* server-delay-ns:N */
 extern uint64_t fault_gen_delay_ns;  /* client-gen-delay-ns:N */
+extern uint64_t fault_claim_stall_ms; /* claim-stall-ms:N */
 
-/* Parses a fault list (as in OQB_FAULT) into *mask, *delay_ns (the
- * server's) and *gen_delay_ns (the client's); 0, or -1 with err naming the
- * bad item and the valid names. */
-int fault_parse(const char *s, unsigned *mask, uint64_t *delay_ns, uint64_t *gen_delay_ns,
-		char *err, size_t errlen);
+/* A fault list's numbers: server-delay-ns, client-gen-delay-ns and
+ * claim-stall-ms. */
+struct fault_params {
+	uint64_t delay_ns, gen_delay_ns, claim_stall_ms;
+};
+
+/* Parses a fault list (as in OQB_FAULT) into *mask and *fp; 0, or -1 with
+ * err naming the bad item and the valid names. */
+int fault_parse(const char *s, unsigned *mask, struct fault_params *fp, char *err, size_t errlen);
 
 /* Reads OQB_FAULT once (later calls return the first result); `who`
  * names the process in the warning.  0, or -1 with err. */

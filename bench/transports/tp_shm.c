@@ -78,6 +78,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 #include <sched.h>
 
@@ -315,6 +316,68 @@ static void seal_ring(struct tp_server *s, struct srv_worker *w)
 	persist(w->state, (size_t)s->c.ring_slots * CL, w->is_pmem);
 }
 
+/*
+ * A recovered ring starts its new generation in a new file, never in the
+ * old one.  A client of the dead server that was stalled between its claim
+ * and its write (a thread preempted on a loaded host) still has the old
+ * file mapped, and writes into it when it wakes.  When the old file was
+ * reset in place, those bytes landed in a slot of the new queue, over a
+ * request committed there after the restart: the commit was lost, or torn
+ * and never answered (issue 39's crash-test hang, "no response for get ...
+ * by the deadline" at load 60; test_shm_durable:
+ * a_writer_stalled_across_a_restart_cannot_touch_the_new_queue).  Now the
+ * stale writer's bytes go to the old inode, which nobody reads again; it
+ * learns of the new generation there and reconnects.
+ *
+ * fresh_ring_file maps a new ring-W.new in place of the recovered ring;
+ * the caller initialises and persists it, and ring_file_replace renames it
+ * over ring-W and syncs the directory.  A crash before the rename leaves
+ * the old ring, replayed again by the next server (its requests are
+ * idempotent); a crash after it, the fresh ring.
+ */
+static int fresh_ring_file(struct tp_server *s, unsigned wi, char *err, size_t errlen)
+{
+	struct srv_worker *w = &s->w[wi];
+	char p[600];
+	int existed = 0;
+	snprintf(p, sizeof p, "%s/ring-%u.new", s->dir, wi);
+	unlink(p);   /* left by a crash before its rename */
+	void *base_p = pmap_file(p, s->ring_size, &existed, &w->is_pmem, err, errlen);
+	if (!base_p)
+		return -1;
+	pmem_unmap(w->ring, s->ring_size);
+	w->ring = base_p;
+	w->ring->ring_slots = s->c.ring_slots;
+	w->ring->slot_size = s->c.slot_size;
+	w->ring->state_off = sizeof(struct ring_hdr);
+	w->ring->data_off = sizeof(struct ring_hdr) + (size_t)s->c.ring_slots * CL;
+	w->state = (_Atomic uint64_t *)((uint8_t *)base_p + w->ring->state_off);
+	w->data = (uint8_t *)base_p + w->ring->data_off;
+	return 0;
+}
+
+static int ring_file_replace(struct tp_server *s, unsigned wi, char *err, size_t errlen)
+{
+	char from[600], to[600];
+	snprintf(from, sizeof from, "%s/ring-%u.new", s->dir, wi);
+	snprintf(to, sizeof to, "%s/ring-%u", s->dir, wi);
+	if (rename(from, to) != 0) {
+		snprintf(err, errlen, "%s: cannot replace the recovered ring with a fresh one: %s; "
+			 "check that %s is writable", to, strerror(errno), s->dir);
+		return -1;
+	}
+	int fd = open(s->dir, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || fsync(fd) != 0) {
+		snprintf(err, errlen, "%s: cannot sync the directory after replacing ring-%u: %s",
+			 s->dir, wi, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 /* Replays what a crashed server left in worker wi's ring (§5.3). */
 static int recover_ring(struct tp_server *s, unsigned wi, char *err, size_t errlen)
 {
@@ -459,9 +522,12 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 			goto fail;
 	}
 	/* Fresh rings (after recovery, or new): everything free, nothing to
-	 * execute, tickets from 0, a new generation. */
+	 * execute, tickets from 0, a new generation; a recovered ring in a
+	 * new file (fresh_ring_file). */
 	for (unsigned i = 0; i < c->workers; i++) {
 		struct srv_worker *w = &s->w[i];
+		if (w->existed && fresh_ring_file(s, i, err, errlen) != 0)
+			goto fail;
 		for (uint64_t t = 0; t < c->ring_slots; t++) {
 			atomic_store_explicit(&w->state[t * ST_STRIDE], ST(t, ST_FREE), memory_order_relaxed);
 			memset(w->data + t * (size_t)c->slot_size, 0, 16);
@@ -475,6 +541,8 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 		w->ring->magic = SHM_MAGIC;
 		if (c->durable)
 			persist(w->ring, s->ring_size, w->is_pmem);
+		if (w->existed && ring_file_replace(s, i, err, errlen) != 0)
+			goto fail;
 	}
 	snprintf(p, sizeof p, "%s/server.map", s->dir);
 	s->hdr = map_file(p, sizeof(struct shm_hdr), 1, err, errlen);
@@ -1110,6 +1178,25 @@ int shm_cli_claim(struct tp_client *c, unsigned wi, uint32_t len, uint64_t *tick
 	}
 }
 
+/* claim-stall-ms (fault.h): every 64th nilext write of the process
+ * sleeps between its claim and its write, like a writer thread preempted
+ * on a loaded host; it fired when the server restarted meanwhile (the
+ * write then goes to the old ring). */
+static __attribute__((noinline)) void claim_stall(struct tp_client *c, unsigned wi, const void *req,
+						   uint32_t len)
+{
+	static _Atomic uint64_t writes;
+	struct wire_req h;
+	if (wire_check(req, len, &h, NULL) != 0 || !(h.flags & KV_F_NILEXT) ||
+	    (atomic_fetch_add_explicit(&writes, 1, memory_order_relaxed) + 1) % 64)
+		return;
+	struct timespec ts = { (time_t)(fault_claim_stall_ms / 1000), (long)(fault_claim_stall_ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	if (c->ring[wi]->generation != c->gen)
+		fault_fired(FAULT_CLAIM_STALL);
+}
+
 /*
  * Writes len bytes into the claimed slot of ticket t and publishes it.
  * Returns 1 if published (committed for oq), 0 if the worker voided the
@@ -1120,6 +1207,8 @@ int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *re
 	const uint64_t mask = c->slots - 1;
 	_Atomic uint64_t *st = &c->state[wi][(t & mask) * ST_STRIDE];
 	uint8_t *d = c->data[wi] + (t & mask) * (size_t)c->slot_size;
+	if (fault_on(FAULT_CLAIM_STALL))
+		claim_stall(c, wi, req, len);
 	memcpy(d, req, len);
 	if (c->durable)
 		persist(d, len, c->is_pmem);       /* the request is in PM ... */

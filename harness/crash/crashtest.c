@@ -25,7 +25,7 @@
  *    "backend":"pmkv"|"rocksdb","rocksdb_sync":false,
  *    "transport":"shm"|"verbs","system":"oq"|"deferred","delegation":false,
  *    "verbs":{"addr":"198.18.0.1","port":7470,"recv_mode":"srq","device":...},
- *    "stall_ms":[1,10],"put_timeout_ms":20,"server_idle_nap_us":0}
+ *    "stall_ms":[1,10],"put_timeout_ms":20,"server_idle_nap_us":0,"pause_wait_ms":10000}
  * Output: a JSON report on stdout and in --out FILE (default
  * results/NAME-STAMP/crashtest.json), progress on stderr.  The server's
  * log (stderr of every start) is kept beside the report, FILE's name with
@@ -78,7 +78,7 @@ struct ct_conf {
 	int delegation;               /* verbs: threads share one QP per worker */
 	const char *addr, *recv_mode, *device;   /* verbs */
 	int port;
-	double stall_min_ms, stall_max_ms, put_timeout_ms, idle_nap_us;
+	double stall_min_ms, stall_max_ms, put_timeout_ms, idle_nap_us, pause_wait_ms;
 };
 
 struct ct_thread {
@@ -146,6 +146,9 @@ static const struct conf_key ct_schema[] = {
 	  "before half of the kills (default [1, 10])" },
 	{ "put_timeout_ms", CONF_NUM, 0, 1, 1e6, NULL, NULL, "how long a put waits for its commit before the "
 	  "client gives up on it and reconnects (default 20 on shm, 2000 on verbs)" },
+	{ "pause_wait_ms", CONF_NUM, 0, 0, 1e6, NULL, NULL, "how long the tester waits, after a kill, for "
+	  "its writers to finish the request each is in before it restarts the server (default 10000); "
+	  "a writer still in one then runs on across the restart, as a client of a real server does" },
 	{ "server_idle_nap_us", CONF_NUM, 0, 0, 1e6, NULL, NULL, "idle server workers nap this long (oqb-server "
 	  "--idle-nap-us; default 0: they spin), for a machine with fewer CPUs than threads" },
 	{ NULL },
@@ -541,6 +544,7 @@ int crashtest_main(int argc, char **argv)
 	int verbs = !strcmp(r->c.transport, "verbs");
 	r->c.put_timeout_ms = conf_num(j, "put_timeout_ms", verbs ? 2000 : 20);
 	r->c.idle_nap_us = conf_num(j, "server_idle_nap_us", 0);
+	r->c.pause_wait_ms = conf_num(j, "pause_wait_ms", 10000);
 	int rc = 2;
 	if (ms_range(j, "kill_after_ms", 5, 80, &r->c.kill_min_ms, &r->c.kill_max_ms, cfg) < 0 ||
 	    ms_range(j, "stall_ms", 1, 10, &r->c.stall_min_ms, &r->c.stall_max_ms, cfg) < 0)
@@ -608,7 +612,7 @@ int crashtest_main(int argc, char **argv)
 	}
 	struct rng krng;
 	rng_seed_multi(&krng, r->c.seed, 0x6b11, 0);
-	int survived = 0, stalled = 0;
+	int survived = 0, stalled = 0, busy_restarts = 0;
 	/* where the time goes, per phase of a crash cycle (summed) */
 	enum { PH_LOAD, PH_STOP, PH_RESTART, PH_CHECK, PH_N };
 	uint64_t ph[PH_N] = { 0 }, p_load = clock_ns();
@@ -632,8 +636,11 @@ int crashtest_main(int argc, char **argv)
 		int st;
 		waitpid(r->pid, &st, 0);
 		r->pid = 0;
-		for (int w = 0; w < 20000 && atomic_load(&r->paused) < r->c.threads; w++)
+		uint64_t pw_end = clock_ns() + (uint64_t)(r->c.pause_wait_ms * 1e6);
+		while (atomic_load(&r->paused) < r->c.threads && clock_ns() < pw_end)
 			usleep(500);
+		if (atomic_load(&r->paused) < r->c.threads)
+			busy_restarts++;   /* a writer runs on across this restart */
 		uint64_t p1 = clock_ns();
 		ph[PH_STOP] += p1 - p0;
 		int started = start_server(r, err, sizeof err);
@@ -691,6 +698,7 @@ int crashtest_main(int argc, char **argv)
 		"definition", "summed over the crashes: load (writers running, from a check's end to the kill, "
 		"stall included), writers_stop (the kill until every writer has let go of the server), restart "
 		"(until the new server is ready), check (every key read back)"));
+	json_object_set_new(rep, "restarts_with_writers_busy", json_integer(busy_restarts));
 	if (r->state[0])
 		json_object_set_new(rep, "server_state_at_failure", json_string(r->state));
 	int wrote = json_dump_file(rep, out, JSON_INDENT(2));

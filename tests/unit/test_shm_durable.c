@@ -205,4 +205,60 @@ TEST(commit_in_a_slot_recycled_without_execution_survives_a_crash)
 	rm_tree(dir);
 }
 
-UNIT_MAIN(commit_in_a_slot_recycled_without_execution_survives_a_crash)
+/*
+ * A client stalled between its claim and its write, across a restart (a
+ * preempted thread on a loaded host): client A claims ticket 0 and the
+ * server dies before A writes; the next server recovers and takes new
+ * clients; B commits a set into ticket 0 of the new queue; only then does
+ * A wake and write its request.  A's write must not reach B's slot.
+ * Before the fix the new server reset the old ring file in place, so A's
+ * mapping was the new ring: A's bytes replaced B's committed set (lost), or
+ * tore it (never answered: the crash tester's "no response for get").
+ */
+TEST(a_writer_stalled_across_a_restart_cannot_touch_the_new_queue)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/oqb-test-durable-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	REQUIRE(mkdtemp(dir));
+	char ring[600];
+	snprintf(ring, sizeof ring, "%s/rings", dir);
+	pid_t pid = spawn_server(ring);
+	REQUIRE(pid > 0, "the durable server did not start");
+	struct tp_client *a = connect_dur(ring);
+	REQUIRE(a);
+	uint64_t t;
+	char err[256], state[2048];
+	uint8_t buf[4096];
+	kill(pid, SIGSTOP);   /* so that it cannot void A's claim */
+	REQUIRE(shm_cli_claim(a, 0, 0, &t, err, sizeof err) == 0 && t == 0, "claim: %s", err);
+	crash(pid);
+
+	pid = spawn_server(ring);
+	REQUIRE(pid > 0, "the server did not restart on its rings");
+	struct tp_client *b = connect_dur(ring);
+	REQUIRE(b);
+	kill(pid, SIGSTOP);   /* B's set stays committed and unexecuted while A writes */
+	uint32_t len = enc(buf, b, KV_OP_SET, 1, "kb", "committed");
+	REQUIRE(tp_shm_ops.cli_post(b, 0, buf, len, 1, err, sizeof err) == 0, "set kb was not committed: %s", err);
+	shm_describe_rings(ring, state, sizeof state);
+	REQUIRE(strstr(state, " 0:PUB(0)"), "kb did not take ticket 0 of the new queue: %s", state);
+	len = enc(buf, a, KV_OP_SET, 7, "stale-writer-key", "stale-writer-value-of-another-generation");
+	CHECK(shm_cli_publish(a, 0, 0, buf, len) == 0, "the stalled writer's publish was accepted after a restart");
+	CHECK(shm_cli_claim(a, 0, 0, &t, err, sizeof err) < 0 && strstr(err, "restarted"),
+	      "the stalled writer was not told that the server restarted (%s)", err);
+	kill(pid, SIGCONT);
+	char got[64] = "";
+	int r = get(b, 2, "kb", got, sizeof got);
+	CHECK(r == 0 && strcmp(got, "committed") == 0, "the committed set kb read back as '%s' (%s): the stalled "
+	      "writer's bytes reached the new queue", got, r < 0 ? "no answer" : r ? "not found" : "wrong value");
+	r = get(b, 3, "stale-writer-key", got, sizeof got);
+	CHECK(r == 1, "the stalled writer's uncommitted set was executed (%s)", r < 0 ? "no answer" : got);
+	tp_shm_ops.cli_close(a);
+	tp_shm_ops.cli_close(b);
+	crash(pid);
+	rm_tree(dir);
+}
+
+UNIT_MAIN(commit_in_a_slot_recycled_without_execution_survives_a_crash,
+	  a_writer_stalled_across_a_restart_cannot_touch_the_new_queue)
