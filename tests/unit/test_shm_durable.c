@@ -134,6 +134,18 @@ static int get(struct tp_client *c, uint64_t seq, const char *key, char *val, si
 	return -1;
 }
 
+/* A durable server on rings in a new test directory in $TMPDIR (or /tmp):
+ * its pid, or -1. */
+static pid_t server_in_new_dir(char *dir, size_t dcap, char *ring, size_t rcap)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, dcap, "%s/oqb-test-durable-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(ring, rcap, "%s/rings", dir);
+	return spawn_server(ring);
+}
+
 /* Polls the rings' description until it contains what; 0 if it never did
  * within 4 s (state holds the last description). */
 static int wait_state(const char *ring, const char *what, char *state, size_t cap)
@@ -161,14 +173,9 @@ static int wait_state(const char *ring, const char *what, char *state, size_t ca
  */
 TEST(commit_in_a_slot_recycled_without_execution_survives_a_crash)
 {
-	const char *tmp = getenv("TMPDIR");
-	char dir[512];
-	snprintf(dir, sizeof dir, "%s/oqb-test-durable-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	REQUIRE(mkdtemp(dir));
-	char ring[600];
-	snprintf(ring, sizeof ring, "%s/rings", dir);
-	pid_t pid = spawn_server(ring);
-	REQUIRE(pid > 0, "the durable server did not start");
+	char dir[512], ring[600];
+	pid_t pid = server_in_new_dir(dir, sizeof dir, ring, sizeof ring);
+	REQUIRE(pid > 0, "the durable server did not start in %s", dir);
 	struct tp_client *c = connect_dur(ring);
 	REQUIRE(c);
 	uint64_t t;
@@ -217,20 +224,15 @@ TEST(commit_in_a_slot_recycled_without_execution_survives_a_crash)
  */
 TEST(a_writer_stalled_across_a_restart_cannot_touch_the_new_queue)
 {
-	const char *tmp = getenv("TMPDIR");
-	char dir[512];
-	snprintf(dir, sizeof dir, "%s/oqb-test-durable-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	REQUIRE(mkdtemp(dir));
-	char ring[600];
-	snprintf(ring, sizeof ring, "%s/rings", dir);
-	pid_t pid = spawn_server(ring);
-	REQUIRE(pid > 0, "the durable server did not start");
+	char dir[512], ring[600];
+	pid_t pid = server_in_new_dir(dir, sizeof dir, ring, sizeof ring);
+	REQUIRE(pid > 0, "the durable server did not start in %s", dir);
 	struct tp_client *a = connect_dur(ring);
 	REQUIRE(a);
+	kill(pid, SIGSTOP);   /* so that it cannot void A's claim */
 	uint64_t t;
 	char err[256], state[2048];
 	uint8_t buf[4096];
-	kill(pid, SIGSTOP);   /* so that it cannot void A's claim */
 	REQUIRE(shm_cli_claim(a, 0, 0, &t, err, sizeof err) == 0 && t == 0, "claim: %s", err);
 	crash(pid);
 
