@@ -296,7 +296,10 @@ static int prepare(struct cthread *t, int loading, uint64_t load_i, uint64_t now
 		.val_len = op.val_len, .client_id = t->client_id, .worker = w,
 		.seq = seq, .aux = op.aux,
 	};
-	if (cl->c.durable && (op.flags & KV_F_NILEXT))
+	/* Durable: a request that commits on delivery (oq's nilext) is made
+	 * persistent by the client (verbs: READ after SEND); one that commits
+	 * on the server's ACK or response is persisted by the server first. */
+	if (cl->c.durable && system_commit_rule(cl->c.sys, h.flags) == COMMIT_DELIVERY)
 		h.flags |= WIRE_F_DURABLE;
 	unsigned qi = (t->q_head + t->q_n) & (QCAP - 1);
 	uint8_t *buf = t->arena + (size_t)qi * STAGE_BYTES;

@@ -154,7 +154,10 @@ int kvs_put(struct kv_session *s, const char *key, unsigned key_len, const void 
 {
 	if (!sizes_ok(key_len, val_len, err, errlen))
 		return -1;
-	struct wire_req h = { .op = KV_OP_SET, .flags = KV_F_NILEXT | (s->durable ? WIRE_F_DURABLE : 0),
+	/* durable: only a put that commits on delivery (oq) needs the
+	 * client's READ after SEND; deferred's server persists before its ACK */
+	int own = s->durable && system_commit_rule(s->sys, KV_F_NILEXT) == COMMIT_DELIVERY;
+	struct wire_req h = { .op = KV_OP_SET, .flags = KV_F_NILEXT | (own ? WIRE_F_DURABLE : 0),
 			      .key_len = (uint16_t)key_len, .val_len = val_len,
 			      .worker = kvs_route(s, key, key_len) };
 	struct tp_event ev;

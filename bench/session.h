@@ -31,7 +31,7 @@ struct kv_session_conf {
 	const char *transport;       /* "shm" (default when NULL), "verbs" */
 	const char *endpoint;        /* what the server printed after "ready: endpoint" */
 	const char *system;          /* "oq", "rawrpc", "deferred" */
-	int durable;                 /* puts are durable (WIRE_F_DURABLE) */
+	int durable;                 /* a durable server; oq puts carry WIRE_F_DURABLE */
 	unsigned connect_timeout_ms; /* verbs: 0 = the transport's default */
 	/* verbs: client-side delegation (§5.2.2): the sessions of a process
 	 * share one QP per server worker, each session a lane of it.  Every

@@ -225,6 +225,23 @@ for mode in slot_ring srq; do
 		notok "$name: reopen the ring file" "$(cat "$T/$name-again.srv.err" 2>/dev/null)"
 	fi
 done
+# durable deferred: the server persists a put before its software ACK, so
+# the client adds no READ after the SEND (only oq's puts commit on delivery)
+name=durable-deferred
+if start_server "$name" --system deferred --backend cache --memory-mb 16 --durable --pmem-path "$T/pm/deferred" \
+	--recv-mode srq --ring-slots 64; then
+	client "$name" --system deferred --durable --threads 1 --rate 300 --duration-s 1 --warmup-s 0.2 --workload "$WL"
+	rc=$?
+	stop_server
+	if [ $rc -ne 0 ]; then notok "$name: client exit $rc" "$(cat "$T/$name.cli.err")"
+	else
+		jcheck "$name: puts committed by the server's ACK, no durable READ" "$T/$name.json" '
+			.unanswered == 0 and .errors == 0 and .sent_nilext > 0 and
+			.transport_stats[0].qp_totals.durable_reads == 0'
+	fi
+else
+	notok "$name: server start" "$(cat "$T/$name.srv.err")"
+fi
 
 # ---- clear errors ----------------------------------------------------------
 # expect_err NAME MAX_SECONDS PATTERN CMD...: CMD fails within the bound and
