@@ -102,9 +102,9 @@ case_secs() {    # measured seconds: 0.1 % needs more packets to lose some
 # counters_now FILE [REMOTE-AFTER]: rxe's counters and netem's counts of
 # both VMs, as {"client": {...}, "server": {...}, "netem": {"client":
 # [passed, dropped], "server": [...]}}; REMOTE-AFTER (netem-lib.sh words)
-# runs on VM 2 in the same ssh call, after its snapshot.  This is the one
-# place that reads the device counters: once run.json carries
-# points[].rdma_counters (per point, both sides), read those instead.
+# runs on VM 2 in the same ssh call, after its snapshot.  A reading
+# independent of the harness's own (run.json's points[].rdma_counters),
+# which each case checks against it.
 counters_now() {
 	local c s
 	c=$(netem_snapshot)
@@ -204,6 +204,17 @@ for c in $CASES; do
 	esac >/dev/null
 	r=$?; [ $r = 0 ] || jq -c '{netem_dropped, netem_passed, derived: .derived.total}' "$N" >&2
 	result "$c/$what" $r
+	# run.json's own counters (per point, both sides) agree with the
+	# independent reading around the whole case: no more than it saw,
+	# none without netem, some retransmissions under loss
+	jq -e --slurpfile n "$N" '
+		[.points[].rdma_counters | objects | .retransmissions // empty] as $r |
+		($r | length) == (.points | length) and ($r | add) <= $n[0].derived.total.retransmissions and
+		(if $n[0].case == "base" then ($r | add) == 0
+		 elif ($n[0].case | startswith("loss")) then ($r | add) > 0 else true end)' "$R" >/dev/null
+	r=$?; [ $r = 0 ] || jq -c --slurpfile n "$N" '{run_json: [.points[].rdma_counters | if type == "object" then
+		{retransmissions, shared_device} else . end], device: $n[0].derived.total.retransmissions}' "$R" >&2
+	result "$c/run-json-counters-agree" $r
 	# 20 ms more each way: a set's ACK and a get's response come at
 	# least 20 ms later than in the baseline of the same boot (their
 	# medians; the added 40 ms round trip leaves room for TCG's noise)
