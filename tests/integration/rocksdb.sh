@@ -114,9 +114,14 @@ jq --arg d "$T/crash" '. + {dir: $d, crashes: 30}' configs/crashtest-rocksdb.jso
 "$OQB_BIN/oqb-crashtest" "$T/crash.cfg.json" --out "$T/crash.json" >/dev/null 2>"$T/crash.err"
 rc=$?
 [ $rc -eq 0 ] && ok "crashtest on rocksdb: exit 0" || notok "crashtest on rocksdb: exit 0" "$(tail -3 "$T/crash.err")"
+# The commits made between restart and kill depend on the host's speed:
+# over 1,000 on a quiet one, 884 under ASan beside two Soft-RoCE VMs
+# (2026-11-29).  The bound asks only that the crashes hit writes (about
+# 10 per crash); the negative control below shows the check has teeth.
 jcheck "crashtest on rocksdb: 30 crashes survived, 0 commits lost" "$T/crash.json" \
 	'.backend == "rocksdb" and .crashes_survived == 30 and .commits_lost == 0 and .keys_with_loss == 0 and
-	 .commits > 1000 and .keys_checked > 0 and .crashes_after_stall > 0'
+	 .commits >= 300 and .keys_checked > 0 and .crashes_after_stall > 0'
+jq -r '"  (\(.crashes_survived) crashes, \(.commits) commits, \(.keys_checked) key checks, \(.commits_lost) lost, \(.seconds | floor) s)"' "$T/crash.json" 2>/dev/null >&2
 jq --arg d "$T/crash-neg" '. + {dir: $d}' "$T/crash.cfg.json" >"$T/neg.cfg.json"
 OQB_FAULT=skip-recovery "$OQB_BIN/oqb-crashtest" "$T/neg.cfg.json" --crashes 8 --out "$T/neg.json" \
 	>/dev/null 2>"$T/neg.err"
