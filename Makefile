@@ -302,9 +302,9 @@ test-faults-rnr: deps-auto
 # 20 crashes, must lose commits); every committed put checked after every
 # restart, 0 lost.  make test runs 2 per combination (tests/verbs/run-crash.sh).
 # The reports and server logs go to build/default/crash-verbs/.  Under TCG on
-# 2 cores shared at load 10-60 a crash cycle took 6-9 s (pmkv) and 10-50 s
-# (rocksdb, whose reopen replays its log), so this takes hours: the VM's
-# limit is 6 h.  CRASH_VERBS_N=, CRASH_VERBS_ROCKSDB= and CRASH_VERBS_NEG=
+# 2 cores a crash cycle took 3-6 s (pmkv) and 8.5 s (rocksdb, whose reopen
+# replays its log) at load 4-7, 6-9 s and 10-50 s at load 10-60: about 1.5 h
+# on a quiet host, more on a busy one, so the VM's limit is 6 h.  CRASH_VERBS_N=, CRASH_VERBS_ROCKSDB= and CRASH_VERBS_NEG=
 # on the make command line run fewer.
 test-faults-verbs: deps-auto
 	@$(MAKE) --no-print-directory all
