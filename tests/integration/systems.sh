@@ -139,12 +139,25 @@ for attempt in 1 2 3; do
 	lt "$oq" 10000 && ! lt "$raw" 50000 && lt "$oq" "$def" && lt "$def" "$raw" && break
 done
 if [ -n "$oq" ] && [ -n "$raw" ] && [ -n "$def" ]; then
-	lt "$oq" 10000 && ok "semantic: oq nilext p50 far below the service time" \
-		|| notok "semantic: oq nilext p50 $oq ns is not far below 50 us"
-	! lt "$raw" 50000 && ok "semantic: rawrpc nilext p50 at least the service time" \
-		|| notok "semantic: rawrpc nilext p50 $raw ns < 50 us"
-	lt "$oq" "$def" && lt "$def" "$raw" && ok "semantic: deferred between oq and rawrpc" \
-		|| notok "semantic: expected oq < deferred < rawrpc, got $oq / $def / $raw"
+	# After three runs: a client thread that got less than 90 % of its CPU
+	# (another task shared it) says the host, not the commit rules, set
+	# the medians: a failing case is then skipped with that reason
+	# (issue 39: a busy neighbour must not fail CI).  On a calm host, or
+	# with correct numbers, the cases judge as before.
+	why=$(jq -rs 'map({s: .system, share: ((.trust.cpu_ns | min) / .trust.switch_window_ns)}) |
+		map(select(.share < 0.9) | "\(.s) client \(.share * 100 | floor) %") | join(", ")' \
+		"$T/sem-oq.json" "$T/sem-rawrpc.json" "$T/sem-deferred.json" 2>/dev/null)
+	claim() {   # claim NAME STATUS DETAIL
+		if [ "$2" = 0 ]; then ok "$1"
+		elif [ -n "$why" ]; then skip "$1" "after three runs the host still took CPU from the client (last run: $why of its CPU; load $(cut -d' ' -f1-3 /proc/loadavg)): $3"
+		else notok "$1" "$3"; fi
+	}
+	lt "$oq" 10000
+	claim "semantic: oq nilext p50 far below the service time" $? "oq nilext p50 $oq ns is not far below 50 us"
+	! lt "$raw" 50000
+	claim "semantic: rawrpc nilext p50 at least the service time" $? "rawrpc nilext p50 $raw ns < 50 us"
+	lt "$oq" "$def" && lt "$def" "$raw"
+	claim "semantic: deferred between oq and rawrpc" $? "expected oq < deferred < rawrpc, got $oq / $def / $raw"
 else
 	notok "semantic: missing results"
 fi
