@@ -94,6 +94,7 @@
 #include "transport.h"
 #include "tp_shm.h"
 
+#include "shm_files.h"
 #include "shm_layout.h"
 
 struct mbox_ring {
@@ -120,74 +121,6 @@ static size_t ring_map_size(unsigned slots, unsigned slot_size)
 static size_t mbox_map_size(unsigned workers)
 {
 	return sizeof(struct mbox_hdr) + workers * sizeof(struct mbox_ring) + (size_t)workers * MBOX_CAP;
-}
-
-static void *map_file(const char *path, size_t size, int create, char *err, size_t errlen)
-{
-	int fd = open(path, create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (create && ftruncate(fd, (off_t)size) != 0) {
-		snprintf(err, errlen, "%s: cannot size to %zu bytes: %s", path, size, strerror(errno));
-		close(fd);
-		return NULL;
-	}
-	if (!create) {
-		struct stat st;
-		if (fstat(fd, &st) != 0 || (size_t)st.st_size < size) {
-			snprintf(err, errlen, "%s: file is shorter than expected (%zu bytes); "
-				 "server and client versions differ?", path, size);
-			close(fd);
-			return NULL;
-		}
-	}
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	int e = errno;
-	close(fd);
-	if (p == MAP_FAILED) {
-		snprintf(err, errlen, "%s: mmap of %zu bytes: %s", path, size, strerror(e));
-		return NULL;
-	}
-	return p;
-}
-
-/* Makes [p, p+len) persistent: pmem_persist on real PM, msync elsewhere. */
-static void persist(const void *p, size_t len, int is_pmem)
-{
-	if (is_pmem)
-		pmem_persist(p, len);
-	else
-		pmem_msync(p, len);
-}
-
-/* Maps a ring file with libpmem (durable mode).  *existed says whether the
- * file was already there (a previous server's ring, to recover). */
-static void *pmap_file(const char *path, size_t size, int *existed, int *is_pmem,
-		       char *err, size_t errlen)
-{
-	size_t mapped = 0;
-	struct stat st;
-	*existed = stat(path, &st) == 0;
-	if (*existed && (size_t)st.st_size != size) {
-		snprintf(err, errlen, "%s: ring file is %lld bytes, but this server's --ring-slots/--slot-size "
-			 "need %zu; start with the geometry it was written with, or remove the file to "
-			 "discard the requests it holds", path, (long long)st.st_size, size);
-		return NULL;
-	}
-	void *p = pmem_map_file(path, *existed ? 0 : size, *existed ? 0 : PMEM_FILE_CREATE, 0600,
-				&mapped, is_pmem);
-	if (!p) {
-		snprintf(err, errlen, "%s: pmem_map_file: %s", path, pmem_errormsg());
-		return NULL;
-	}
-	if (mapped < size) {
-		pmem_unmap(p, mapped);
-		snprintf(err, errlen, "%s: mapped %zu bytes, need %zu", path, mapped, size);
-		return NULL;
-	}
-	return p;
 }
 
 /* Asks for the cache line at p in a writable state, without waiting. */
@@ -316,6 +249,19 @@ static void seal_ring(struct tp_server *s, struct srv_worker *w)
 	persist(w->state, (size_t)s->c.ring_slots * CL, w->is_pmem);
 }
 
+/* Worker w's ring is the mapping at base: its geometry written into its
+ * header, its state words and slot data found from it. */
+static void ring_attach(struct tp_server *s, struct srv_worker *w, void *base)
+{
+	w->ring = base;
+	w->ring->ring_slots = s->c.ring_slots;
+	w->ring->slot_size = s->c.slot_size;
+	w->ring->state_off = sizeof(struct ring_hdr);
+	w->ring->data_off = sizeof(struct ring_hdr) + (size_t)s->c.ring_slots * CL;
+	w->state = (_Atomic uint64_t *)((uint8_t *)base + w->ring->state_off);
+	w->data = (uint8_t *)base + w->ring->data_off;
+}
+
 /*
  * A recovered ring starts its new generation in a new file, never in the
  * old one.  A client of the dead server that was stalled between its claim
@@ -346,13 +292,7 @@ static int fresh_ring_file(struct tp_server *s, unsigned wi, char *err, size_t e
 	if (!base_p)
 		return -1;
 	pmem_unmap(w->ring, s->ring_size);
-	w->ring = base_p;
-	w->ring->ring_slots = s->c.ring_slots;
-	w->ring->slot_size = s->c.slot_size;
-	w->ring->state_off = sizeof(struct ring_hdr);
-	w->ring->data_off = sizeof(struct ring_hdr) + (size_t)s->c.ring_slots * CL;
-	w->state = (_Atomic uint64_t *)((uint8_t *)base_p + w->ring->state_off);
-	w->data = (uint8_t *)base_p + w->ring->data_off;
+	ring_attach(s, w, base_p);
 	return 0;
 }
 
@@ -361,21 +301,7 @@ static int ring_file_replace(struct tp_server *s, unsigned wi, char *err, size_t
 	char from[600], to[600];
 	snprintf(from, sizeof from, "%s/ring-%u.new", s->dir, wi);
 	snprintf(to, sizeof to, "%s/ring-%u", s->dir, wi);
-	if (rename(from, to) != 0) {
-		snprintf(err, errlen, "%s: cannot replace the recovered ring with a fresh one: %s; "
-			 "check that %s is writable", to, strerror(errno), s->dir);
-		return -1;
-	}
-	int fd = open(s->dir, O_RDONLY | O_DIRECTORY);
-	if (fd < 0 || fsync(fd) != 0) {
-		snprintf(err, errlen, "%s: cannot sync the directory after replacing ring-%u: %s",
-			 s->dir, wi, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
+	return replace_file(from, to, s->dir, err, errlen);
 }
 
 /* Replays what a crashed server left in worker wi's ring (§5.3). */
@@ -488,12 +414,7 @@ static struct tp_server *shm_srv_open(const struct tp_srv_conf *c, char *err, si
 				 p, c->ring_slots, c->slot_size);
 			goto fail;
 		}
-		w->ring->ring_slots = c->ring_slots;
-		w->ring->slot_size = c->slot_size;
-		w->ring->state_off = sizeof(struct ring_hdr);
-		w->ring->data_off = sizeof(struct ring_hdr) + (size_t)c->ring_slots * CL;
-		w->state = (_Atomic uint64_t *)((uint8_t *)base_p + w->ring->state_off);
-		w->data = (uint8_t *)base_p + w->ring->data_off;
+		ring_attach(s, w, base_p);
 		w->existed = existed;
 		if (existed && w->ring->generation + 1 > s->generation)
 			s->generation = w->ring->generation + 1;
