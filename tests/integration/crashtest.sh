@@ -14,9 +14,14 @@ if "$OQB_BIN/oqb-crashtest" "$cfg" --out "$T/crash.json" >"$T/out" 2>"$T/err"; t
 else
 	notok "crashtest: exit status" "$(tail -5 "$T/err")"
 fi
+# The commits made between restart and kill depend on the host's speed
+# (over 1,000 on a quiet one; fewer under ASan beside a fresh-clone CI run,
+# 2026-11-29): the bound asks only that the crashes hit writes, about 10
+# per crash; the negative control below shows the check has teeth.
 jcheck "crashtest: 50 crashes survived, 0 commits lost" "$T/crash.json" \
 	'.crashes_survived == 50 and .crashes_requested == 50 and .commits_lost == 0 and
-	 .keys_with_loss == 0 and .commits > 1000 and .keys_checked > 0 and .crashes_after_stall > 0'
+	 .keys_with_loss == 0 and .commits >= 500 and .keys_checked > 0 and .crashes_after_stall > 0' ||
+	jq -c '{crashes_survived, commits, commits_lost, keys_checked, crashes_after_stall}' "$T/crash.json" >&2
 tail -1 "$T/err" | sed 's/^/  /'
 
 # negative control: the checker must see losses when recovery is skipped
