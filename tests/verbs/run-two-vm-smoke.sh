@@ -21,14 +21,8 @@ set -u
 me=two-vm/vm$RXE_PAIR_N
 result() { if [ "$2" = 0 ]; then echo "ok $me/$1"; else echo "not ok $me/$1"; fi; }
 show() { local f; for f; do echo "--- vm$RXE_PAIR_N $f" >&2; tail -n 15 "$f" >&2; done; }
-# retry SECS CMD...: run CMD until it succeeds, for at most SECS seconds.
-retry() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 1
-	done
-}
+# retry (the checkout is visible read-only at its own path in the guest)
+. "$OQB_TESTS/verbs/retry.sh" || { echo "not ok $me/retry-helper: cannot read $OQB_TESTS/verbs/retry.sh"; exit 1; }
 # wait_for SECS CMD...: poll a local readiness check.
 wait_for() {
 	local end=$((SECONDS + $1)); shift
@@ -112,7 +106,7 @@ trap stop_vms EXIT
 
 t0=$SECONDS
 for n in 1 2; do
-	"$VM_RUNNER" -P "$pair:$n" -C "$T/share" -t 900 -- bash -c "$guest" \
+	"$VM_RUNNER" -P "$pair:$n" -C "$T/share" -t 900 -e OQB_TESTS="$PWD/tests" -- bash -c "$guest" \
 		>"$T/out$n" 2>"$T/err$n" &
 	vm_pids+=($!)
 done

@@ -12,14 +12,7 @@ result() {
 show() { local f; for f; do echo "--- vm1 $f" >&2; tail -n 25 "$f" >&2; done; }
 . "$(dirname "${BASH_SOURCE[0]}")/two-vm-sshd.sh"
 
-# retry SECS CMD...: run CMD until it succeeds, for at most SECS seconds.
-retry() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 1
-	done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/retry.sh"
 tcp_open() { timeout 5 bash -c "exec 3<>/dev/tcp/$SERVER/$1" 2>/dev/null; }
 # VM 2 waits on port 5003 to hear that the run is over
 send_done() { timeout 5 bash -c "echo done >/dev/tcp/$SERVER/5003" 2>/dev/null; }
