@@ -51,7 +51,7 @@ spanned=$(sed -n 's/^OQB_FAULT fired: .*claim-stall-ms=\([0-9]*\).*/\1/p' "$T/st
 jcheck "crashtest: $n crashes with writers stalled across the restarts, 0 commits lost (exit $rc)" "$T/stall.json" \
 	".crashes_survived == $n and .commits_lost == 0 and .keys_with_loss == 0 and .commits > 0 and
 	 .restarts_with_writers_busy > 0"
-jq -r '"  (\(.crashes_survived) crashes, \(.commits) commits, \(.keys_checked) key checks, \(.commits_lost) lost, \(.restarts_with_writers_busy) restarts with a writer busy, \(.seconds | floor) s)"' "$T/stall.json" 2>/dev/null >&2
+jq -r '"  (\(.crashes_survived) crashes, \(.commits) commits, \(.keys_checked) key checks, \(.commits_lost) lost, \(.restarts_with_writers_busy) restarts with a writer busy, \(.seconds | floor) s)"' "$T/stall.json" >&2 2>/dev/null
 if [ "${spanned:-0}" -gt 0 ]; then
 	ok "crashtest: $spanned stalled writes woke after a restart, into the old ring"
 else

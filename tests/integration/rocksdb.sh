@@ -121,7 +121,7 @@ rc=$?
 jcheck "crashtest on rocksdb: 30 crashes survived, 0 commits lost" "$T/crash.json" \
 	'.backend == "rocksdb" and .crashes_survived == 30 and .commits_lost == 0 and .keys_with_loss == 0 and
 	 .commits >= 300 and .keys_checked > 0 and .crashes_after_stall > 0'
-jq -r '"  (\(.crashes_survived) crashes, \(.commits) commits, \(.keys_checked) key checks, \(.commits_lost) lost, \(.seconds | floor) s)"' "$T/crash.json" 2>/dev/null >&2
+jq -r '"  (\(.crashes_survived) crashes, \(.commits) commits, \(.keys_checked) key checks, \(.commits_lost) lost, \(.seconds | floor) s)"' "$T/crash.json" >&2 2>/dev/null
 jq --arg d "$T/crash-neg" '. + {dir: $d}' "$T/crash.cfg.json" >"$T/neg.cfg.json"
 OQB_FAULT=skip-recovery "$OQB_BIN/oqb-crashtest" "$T/neg.cfg.json" --crashes 8 --out "$T/neg.json" \
 	>/dev/null 2>"$T/neg.err"
