@@ -49,8 +49,12 @@ crash() {
 	RC=$?
 	echo "  $name: $(grep '^crashtest: [0-9]' "$T/$name.err" | tail -1 | cut -c12-), $((SECONDS - t0)) s" >&2
 	if [ -n "$OUT" ]; then
-		cp "$T/$name.json" "$OUT/$name.json" 2>/dev/null
-		cp "$T/$name.server.log" "$OUT/$name.server.log" 2>/dev/null
+		# the copy names the server log beside it (or none), never the
+		# one in $T, which goes with the guest
+		local log=null
+		cp "$T/$name.server.log" "$OUT/$name.server.log" 2>/dev/null && log=$OUT/$name.server.log
+		[ -f "$T/$name.json" ] && jq --arg l "$log" '.server_log = (if $l == "null" then null else $l end)' \
+			"$T/$name.json" >"$OUT/$name.json"
 		cp "$T/$name.err" "$OUT/$name.err" 2>/dev/null
 	fi
 }

@@ -48,15 +48,40 @@ if [ $? -eq 2 ]; then
 	finish
 fi
 
+# The guest keeps its reports in CRASH_VERBS_OUT (a directory in the
+# checkout, which the VM shares read-write); make test uses a scratch one,
+# to check that each kept report names only files that exist (issue 39).
+scratch_out=
+if [ -z "${CRASH_VERBS_OUT:-}" ]; then
+	scratch_out=$PWD/build/crash-verbs-test.$$
+	CRASH_VERBS_OUT=$scratch_out
+fi
 t0=$SECONDS
 lim=${OQB_CRASH_VM_TIMEOUT:-600}
 envs=(-e OQB_BIN)
 for v in CRASH_VERBS_N CRASH_VERBS_NEG CRASH_VERBS_ROCKSDB CRASH_VERBS_COMBOS CRASH_VERBS_OUT; do
-	[ -n "${!v+x}" ] && envs+=(-e "$v")
+	[ -n "${!v+x}" ] && envs+=(-e "$v=${!v}")
 done
 "$VM_RUNNER" -t "$lim" "${envs[@]}" -- bash tests/verbs/guest-crash.sh >"$T/guest.out" 2>"$T/guest.err"
 rc=$?
 grep -E '^  ' "$T/guest.err" >&2   # each crash test's figures and time
 echo "  (the VM, boot included: $((SECONDS - t0)) s)" >&2
 vm_report verbs-crash $rc "$lim" "$T/guest.out" "$T/guest.err"
+if [ "$rc" != 125 ]; then
+	bad_refs=
+	n_reports=0
+	for f in "$CRASH_VERBS_OUT"/*.json; do
+		[ -f "$f" ] || continue
+		n_reports=$((n_reports + 1))
+		l=$(jq -r '.server_log // "null"' "$f")
+		[ "$l" = null ] || [ -f "$l" ] || bad_refs+=" $(basename "$f"): $l;"
+	done
+	if [ "$n_reports" -gt 0 ] && [ -z "$bad_refs" ]; then
+		ok "verbs-crash: the $n_reports kept reports name only server logs that exist"
+	else
+		notok "verbs-crash: kept reports name only server logs that exist" \
+			"${bad_refs:-no report kept in $CRASH_VERBS_OUT}"
+	fi
+fi
+[ -n "$scratch_out" ] && rm -rf "$scratch_out"
 finish
