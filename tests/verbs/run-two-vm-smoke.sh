@@ -21,8 +21,9 @@ set -u
 me=two-vm/vm$RXE_PAIR_N
 result() { if [ "$2" = 0 ]; then echo "ok $me/$1"; else echo "not ok $me/$1"; fi; }
 show() { local f; for f; do echo "--- vm$RXE_PAIR_N $f" >&2; tail -n 15 "$f" >&2; done; }
-# retry (the checkout is visible read-only at its own path in the guest)
-. "$OQB_TESTS/verbs/retry.sh" || { echo "not ok $me/retry-helper: cannot read $OQB_TESTS/verbs/retry.sh"; exit 1; }
+# retry, copied into the shared directory (the guest's cwd): a checkout
+# under the host's /tmp is not visible in the guest, which mounts its own
+. ./retry.sh || { echo "not ok $me/retry-helper: cannot read $PWD/retry.sh"; exit 1; }
 # wait_for SECS CMD...: poll a local readiness check.
 wait_for() {
 	local end=$((SECONDS + $1)); shift
@@ -95,6 +96,7 @@ EOF
 
 pair=$T/pair
 mkdir -p "$pair" "$T/share"
+cp tests/verbs/retry.sh "$T/share/" || { notok two-vm-smoke "cannot copy tests/verbs/retry.sh to $T/share"; finish; }
 vm_pids=()
 stop_vms() {
 	local p
@@ -106,7 +108,7 @@ trap stop_vms EXIT
 
 t0=$SECONDS
 for n in 1 2; do
-	"$VM_RUNNER" -P "$pair:$n" -C "$T/share" -t 900 -e OQB_TESTS="$PWD/tests" -- bash -c "$guest" \
+	"$VM_RUNNER" -P "$pair:$n" -C "$T/share" -t 900 -- bash -c "$guest" \
 		>"$T/out$n" 2>"$T/err$n" &
 	vm_pids+=($!)
 done
