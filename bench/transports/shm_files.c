@@ -30,8 +30,8 @@ void *map_file(const char *path, size_t size, int create, char *err, size_t errl
 	if (!create) {
 		struct stat st;
 		if (fstat(fd, &st) != 0 || (size_t)st.st_size < size) {
-			snprintf(err, errlen, "%s: file is shorter than expected (%zu bytes); "
-				 "server and client versions differ?", path, size);
+			snprintf(err, errlen, "%s: file is shorter than the %zu bytes this build expects; "
+				 "start the client and the server from the same oqbench build", path, size);
 			close(fd);
 			return NULL;
 		}

@@ -51,9 +51,9 @@ crash() {
 	if [ -n "$OUT" ]; then
 		# the copy names the server log beside it (or none), never the
 		# one in $T, which goes with the guest
-		local log=null
+		local log=
 		cp "$T/$name.server.log" "$OUT/$name.server.log" 2>/dev/null && log=$OUT/$name.server.log
-		[ -f "$T/$name.json" ] && jq --arg l "$log" '.server_log = (if $l == "null" then null else $l end)' \
+		[ -f "$T/$name.json" ] && jq --arg l "$log" '.server_log = (if $l == "" then null else $l end)' \
 			"$T/$name.json" >"$OUT/$name.json"
 		cp "$T/$name.err" "$OUT/$name.err" 2>/dev/null
 	fi
