@@ -188,6 +188,63 @@ host_flags() {
 		sort -u | head -4 | paste -sd ';' - | sed 's/;/; /g'
 }
 
+# ---- evidence of a busy host that the code under test cannot produce ----
+# A timing case may skip only on evidence from outside the processes it
+# judges (issue 48).  host_mark before an attempt and host_busy after it
+# (both called in the test's own shell, never inside $(...): bash's `times`
+# must see this shell's children) compare the CPU time the kernel charged
+# on this machine (/proc/stat: user, nice, system, irq, softirq, steal)
+# with the CPU time of this test's own process tree.  What is left was
+# taken by other tasks (another job, a hog, the hypervisor's steal).  The
+# code under test can only change its own CPU time, which is subtracted,
+# and a thread that blocks or slows in its own code adds nothing, so a
+# regression cannot make this evidence.  host_busy sets HOST_EVIDENCE (a
+# sentence with the share, empty on a calm host) and returns 0 when other
+# tasks took OQB_HOST_BUSY_PCT (10) % of a CPU or more over the attempt.
+# host_cpu_ticks: CPU time (clock ticks) the kernel charged on all CPUs:
+# user, nice, system, irq, softirq and steal (/proc/stat's first line).
+host_cpu_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+# own_cpu_ticks: sets OWN_TICKS, the CPU time (clock ticks) of this test's
+# process tree: the shell and its reaped children (bash's `times`, which
+# must run in this shell, not in a $(...)) plus every live descendant with
+# its reaped children (/proc/PID/stat).
+own_cpu_ticks() {
+	local live tf=${T:-/tmp}/.own-times.$$
+	times >"$tf"
+	live=$(ps -e -o pid=,ppid= | awk -v root=$$ '{ p[$1] = $2 }
+		END { for (x in p) { y = x; n = 0; while ((y in p) && y != root && n++ < 64) y = p[y]; if (y == root && x != root) print x } }')
+	OWN_TICKS=$({ cat "$tf"; for x in $live; do
+		sed 's/^.*) //' /proc/$x/stat 2>/dev/null | awk '{ print "T", $12 + $13 + $14 + $15 }'
+	done; } | awk -v hz="$(getconf CLK_TCK)" '
+		$1 == "T" { t += $2; next }
+		{ for (i = 1; i <= NF; i++) { split($i, a, "m"); sub("s", "", a[2]); t += (a[1] * 60 + a[2]) * hz } }
+		END { printf "%d\n", t }')
+	rm -f "$tf"
+}
+host_mark() { own_cpu_ticks; HOST_MARK="$(date +%s%N) $(host_cpu_ticks) $OWN_TICKS"; }
+host_busy() {
+	local min=${1:-${OQB_HOST_BUSY_PCT:-10}} now all
+	now=$(date +%s%N); all=$(host_cpu_ticks); own_cpu_ticks
+	HOST_EVIDENCE=$(awk -v m="$HOST_MARK" -v now="$now" -v all="$all" -v own="$OWN_TICKS" -v hz="$(getconf CLK_TCK)" -v min="$min" '
+		BEGIN { split(m, a, " "); s = (now - a[1]) / 1e9; if (s <= 0) exit
+			other = ((all - a[2]) - (own - a[3])) / hz; pct = 100 * other / s
+			if (pct >= min)
+				printf "other tasks took %.0f %% of a CPU over %.1f s (the kernel'"'"'s accounting, /proc/stat, less this test'"'"'s own processes)\n", pct, s }')
+	[ -n "$HOST_EVIDENCE" ]
+}
+
+# skip_host NAME EVIDENCE DETAIL: a timing case that failed while other
+# tasks took the CPU (EVIDENCE: host_busy's, of every attempt judged).
+# run-tests.sh counts these apart ("host busy"); OQB_STRICT_TIMING=1 (a
+# quiet stage, a pinned lab runner) makes them failures.
+skip_host() {
+	if [ "${OQB_STRICT_TIMING:-0}" = 1 ]; then
+		notok "$1" "OQB_STRICT_TIMING=1: $3 (host busy: $2)"
+	else
+		echo "skip $1: host busy: $2; $3"
+	fi
+}
+
 # median_rise RATIO: the jq test of Fig 10's shape on a run.json: its last
 # point's median is RATIO times its first's or more, or none of the last
 # point's requests was answered within the run.
