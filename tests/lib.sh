@@ -153,10 +153,24 @@ progress_shows() {
 # shape_holds RUN_JSON NAME JQ [NAME JQ]...: 0 when every JQ holds on
 # RUN_JSON (nothing said): a shape check that decides whether to measure
 # again.  shape_check: the same cases as jcheck results, called after the
-# second run; a case that fails there is skipped with the reason when the
-# run's own checks saw the host take CPU from it (host_flags), since a
-# spinning server worker that shares its CPU fills its queue at any load
-# (issue 39: a busy neighbour must not fail CI); on a calm run it fails.
+# last run.  A shape depends on the host's calm (a spinning server worker
+# that shares its CPU fills its queue at any load), so a case that fails
+# is skipped when, and only when, other tasks took the CPU in every run
+# measured (shape_begin before the first, shape_mark and shape_done around
+# each: host_busy, evidence from outside the processes judged); a failure
+# after any calm run is a failure.  In the Soft-RoCE guest the guest's own
+# accounting cannot see the host, so with OQB_TIMING_RELAY=1 a failing
+# case prints "timing-fail NAME :: DETAIL" and the host's runner decides
+# (tests/vm/vm-test-lib.sh: vm_relay, with the host's evidence over the
+# VM's run).  Counts and causal bounds never belong in a shape: they are
+# jcheck cases that judge every run.
+shape_begin() { SHAPE_EVIDENCE=; SHAPE_CALM=0; SHAPE_N=0; }
+shape_mark() { host_mark; }
+shape_done() {
+	SHAPE_N=$((SHAPE_N + 1))
+	if host_busy; then SHAPE_EVIDENCE="${SHAPE_EVIDENCE:+$SHAPE_EVIDENCE; }run $SHAPE_N: $HOST_EVIDENCE"
+	else SHAPE_CALM=$((SHAPE_CALM + 1)); fi
+}
 shape_holds() {
 	local r=$1 i
 	shift
@@ -166,15 +180,21 @@ shape_holds() {
 	done
 }
 shape_check() {
-	local r=$1 i flags
+	local r=$1 i why
 	shift
 	local c=("$@")
-	flags=$(host_flags "$r")
 	for ((i = 0; i < ${#c[@]}; i += 2)); do
-		if [ -n "$flags" ] && ! jq -e "${c[i + 1]}" "$r" >/dev/null 2>&1; then
-			skip "${c[i]}" "the host took CPU from the run in both measurements (its checks: $flags; load $(cut -d' ' -f1-3 /proc/loadavg)), so the shape is the host's"
+		if jq -e "${c[i + 1]}" "$r" >/dev/null 2>&1; then
+			ok "${c[i]}"
+			continue
+		fi
+		why="jq '$(echo "${c[i + 1]}" | tr -s ' \t\n' ' ')' does not hold on the last of ${SHAPE_N:-1} run(s)"
+		if [ "${OQB_TIMING_RELAY:-0}" = 1 ]; then
+			echo "timing-fail ${c[i]} :: $why"
+		elif [ "${SHAPE_N:-0}" -gt 0 ] && [ "${SHAPE_CALM:-1}" = 0 ]; then
+			skip_host "${c[i]}" "$SHAPE_EVIDENCE" "$why"
 		else
-			jcheck "${c[i]}" "$r" "${c[i + 1]}"
+			notok "${c[i]}" "$why (${SHAPE_CALM:-?} of ${SHAPE_N:-?} run(s) on a calm host)"
 		fi
 	done
 }
@@ -229,7 +249,7 @@ host_busy() {
 		BEGIN { split(m, a, " "); s = (now - a[1]) / 1e9; if (s <= 0) exit
 			other = ((all - a[2]) - (own - a[3])) / hz; pct = 100 * other / s
 			if (pct >= min)
-				printf "other tasks took %.0f %% of a CPU over %.1f s (the kernel'"'"'s accounting, /proc/stat, less this test'"'"'s own processes)\n", pct, s }')
+				printf "other tasks took %.0f %% of a CPU over %.1f s (/proc/stat less this test'"'"'s processes)\n", pct, s }')
 	[ -n "$HOST_EVIDENCE" ]
 }
 

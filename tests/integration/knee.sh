@@ -19,7 +19,10 @@ jq '.name = "knee" | .duration_s = 0.3 | .warmup_s = 0.1 | .timeouts = {start_de
     | .arrival.loads_ops = {auto: true, fractions: [0.5, 1.0, 2.0],
                             search: {start_ops: 20000, factor: 4, refine: 1, probe_s: 0.2, warmup_s: 0.1}}' \
 	"$BASE" >"$T/knee.json"
+knee_evidence=
+host_mark
 if "$OQB_BIN/oqb" run "$T/knee.json" --out "$T/run" >"$T/run.out" 2>"$T/run.err"; then
+	host_busy && knee_evidence="run 1: $HOST_EVIDENCE" || knee_evidence="run 1: calm"
 	ok "search and sweep run"
 else
 	notok "search and sweep run" "$(tail -5 "$T/run.err")"
@@ -53,20 +56,36 @@ n_lines=$(grep -cE '^knee: (oq|rawrpc) [0-9]+ ops/s: (saturated|sustained) \(ach
 if [ "$n_lines" -eq "$n_probes" ]; then ok "a progress line per probe"
 else notok "a progress line per probe" "$n_lines lines for $n_probes probes: $(head -3 "$T/run.err")"; fi
 
-# The last load lies past the knee.  When it was not saturated anyway, say
-# why from run.json: a host too busy to tell (interference), or a knee
-# found low because the host was slower during the search than the sweep.
-if jq -e '(.knee.loads_ops | max) as $m | [.points[] | select(.offered_ops == $m)] | length == 2 and all(.saturated)' \
-	"$R" >/dev/null 2>&1; then
+# The last load lies past the knee: both systems' points there are
+# flagged saturated.  A knee found low (the host slower during the search
+# than during the sweep) misses it; the search and sweep then run once
+# more, and a miss in both is skipped only when other tasks took the CPU
+# in both runs (host_busy: evidence from outside the processes judged).
+# A broken saturation flag misses it on a calm host and fails.
+last_saturated() {
+	jq -e '(.knee.loads_ops | max) as $m | [.points[] | select(.offered_ops == $m)] | length == 2 and all(.saturated)' \
+		"$1" >/dev/null 2>&1
+}
+last_why() {
+	jq -r '(.knee.loads_ops | max) as $m | [.points[] | select(.offered_ops == $m and (.saturated | not))
+		| "\(.system) achieved \(.achieved_ops | floor) of \(.offered_ops) ops/s"] | join("; ")' "$1" 2>/dev/null
+}
+R2=$R
+if ! last_saturated "$R" && [ -f "$R" ]; then
+	echo "  knee: the last load not saturated in run 1 ($(last_why "$R"), knee $(jq .knee.ops "$R")); measuring again" >&2
+	host_mark
+	"$OQB_BIN/oqb" run "$T/knee.json" --out "$T/run2" >"$T/run2.out" 2>"$T/run2.err"
+	host_busy && knee_evidence="$knee_evidence${knee_evidence:+; }run 2: $HOST_EVIDENCE" ||
+		knee_evidence="${knee_evidence:+$knee_evidence; }run 2: calm"
+	R2=$T/run2/run.json
+fi
+if last_saturated "$R" || last_saturated "$R2"; then
 	ok "the last load (2 x knee) is flagged saturated"
-elif jq -e '(.knee.loads_ops | max) as $m | [.points[] | select(.offered_ops == $m)] | length == 2' "$R" >/dev/null 2>&1; then
-	why=$(jq -r '(.knee.loads_ops | max) as $m | [.points[] | select(.offered_ops == $m and (.saturated | not))
-		| "\(.system) achieved \(.achieved_ops | floor) of \(.offered_ops) ops/s, checks warned: "
-		  + ([.checks[] | select(.status == "warn") | .name] | join(","))] | join("; ")' "$R")
-	skip "the last load (2 x knee) is flagged saturated" "not on this run: $why; the knee $(jq .knee.ops "$R") \
-came from probes of 0.2 s, and a shared host that was slower during the search than during the sweep puts it low"
+elif [[ $knee_evidence == "run 1: "* && $knee_evidence == *"run 2: "* && $knee_evidence != *calm* ]]; then
+	skip_host "the last load (2 x knee) is flagged saturated" "$knee_evidence" \
+		"not in 2 runs: $(last_why "$R2"); the knee $(jq .knee.ops "$R2") came from probes of 0.2 s"
 else
-	notok "the last load (2 x knee) is flagged saturated" "not two points at the last load"
+	notok "the last load (2 x knee) is flagged saturated" "not in 2 runs (host: ${knee_evidence:-calm in run 1}): run 1: $(last_why "$R"); run 2: $(last_why "$R2")"
 fi
 
 # Bad automatic forms: refused before anything starts, naming the field.

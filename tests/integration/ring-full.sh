@@ -41,11 +41,14 @@ SHAPE=(
 	"$(median_rise "$RATIO")"
 )
 
+shape_begin
 for try in 1 2; do
 	start=$SECONDS
 	rm -rf "$T/rf"
+	shape_mark
 	timeout -k 5 300 "$OQB_BIN/oqb" run "$CFG" "${sets[@]}" --out "$T/rf" >"$T/rf.out" 2>"$T/rf.err"
 	rc=$?
+	shape_done
 	R=$T/rf/run.json
 	if [ $rc -ne 0 ] || [ ! -f "$R" ]; then
 		notok "ring full: oqb run $CFG exited $rc" "$(tail -20 "$T/rf.err")"
@@ -65,4 +68,22 @@ jcheck "ring full: every point's history passes oqb check (no commit lost)" "$R"
 jcheck "ring full: no RDMA counters on shm (no device involved)" "$R" 'all(.points[]; has("rdma_counters") | not)'
 progress_shows "ring full: the progress line of each point shows its ring full waits" "$R" "$T/rf.err" \
 	'.points[] | "ring full waits=\(.ring_full_waits)"' 'ring full waits=[0-9]*'
+
+# The count as an invariant: a worker that takes 2 ms per request (the
+# test-only server delay, bench/fault.h) runs at most 500 ops/s on any
+# host; offered 4,000 ops/s for 0.6 s, the clients' 2,400 due requests
+# cannot fit in 64 slots plus what it executes, so they must find the ring
+# full, wait, and count it, busy host or not (a slower host only fills it
+# sooner).  A counter that is never incremented fails here.
+OQB_FAULT=server-delay-ns:2000000 timeout -k 5 120 "$OQB_BIN/oqb" run "$CFG" --set canary=false \
+	--set 'arrival.loads_ops=[4000]' --set duration_s=0.6 --set warmup_s=0.1 --set repeat=1 \
+	--set history=false --set check=false --out "$T/stopped" >"$T/stopped.out" 2>"$T/stopped.err"
+rc=$?
+if [ $rc -ne 0 ] || [ ! -f "$T/stopped/run.json" ]; then
+	notok "ring full: a slowed worker's clients count ring full waits (invariant)" "oqb run exited $rc: $(tail -5 "$T/stopped.err")"
+else
+	jcheck "ring full: a slowed worker's clients count ring full waits (invariant)" "$T/stopped/run.json" \
+		'.points[0].ring_full_waits > 0 and .points[0].full_wait_ns > 0' ||
+		jq -c '.points[0] | {offered_ops, achieved_ops, ring_full_waits, full_wait_ns, unsent}' "$T/stopped/run.json" >&2
+fi
 finish

@@ -62,33 +62,35 @@ gen_run() {
 }
 # gen_judge ID TITLE JQ-TEST ARGS...: up to three (base, fault) pairs; ok
 # at the first pair that passes JQ-TEST (given $b and $f, the two
-# results).  A pair whose base p50 is not near the 300 us service (under
-# 600 us), or in which a client thread got under 90 % of its CPU (another
-# task shared it: seen beside one CPU hog), was disturbed and judges
-# nothing; when no pair was undisturbed the case says skip, with the
-# numbers.
-cpu_ok() { jq -e '((.trust.cpu_ns | min) / .trust.switch_window_ns) >= 0.9' "$1" >/dev/null 2>&1; }
+# results), which includes a base p50 near the 300 us service (under
+# 600 us).  Each pair's base p50 is at least the service time, whatever
+# the host does (a causal bound: the server busy-waits 300 us per
+# request), so an ignored --service-ns fails at once.  When no pair
+# passes, the case is skipped only if every pair ran while other tasks
+# took the CPU (tests/lib.sh: host_busy, the kernel's accounting less
+# this test's processes); on a calm host it fails.
 gen_judge() {
-	local id=$1 name=$2 test=$3 i last="" judged=0
+	local id=$1 name=$2 test=$3 i last="" evidence="" calm=0
 	shift 3
 	for i in 1 2 3; do
+		host_mark
 		gen_run "gen-$id-base" "" "$@" && gen_run "gen-$id" client-gen-delay-ns:200000 "$@" || {
 			notok "gen-delay: $name: client failed" "$(tail -3 "$T/gen-$id-base.err" "$T/gen-$id.err")"
 			return; }
+		host_busy && evidence="$evidence pair $i: $HOST_EVIDENCE;" || calm=$((calm + 1))
 		last="pair $i: without the fault $(jq -c '{p50: .summary_ns.all.p50, ops: .achieved_ops}' "$T/gen-$id-base.json"), with it $(jq -c '{p50: .summary_ns.all.p50, ops: .achieved_ops}' "$T/gen-$id.json")"
-		jq -e '.summary_ns.all.p50 > 290000 and .summary_ns.all.p50 < 600000' "$T/gen-$id-base.json" >/dev/null &&
-			cpu_ok "$T/gen-$id-base.json" && cpu_ok "$T/gen-$id.json" || continue
-		judged=$((judged + 1))
+		jq -e '.summary_ns.all.p50 >= 295000' "$T/gen-$id-base.json" >/dev/null || {
+			notok "gen-delay: $name: the base p50 is at least the 300 us service" "$last"; return; }
 		if jq -e -n --slurpfile b "$T/gen-$id-base.json" --slurpfile f "$T/gen-$id.json" \
-			"\$b[0] as \$b | \$f[0] as \$f | $test" >/dev/null; then
+			"\$b[0] as \$b | \$f[0] as \$f | \$b.summary_ns.all.p50 < 600000 and $test" >/dev/null; then
 			ok "gen-delay: $name (pair $i: p50 $(jq '.summary_ns.all.p50 / 1000 | round' "$T/gen-$id-base.json") us without the fault, $(jq '.summary_ns.all.p50 / 1000 | round' "$T/gen-$id.json") us with it)"
 			return
 		fi
 	done
-	if [ $judged = 0 ]; then
-		skip "gen-delay: $name" "every pair disturbed (the base p50 not near the 300 us service, or a client thread short of CPU: the machine is busy); $last"
+	if [ $calm = 0 ]; then
+		skip_host "gen-delay: $name" "${evidence%;}" "no pair passed; $last"
 	else
-		notok "gen-delay: $name" "$test failed in $judged undisturbed pair(s); $last"
+		notok "gen-delay: $name" "base p50 < 600 us and $test failed in 3 pairs, $calm of them on a calm host; $last"
 	fi
 }
 if start_server "gen-delay" --system rawrpc --backend null --service-ns 300000; then
@@ -131,35 +133,39 @@ semantic_run() {
 		stop_server
 	done
 	oq=$(p50 "$T/sem-oq.json"); raw=$(p50 "$T/sem-rawrpc.json"); def=$(p50 "$T/sem-deferred.json")
-	[ -n "$oq" ] && [ -n "$raw" ] && [ -n "$def" ]
+	jq -se 'all(.[]; .lat_ns.nilext.n >= 1000)' "$T/sem-oq.json" "$T/sem-rawrpc.json" "$T/sem-deferred.json" \
+		>/dev/null 2>&1 && [ -n "$oq" ] && [ -n "$raw" ] && [ -n "$def" ]
 }
 if [ "${OQB_SANITIZE:-0}" = 1 ]; then
 	skip "semantic" "latency ratios are not meaningful under ASan/UBSan (checked by make test)"
 	finish
 fi
+# One bound is causal and judges every run, busy host or not: rawrpc
+# replies after executing, so its nilext p50 is at least the 50 us
+# service time (a stolen CPU can only make it slower).  oq far below the
+# service time and deferred between oq and rawrpc are timing
+# claims: a run that misses them is measured again, and after three runs
+# a claim that still fails is skipped only when other tasks took the CPU
+# in every run (host_busy: evidence from outside the processes judged).
+evidence=""; calm=0; raw_low=""
 for attempt in 1 2 3; do
+	host_mark
 	if ! semantic_run; then notok "semantic: run $attempt produced no results"; break; fi
+	host_busy && evidence="$evidence run $attempt: $HOST_EVIDENCE;" || calm=$((calm + 1))
 	echo "  semantic run $attempt, nilext p50 (ns): oq=$oq deferred=$def rawrpc=$raw (service 50000 ns)"
+	lt "$raw" 50000 && raw_low="$raw_low run $attempt: $raw ns;"
 	lt "$oq" 10000 && ! lt "$raw" 50000 && lt "$oq" "$def" && lt "$def" "$raw" && break
 done
 if [ -n "$oq" ] && [ -n "$raw" ] && [ -n "$def" ]; then
-	# After three runs: a client thread that got less than 90 % of its CPU
-	# (another task shared it) says the host, not the commit rules, set
-	# the medians: a failing case is then skipped with that reason
-	# (issue 39: a busy neighbour must not fail CI).  On a calm host, or
-	# with correct numbers, the cases judge as before.
-	why=$(jq -rs 'map({s: .system, share: ((.trust.cpu_ns | min) / .trust.switch_window_ns)}) |
-		map(select(.share < 0.9) | "\(.s) client \(.share * 100 | floor) %") | join(", ")' \
-		"$T/sem-oq.json" "$T/sem-rawrpc.json" "$T/sem-deferred.json" 2>/dev/null)
+	[ -z "$raw_low" ] && ok "semantic: rawrpc nilext p50 at least the service time (every run)" ||
+		notok "semantic: rawrpc nilext p50 at least the service time (every run)" "rawrpc nilext p50 < 50 us in$raw_low"
 	claim() {   # claim NAME STATUS DETAIL
 		if [ "$2" = 0 ]; then ok "$1"
-		elif [ -n "$why" ]; then skip "$1" "after three runs the host still took CPU from the client (last run: $why of its CPU; load $(cut -d' ' -f1-3 /proc/loadavg)): $3"
-		else notok "$1" "$3"; fi
+		elif [ $calm = 0 ]; then skip_host "$1" "${evidence%;}" "$3"
+		else notok "$1" "$3 ($calm of the runs on a calm host)"; fi
 	}
 	lt "$oq" 10000
 	claim "semantic: oq nilext p50 far below the service time" $? "oq nilext p50 $oq ns is not far below 50 us"
-	! lt "$raw" 50000
-	claim "semantic: rawrpc nilext p50 at least the service time" $? "rawrpc nilext p50 $raw ns < 50 us"
 	lt "$oq" "$def" && lt "$def" "$raw"
 	claim "semantic: deferred between oq and rawrpc" $? "expected oq < deferred < rawrpc, got $oq / $def / $raw"
 else

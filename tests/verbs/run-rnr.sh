@@ -24,8 +24,12 @@ env=(-e OQB_BIN)
 [ -n "${RNR_DURATION_S:-}" ] && env+=(-e RNR_DURATION_S)
 t0=$SECONDS
 lim=${OQB_RNR_VM_TIMEOUT:-600}
+# the guest's shape cases are decided here, on the host's evidence
+export OQB_TIMING_RELAY=1
+vm_host_mark
 "$VM_RUNNER" -t "$lim" "${env[@]}" -- bash tests/verbs/guest-rnr.sh >"$T/guest.out" 2>"$T/guest.err"
 rc=$?
+vm_host_busy
 grep -E '^  ' "$T/guest.err" >&2
 echo "  (the VM, boot included: $((SECONDS - t0)) s)" >&2
 vm_report verbs-rnr $rc "$lim" "$T/guest.out" "$T/guest.err"

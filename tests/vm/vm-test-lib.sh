@@ -37,14 +37,26 @@ vm_preflight() {
 }
 
 # vm_relay FILE: pass on the "ok"/"not ok"/"skip" lines a guest printed, so
-# that they count here; other lines are ignored.  Returns 1 if FILE has no
-# result line at all.
+# that they count here; other lines are ignored.  A "timing-fail NAME ::
+# DETAIL" line (a shape case that failed in a guest run with
+# OQB_TIMING_RELAY=1: tests/lib.sh, shape_check) is decided here, where
+# the host can be seen: skipped when VM_HOST_EVIDENCE (vm_host_mark before
+# the VM, vm_host_busy after it) says other tasks on the host took the CPU
+# over the VM's run, a failure otherwise.  Returns 1 if FILE has no result
+# line at all.
+vm_host_mark() { host_mark; VM_HOST_EVIDENCE=; }
+vm_host_busy() { host_busy && VM_HOST_EVIDENCE="on the host over the VM's run, $HOST_EVIDENCE"; }
 vm_relay() {
 	local line n=0
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok "${line#ok }"; n=$((n + 1)) ;;
 		"not ok "*) notok "${line#not ok }"; n=$((n + 1)) ;;
+		"timing-fail "*)
+			line=${line#timing-fail }
+			if [ -n "${VM_HOST_EVIDENCE:-}" ]; then skip_host "${line%% :: *}" "$VM_HOST_EVIDENCE" "${line#* :: }"
+			else notok "${line%% :: *}" "${line#* :: } (the host was calm over the VM's run)"; fi
+			n=$((n + 1)) ;;
 		"skip "*) echo "$line"; n=$((n + 1)) ;;
 		esac
 	done <"$1"
