@@ -2,8 +2,9 @@
 # Run oqbench's tests and print one summary line that CI can read:
 #   "tests: N passed, N failed, N skipped"
 #
-# Usage: tests/run-tests.sh [GROUP...]   GROUP is unit, integration or verbs
-# (default: all three).  Set by the Makefile: OQB_BIN (binaries) and
+# Usage: tests/run-tests.sh [GROUP...]   GROUP is unit, integration, verbs
+# (default: those three; `make test`) or long (`make test-long`): the
+# scripts listed in tests/long.list, which the other groups leave out.  Set by the Makefile: OQB_BIN (binaries) and
 # OQB_UNIT (unit-test binaries).  Every test prints "ok NAME", "not ok NAME"
 # or "skip NAME: why"; a test that exits non-zero without saying which case
 # failed counts as one failure, and so does a test that times out.
@@ -64,26 +65,36 @@ run_one() {   # run_one LABEL CMD...
 	echo "   ($((SECONDS - t0)) s: $p ok, $f failed, $s skipped)"
 }
 
+# in_long SCRIPT: SCRIPT (tests/GROUP/NAME.sh) is on tests/long.list
+in_long() { grep -qxF "$1" tests/long.list; }
+
 for g in "${groups[@]}"; do
 	case $g in
+	long)
+		while read -r s _; do
+			case $s in ''|'#'*) continue ;; esac
+			[ -f "$s" ] || { echo "not ok long: tests/long.list names $s, which does not exist"; fail=$((fail + 1)); continue; }
+			n=${s#tests/}
+			run_one "${n%.sh}" bash "$s"
+		done <tests/long.list ;;
 	unit)
 		for b in "$OQB_UNIT"/test_*; do
 			[ -x "$b" ] && run_one "unit/$(basename "$b")" "$b"
 		done ;;
 	integration)
 		for s in tests/integration/*.sh; do
-			[ -f "$s" ] && run_one "integration/$(basename "$s" .sh)" bash "$s"
+			[ -f "$s" ] && ! in_long "$s" && run_one "integration/$(basename "$s" .sh)" bash "$s"
 		done ;;
 	verbs)
 		for s in tests/verbs/run-*.sh; do
-			[ -f "$s" ] && run_one "verbs/$(basename "$s" .sh)" bash "$s"
+			[ -f "$s" ] && ! in_long "$s" && run_one "verbs/$(basename "$s" .sh)" bash "$s"
 		done ;;
 	*)
 		# a single test by path or name
 		if [ -x "$OQB_UNIT/$g" ]; then run_one "unit/$g" "$OQB_UNIT/$g"
 		elif [ -f "tests/integration/$g.sh" ]; then run_one "integration/$g" bash "tests/integration/$g.sh"
 		elif [ -f "$g" ]; then run_one "$g" bash "$g"
-		else echo "run-tests: no test group or test named '$g' (groups: unit integration verbs)" >&2; exit 2
+		else echo "run-tests: no test group or test named '$g' (groups: unit integration verbs long)" >&2; exit 2
 		fi ;;
 	esac
 done

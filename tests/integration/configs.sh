@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # configs.sh - every configs/*.json end to end, shortened with `oqb run
 # --set` (crashtest-*.json are crashtest.sh's): 0.3 s measured after 0.1 s
-# of warm-up, one low Poisson load or the first two closed-loop depths, the
+# of warm-up, one trial without canary or reruns, one low Poisson load or the first two closed-loop depths, the
 # first two sweep values, small YCSB record counts.  Asserts on run.json:
 # schema and status, points = systems x sweep values x loads, samples in
 # every point that is not saturated, sweep and durable fields per point,
@@ -28,8 +28,9 @@ SWEPT=""
 for cfg in "$ROOT"/configs/*.json; do
 	name=$(basename "$cfg" .json)
 	case $name in crashtest-*) continue ;; esac
+	# a functional test: one trial, no canary, no reruns (it judges none)
 	args=(--set duration_s=0.3 --set warmup_s=0.1 --set timeouts.start_delay_ms=100
-	      --set "hosts.scratch_dir=$SCR")
+	      --set "hosts.scratch_dir=$SCR" --set repeat=1 --set canary=false --set rerun_disturbed=0)
 	if [ "$(jq -r .arrival.kind "$cfg")" = closed ]; then
 		args+=(--set "arrival.outstanding=$(jq -c '[.arrival.outstanding] | flatten | .[:2]' "$cfg")")
 	else
