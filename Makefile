@@ -143,7 +143,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-.PHONY: all test check deps deps-auto demo figures clean test-verbs test-erpc test-scale test-faults test-faults-rnr microbench bench print-includes \
+.PHONY: all test test-long check deps deps-auto demo figures clean test-verbs test-erpc test-scale test-faults test-faults-rnr microbench bench print-includes \
         test-crash-rocksdb test-dead-hosts test-netem test-faults-verbs
 all: $(BINS) $(UNIT_BIN)
 
@@ -195,11 +195,17 @@ deps:
 deps-auto:
 	@harness/install-deps.sh --if-missing
 
-# `make test` = build, then every test (unit, integration, verbs-in-VM).
+# `make test` = build, then every test (unit, integration, verbs-in-VM)
+# but the full-size and multi-VM runs of tests/long.list, which
+# `make test-long` runs; CI (.ci/run) runs both.
 test: deps-auto
 	@$(MAKE) --no-print-directory all
 	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) OQB_ERPC_DIR=$(ERPC_DIR) \
 	  OQB_ERPC=$(if $(ERPC_DIR),1,0) tests/run-tests.sh $(or $(TESTS),$(ERPC_TESTS))
+
+test-long: deps-auto
+	@$(MAKE) --no-print-directory all
+	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh long
 
 # The default groups, plus the eRPC tests (config.sh always; run-erpc.sh
 # runs in the VM with ERPC_DIR, and says skip without it).
