@@ -295,11 +295,11 @@ test-faults: deps-auto
 # Soft-RoCE VM (RNR NAKs counted from the device, histories checked, the
 # P99 past the onset against below it), and configs/rnr-shm.json's eight
 # fractions of the knee on shm (ring full waits).  make test runs two
-# points of each (tests/verbs/run-rnr.sh, tests/integration/ring-full.sh).
+# points of each (tests/verbs/guest-rnr.sh through run-guests.sh, tests/integration/ring-full.sh).
 test-faults-rnr: deps-auto
 	@$(MAKE) --no-print-directory all
-	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) RNR_LOADS=config RING_FULL_FRACTIONS=config \
-	  tests/run-tests.sh tests/verbs/run-rnr.sh tests/integration/ring-full.sh
+	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) RNR_LOADS=config RING_FULL_FRACTIONS=config OQB_GUESTS=rnr \
+	  tests/run-tests.sh tests/verbs/run-guests.sh tests/integration/ring-full.sh
 
 # The crash test on the verbs path at full count (issue 39.2;
 # docs/durability.md): in one Soft-RoCE VM, 200 SIGKILLs of a durable verbs

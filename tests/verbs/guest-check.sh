@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # guest-check.sh - `oqb check` on the verbs transport, inside the Soft-RoCE
-# VM (tests/verbs/run-check.sh starts it through tests/vm/rxe-vm; by hand on
+# VM (tests/verbs/run-guests.sh starts it through tests/vm/rxe-vm; by hand on
 # an RDMA host: RXE_IP=ADDR OQB_BIN=$PWD/bin bash tests/verbs/guest-check.sh).
 #
 # What it shows, per case one "ok" / "not ok" line:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # guest-engines.sh - the real storage engines over verbs, inside the
-# Soft-RoCE VM (tests/verbs/run-engines.sh starts it through tests/vm/rxe-vm;
+# Soft-RoCE VM (tests/verbs/run-guests.sh starts it through tests/vm/rxe-vm;
 # by hand on an RDMA host: RXE_IP=ADDR OQB_BIN=$PWD/bin OQB_UNIT=$PWD/build/default/tests
 # bash tests/verbs/guest-engines.sh).
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # guest-rnr.sh - receiver not ready, driven (issue 39.4), inside the
-# Soft-RoCE VM (tests/verbs/run-rnr.sh starts it): configs/rnr-verbs.json
+# Soft-RoCE VM (tests/verbs/run-guests.sh starts it): configs/rnr-verbs.json
 # through `oqb run`, a write-heavy oq load on one server worker with a
 # 128-slot receive queue; by default (make test) one point below the
 # server's capacity and one past it, with RNR_LOADS=config the config's
