@@ -234,8 +234,9 @@ test-verbs: deps-auto
 # hosts: Fig 6's shape at 1, 2, 4 and 8 hosts (3,456 server QPs at 8, 144
 # with delegation), Figs 7/8's config (16 workers, oq, rawrpc, deferred,
 # Poisson) and durable oq, with histories checked (tests/verbs/run-scale.sh);
-# the same shape on shm, and under a 9-node Slurm test cluster.  make test
-# runs the verbs shape at 4 x 16 x 16 (1,024 QPs) and the other two as here.
+# the same shape on shm, and under a 9-node Slurm test cluster.  make
+# test-long runs the verbs shape at 4 x 16 x 16 (1,024 QPs) and the other
+# two as here.
 SCALE_TESTS := tests/verbs/run-scale.sh tests/integration/scale-shm.sh tests/integration/slurm-scale.sh
 test-scale: deps-auto
 	@$(MAKE) --no-print-directory all

@@ -3,7 +3,7 @@
 # (tests/verbs/guest-scale.sh says what runs and what is checked; its
 # figures come back as "# ..." lines, docs/scale.md).
 #
-# make test runs a reduced shape (4 client hosts x 16 threads x 16 workers:
+# make test-long runs a reduced shape (4 client hosts x 16 threads x 16 workers:
 # 1,024 server QPs), so the scale path cannot rot; `make test-scale` runs
 # the paper's (8 x 24 x 18: 3,456 QPs, 144 with delegation) through
 # OQB_SCALE_HOSTS, OQB_SCALE_THREADS and OQB_SCALE_WORKERS.  Without a
