@@ -275,7 +275,9 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 		}
 		/* never outlive the tester (a tester killed by SIGKILL cannot
 		 * stop its server); and it may have died before this line, so
-		 * its PID is checked after the signal is set, not before */
+		 * its PID is checked after the signal is set, not before.  The
+		 * signal comes when the thread that forked ends: start_server
+		 * runs in the tester's main thread only. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
