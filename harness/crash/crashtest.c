@@ -102,6 +102,8 @@ struct ct_run {
 	_Atomic int paused;
 	struct ct_thread *t;
 	char state[8192];             /* the server's rings when a check failed */
+	int starts;                   /* server starts so far */
+	int hold_spot, hold_start;    /* OQB_CRASHTEST_HOLD (below) */
 };
 
 static const char *const ct_backends[] = { "pmkv", "rocksdb", NULL };
@@ -154,6 +156,77 @@ static const struct conf_key ct_schema[] = {
 	{ NULL },
 };
 
+/*
+ * Test hook, for tests/integration/crashtest-killed.sh: a tester killed at
+ * any point of its cycle leaves no server.  OQB_CRASHTEST_HOLD=SPOT:N holds
+ * the tester at its Nth server start (1: the first) at SPOT, after one line
+ * on stderr, "oqb crashtest: held at SPOT, start N, child PID", until the
+ * tester dies (at most 60 s), so that a kill lands there every time:
+ *   child   the new child, right after fork: its parent-death signal not
+ *           yet set (it must see the tester gone and exit by itself)
+ *   armed   the child after its signal is set and the tester checked,
+ *           before exec (the signal must end it)
+ *   parent  the tester, right after fork, before it notes the child's PID
+ * Off unless set; a malformed value is an error.
+ */
+enum { HOLD_OFF, HOLD_CHILD, HOLD_ARMED, HOLD_PARENT };
+static const char *const hold_spots[] = { "", "child", "armed", "parent" };
+
+static int hold_parse(struct ct_run *r)
+{
+	const char *e = getenv("OQB_CRASHTEST_HOLD");
+	char spot[16];
+	int n, used = 0;
+	if (!e || !*e)
+		return 0;
+	if (sscanf(e, "%15[a-z]:%d%n", spot, &n, &used) == 2 && !e[used] && n >= 1)
+		for (int i = HOLD_CHILD; i <= HOLD_PARENT; i++)
+			if (!strcmp(spot, hold_spots[i])) {
+				r->hold_spot = i;
+				r->hold_start = n;
+				return 0;
+			}
+	fprintf(stderr, "oqb crashtest: OQB_CRASHTEST_HOLD=%s: expected SPOT:N, SPOT child, armed or parent and "
+		"N >= 1 (a test hook; unset it for a real run)\n", e);
+	return -1;
+}
+
+/* the hook's line, with write(2) only: it is said in a child of a
+ * threaded process, between fork and exec */
+static void hold_say(int spot, int start, pid_t child)
+{
+	char buf[96];
+	size_t n = 0;
+	const char *parts[] = { "oqb crashtest: held at ", hold_spots[spot], ", start ", NULL, ", child ", NULL };
+	long nums[] = { 0, 0, 0, start, 0, child };
+	for (int i = 0; i < 6; i++) {
+		if (parts[i]) {
+			for (const char *c = parts[i]; *c && n < sizeof buf - 1; c++)
+				buf[n++] = *c;
+			continue;
+		}
+		char d[24];
+		int k = 0;
+		long v = nums[i];
+		do
+			d[k++] = (char)('0' + v % 10);
+		while ((v /= 10) && k < 23);
+		while (k && n < sizeof buf - 1)
+			buf[n++] = d[--k];
+	}
+	buf[n++] = '\n';
+	ssize_t w = write(2, buf, n);
+	(void)w;
+}
+
+/* holds the caller while `parent` is alive (in the tester itself: until it
+ * is killed), at most 60 s */
+static void hold(pid_t parent)
+{
+	for (int i = 0; i < 60000 && getppid() == parent; i++)
+		usleep(1000);
+}
+
 /* Starts the server and waits for its "ready" line; 0 or -1 + err. */
 static int start_server(struct ct_run *r, char *err, size_t errlen)
 {
@@ -189,17 +262,29 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 		}
 	argv[a] = NULL;
 	pid_t parent = getpid();
+	int held = ++r->starts == r->hold_start ? r->hold_spot : HOLD_OFF;
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
+		if (held == HOLD_CHILD) {
+			hold_say(held, r->starts, getpid());
+			hold(parent);
+		}
 		/* never outlive the tester (a tester killed by SIGKILL cannot
-		 * stop its server); and it may have died before this line */
+		 * stop its server); and it may have died before this line, so
+		 * its PID is checked after the signal is set, not before.  The
+		 * signal comes when the thread that forked ends: start_server
+		 * runs in the tester's main thread only. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
+		if (held == HOLD_ARMED) {
+			hold_say(held, r->starts, getpid());
+			hold(parent);
+		}
 		int lfd = open(r->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		dup2(pfd[1], 1);
 		if (lfd >= 0)
@@ -208,6 +293,10 @@ static int start_server(struct ct_run *r, char *err, size_t errlen)
 		execv(r->server_bin, argv);
 		fprintf(stderr, "exec %s: %s\n", r->server_bin, strerror(errno));
 		_exit(127);
+	}
+	if (held == HOLD_PARENT) {
+		hold_say(held, r->starts, pid);
+		hold(getppid());
 	}
 	close(pfd[1]);
 	r->pid = pid;
@@ -575,6 +664,8 @@ int crashtest_main(int argc, char **argv)
 			"threads %d (plus the checker's) is too many\n", cfg, r->c.threads);
 		goto out;
 	}
+	if (hold_parse(r) != 0)
+		goto out;
 	if (find_server(r->server_bin, sizeof r->server_bin) != 0) {
 		fprintf(stderr, "oqb crashtest: cannot find oqb-server next to this binary or in $OQB_BIN; "
 			"run `make` first\n");
