@@ -6,6 +6,10 @@
 set -u
 : "${OQB_BIN:?run through tests/run-tests.sh (make test)}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/oqbtest.XXXXXX")
+# held while the test lives, naming its suite: the suite's leftover check
+# (tests/suite-leftovers.sh) tells a live test's directory, or another
+# suite's, from one a killed test left behind
+exec {T_LOCK}>"$T/owner.lock" && flock -n "$T_LOCK" && echo "suite ${OQB_SUITE_TAG:-none}" >&"$T_LOCK"
 TEST_FAILED=0
 TEST_PIDS=()
 TEST_DIRS=()   # endpoints of servers started by launch_server
