@@ -436,6 +436,10 @@ static void *thread_main(void *arg)
 	struct client *cl = t->cl;
 	const struct client_conf *c = &cl->c;
 
+	/* named as the server's workers are (oqb-wN), for top -H and /proc */
+	char name[16];
+	snprintf(name, sizeof name, "oqb-c%u", t->idx);
+	pthread_setname_np(pthread_self(), name);
 	if (t->cpu >= 0) {
 		char e[128];
 		if (cpus_pin_self(t->cpu, e, sizeof e) < 0) {

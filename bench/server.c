@@ -549,6 +549,11 @@ static void *worker_main(void *arg)
 	char e[128];
 
 	w->tid = (int)gettid();
+	/* named for top -H and /proc/PID/task/TID/comm (tests/integration/
+	 * kernel-switches.sh finds the workers by it) */
+	char name[16];
+	snprintf(name, sizeof name, "oqb-w%u", w->idx);
+	pthread_setname_np(pthread_self(), name);
 	/* The backend opens on the worker's NUMA node, not yet on its CPU
 	 * (cpus.h: cpus_pin_self_node); the requests run on its CPU. */
 	if (w->cpu >= 0 && cpus_pin_self_node(w->cpu, e, sizeof e) < 0)
