@@ -158,6 +158,12 @@ int fault_init(const char *who, char *err, size_t errlen)
  * delay is a loop of CPU pause instructions counted, not timed: at start
  * the loop's speed is measured over about 1 ms (best of 5, against
  * preemption), and every request spins the pauses that N ns take.
+ * From FAULT_DELAY_CLOCK_NS (20 us) on, the two reads are 0.25 % of the
+ * delay or less, and a count can be short: a start on a busy host may
+ * calibrate slow in all five tries (each preempted), and a CPU that
+ * clocks up later spins faster.  So a long delay spins on the clock to
+ * its deadline, and is never shorter than N (what a test that reads N
+ * off a latency percentile relies on).
  */
 static uint64_t pauses_per_kns;   /* pause loops per 1000 ns */
 
@@ -195,7 +201,10 @@ static void calibrate(void)
 
 void fault_delay(uint64_t ns)
 {
-	spin_pauses(ns * pauses_per_kns / 1000);
+	if (ns >= FAULT_DELAY_CLOCK_NS)
+		clock_spin_until(clock_ns() + ns);
+	else
+		spin_pauses(ns * pauses_per_kns / 1000);
 }
 
 /* ---- ack-before-alloc ---- */

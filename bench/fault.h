@@ -19,7 +19,8 @@
  *   incr-nonatomic     incr reads, answers, and writes its sum back only
  *                      after the worker's next request (a lost update)
  *   server-delay-ns:N  busy-wait N ns extra in every request the server
- *                      executes (A/B regression tests; not a correctness bug)
+ *                      executes (A/B regression tests; not a correctness bug;
+ *                      from FAULT_DELAY_CLOCK_NS on, never less than N)
  *   client-gen-delay-ns:N  busy-wait N ns extra in every request the client
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
@@ -114,7 +115,9 @@ struct fault_worker {
 };
 
 /* The delay faults: spins about ns nanoseconds (fault_delay_ns for
- * server-delay-ns, fault_gen_delay_ns for client-gen-delay-ns). */
+ * server-delay-ns, fault_gen_delay_ns for client-gen-delay-ns); from
+ * FAULT_DELAY_CLOCK_NS on, at least ns (fault.c says why). */
+#define FAULT_DELAY_CLOCK_NS 20000ull
 void fault_delay(uint64_t ns);
 
 /* ---- ack-before-alloc (shm client) ----
