@@ -19,7 +19,19 @@
  *   incr-nonatomic     incr reads, answers, and writes its sum back only
  *                      after the worker's next request (a lost update)
  *   server-delay-ns:N  busy-wait N ns extra in every request the server
- *                      executes (A/B regression tests; not a correctness bug)
+ *                      executes (A/B regression tests; not a correctness bug;
+ *                      from FAULT_DELAY_CLOCK_NS on, never less than N)
+ *   server-delay-frac:F  with server-delay-ns: delay only a fraction F of the
+ *                      requests (a decimal, 0 < F <= 1, at most 9 decimals;
+ *                      default 1).  Which ones is deterministic and even: of
+ *                      the first k requests a worker executes, exactly
+ *                      floor(k F + 1/2) are delayed (fault_delay_pick), so
+ *                      F = 0.02 delays the 25th, 75th, 125th, ...
+ *   server-delay-mode:M  with server-delay-ns: busy (the default: the
+ *                      thread spins on its CPU) or sleep (it blocks in
+ *                      clock_nanosleep until N ns have passed, so it gives
+ *                      the CPU away and wakes late by the timer slack, 50 us
+ *                      by default, and the scheduler's wake-up)
  *   client-gen-delay-ns:N  busy-wait N ns extra in every request the client
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
@@ -44,6 +56,12 @@
  *   OQB_FAULT fired: get-bypass=123
  * (every correctness fault that is on, 0 included).  check-faults.sh
  * requires a count above zero before it requires `oqb check` to catch it.
+ * The server's delay is on that line too, as server-delay=K (the requests
+ * delayed), but only in a process that ran a server to its stop: each
+ * worker counts its own delays (fault_worker.delayed, also the server's
+ * exit JSON "fault_delayed") and server_stop adds them up
+ * (fault_fired_add), since a shared atomic per request would lengthen a
+ * delay of a few ns that the A/B gate calibrates.
  */
 #ifndef OQB_FAULT_H
 #define OQB_FAULT_H
@@ -71,13 +89,20 @@ enum {
 
 extern unsigned fault_mask;          /* set once by fault_init */
 extern uint64_t fault_delay_ns;      /* server-delay-ns:N */
+extern uint32_t fault_delay_frac_ppb; /* server-delay-frac:F, in FAULT_FRAC_ONE */
+extern int fault_delay_sleep;        /* server-delay-mode:sleep */
 extern uint64_t fault_gen_delay_ns;  /* client-gen-delay-ns:N */
 extern uint64_t fault_claim_stall_ms; /* claim-stall-ms:N */
 
-/* A fault list's numbers: server-delay-ns, client-gen-delay-ns and
- * claim-stall-ms. */
+/* F = 1 for server-delay-frac: fractions are parts per billion. */
+#define FAULT_FRAC_ONE 1000000000u
+
+/* A fault list's numbers: server-delay-ns (with its fraction, in
+ * FAULT_FRAC_ONE, and mode), client-gen-delay-ns and claim-stall-ms. */
 struct fault_params {
 	uint64_t delay_ns, gen_delay_ns, claim_stall_ms;
+	uint32_t delay_frac_ppb;   /* FAULT_FRAC_ONE unless server-delay-frac */
+	int delay_sleep;           /* 1: server-delay-mode:sleep */
 };
 
 /* Parses a fault list (as in OQB_FAULT) into *mask and *fp; 0, or -1 with
@@ -96,6 +121,11 @@ static inline int fault_on(unsigned f)
 /* Counts one firing of fault f (one FAULT_* bit); thread-safe. */
 void fault_fired(unsigned f);
 
+/* Counts n firings of fault f at once (the server's delays, counted by
+ * each worker: see above); the exit line names server-delay only once
+ * this was called for it. */
+void fault_fired_add(unsigned f, uint64_t n);
+
 /* How often fault f fired so far in this process. */
 uint64_t fault_fired_count(unsigned f);
 
@@ -111,11 +141,34 @@ struct fault_worker {
 	uint8_t vlen;
 	uint8_t key[256];
 	char val[24];
+	int64_t delay_acc;                 /* server-delay-frac: fault_delay_pick */
+	uint64_t delayed;                  /* requests server-delay delayed */
 };
 
+/* server-delay-frac: 1 if the worker's next request is to be delayed.
+ * *acc (0 at first) gains F each request and pays 1 for each delay,
+ * delaying as soon as it reaches 1/2, so it stays in [-1/2, 1/2) and
+ * after k requests the delays number k F - acc, i.e. exactly
+ * floor(k F + 1/2); with F = 1 every request. */
+static inline int fault_delay_pick(int64_t *acc, uint32_t frac_ppb)
+{
+	*acc += frac_ppb;
+	if (*acc < (int64_t)(FAULT_FRAC_ONE / 2))
+		return 0;
+	*acc -= FAULT_FRAC_ONE;
+	return 1;
+}
+
 /* The delay faults: spins about ns nanoseconds (fault_delay_ns for
- * server-delay-ns, fault_gen_delay_ns for client-gen-delay-ns). */
+ * server-delay-ns, fault_gen_delay_ns for client-gen-delay-ns); from
+ * FAULT_DELAY_CLOCK_NS on, at least ns (fault.c says why). */
+#define FAULT_DELAY_CLOCK_NS 20000ull
 void fault_delay(uint64_t ns);
+
+/* server-delay-mode:sleep: blocks the thread (clock_nanosleep on the
+ * monotonic clock, to an absolute deadline, so a signal does not cut it
+ * short) until at least ns nanoseconds have passed. */
+void fault_sleep(uint64_t ns);
 
 /* ---- ack-before-alloc (shm client) ----
  * The fault keeps the requests and their timing; the transport sends them.

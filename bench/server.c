@@ -227,15 +227,23 @@ executed:
 /* ---- test-only faults (fault.h); never on unless OQB_FAULT names them ---- */
 
 /* drop-after-ack, incr-nonatomic and server-delay-ns, around the backend
- * call of run_slot.  Returns 1 if the request is to be dropped. */
+ * call of run_slot.  Returns 1 if the request is to be dropped.  The
+ * delay is counted here, per worker, as it happens (fw.delayed: the
+ * requests a later reader must not take for the system's own latency),
+ * and summed into the fault's exit line by server_stop. */
 static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on rule,
 		     const struct backend_req *br, struct backend_out *out)
 {
 	struct fault_worker *f = &w->fw;
 	struct backend *be = w->be;
 	const struct backend_ops *ops = w->s->c.be;
-	if (fault_on(FAULT_SERVER_DELAY))
-		fault_delay(fault_delay_ns);
+	if (fault_on(FAULT_SERVER_DELAY) && fault_delay_pick(&f->delay_acc, fault_delay_frac_ppb)) {
+		f->delayed++;
+		if (fault_delay_sleep)
+			fault_sleep(fault_delay_ns);
+		else
+			fault_delay(fault_delay_ns);
+	}
 	if (fault_on(FAULT_DROP_AFTER_ACK) && rule != COMMIT_RESPONSE && (++f->n & 7) == 0) {
 		fault_fired(FAULT_DROP_AFTER_ACK);
 		return 1;   /* committed already (delivery or ACK), and never executed */
@@ -735,6 +743,11 @@ void server_stop(struct server *s)
 			pthread_cond_wait(&w->cv, &w->mu);
 		pthread_mutex_unlock(&w->mu);
 	}
+	/* the workers' delays, final now, for the fault's exit line (once:
+	 * s->stopped) */
+	if (fault_on(FAULT_SERVER_DELAY))
+		for (unsigned i = 0; i < s->c.tpc.workers; i++)
+			fault_fired_add(FAULT_SERVER_DELAY, s->w[i].fw.delayed);
 	s->stopped = 1;
 }
 
@@ -803,7 +816,7 @@ static json_t *svc_json(struct server *s)
 json_t *server_stats(struct server *s)
 {
 	json_t *ws = json_array();
-	uint64_t tot_exec = 0, tot_rej = 0, tot_void = 0;
+	uint64_t tot_exec = 0, tot_rej = 0, tot_void = 0, tot_delayed = 0;
 	for (unsigned i = 0; i < s->c.tpc.workers; i++) {
 		struct worker *w = &s->w[i];
 		/* per-op counts are the backend's (its "ops" below) */
@@ -836,6 +849,8 @@ json_t *server_stats(struct server *s)
 		if (w->last_reject)
 			json_object_set_new(wj, "last_reject_reason", json_string(w->last_reject));
 		json_object_set_new(wj, "tid", w->tid ? json_integer(w->tid) : json_null());
+		if (fault_on(FAULT_SERVER_DELAY))   /* test-only: OQB_FAULT=server-delay-ns */
+			json_object_set_new(wj, "fault_delayed", json_integer((json_int_t)w->fw.delayed));
 		if (w->be && s->c.be->stats_json) {
 			json_t *b = NULL;
 			worker_call(w, stats_call, &b);
@@ -846,6 +861,7 @@ json_t *server_stats(struct server *s)
 		tot_exec += w->executed;
 		tot_rej += w->rejected;
 		tot_void += w->voided;
+		tot_delayed += w->fw.delayed;
 	}
 	json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:I,s:I,s:I,s:o}",
 		"schema", "oqbench.server/1", "system", s->c.sys->name,
@@ -855,6 +871,8 @@ json_t *server_stats(struct server *s)
 	json_object_set_new(j, "idle", json_pack("{s:s,s:I,s:I}", "mode", idle_mode(&s->c.idle),
 						 "spin_ns", (json_int_t)s->c.idle.spin_ns, "nap_ns", (json_int_t)s->c.idle.nap_ns));
 	json_object_set_new(j, "service_ns", svc_json(s));
+	if (fault_on(FAULT_SERVER_DELAY))
+		json_object_set_new(j, "fault_delayed", json_integer((json_int_t)tot_delayed));
 	if (s->tp && s->c.tp->srv_stats) {
 		json_t *t = s->c.tp->srv_stats(s->tp);
 		/* the RDMA device's counters since the transport opened (verbs):
