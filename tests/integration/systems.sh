@@ -75,7 +75,7 @@ gen_judge() {
 	for i in 1 2 3; do
 		host_mark
 		gen_run "gen-$id-base" "" "$@" && gen_run "gen-$id" client-gen-delay-ns:200000 "$@" || {
-			notok "gen-delay: $name: client failed" "$(tail -3 "$T/gen-$id-base.err" "$T/gen-$id.err")"
+			notok "gen-delay: $name: client failed" "$(tail -n 3 "$T/gen-$id-base.err" "$T/gen-$id.err")"
 			return; }
 		host_busy && evidence="$evidence pair $i: $HOST_EVIDENCE;" || calm=$((calm + 1))
 		last="pair $i: without the fault $(jq -c '{p50: .summary_ns.all.p50, ops: .achieved_ops}' "$T/gen-$id-base.json"), with it $(jq -c '{p50: .summary_ns.all.p50, ops: .achieved_ops}' "$T/gen-$id.json")"
