@@ -65,8 +65,9 @@ struct metric {
 	double p, p_adj, ks_d, ks_p;           /* NAN when not tested */
 	size_t test;                           /* index into the run's p-values */
 	unsigned strata;                       /* floors the kept rounds ran on (1, or 0: test failed) */
+	int own_overload;                      /* judged on the worse side's own overload (judge) */
 	enum verdict v;
-	char why[360];
+	char why[480];
 };
 
 struct pair {
@@ -77,6 +78,7 @@ struct pair {
 	size_t unmatched;                      /* paired: rounds left out */
 	size_t nkept, *kb, *kn;                /* paired: the kept rounds' trial indices */
 	double *kc;                            /* and their canaries (NAN: none) */
+	size_t over[2], of[2];                 /* base, new: trials that did not keep up, of all */
 };
 
 /* A point's sweep key or value (run.json "sweep"), JSON null without one. */
@@ -387,6 +389,62 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 }
 
 /*
+ * Whether one trial (or a point without trials) did not keep up with its
+ * load: it saturated (achieved below MERGE_SATURATED of offered), or it
+ * left more of its requests unsent or unanswered than that share (closed
+ * loop, where nothing is offered and `saturated` is null).  Not the
+ * unsent check's own limit: at a few thousand ops/s it allows no unsent
+ * request at all, and one request the client was late to send when the
+ * window closed says the host was busy, not that the server fell behind.
+ */
+static int overloaded(const json_t *t)
+{
+	double sent = getn(t, "sent"), unsent = getn(t, "unsent"), unans = getn(t, "unanswered");
+	double lost = (isnan(unsent) ? 0 : unsent) + (isnan(unans) ? 0 : unans);
+	double sched = (isnan(sent) ? 0 : sent) + (isnan(unsent) ? 0 : unsent);
+	return json_is_true(json_object_get(t, "saturated")) ||
+	       (sched > 0 && lost > (1 - MERGE_SATURATED) * sched);
+}
+
+/* Counts, per side, the point's trials that did not keep up (every trial
+ * the point holds, rounds left out by the pairing too: a round the host
+ * overloaded is evidence against calling the overload a side's own). */
+static void count_overload(struct pair *pr)
+{
+	const json_t *pt[2] = { pr->bp, pr->np }, *t;
+	size_t i;
+	for (int s = 0; s < 2; s++) {
+		const json_t *trials = json_object_get(pt[s], "trials");
+		pr->over[s] = pr->of[s] = 0;
+		if (!json_array_size(trials)) {
+			pr->of[s] = 1;
+			pr->over[s] = (size_t)overloaded(pt[s]);
+			continue;
+		}
+		json_array_foreach(trials, i, t) {
+			pr->of[s]++;
+			pr->over[s] += (size_t)overloaded(t);
+		}
+	}
+}
+
+/* Whether side s (0 base, 1 new) did not keep up in most of its trials
+ * and the other side in none: then the overload is that side's own. */
+static int own_overload(const struct pair *pr, int s)
+{
+	return pr->over[s] * 2 > pr->of[s] && pr->over[!s] == 0;
+}
+
+/* "NEW saturated (or left over 5% of its requests unsent or unanswered)
+ * in 9 of 10 trials, BASE in none" into buf. */
+static void overload_note(char *buf, size_t len, const struct pair *pr, int s)
+{
+	snprintf(buf, len, "%s saturated (or left over %.0f%% of its requests unsent or unanswered) in %zu of %zu "
+		 "trials, %s in none", s ? "NEW" : "BASE", (1 - MERGE_SATURATED) * 100, pr->over[s], pr->of[s],
+		 s ? "BASE" : "NEW");
+}
+
+/*
  * The checks that say the host disturbed a point, per metric: CPU taken
  * from a spinning thread slows every request (interference); a thread that
  * stood still, or a window whose halves disagree, moves the tail.
@@ -402,7 +460,15 @@ static const char *const dist_p99[] = { "stalls", "interference", "stationarity"
  * from change at all.  A side whose point its own checks call disturbed
  * (dist[]) cannot testify that it is the worse one: that move may be the
  * host's (in the noise gate here, a base run whose P99s the host had
- * stalled read as "improvements" of 61-96 %).
+ * stalled read as "improvements" of 61-96 %).  Except when that side
+ * consistently did not keep up with its load (own_overload: saturated, or
+ * over 5 % of its requests left unsent or unanswered, in most of its
+ * trials and in none of the other side's): a server too slow for the load keeps its own spinning
+ * threads busy and makes them look disturbed, so a NEW that saturates
+ * would otherwise never be a regression.  That side is then the worse
+ * one, and the why says so.  An overload the host caused does not pass:
+ * it lands on both sides' rounds, or on a few of one side's, and then the
+ * disturbance holds the verdict back as before.
  */
 static void judge(struct metric *m, const struct pair *pr, double tol, double alpha, double drift,
 		  const char *env_note, const char *const *dist)
@@ -456,8 +522,18 @@ static void judge(struct metric *m, const struct pair *pr, double tol, double al
 			 fabs(m->change) * 100, m->p_adj, env_note);
 		return;
 	}
-	char names[160];
-	if (checks_warned(json_object_get(worse ? np : bp, "checks"), dist, names, sizeof names)) {
+	char names[160], note[200];
+	int disturbed = checks_warned(json_object_get(worse ? np : bp, "checks"), dist, names, sizeof names);
+	if (own_overload(pr, worse)) {
+		overload_note(note, sizeof note, pr, worse);
+		m->v = worse ? WORSE : BETTER;
+		m->own_overload = 1;
+		snprintf(m->why, sizeof m->why, "%s by %.0f%% (p %.3g); %s%s%s%s", worse ? "worse" : "better",
+			 fabs(m->change) * 100, m->p_adj, note, disturbed ? ": its own overload, not the host, "
+			 "made its checks warn (" : "", disturbed ? names : "", disturbed ? ")" : "");
+		return;
+	}
+	if (disturbed) {
 		m->v = UNDECIDED;
 		snprintf(m->why, sizeof m->why, "%s by %.0f%% (p %.3g), but the %s run's point, the %s one, was "
 			 "disturbed by the host (its checks warned: %s), which may be all the difference; run it again",
@@ -556,6 +632,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 		}
 		npaired += (size_t)pr->paired;
 		left_out += pr->unmatched;
+		count_overload(pr);
 		for (int k = 0; k < 3; k++) {
 			measure(&pr->m[k], pr, mnames[k], k < 2, o->canary_drift);
 			if (!isnan(pr->m[k].p)) {
@@ -616,6 +693,15 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 					 pass == 2 ? "(" : "", pass == 2 ? m->why : "");
 				if (pass == 2)
 					snprintf(verdict + strlen(verdict), sizeof verdict - strlen(verdict), ")");
+			}
+		/* a verdict that stands on one side's own overload says so once */
+		for (int k = 0; k < 3 && (worse || better); k++)
+			if (pr->m[k].own_overload && pr->m[k].v == (worse ? WORSE : BETTER)) {
+				char note[200];
+				size_t l = strlen(verdict);
+				overload_note(note, sizeof note, pr, worse);
+				snprintf(verdict + l, sizeof verdict - l, " (%s)", note);
+				break;
 			}
 		if (!verdict[0])
 			snprintf(verdict, sizeof verdict, "same");

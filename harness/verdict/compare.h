@@ -23,7 +23,11 @@
  *                 canaries differ is left out), or when the point on the side that
  *                 reads worse was disturbed by the host by its own checks
  *                 (interference for p50 and throughput; stalls,
- *                 interference or stationarity for p99).
+ *                 interference or stationarity for p99) -- unless that
+ *                 side saturated (or left over 5 % of its requests unsent
+ *                 or unanswered) in most of its trials and the other side
+ *                 in none: its own overload then made the checks warn, and
+ *                 it is the worse one.
  * Runs with one trial cannot tell run-to-run noise from a change (within-
  * run CIs say nothing about it): a move beyond the tolerance is then
  * inconclusive, never a regression.  A point of BASE missing from NEW is a
