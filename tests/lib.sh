@@ -203,15 +203,6 @@ shape_check() {
 	done
 }
 
-# host_flags RUN_JSON...: the interference and stalls warnings of the runs'
-# points, as "NAME at LOAD ops/s: DETAIL; ..." (empty when none warned):
-# the harness's own evidence that the host took CPU from a spinning thread.
-host_flags() {
-	jq -r '.points[]? | .offered_ops as $l | .checks[]? | select(.status == "warn" and
-		(.name == "interference" or .name == "stalls")) | "\(.name) at \($l) ops/s"' "$@" 2>/dev/null |
-		sort -u | head -4 | paste -sd ';' - | sed 's/;/; /g'
-}
-
 # ---- evidence of a busy host that the code under test cannot produce ----
 # A timing case may skip only on evidence from outside the processes it
 # judges (issue 48).  host_mark before an attempt and host_busy after it
