@@ -195,16 +195,19 @@ deps:
 deps-auto:
 	@harness/install-deps.sh --if-missing
 
+# The build steps of the test targets use every CPU.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
 # `make test` = build, then every test (unit, integration, verbs-in-VM)
 # but the full-size and multi-VM runs of tests/long.list, which
 # `make test-long` runs; CI (.ci/run) runs both.
 test: deps-auto
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) OQB_ERPC_DIR=$(ERPC_DIR) \
 	  OQB_ERPC=$(if $(ERPC_DIR),1,0) tests/run-tests.sh $(or $(TESTS),$(ERPC_TESTS))
 
 test-long: deps-auto
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) tests/run-tests.sh long
 
 # The default groups, plus the eRPC tests (config.sh always; run-erpc.sh
@@ -337,7 +340,7 @@ bench: all
 	  if [ $$rc = 3 ]; then OQB_BIN=$(abspath $(BIN)) bench/icount.sh; else exit $$rc; fi
 
 demo: deps-auto
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@harness/demo.sh
 
 # Every paper figure at a quick scale on this machine, then the report

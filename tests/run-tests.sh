@@ -71,17 +71,19 @@ run_one() {
 	echo "   ($((SECONDS - t0)) s: $p ok, $f failed, $s skipped)"
 }
 
-# in_long SCRIPT: SCRIPT (tests/GROUP/NAME.sh) is on tests/long.list
+# in_long SCRIPT: SCRIPT (tests/GROUP/NAME.sh) is on tests/long.list alone
+# on its line (moved there); a line that adds settings runs it again there
 in_long() { grep -qxF "$1" tests/long.list; }
 
 for g in "${groups[@]}"; do
 	case $g in
 	long)
-		while read -r s _; do
+		while read -r s sets; do
 			case $s in ''|'#'*) continue ;; esac
 			[ -f "$s" ] || { echo "not ok long: tests/long.list names $s, which does not exist"; fail=$((fail + 1)); continue; }
 			n=${s#tests/}
-			run_one "${n%.sh}" bash "$s"
+			# shellcheck disable=SC2086
+			run_one "${n%.sh}${sets:+ ($sets)}" env $sets bash "$s"
 		done <tests/long.list ;;
 	unit)
 		for b in "$OQB_UNIT"/test_*; do

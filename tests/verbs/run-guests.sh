@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run-guests.sh - the single-VM guest scripts over verbs, in ONE boot of the
 # Soft-RoCE VM (make test, make test-verbs): tests/verbs/guest-group.sh runs
-# them in turn (OQB_GUESTS, default "check engines rnr"):
+# them in turn (OQB_GUESTS, default "check rnr"; make test-long runs
+# "engines", about 80 s of the guest on a quiet host):
 #  - guest-check.sh: `oqb check` on verbs runs, delegation off and on, and
 #    the verbs-applicable faults of bench/fault.h caught (CHECK_VERBS_SEEDS,
 #    CHECK_VERBS_FAULTS, CHECK_VERBS_DELEG);
@@ -9,7 +10,7 @@
 #    histories checked;
 #  - guest-rnr.sh: receiver not ready driven past capacity (RNR_LOADS,
 #    RNR_DURATION_S; make test-faults-rnr: RNR_LOADS=config).
-# One boot instead of three: a boot and the guest's set-up cost about as
+# One boot for several: a boot and the guest's set-up cost about as
 # much as a short script under TCG.  Their lines are relayed; a shape case
 # of guest-rnr.sh that fails in the guest is decided here on the host's
 # evidence over the VM's run (OQB_TIMING_RELAY, tests/vm/vm-test-lib.sh).
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 . tests/vm/vm-test-lib.sh
 : "${OQB_BIN:?run through tests/run-tests.sh (make test)}"
-GUESTS=${OQB_GUESTS:-check engines rnr}
+GUESTS=${OQB_GUESTS:-check rnr}
 
 vm_preflight verbs-guests jq:jq || finish
 "$OQB_BIN/oqb-server" --list-devices >/dev/null 2>&1
