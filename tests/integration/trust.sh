@@ -52,8 +52,11 @@ if "$OQB_BIN/oqb" run "$T/rep.json" --out "$T/rep" >"$T/rep.out" 2>"$T/rep.err";
 		skip placement_distinct_cpus "one CPU"
 		skip canary_beside_every_trial "one CPU"
 	fi
+	# one line per trial run: the 12 kept, and each disturbed one run again
 	n=$(grep -c 'trial [0-9]/3' "$T/rep.err")
-	[ "$n" -eq 12 ] && ok progress_per_trial || notok progress_per_trial "$n progress lines with a trial for 12 trials"
+	want=$(jq '12 + ([.points[].discarded_trials // [] | length] | add)' "$R")
+	[ "$n" -eq "$want" ] && ok progress_per_trial ||
+		notok progress_per_trial "$n progress lines with a trial for $want trials run (12 kept)"
 else
 	notok trials_run "$(tail -5 "$T/rep.err")"
 fi
