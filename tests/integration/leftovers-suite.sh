@@ -8,7 +8,7 @@
 # alone; and another run's processes are told from this suite's by the
 # tag in their environment.
 . "$(dirname "$0")/../lib.sh"
-mkdir -p "$T/shm" "$T/tmp" "$T/top/build" "$T/top/results"
+mkdir -p "$T/shm" "$T/tmp" "$T/checkout/build" "$T/checkout/results"
 
 # hold LOCKFILE: a process that holds LOCKFILE's lock (flock) for 120 s
 # (its PID in $T/pids, ended by this test); HOLDER is its PID, once the
@@ -35,7 +35,7 @@ $(said "$T/out" "$T/out2")"; fi
 
 (
 	. "$OQB_ROOT/tests/suite-leftovers.sh"
-	LO_SHM_DIR=$T/shm LO_TMP_DIRS=("$T/tmp") LO_ROOT=$T/top
+	LO_SHM_DIR=$T/shm LO_TMP_DIRS=("$T/tmp") LO_ROOT=$T/checkout
 	pass=0 fail=0 failed_names=()
 	mkdir -p "$T/tmp/oqbtest.before"
 	leftovers_begin
@@ -50,7 +50,7 @@ $(said "$T/out" "$T/out2")"; fi
 	d=$T/shm/oqb-999999997-Other1
 	mkdir -p "$d" && printf 'pid 999999997\nexe /elsewhere/bin/oqb-server\n' >"$d/owner.lock"
 	# a driver's pmem directory (no lock), and a test's scratch directory
-	mkdir -p "$T/shm/oqb-names-p01" "$T/tmp/oqbtest.Stale2" "$T/top/results/run-1"
+	mkdir -p "$T/shm/oqb-names-p01" "$T/tmp/oqbtest.Stale2" "$T/checkout/results/run-1"
 	# a test directory whose test holds its lock, naming this suite
 	d=$T/tmp/oqbtest.Live02
 	mkdir -p "$d" && echo "suite $OQB_SUITE_TAG" >"$d/owner.lock"
@@ -68,7 +68,7 @@ $(said "$T/out" "$T/out2")"; fi
 	echo "pass=$pass fail=$fail names=${failed_names[*]}" >>"$T/out"
 
 	# again, while another run is live: what only it could have made stays
-	mkdir -p "$T/tmp/oqbtest.Maybe4" "$T/top/results/run-2"
+	mkdir -p "$T/tmp/oqbtest.Maybe4" "$T/checkout/results/run-2"
 	pass=0 fail=0 failed_names=()
 	lo_others() { echo "$HOLDER"; }   # a process outside the checkout
 	lo_end_entries >"$T/out2"
@@ -94,14 +94,14 @@ case $out in
 *) notok "suite check: this suite's stale run directory is reported" "$(said "$T/out")" ;;
 esac
 case $out in
-*"not ok suite: no temporary file or directory left"*"$T/top/results/run-1"*"$T/tmp/oqbtest.Stale2"*)
+*"not ok suite: no temporary file or directory left"*"$T/checkout/results/run-1"*"$T/tmp/oqbtest.Stale2"*)
 	ok "suite check: its stale test directory and results directory are reported" ;;
 *) notok "suite check: its stale test directory and results directory are reported" "$(said "$T/out")" ;;
 esac
 check_entry "suite check: the stale run directory is removed" gone "$T/shm/oqb-999999999-Stale1"
 check_entry "suite check: the driver's stale pmem directory is removed" gone "$T/shm/oqb-names-p01"
 check_entry "suite check: the stale test directory is removed" gone "$T/tmp/oqbtest.Stale2"
-check_entry "suite check: the stale results directory is removed" gone "$T/top/results/run-1"
+check_entry "suite check: the stale results directory is removed" gone "$T/checkout/results/run-1"
 check_entry "suite check: a run directory whose lock is held is left alone" kept "$T/shm/oqb-999999998-Live01"
 check_entry "suite check: a test directory whose lock is held is left alone" kept "$T/tmp/oqbtest.Live02"
 check_entry "suite check: a directory a process works in is left alone" kept "$T/tmp/oqbtest.InUse3"
@@ -116,7 +116,7 @@ else
 	notok "suite check: what it says" "$(said "$T/out")"
 fi
 check_entry "suite check: while another run is live, a test directory that could be its is left alone" kept "$T/tmp/oqbtest.Maybe4"
-check_entry "suite check: while another run is live outside the checkout, a results directory is removed" gone "$T/top/results/run-2"
+check_entry "suite check: while another run is live outside the checkout, a results directory is removed" gone "$T/checkout/results/run-2"
 if grep -qF "(left alone: $T/tmp/oqbtest.Maybe4: another test run is live (PIDs " "$T/out2"; then
 	ok "suite check: it says why it left that one"
 else
