@@ -4,8 +4,9 @@
 #
 # Usage: tests/run-tests.sh [GROUP...]   GROUP is unit, integration, verbs
 # (default: those three; `make test`) or long (`make test-long`): the
-# scripts listed in tests/long.list, which the other groups leave out.  Set by the Makefile: OQB_BIN (binaries) and
-# OQB_UNIT (unit-test binaries).  Every test prints "ok NAME", "not ok NAME"
+# scripts listed in tests/long.list, which the other groups leave out.
+# Set by the Makefile: OQB_BIN (binaries) and OQB_UNIT (unit-test
+# binaries).  Every test prints "ok NAME", "not ok NAME"
 # or "skip NAME: why"; a test that exits non-zero without saying which case
 # failed counts as one failure, and so does a test that times out.
 #
