@@ -7,8 +7,12 @@
 # line each:
 #  - past the knee clients find the ring full and wait: the point's
 #    ring_full_waits (how often) is > 0 and its full_wait_ns (how long the
-#    due requests waited for room) a tenth of the measured time or more,
-#    and the point below it waited at most a tenth as long;
+#    due requests waited for room) more than zero, and the point below it
+#    found the ring full at most a fifth as often (a count: below the
+#    knee only a stall of the server worker fills the ring, and a stall
+#    of a few ms on a shared 2-core host is as long as the whole wait
+#    past the knee, so the time waited is no shape here; CI 2026-12-06
+#    saw 3 ms below against 22 ms past it, 3 against 265 waits);
 #  - the progress line of every point shows its ring full waits;
 #  - nothing committed is lost: every point's history passes oqb check;
 #  - the latency rises steeply past the knee (paper Fig 10): the last
@@ -35,8 +39,8 @@ sets=(--set canary=false)
 SHAPE=(
 	"ring full: past the knee clients find the ring full and wait, counted and timed"
 	'.points[-1].ring_full_waits > 0 and .points[-1].full_wait_ns > 0'
-	"ring full: below the knee the clients wait at most a tenth as long as past it"
-	'.points[0].full_wait_ns * 10 <= .points[-1].full_wait_ns'
+	"ring full: below the knee the clients find the ring full at most a fifth as often as past it"
+	'.points[0].ring_full_waits * 5 <= .points[-1].ring_full_waits'
 	"ring full: the median past the knee is ${RATIO}x or more the median below it, or beyond the run (Fig 10's shape)"
 	"$(median_rise "$RATIO")"
 )
