@@ -15,7 +15,7 @@
  *                      (the result it sent in DONE), canary-*, history/
  *
  * A point whose server needs --pmem-path (durable, or the pmkv backend)
- * gets a fresh directory, PARENT/oqb-RUNID-pNN, removed after the point:
+ * gets a fresh directory, PARENT/oqb-RUNID-PID-pNN, removed after the point:
  * a durable server would otherwise recover the previous point's rings,
  * pmkv would start from its data, and a second server on one directory is
  * refused (the server locks it).
@@ -137,7 +137,10 @@ void point_pmem(const struct run *r, const struct point *pt, char *buf, size_t l
 	n = strlen(parent);
 	while (n > 1 && parent[n - 1] == '/')
 		parent[--n] = '\0';
-	snprintf(buf, len, "%s/oqb-%s-p%02u", parent, r->run_id[0] ? r->run_id : "RUNID", pt->idx + 1);
+	/* the driver's PID too: two runs whose --out share a last component
+	 * (two suites' $T/rf, say) must never share a server's pmem */
+	snprintf(buf, len, "%s/oqb-%s-%d-p%02u", parent, r->run_id[0] ? r->run_id : "RUNID", (int)getpid(),
+		 pt->idx + 1);
 }
 
 /*

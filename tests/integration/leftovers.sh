@@ -117,7 +117,7 @@ for _ in $(seq 1 200); do
 	sleep 0.1
 done
 sleep 1
-pm="$SHM/oqb-drvkill-p01"
+pm="$SHM/oqb-drvkill-$drv-p01"
 if [ -d "$pm" ]; then
 	kill -KILL "$drv"
 	wait "$drv" 2>/dev/null
