@@ -24,34 +24,35 @@
 #include "hostfacts.h"
 #include "log.h"
 #include "opts.h"
+#include "settings.h"
 #include "proclimits.h"
 
 struct cli_opts {
 	int system, transport, arrival;
 	const char *server, *workload, *ctl, *out, *log;
-	int threads, outstanding, max_outstanding, rank, nprocesses;
+	int outstanding, max_outstanding, rank, nprocesses;
 	double rate, duration_s, warmup_s, drain_s;
 	uint64_t seed;
 	int durable;
-	int delegation;
 	double connect_timeout_s;
 	const char *history;
 	double history_keys, history_clock_bound_us;
 	int history_numeric;
-	const char *cpus, *device;
 	int cpu_first, cpu_reserved;
 	double idle_nap_us, idle_spin_us;
 	int build_id, host_facts, expect_workers, expect_slot_size;
+	struct setting_vals set;   /* the config's settings: lib/settings/ rows */
 };
 
 static const char *const arrivals[] = { "poisson", "closed", NULL };
 
 #define O(f) offsetof(struct cli_opts, f)
-static const struct opt cli_tab[] = {
+/* The client's own flags; the config's settings are appended from their
+ * rows (lib/settings/) by main(). */
+static const struct opt cli_own[] = {
 	{ "system", OPT_ENUM, O(system), "oq", 0, -1, system_name_list, "system under test (must match the server)" },
 	{ "transport", OPT_ENUM, O(transport), "shm", 0, -1, transport_name_list, "transport" },
 	{ "server", OPT_STR, O(server), NULL, 0, -1, NULL, "server endpoint (shm: the run directory it printed)" },
-	{ "threads", OPT_INT, O(threads), "1", 1, 1024, NULL, "client threads" },
 	{ "workload", OPT_STR, O(workload), "{\"kind\":\"kv\"}", 0, -1, NULL,
 	  "workload object as JSON text, or @FILE (see docs/workloads.md)" },
 	{ "arrival", OPT_ENUM, O(arrival), "poisson", 0, -1, arrivals, "open-loop poisson, or closed loop" },
@@ -63,17 +64,11 @@ static const struct opt cli_tab[] = {
 	{ "warmup-s", OPT_DBL, O(warmup_s), "1", 0, 3600, NULL, "warm-up before it, not measured (s)" },
 	{ "drain-s", OPT_DBL, O(drain_s), "1", 0, 600, NULL, "how long to wait for answers after the end (s)" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed" },
-	{ "cpus", OPT_STR, O(cpus), "auto", 0, -1, NULL,
-	  "CPUs for the client threads: auto (one each, from the last usable CPU down), none, or a list like 0-3,8" },
 	{ "cpu-first", OPT_INT, O(cpu_first), "0", 0, 1023, NULL,
 	  "auto placement: how many usable CPUs, counted from the last, to skip (set by the driver per host)" },
 	{ "cpu-reserved", OPT_INT, O(cpu_reserved), "0", 0, 1023, NULL,
 	  "auto placement: CPUs taken from the first by a server on this host (to say when they would be shared)" },
-	{ "device", OPT_STR, O(device), NULL, 0, -1, NULL,
-	  "verbs: the RDMA device, for auto placement on its NUMA node (optional)" },
 	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable commits (the server must be durable too)" },
-	{ "delegation", OPT_BOOL, O(delegation), NULL, 0, -1, NULL,
-	  "verbs: threads share one QP per server worker (paper 5.2.2)" },
 	{ "connect-timeout-s", OPT_DBL, O(connect_timeout_s), "15", 0.1, 600, NULL,
 	  "verbs: give up connecting after this long" },
 	{ "idle-nap-us", OPT_DBL, O(idle_nap_us), "0", 0, 1e6, NULL,
@@ -101,9 +96,24 @@ static const struct opt cli_tab[] = {
 	{ "host-facts", OPT_BOOL, O(host_facts), NULL, 0, -1, NULL,
 	  "print this host's facts as JSON (as oqb-server --host-facts; for oqb doctor) and exit" },
 	{ "log", OPT_STR, O(log), NULL, 0, -1, NULL, "log level: error, warn, info, debug" },
-	{ NULL },
 };
 #undef O
+
+static struct opt cli_tab[sizeof cli_own / sizeof cli_own[0] + 16];
+
+/* cli_own, then the rows of the settings oqb-client takes, then the end. */
+static int build_tab(void)
+{
+	size_t n = sizeof cli_own / sizeof cli_own[0];
+	size_t cap = sizeof cli_tab / sizeof cli_tab[0] - 1 - n;
+	size_t k = settings_opts(SET_CLIENT, offsetof(struct cli_opts, set), cli_tab + n, cap);
+
+	memcpy(cli_tab, cli_own, sizeof cli_own);
+	if (k == 0)
+		return -1;
+	cli_tab[n + k] = (struct opt){ .name = NULL };
+	return 0;
+}
 
 static int write_result(const char *path, json_t *res)
 {
@@ -127,6 +137,10 @@ int main(int argc, char **argv)
 	char *cfgdir = NULL;
 
 	memset(&o, 0, sizeof o);
+	if (build_tab() < 0) {
+		fprintf(stderr, "oqb-client: more settings rows than its option table holds; raise cli_tab's size\n");
+		return 1;
+	}
 	int r = opts_parse(cli_tab, &o, argc, argv, NULL, err, sizeof err);
 	if (r == 1)
 		return 0;
@@ -180,7 +194,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	cc.endpoint = o.server;
-	cc.threads = (unsigned)o.threads;
+	cc.threads = (unsigned)o.set.threads;
 	cc.workload = wl;
 	cc.config_dir = cfgdir;
 	cc.arrival = o.arrival == 0 ? ARRIVAL_POISSON : ARRIVAL_CLOSED;
@@ -194,7 +208,7 @@ int main(int argc, char **argv)
 	cc.rank = (unsigned)o.rank;
 	cc.nprocesses = (unsigned)o.nprocesses;
 	cc.durable = o.durable;
-	cc.delegation = o.delegation;
+	cc.delegation = o.set.delegation;
 	cc.connect_timeout_ms = (unsigned)(o.connect_timeout_s * 1000);
 	cc.idle.nap_ns = (uint64_t)(o.idle_nap_us * 1e3);
 	cc.idle.spin_ns = (uint64_t)(o.idle_spin_us * 1e3);
@@ -203,14 +217,14 @@ int main(int argc, char **argv)
 	cc.history.numeric = o.history_numeric;
 	cc.history.clock_bound_ns = (uint64_t)(o.history_clock_bound_us * 1000);
 	static struct cpu_plan cpus;
-	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.threads, o.device, 1, (unsigned)o.cpu_reserved, &cpus, err, sizeof err) < 0) {
+	if (cpus_plan(o.set.cli_cpus, (unsigned)o.cpu_first, (unsigned)o.set.threads, o.set.device, 1, (unsigned)o.cpu_reserved, &cpus, err, sizeof err) < 0) {
 		fprintf(stderr, "oqb-client: --cpus: %s\n", err);
 		rc = 2;
 		goto out;
 	}
 	if (cpus.shared)
 		log_msg(LOG_WARN, "placement: %d thread(s) from CPU index %d, but this process may use only %d CPU(s): "
-			"spinning threads share CPUs, latencies will include scheduling delays", o.threads,
+			"spinning threads share CPUs, latencies will include scheduling delays", o.set.threads,
 			o.cpu_first, cpus.available);
 	cc.cpus = &cpus;
 
@@ -226,15 +240,15 @@ int main(int argc, char **argv)
 	}
 	/* The limits this shape needs, before anything is opened (issue 37). */
 	struct lim_client_shape ls = {
-		.transport = cc.tp->name, .threads = (unsigned)o.threads, .workers = (unsigned)o.expect_workers,
+		.transport = cc.tp->name, .threads = (unsigned)o.set.threads, .workers = (unsigned)o.expect_workers,
 		.slot_size = (unsigned)o.expect_slot_size, .max_outstanding = (unsigned)o.max_outstanding,
-		.delegation = o.delegation,
+		.delegation = o.set.delegation,
 	};
 	struct lim_need need;
 	char lim_note[256];
 	lim_client_need(&ls, &need);
 	uint64_t t_prep = clock_ns();
-	if (lim_check_self(&need, "this client", o.delegation, lim_note, sizeof lim_note, err, sizeof err) == 0) {
+	if (lim_check_self(&need, "this client", o.set.delegation, lim_note, sizeof lim_note, err, sizeof err) == 0) {
 		if (lim_note[0])
 			log_msg(LOG_INFO, "limits: %s", lim_note);
 		cl = client_prepare(&cc, err, sizeof err);
@@ -293,7 +307,7 @@ int main(int argc, char **argv)
 	int runrc = client_run(cl, start_in, err, sizeof err);
 	json_t *res = client_result(cl);
 	json_object_set_new(res, "needs", lim_need_json(&need));
-	json_object_set_new(res, "placement", cpus_plan_json(&cpus, o.cpus));
+	json_object_set_new(res, "placement", cpus_plan_json(&cpus, o.set.cli_cpus));
 	json_object_set_new(res, "node", json_string(node));
 	if (runrc != 0) {
 		log_msg(LOG_ERR, "%s", err);

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "opts.h"
 #include "server.h"
+#include "settings.h"
 #include "system.h"
 #include "transport.h"
 #if OQB_HAVE_VERBS_TRANSPORT
@@ -35,87 +36,50 @@
 #endif
 
 struct srv_opts {
-	int system, transport, service_dist;
-	int workers, prefault;
-	const char *backend, *memcached_path, *plugin_path, *plugin_options;
-	int memcached_threads, max_item_mb;
-	int rdb_wal, rdb_sync, rdb_write_buffer_mb, rdb_max_write_buffers;
-	const char *rdb_path;
-	uint64_t service_ns, memory_mb, pool_mb, seed;
+	int system, transport;
+	const char *backend, *plugin_path, *plugin_options;
+	uint64_t seed;
 	const char *pmem_path, *run_dir, *ctl, *log;
-	int ring_slots, slot_size, rank;
+	int rank;
 	double void_timeout_ms;
 	int durable, pmem_scratch;
-	const char *addr, *device, *recv_mode;
-	int port, ib_port, gid_index, min_rnr_timer;
-	int xrc, list_devices, build_id, host_facts;
+	const char *addr;
+	int list_devices, list_settings, build_id, host_facts;
 	uint64_t expect_conns;
-	const char *cpus;
 	int cpu_first;
 	double idle_nap_us, idle_spin_us;
-	int service_sample;
+	struct setting_vals set;   /* the config's settings: lib/settings/ rows */
 };
 
-static const char *const dists[] = { "fixed", "exp", NULL };
-
 #define O(f) offsetof(struct srv_opts, f)
-static const struct opt srv_tab[] = {
+/* The server's own flags; the config's settings are appended from their
+ * rows (lib/settings/) by main(). */
+static const struct opt srv_own[] = {
 	{ "system", OPT_ENUM, O(system), "oq", 0, -1, system_name_list, "system under test" },
 	{ "transport", OPT_ENUM, O(transport), "shm", 0, -1, transport_name_list, "transport" },
-	{ "workers", OPT_INT, O(workers), "1", 1, 64, NULL, "worker threads, one receive ring and key partition each" },
 	{ "backend", OPT_STR, O(backend), "null", 0, -1, NULL, "KV backend: null, cache, pmkv, memcached, rocksdb or plugin" },
-	{ "service-ns", OPT_U64, O(service_ns), "0", 0, 1e10, NULL, "null backend: service time per request (ns)" },
-	{ "service-dist", OPT_ENUM, O(service_dist), "fixed", 0, -1, dists, "null backend: service time distribution" },
-	{ "memory-mb", OPT_U64, O(memory_mb), "64", 1, 1048576, NULL, "cache, memcached backends: memory limit per worker "
-	  "(MiB; memcached's -m is this times --workers)" },
-	{ "memcached-path", OPT_STR, O(memcached_path), "memcached", 0, -1, NULL,
-	  "memcached backend: the memcached binary, a path or a name on PATH" },
-	{ "memcached-threads", OPT_INT, O(memcached_threads), "0", 0, 1024, NULL,
-	  "memcached backend: its worker threads (-t; 0: one per server worker)" },
-	{ "max-item-mb", OPT_INT, O(max_item_mb), "2", 1, 1024, NULL,
-	  "memcached backend: its largest item (-I, MiB; at most half its memory)" },
 	{ "plugin-path", OPT_STR, O(plugin_path), NULL, 0, -1, NULL,
 	  "plugin backend: the engine's shared object (docs/plugins.md)" },
 	{ "plugin-options", OPT_STR, O(plugin_options), "{}", 0, -1, NULL,
 	  "plugin backend: options for the engine, as JSON text" },
-	{ "rocksdb-wal", OPT_INT, O(rdb_wal), "1", 0, 1, NULL, "rocksdb backend: 1 writes RocksDB's write-ahead log "
-	  "(a write survives a process crash), 0 does not (docs/config.md)" },
-	{ "rocksdb-sync", OPT_INT, O(rdb_sync), "0", 0, 1, NULL, "rocksdb backend: 1 fdatasyncs the log before a write "
-	  "returns (it survives a power loss too; needs --rocksdb-wal 1)" },
-	{ "write-buffer-mb", OPT_INT, O(rdb_write_buffer_mb), "64", 1, 65536, NULL,
-	  "rocksdb backend: memtable size per worker's DB (MiB)" },
-	{ "max-write-buffers", OPT_INT, O(rdb_max_write_buffers), "2", 2, 64, NULL,
-	  "rocksdb backend: memtables per DB, the one written and those waiting for their flush" },
-	{ "rocksdb-path", OPT_STR, O(rdb_path), NULL, 0, -1, NULL, "rocksdb backend: directory for the DBs "
-	  "(DIR/rocksdb.wN), kept (default: --pmem-path, else a private one removed at exit)" },
-	{ "prefault", OPT_INT, O(prefault), "1", 0, 1, NULL, "cache backend: 1 allocates and writes all its memory before "
-	  "serving, so no request pays for page faults; 0 allocates pages on demand (memcached's default)" },
 	{ "pmem-path", OPT_STR, O(pmem_path), NULL, 0, -1, NULL,
 	  "pmkv / durable: directory for the persistent rings and pools" },
 	{ "pmem-scratch", OPT_BOOL, O(pmem_scratch), NULL, 0, -1, NULL,
 	  "--pmem-path is the driver's for one point (set by bin/oqb run): removed here if the driver goes away "
 	  "first, since it then cannot" },
-	{ "pool-mb", OPT_U64, O(pool_mb), "64", 1, 1048576, NULL, "pmkv: pool size per worker (MiB)" },
-	{ "ring-slots", OPT_INT, O(ring_slots), "1024", 2, 1 << 20, NULL, "receive slots per worker (power of two)" },
-	{ "slot-size", OPT_INT, O(slot_size), "2048", 64, 1 << 21, NULL, "bytes per receive slot (multiple of 64)" },
 	{ "void-timeout-ms", OPT_DBL, O(void_timeout_ms), "50", 0.01, 60000, NULL,
 	  "shm: void a claimed slot whose client has not published it after this long" },
 	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable mode (persistent receive rings)" },
 	{ "run-dir", OPT_STR, O(run_dir), NULL, 0, -1, NULL, "shm: parent directory of the private run directory "
 	  "(default /dev/shm, or $OQB_RUN_DIR)" },
 	{ "addr", OPT_STR, O(addr), NULL, 0, -1, NULL, "verbs: address to listen on" },
-	{ "port", OPT_INT, O(port), "7471", 1, 65535, NULL, "verbs: rdma_cm port" },
-	{ "device", OPT_STR, O(device), NULL, 0, -1, NULL, "verbs: RDMA device (default: the one owning --addr)" },
-	{ "ib-port", OPT_INT, O(ib_port), "1", 1, 255, NULL, "verbs: device port" },
-	{ "gid-index", OPT_INT, O(gid_index), "-1", -1, 1024, NULL, "verbs: GID index (-1: auto)" },
-	{ "recv-mode", OPT_STR, O(recv_mode), "srq", 0, -1, NULL, "verbs: srq, slot_ring or mp" },
-	{ "min-rnr-timer", OPT_INT, O(min_rnr_timer), "12", 0, 31, NULL, "verbs: IBTA min RNR NAK timer code" },
-	{ "xrc", OPT_BOOL, O(xrc), NULL, 0, -1, NULL, "verbs: XRC QPs (needs a device with XRC)" },
 	{ "list-devices", OPT_BOOL, O(list_devices), NULL, 0, -1, NULL,
 	  "verbs: list RDMA devices, ports, GIDs and capabilities, then exit" },
 	{ "expect-conns", OPT_U64, O(expect_conns), "0", 0, 1 << 30, NULL,
 	  "the connections the run will open to this server (set by the driver), for the start-up check of the "
 	  "open-file and locked-memory limits (lib/proclimits.h)" },
+	{ "list-settings", OPT_BOOL, O(list_settings), NULL, 0, -1, NULL,
+	  "print every setting's row (config key, type, default, bounds, flag) as docs/config.md's table, and exit" },
 	{ "build-id", OPT_BOOL, O(build_id), NULL, 0, -1, NULL, "print this build's id and exit" },
 	{ "host-facts", OPT_BOOL, O(host_facts), NULL, 0, -1, NULL,
 	  "print this host's facts as JSON (build, limits, CPUs, clocks, RDMA devices; for oqb doctor) and exit" },
@@ -124,19 +88,29 @@ static const struct opt srv_tab[] = {
 	{ "idle-spin-us", OPT_DBL, O(idle_spin_us), "200", 0, 1e7, NULL,
 	  "with --idle-nap-us: how long an idle worker spins before its first nap" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed (service times)" },
-	{ "service-sample", OPT_INT, O(service_sample), SERVER_SERVICE_SAMPLE_STR, 0, 1 << 20, NULL,
-	  "time the backend call of one request in N on average, at random gaps, into the service-time histograms "
-	  "of the result (service_ns; 1: every request, 0: none; bench/server.h)" },
-	{ "cpus", OPT_STR, O(cpus), "auto", 0, -1, NULL,
-	  "CPUs for the workers: auto (one each, from --cpu-first), none, or a list like 0-3,8" },
 	{ "cpu-first", OPT_INT, O(cpu_first), "0", 0, 1023, NULL,
 	  "auto placement: index of the first usable CPU to take (set by the driver per host)" },
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this server (set by the driver)" },
 	{ "log", OPT_STR, O(log), NULL, 0, -1, NULL, "log level: error, warn, info, debug" },
-	{ NULL },
 };
 #undef O
+
+/* srv_own, then the rows of the settings oqb-server takes, then the end. */
+static struct opt srv_tab[sizeof srv_own / sizeof srv_own[0] + 64];
+
+static int build_tab(void)
+{
+	size_t n = sizeof srv_own / sizeof srv_own[0];
+	size_t cap = sizeof srv_tab / sizeof srv_tab[0] - 1 - n;
+	size_t k = settings_opts(SET_SERVER, offsetof(struct srv_opts, set), srv_tab + n, cap);
+
+	memcpy(srv_tab, srv_own, sizeof srv_own);
+	if (k == 0)
+		return -1;
+	srv_tab[n + k] = (struct opt){ .name = NULL };
+	return 0;
+}
 
 static volatile int ctl_lost;
 static struct server *the_server;
@@ -158,6 +132,10 @@ int main(int argc, char **argv)
 	struct ctl *ctl = NULL;
 
 	memset(&o, 0, sizeof o);
+	if (build_tab() < 0) {
+		fprintf(stderr, "oqb-server: more settings rows than its option table holds; raise srv_tab's size\n");
+		return 1;
+	}
 	int r = opts_parse(srv_tab, &o, argc, argv, NULL, err, sizeof err);
 	if (r == 1)
 		return 0;
@@ -166,6 +144,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_prefix(NULL, "server", o.rank);
+	if (o.list_settings) {
+		settings_print_markdown(stdout);
+		return 0;
+	}
+	if (settings_check_vals(SET_SERVER, &o.set, err, sizeof err) < 0) {
+		fprintf(stderr, "oqb-server: %s\n", err);
+		return 2;
+	}
 	if (hostfacts_answer(o.build_id, o.host_facts))
 		return 0;
 	if (o.list_devices) {
@@ -198,46 +184,39 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "--backend %s: unknown backend; expected one of: %s", o.backend, backend_names());
 		return 2;
 	}
-	if (o.ring_slots & (o.ring_slots - 1)) {
-		log_msg(LOG_ERR, "--ring-slots %d: expected a power of two", o.ring_slots);
-		return 2;
-	}
-	if (o.slot_size % 64) {
-		log_msg(LOG_ERR, "--slot-size %d: expected a multiple of 64", o.slot_size);
-		return 2;
-	}
-	sc.tpc.workers = (unsigned)o.workers;
+	const char *recv_mode = settings_choice("verbs", "recv_mode", o.set.recv_mode);
+	sc.tpc.workers = (unsigned)o.set.workers;
 	sc.idle.nap_ns = (uint64_t)(o.idle_nap_us * 1e3);
 	sc.idle.spin_ns = (uint64_t)(o.idle_spin_us * 1e3);
-	sc.tpc.ring_slots = (unsigned)o.ring_slots;
-	sc.tpc.slot_size = (unsigned)o.slot_size;
+	sc.tpc.ring_slots = (unsigned)o.set.ring_slots;
+	sc.tpc.slot_size = (unsigned)o.set.slot_size;
 	sc.tpc.run_dir = o.run_dir;
 	sc.tpc.system = sc.sys->name;
 	sc.tpc.void_timeout_ns = (uint64_t)(o.void_timeout_ms * 1e6);
 	sc.tpc.durable = o.durable;
 	sc.tpc.pmem_path = o.pmem_path;
 	sc.tpc.addr = o.addr;
-	sc.tpc.device = o.device;
-	sc.tpc.port = (unsigned)o.port;
-	sc.tpc.ib_port = (unsigned)o.ib_port;
-	sc.tpc.gid_index = o.gid_index;
-	sc.tpc.recv_mode = o.recv_mode;
-	sc.tpc.min_rnr_timer = (unsigned)o.min_rnr_timer;
-	sc.tpc.xrc = o.xrc;
+	sc.tpc.device = o.set.device;
+	sc.tpc.port = (unsigned)o.set.port;
+	sc.tpc.ib_port = (unsigned)o.set.ib_port;
+	sc.tpc.gid_index = o.set.gid_index;
+	sc.tpc.recv_mode = recv_mode;
+	sc.tpc.min_rnr_timer = (unsigned)o.set.min_rnr_timer;
+	sc.tpc.xrc = o.set.xrc;
 	sc.bc.kind = sc.be->name;
-	sc.bc.service_ns = o.service_ns;
-	sc.bc.service_exp = o.service_dist == 1;
-	sc.bc.memory_mb = o.memory_mb;
-	sc.bc.prefault = o.prefault;
-	sc.bc.mc_path = o.memcached_path;
-	sc.bc.mc_threads = (unsigned)o.memcached_threads;
-	sc.bc.max_item_mb = (unsigned)o.max_item_mb;
+	sc.bc.service_ns = o.set.service_ns;
+	sc.bc.service_exp = o.set.service_dist == 1;
+	sc.bc.memory_mb = o.set.memory_mb;
+	sc.bc.prefault = o.set.prefault;
+	sc.bc.mc_path = o.set.memcached_path;
+	sc.bc.mc_threads = (unsigned)o.set.memcached_threads;
+	sc.bc.max_item_mb = (unsigned)o.set.max_item_mb;
 	sc.bc.run_dir = o.run_dir;
-	sc.bc.rdb_wal = o.rdb_wal;
-	sc.bc.rdb_sync = o.rdb_sync;
-	sc.bc.rdb_write_buffer_mb = (unsigned)o.rdb_write_buffer_mb;
-	sc.bc.rdb_max_write_buffers = (unsigned)o.rdb_max_write_buffers;
-	sc.bc.rdb_path = o.rdb_path;
+	sc.bc.rdb_wal = o.set.rdb_wal;
+	sc.bc.rdb_sync = o.set.rdb_sync;
+	sc.bc.rdb_write_buffer_mb = (unsigned)o.set.write_buffer_mb;
+	sc.bc.rdb_max_write_buffers = (unsigned)o.set.max_write_buffers;
+	sc.bc.rdb_path = o.set.rdb_path;
 	sc.bc.persist_dir = o.pmem_path;
 	sc.bc.durable = o.durable;
 	sc.bc.plugin_path = o.plugin_path;
@@ -262,19 +241,19 @@ int main(int argc, char **argv)
 			o.durable ? "--durable" : "--backend pmkv", o.durable ? "receive rings" : "pools");
 		return 2;
 	}
-	sc.bc.pool_mb = o.pool_mb;
+	sc.bc.pool_mb = o.set.pool_mb;
 	sc.bc.seed = o.seed;
 	static struct cpu_plan cpus;
-	if (cpus_plan(o.cpus, (unsigned)o.cpu_first, (unsigned)o.workers, o.device, 0, 0, &cpus, err, sizeof err) < 0) {
+	if (cpus_plan(o.set.srv_cpus, (unsigned)o.cpu_first, (unsigned)o.set.workers, o.set.device, 0, 0, &cpus, err, sizeof err) < 0) {
 		log_msg(LOG_ERR, "--cpus: %s", err);
 		return 2;
 	}
 	if (cpus.shared)
 		log_msg(LOG_WARN, "placement: %d worker(s) from CPU index %d, but this process may use only %d CPU(s): "
-			"spinning threads share CPUs, latencies will include scheduling delays", o.workers,
+			"spinning threads share CPUs, latencies will include scheduling delays", o.set.workers,
 			o.cpu_first, cpus.available);
 	sc.cpus = &cpus;
-	sc.service_sample = (unsigned)o.service_sample;
+	sc.service_sample = (unsigned)o.set.service_sample;
 	sc.window_from_go = o.ctl != NULL;
 
 	/* Signals are taken synchronously by the main thread (sigwait below);
@@ -294,9 +273,9 @@ int main(int argc, char **argv)
 	}
 	/* The limits this shape needs, before anything is opened (issue 37). */
 	struct lim_server_shape ls = {
-		.transport = sc.tp->name, .workers = (unsigned)o.workers, .conns = (unsigned long long)o.expect_conns,
-		.ring_slots = (unsigned)o.ring_slots, .slot_size = (unsigned)o.slot_size,
-		.slot_ring = o.recv_mode && strcmp(o.recv_mode, "srq") != 0, .durable = o.durable,
+		.transport = sc.tp->name, .workers = (unsigned)o.set.workers, .conns = (unsigned long long)o.expect_conns,
+		.ring_slots = (unsigned)o.set.ring_slots, .slot_size = (unsigned)o.set.slot_size,
+		.slot_ring = strcmp(recv_mode, "srq") != 0, .durable = o.durable,
 	};
 	struct lim_need need;
 	char lim_note[256];
@@ -331,7 +310,7 @@ int main(int argc, char **argv)
 		}
 		server_stop(the_server);
 		json_t *st = server_stats(the_server);
-		json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.cpus));
+		json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.set.srv_cpus));
 		json_dumpf(st, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(st);
@@ -348,7 +327,7 @@ int main(int argc, char **argv)
 		gethostname(node, sizeof node - 1);
 	json_t *info = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s}", "endpoint", server_endpoint(the_server),
 				 "system", sc.sys->name, "transport", sc.tp->name,
-				 "workers", o.workers, "pid", (int)getpid(), "node", node);
+				 "workers", o.set.workers, "pid", (int)getpid(), "node", node);
 	if (lim_note[0])
 		json_object_set_new(info, "limits_raised", json_string(lim_note));
 	if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
@@ -393,7 +372,7 @@ int main(int argc, char **argv)
 			server_stop(the_server);
 			if (!bye) {
 				json_t *st = server_stats(the_server);
-				json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.cpus));
+				json_object_set_new(st, "placement", cpus_plan_json(&cpus, o.set.srv_cpus));
 				json_object_set_new(st, "node", json_string(node));
 				json_object_set_new(st, "needs", lim_need_json(&need));
 				if (ctl_done(ctl, st, err, sizeof err) != 0)

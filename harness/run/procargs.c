@@ -1,7 +1,11 @@
 /*
  * procargs.c - the command lines of oqb-server and oqb-client for one
- * point of a run (procargs.h): every config key that a process needs
- * becomes its flag here, and nowhere else.
+ * point of a run (procargs.h).  A config key that a binary takes as it is
+ * comes from its row (lib/settings/): push_settings walks the rows of the
+ * binary and emits "--flag value" for each key the config sets, so no key
+ * is translated by hand.  What is left here are the flags the driver
+ * works out per point (system, seed, rate, CPUs to skip, the pmem
+ * directory, the control channel).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +15,7 @@
 #include "launch.h"
 #include "needs.h"
 #include "procargs.h"
+#include "settings.h"
 #include "trials.h"
 
 static int push_extra(char ***argv, const json_t *extra)
@@ -34,6 +39,39 @@ static int push_num(char ***argv, const char *k, double v)
 	char b[64];
 	snprintf(b, sizeof b, "%.10g", v);
 	return push_kv(argv, k, b);
+}
+
+/*
+ * The settings of binary `bin` that rc's config sets: a row of
+ * server.backend only for its kind, a row of verbs only on verbs.  A key
+ * the config leaves out gets no flag, so the binary's default (the row's)
+ * holds.
+ */
+static int push_settings(char ***argv, unsigned bin, const struct runconf *rc)
+{
+	char val[1024], flag[128];
+	int e = 0;
+
+	for (const struct setting *s = settings_rows(); s->field; s++) {
+		if (!(s->binaries & bin))
+			continue;
+		if (!strcmp(s->section, "server.backend") && !settings_owned_by(s, rc->backend))
+			continue;
+		if (!strcmp(s->section, "verbs") && !rc->verbs_addr)
+			continue;
+		const json_t *v = json_object_get(conf_path(rc->root, s->section), s->key);
+		if (!v)
+			continue;
+		int n = settings_flag_value(s, v, val, sizeof val);
+		if (n < 0)
+			return -1;   /* the config check lets no such value through */
+		snprintf(flag, sizeof flag, "--%s", s->flag);
+		if (n >= 1)
+			e |= argv_push(argv, flag);
+		if (n == 2)
+			e |= argv_push(argv, val);
+	}
+	return e;
 }
 
 /* idle.nap_us: the same idle behaviour for workers and client threads. */
@@ -87,40 +125,15 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 	e |= argv_push(&a, path);
 	e |= push_kv(&a, "--system", pt->system);
 	e |= push_kv(&a, "--transport", point_transport(rc, pt));
-	e |= push_num(&a, "--workers", (double)rc->workers);
 	e |= push_kv(&a, "--backend", rc->backend);
-	if (rc->service_ns >= 0)
-		e |= push_num(&a, "--service-ns", (double)rc->service_ns);
-	if (rc->service_dist)
-		e |= push_kv(&a, "--service-dist", rc->service_dist);
-	if (rc->memory_mb >= 0)
-		e |= push_num(&a, "--memory-mb", (double)rc->memory_mb);
-	if (rc->prefault >= 0)
-		e |= push_num(&a, "--prefault", (double)rc->prefault);
-	if (rc->pool_mb >= 0)
-		e |= push_num(&a, "--pool-mb", (double)rc->pool_mb);
-	if (rc->memcached_path)
-		e |= push_kv(&a, "--memcached-path", rc->memcached_path);
-	if (rc->mc_threads >= 0)
-		e |= push_num(&a, "--memcached-threads", (double)rc->mc_threads);
-	if (rc->max_item_mb >= 0)
-		e |= push_num(&a, "--max-item-mb", (double)rc->max_item_mb);
+	e |= push_settings(&a, SET_SERVER, rc);
 	if (rc->plugin_path) {
+		/* made absolute for a local server (runconf_plugin.c); options as JSON text */
 		char *opts = rc->plugin_options ? json_dumps(rc->plugin_options, JSON_COMPACT) : NULL;
 		e |= push_kv(&a, "--plugin-path", rc->plugin_path);
 		e |= push_kv(&a, "--plugin-options", opts ? opts : "{}");
 		free(opts);
 	}
-	if (rc->rdb_wal >= 0)
-		e |= push_num(&a, "--rocksdb-wal", (double)rc->rdb_wal);
-	if (rc->rdb_sync >= 0)
-		e |= push_num(&a, "--rocksdb-sync", (double)rc->rdb_sync);
-	if (rc->rdb_write_buffer_mb >= 0)
-		e |= push_num(&a, "--write-buffer-mb", (double)rc->rdb_write_buffer_mb);
-	if (rc->rdb_max_write_buffers >= 0)
-		e |= push_num(&a, "--max-write-buffers", (double)rc->rdb_max_write_buffers);
-	if (rc->rdb_path)
-		e |= push_kv(&a, "--rocksdb-path", rc->rdb_path);
 	if (runconf_durable(rc, pt->system))
 		e |= argv_push(&a, "--durable");
 	if (pmem && *pmem) {
@@ -128,40 +141,16 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 		e |= push_kv(&a, "--pmem-path", pmem);
 		e |= argv_push(&a, "--pmem-scratch");
 	}
-	if (rc->ring_slots >= 0)
-		e |= push_num(&a, "--ring-slots", (double)rc->ring_slots);
-	if (rc->slot_size >= 0)
-		e |= push_num(&a, "--slot-size", (double)rc->slot_size);
 	if (rc->scratch_dir)
 		e |= push_kv(&a, "--run-dir", rc->scratch_dir);
-	if (rc->verbs_addr) {
+	if (rc->verbs_addr)
 		e |= push_kv(&a, "--addr", rc->verbs_addr);
-		if (rc->verbs_port >= 0)
-			e |= push_num(&a, "--port", (double)rc->verbs_port);
-		if (rc->device)
-			e |= push_kv(&a, "--device", rc->device);
-		if (rc->ib_port >= 0)
-			e |= push_num(&a, "--ib-port", (double)rc->ib_port);
-		if (rc->gid_index >= -1)
-			e |= push_num(&a, "--gid-index", (double)rc->gid_index);
-		if (rc->recv_mode)
-			e |= push_kv(&a, "--recv-mode", rc->recv_mode);
-		if (rc->min_rnr_timer >= 0)
-			e |= push_num(&a, "--min-rnr-timer", (double)rc->min_rnr_timer);
-		if (rc->xrc)
-			e |= argv_push(&a, "--xrc");
-	}
 	/* What its limits must hold (lib/proclimits.h); only where the need
 	 * depends on it, so that a build from before the flag (oqb ab's BASE)
 	 * still runs shm configs. */
 	if (!strcmp(point_transport(rc, pt), "verbs"))
 		e |= push_num(&a, "--expect-conns", (double)needs_server_conns(rc));
 	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
-	/* only when set, so a build from before the flag still runs a config
-	 * without it (oqb ab's BASE) */
-	if (rc->service_sample >= 0)
-		e |= push_num(&a, "--service-sample", (double)rc->service_sample);
-	e |= push_kv(&a, "--cpus", rc->srv_cpus);
 	e |= push_idle(&a, rc);
 	e |= push_kv(&a, "--ctl", ctl_hp);
 	e |= push_kv(&a, "--rank", "0");
@@ -187,7 +176,7 @@ char **procargs_client(const char *bin, const struct runconf *top, const struct 
 	e |= push_kv(&a, "--system", pt->system);
 	e |= push_kv(&a, "--transport", point_transport(rc, pt));
 	e |= push_kv(&a, "--server", endpoint);
-	e |= push_num(&a, "--threads", (double)rc->threads);
+	e |= push_settings(&a, SET_CLIENT, rc);
 	e |= push_kv(&a, "--workload", wl ? wl : "{}");
 	if (pt->outstanding > 0) {
 		e |= push_kv(&a, "--arrival", "closed");
@@ -202,16 +191,11 @@ char **procargs_client(const char *bin, const struct runconf *top, const struct 
 	e |= push_num(&a, "--warmup-s", rc->warmup_s);
 	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
 	e |= push_num(&a, "--processes", (double)rc->processes);
-	e |= push_kv(&a, "--cpus", rc->cli_cpus);
 	e |= push_num(&a, "--cpu-first", cpu_first(rc, rank));
 	if (same_host(runconf_client_host(rc, rank), rc->server_host))
 		e |= push_num(&a, "--cpu-reserved", (double)rc->workers);
-	if (rc->device)
-		e |= push_kv(&a, "--device", rc->device);
 	if (runconf_durable(rc, pt->system))
 		e |= argv_push(&a, "--durable");
-	if (rc->delegation)
-		e |= argv_push(&a, "--delegation");
 	if (!strcmp(point_transport(rc, pt), "verbs")) {
 		e |= push_num(&a, "--expect-workers", (double)rc->workers);
 		if (rc->slot_size >= 0)

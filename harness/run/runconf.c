@@ -16,6 +16,7 @@
 #include "launch.h"
 #include "buildinfo.h"
 #include "trials.h"
+#include "settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -29,63 +30,117 @@
 static const char *const k_transports[] = { "shm", "verbs", NULL };
 static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", NULL };
 static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", "rocksdb", "plugin", NULL };
-static const char *const k_dists[] = { "fixed", "exp", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
 static const char *const k_launchers[] = { "local", "ssh", "slurm", NULL };
-static const char *const k_recv_modes[] = { "srq", "slot_ring", "mp", NULL };
 
-static const struct conf_key backend_keys[] = {
+/*
+ * The driver's own keys of the sections that also hold settings rows
+ * (lib/settings/: the keys a binary takes as flags, with the binary's
+ * default and bounds).  Each section's schema is these rows followed by
+ * the settings rows of that section (build_schema); the docs' list of the
+ * settings comes from the same rows (oqb-server --list-settings).
+ */
+static struct conf_key backend_keys[48], server_keys[32], clients_keys[24], verbs_keys[24];
+
+static const struct conf_key backend_own[] = {
 	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache, pmkv, memcached, rocksdb or plugin" },
-	{ "service_ns", CONF_INT, 0, 0, 1e9, NULL, NULL, "null: service time per request (ns)" },
-	{ "service_dist", CONF_STR, 0, 0, 0, k_dists, NULL, "null: fixed or exp service times" },
-	{ "memory_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "cache, memcached: memory limit per worker (MiB, server default 64; memcached's -m is this times server.workers)" },
-	{ "prefault", CONF_BOOL, 0, 0, 0, NULL, NULL, "cache: allocate and write all memory_mb before serving, so no request pays for page faults (default true; false allocates on demand, as memcached does)" },
 	{ "pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "pmkv: directory on the server host for the pools, the same as server.recv_pmem_path (default: a private one per point)" },
-	{ "pool_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "pmkv: pool size per worker (MiB, server default 64)" },
-	{ "memcached_path", CONF_STR, 0, 0, 0, NULL, NULL, "memcached: the binary on the server host, a path or a name on PATH (default memcached, Debian's package)" },
-	{ "threads", CONF_INT, 0, 1, 1024, NULL, NULL, "memcached: its worker threads, -t (default: one per server worker)" },
-	{ "max_item_mb", CONF_INT, 0, 1, 1024, NULL, NULL, "memcached: its largest item, -I in MiB (default 2, so every 1 MiB value fits; at most half of memory_mb x workers)" },
-	{ "path", CONF_STR, 0, 0, 0, NULL, NULL, "plugin: the engine's shared object on the server host (docs/plugins.md), relative to the directory oqb runs in; rocksdb: the directory on the server host for the DBs, kept after the run (default: the point's persistent directory when durable, else a private one removed at exit)" },
+	{ "path", CONF_STR, 0, 0, 0, NULL, NULL, "plugin: the engine's shared object on the server host (docs/plugins.md), relative to the directory oqb runs in" },
 	{ "options", CONF_ANY, 0, 0, 0, NULL, NULL, "plugin: an object passed to the engine as JSON text (default {})" },
-	{ "wal", CONF_BOOL, 0, 0, 0, NULL, NULL, "rocksdb: write RocksDB's write-ahead log (default true; a write then survives a process crash; durable needs it)" },
-	{ "sync", CONF_BOOL, 0, 0, 0, NULL, NULL, "rocksdb: fdatasync the log before a write returns (default false; true survives a power loss too; needs wal)" },
-	{ "write_buffer_mb", CONF_INT, 0, 1, 65536, NULL, NULL, "rocksdb: memtable size of each worker's DB (MiB, default 64)" },
-	{ "max_write_buffer_number", CONF_INT, 0, 2, 64, NULL, NULL, "rocksdb: memtables per DB (default 2)" },
 	{ NULL }
 };
 
-static const struct conf_key server_keys[] = {
-	{ "workers", CONF_INT, 0, 1, 1024, NULL, NULL, "server worker threads (default 1)" },
+/* Which kinds use backend_own's keys (kind: every one); another kind
+ * refuses them, as it refuses a settings row it does not own. */
+static const struct { const char *key, *kind; } backend_own_kind[] = {
+	{ "pmem_path", "pmkv" }, { "path", "plugin" }, { "options", "plugin" },
+};
+
+static const struct conf_key server_own[] = {
 	{ "backend", CONF_OBJ, 1, 0, 0, NULL, backend_keys, "the KV backend" },
-	{ "ring_slots", CONF_INT, 0, 1, 1 << 24, NULL, NULL, "receive slots per worker (server default if absent)" },
-	{ "slot_size", CONF_INT, 0, 64, 1 << 21, NULL, NULL, "bytes per receive slot, a multiple of 64; a request must fit one (server default 2048)" },
 	{ "recv_pmem_path", CONF_STR, 0, 0, 0, NULL, NULL, "durable/pmkv: directory on the server host for the persistent receive rings and pools; each point gets a fresh subdirectory (default: a private one per point)" },
 	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-server flags, e.g. [\"--void-timeout-ms\", \"20\"]" },
-	{ "cpus", CONF_STR, 0, 0, 0, NULL, NULL, "CPUs of the workers: auto (a CPU each, not shared with the clients on the same host; on verbs from the NIC's NUMA node), none, or a list like \"0-3\" (default auto)" },
-	{ "service_sample", CONF_INT, 0, 0, 1 << 20, NULL, NULL, "time the backend call of one request in this many, at random gaps, for the point's server.service_ns (default 16; 1: every request; 0: none)" },
 	{ NULL }
 };
 
-static const struct conf_key clients_keys[] = {
+static const struct conf_key clients_own[] = {
 	{ "processes", CONF_INT, 0, 1, 1024, NULL, NULL, "client processes (default 1)" },
-	{ "threads", CONF_INT, 0, 1, 1024, NULL, NULL, "threads per client process (default 1)" },
-	{ "delegation", CONF_BOOL, 0, 0, 0, NULL, NULL, "verbs: threads of a process share one QP per server worker (paper 5.2.2; default false)" },
 	{ "extra_args", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "more oqb-client flags" },
-	{ "cpus", CONF_STR, 0, 0, 0, NULL, NULL, "CPUs of each process's threads: auto (a CPU each, after the server's and earlier processes' on the same host), none, or a list (default auto)" },
 	{ NULL }
 };
 
-static const struct conf_key verbs_keys[] = {
+static const struct conf_key verbs_own[] = {
 	{ "addr", CONF_STR, 0, 0, 0, NULL, NULL, "server's address on the RDMA network (default: hosts.server)" },
-	{ "port", CONF_INT, 0, 1, 65535, NULL, NULL, "rdma_cm port (server default 7471)" },
-	{ "device", CONF_STR, 0, 0, 0, NULL, NULL, "RDMA device (default: the one owning addr)" },
-	{ "ib_port", CONF_INT, 0, 1, 255, NULL, NULL, "device port (server default 1)" },
-	{ "gid_index", CONF_INT, 0, -1, 1024, NULL, NULL, "GID index, -1 = auto (server default)" },
-	{ "recv_mode", CONF_STR, 0, 0, 0, k_recv_modes, NULL, "receive buffers: srq, slot_ring or mp (server default srq)" },
-	{ "xrc", CONF_BOOL, 0, 0, 0, NULL, NULL, "XRC QPs (needs a device with XRC; default false)" },
-	{ "min_rnr_timer", CONF_INT, 0, 0, 31, NULL, NULL, "IBTA min RNR NAK timer code (server default 12)" },
 	{ NULL }
 };
+
+/* own's rows, then section's settings rows, into out (cap rows with the
+ * end).  A row whose key own already has (rocksdb's and plugin's `path`)
+ * adds its help to own's row.  0, or -1 when out is too small. */
+static int build_section(struct conf_key *out, size_t cap, const struct conf_key *own, const char *section)
+{
+	size_t n = 0;
+
+	for (; own[n].name; n++) {
+		if (n + 1 >= cap)
+			return -1;
+		out[n] = own[n];
+	}
+	for (const struct setting *s = settings_rows(); s->field; s++) {
+		if (strcmp(s->section, section) != 0)
+			continue;
+		size_t k;
+		for (k = 0; k < n && strcmp(out[k].name, s->key) != 0; k++)
+			;
+		if (k < n) {
+			size_t len = strlen(out[k].help) + strlen(settings_help(s)) + 4;
+			char *h = malloc(len);
+			if (!h)
+				return -1;
+			snprintf(h, len, "%s; %s", out[k].help, settings_help(s));
+			out[k].help = h;
+			continue;
+		}
+		if (n + 1 >= cap)
+			return -1;
+		struct conf_key c = { .name = s->key, .min = s->min, .max = s->max, .choices = s->choices,
+				      .help = settings_help(s) };
+		switch (s->type) {
+		case SET_INT: case SET_U64: c.type = CONF_INT; break;
+		case SET_NUM: c.type = CONF_NUM; break;
+		case SET_STR: case SET_ENUM: c.type = CONF_STR; break;
+		case SET_BOOL: case SET_BOOL01: c.type = CONF_BOOL; break;
+		}
+		out[n++] = c;
+	}
+	out[n] = (struct conf_key){ .name = NULL };
+	return 0;
+}
+
+/* A number the driver needs even when the config leaves it out: the
+ * binary's default, from its row. */
+static long long row_default(const char *section, const char *key)
+{
+	const struct setting *s = settings_find(section, key);
+	return s && s->def ? strtoll(s->def, NULL, 10) : 0;
+}
+
+static void build_schema(void)
+{
+	static int built;
+
+	if (built)
+		return;
+	built = 1;
+	if (build_section(backend_keys, sizeof backend_keys / sizeof backend_keys[0], backend_own, "server.backend") ||
+	    build_section(server_keys, sizeof server_keys / sizeof server_keys[0], server_own, "server") ||
+	    build_section(clients_keys, sizeof clients_keys / sizeof clients_keys[0], clients_own, "clients") ||
+	    build_section(verbs_keys, sizeof verbs_keys / sizeof verbs_keys[0], verbs_own, "verbs")) {
+		/* a build with more rows than the arrays: a programming error */
+		fprintf(stderr, "oqb: the config schema has more settings rows than runconf.c's arrays hold\n");
+		abort();
+	}
+}
 
 static const struct conf_key convergence_keys[] = {
 	{ "ci_p99", CONF_NUM, 0, 0.001, 10, NULL, NULL, "stop when the P99's 95% CI is narrower than this share of it (default 0.05)" },
@@ -178,6 +233,7 @@ static const struct conf_key top_keys[] = {
 
 const struct conf_key *runconf_schema(void)
 {
+	build_schema();
 	return top_keys;
 }
 
@@ -225,86 +281,51 @@ static int forbid(const json_t *obj, const char *key, const char *where, const c
 	return 0;
 }
 
+/*
+ * server.backend: each key must be used by its kind (a settings row's
+ * owner, or backend_own_kind), and keep its row's rule; then the rules
+ * that span keys.
+ */
 static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t errlen)
 {
 	char where[1100];
+	const char *key;
+	json_t *val;
 
 	snprintf(where, sizeof where, "%s: server.backend", rc->path);
 	rc->backend = conf_str(b, "kind", "null");
-	rc->service_ns = conf_int(b, "service_ns", -1);
-	rc->service_dist = conf_str(b, "service_dist", NULL);
-	rc->memory_mb = conf_int(b, "memory_mb", -1);
-	rc->prefault = conf_bool(b, "prefault", -1);
-	rc->pool_mb = conf_int(b, "pool_mb", -1);
-	rc->memcached_path = conf_str(b, "memcached_path", NULL);
-	rc->mc_threads = conf_int(b, "threads", -1);
-	rc->max_item_mb = conf_int(b, "max_item_mb", -1);
-	rc->rdb_wal = conf_bool(b, "wal", -1);
-	rc->rdb_sync = conf_bool(b, "sync", -1);
-	rc->rdb_write_buffer_mb = conf_int(b, "write_buffer_mb", -1);
-	rc->rdb_max_write_buffers = conf_int(b, "max_write_buffer_number", -1);
-	rc->rdb_path = strcmp(rc->backend, "rocksdb") == 0 ? conf_str(b, "path", NULL) : NULL;
-	if (strcmp(rc->backend, "rocksdb") != 0) {
-		static const char *const rdb_only[] = { "wal", "sync", "write_buffer_mb", "max_write_buffer_number",
-							NULL };
-		for (int i = 0; rdb_only[i]; i++)
-			if (forbid(b, rdb_only[i], where, "by this kind (only by \"rocksdb\")", err, errlen))
-				return -1;
-	} else if (rc->rdb_sync == 1 && rc->rdb_wal == 0) {
-		err_set(err, errlen, "%s.sync: true needs wal true (RocksDB refuses a synced write without its "
-			"write-ahead log); set wal true or sync false", where);
-		return -1;
-	} else if (rc->rdb_path && rc->rdb_path[0] != '/') {
-		err_set(err, errlen, "%s.path: \"%s\" must be an absolute path (a directory on the server host)",
-			where, rc->rdb_path);
-		return -1;
+	json_object_foreach((json_t *)b, key, val) {
+		const struct setting *s = settings_find("server.backend", key);
+		const char *only = s ? s->owner : NULL;
+		int used = s && settings_owned_by(s, rc->backend);
+		for (size_t i = 0; i < sizeof backend_own_kind / sizeof backend_own_kind[0]; i++)
+			if (!strcmp(backend_own_kind[i].key, key)) {
+				used |= !strcmp(backend_own_kind[i].kind, rc->backend);
+				only = only ? only : backend_own_kind[i].kind;
+			}
+		if (only && !used) {
+			err_set(err, errlen, "%s.%s: not used by kind \"%s\" (only by %s%s); remove it", where, key,
+				rc->backend, only, s && strcmp(key, "path") == 0 ? " and plugin" : "");
+			return -1;
+		}
 	}
-	if (strcmp(rc->backend, "memcached") != 0) {
-		static const char *const mc_only[] = { "memcached_path", "threads", "max_item_mb", NULL };
-		for (int i = 0; mc_only[i]; i++)
-			if (forbid(b, mc_only[i], where, "by this kind (only by \"memcached\")", err, errlen))
-				return -1;
-	}
+	if (settings_check_json("server.backend", b, NULL, where, err, errlen) < 0)
+		return -1;
 	rc->pmkv = strcmp(rc->backend, "pmkv") == 0;
 	if (strcmp(rc->backend, "plugin") == 0)
 		return runconf_plugin_keys(rc, b, where, err, errlen);
-	if ((strcmp(rc->backend, "rocksdb") != 0 &&
-	     forbid(b, "path", where, "by this kind (only by \"plugin\" and \"rocksdb\"; pmkv's is pmem_path)", err, errlen)) ||
-	    forbid(b, "options", where, "by this kind (only by \"plugin\")", err, errlen))
-		return -1;
-	if (strcmp(rc->backend, "null") == 0) {
-		if (forbid(b, "memory_mb", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
-		    forbid(b, "prefault", where, "by kind \"null\" (it keeps no data)", err, errlen) ||
-		    forbid(b, "pmem_path", where, "by kind \"null\"", err, errlen) ||
-		    forbid(b, "pool_mb", where, "by kind \"null\"", err, errlen))
+	if (strcmp(rc->backend, "rocksdb") == 0) {
+		const char *path = conf_str(b, "path", NULL);
+		if (conf_bool(b, "sync", 0) && !conf_bool(b, "wal", 1)) {
+			err_set(err, errlen, "%s.sync: true needs wal true (RocksDB refuses a synced write without its "
+				"write-ahead log); set wal true or sync false", where);
 			return -1;
-	} else if (strcmp(rc->backend, "cache") == 0) {
-		if (forbid(b, "service_ns", where, "by kind \"cache\" (only \"null\" simulates service time)", err, errlen) ||
-		    forbid(b, "service_dist", where, "by kind \"cache\"", err, errlen) ||
-		    forbid(b, "pmem_path", where, "by kind \"cache\" (use kind \"pmkv\" for persistence)", err, errlen) ||
-		    forbid(b, "pool_mb", where, "by kind \"cache\" (its size is memory_mb)", err, errlen))
+		}
+		if (path && path[0] != '/') {
+			err_set(err, errlen, "%s.path: \"%s\" must be an absolute path (a directory on the server host)",
+				where, path);
 			return -1;
-	} else if (strcmp(rc->backend, "pmkv") == 0) {
-		if (forbid(b, "service_ns", where, "by kind \"pmkv\"", err, errlen) ||
-		    forbid(b, "service_dist", where, "by kind \"pmkv\"", err, errlen) ||
-		    forbid(b, "memory_mb", where, "by kind \"pmkv\" (its size is pool_mb)", err, errlen) ||
-		    forbid(b, "prefault", where, "by kind \"pmkv\" (only \"cache\" allocates on demand)", err, errlen))
-			return -1;
-	} else if (strcmp(rc->backend, "memcached") == 0) {
-		if (forbid(b, "service_ns", where, "by kind \"memcached\" (only \"null\" simulates service time)", err, errlen) ||
-		    forbid(b, "service_dist", where, "by kind \"memcached\"", err, errlen) ||
-		    forbid(b, "pmem_path", where, "by kind \"memcached\" (it keeps no data on disk)", err, errlen) ||
-		    forbid(b, "pool_mb", where, "by kind \"memcached\" (its size is memory_mb)", err, errlen) ||
-		    forbid(b, "prefault", where, "by kind \"memcached\" (memcached allocates item memory as it "
-			   "needs it)", err, errlen))
-			return -1;
-	} else if (strcmp(rc->backend, "rocksdb") == 0) {
-		static const char *const not_rdb[] = { "service_ns", "service_dist", "pmem_path", "pool_mb", "prefault",
-						       "memory_mb", NULL };
-		for (int i = 0; not_rdb[i]; i++)
-			if (forbid(b, not_rdb[i], where, "by kind \"rocksdb\" (its keys are wal, sync, write_buffer_mb, "
-				   "max_write_buffer_number and path)", err, errlen))
-				return -1;
+		}
 	}
 	return 0;
 }
@@ -548,7 +569,8 @@ static int same_dir(const char *a, const char *b)
  * the store too: rocksdb without its log would lose its memtable. */
 static int check_durable_backend(const struct runconf *rc, char *err, size_t errlen)
 {
-	if (rc->durable_mask && strcmp(rc->backend, "rocksdb") == 0 && rc->rdb_wal == 0) {
+	if (rc->durable_mask && strcmp(rc->backend, "rocksdb") == 0 &&
+	    !conf_bool(conf_path(rc->root, "server.backend"), "wal", 1)) {
 		err_set(err, errlen, "%s: durable with server.backend.wal false: a committed write still in "
 			"RocksDB's memtable would be lost when the server crashes; set server.backend.wal true "
 			"(with sync true it survives a power loss too), or durable false", rc->path);
@@ -757,11 +779,8 @@ static int check_verbs(struct runconf *rc, char *err, size_t errlen)
 	rc->verbs_addr = is_verbs ? conf_str(v, "addr", rc->server_host) : NULL;
 	rc->recv_mode = conf_str(v, "recv_mode", NULL);
 	rc->device = conf_str(v, "device", NULL);
-	rc->verbs_port = conf_int(v, "port", -1);
 	rc->ib_port = conf_int(v, "ib_port", -1);
 	rc->gid_index = json_object_get(v, "gid_index") ? conf_int(v, "gid_index", -1) : -2;
-	rc->min_rnr_timer = conf_int(v, "min_rnr_timer", -1);
-	rc->xrc = conf_bool(v, "xrc", 0);
 	if (rc->verbs_addr && !*rc->verbs_addr) {
 		err_set(err, errlen, "%s: verbs.addr: empty; give the server's IP address on the RDMA "
 			"network (or leave it out to use hosts.server)", rc->path);
@@ -811,7 +830,7 @@ static int check_workload(struct runconf *rc, char *err, size_t errlen)
  */
 static int check_key_path(const char *key, const char *label, char *err, size_t errlen)
 {
-	const struct conf_key *schema = top_keys;
+	const struct conf_key *schema = runconf_schema();
 	const char *p = key;
 	char part[128], done[512] = "";
 
@@ -1040,7 +1059,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	size_t i, j;
 
 	rc->root = root;
-	if (conf_check(root, top_keys, path, err, errlen) < 0)
+	if (conf_check(root, runconf_schema(), path, err, errlen) < 0)
 		goto fail;
 
 	rc->name = conf_str(rc->root, "name", "");
@@ -1076,14 +1095,21 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 		goto fail;
 
 	srv = json_object_get(rc->root, "server");
-	rc->workers = conf_int(srv, "workers", 1);
+	rc->workers = conf_int(srv, "workers", row_default("server", "workers"));
 	rc->service_sample = conf_int(srv, "service_sample", -1);
 	rc->ring_slots = conf_int(srv, "ring_slots", -1);
 	rc->slot_size = conf_int(srv, "slot_size", -1);
-	if (rc->slot_size > 0 && rc->slot_size % 64) {
-		err_set(err, errlen, "%s: server.slot_size: %lld is not a multiple of 64 (e.g. %lld)", path,
-			rc->slot_size, (rc->slot_size / 64 + 1) * 64);
-		goto fail;
+	/* the rows' rules (ring_slots a power of two, slot_size a multiple of
+	 * 64) beyond the bounds conf_check has seen */
+	{
+		static const char *const sections[] = { "server", "clients", "verbs" };
+		char where[1100];
+		for (i = 0; i < 3; i++) {
+			snprintf(where, sizeof where, "%s: %s", path, sections[i]);
+			if (settings_check_json(sections[i], json_object_get(rc->root, sections[i]), NULL, where, err,
+						errlen) < 0)
+				goto fail;
+		}
 	}
 	rc->server_extra = json_object_get(srv, "extra_args");
 	if (check_backend(rc, json_object_get(srv, "backend"), err, errlen) < 0)
@@ -1091,7 +1117,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 
 	cli = json_object_get(rc->root, "clients");
 	rc->processes = conf_int(cli, "processes", 1);
-	rc->threads = conf_int(cli, "threads", 1);
+	rc->threads = conf_int(cli, "threads", row_default("clients", "threads"));
 	rc->client_extra = json_object_get(cli, "extra_args");
 	rc->workload = json_object_get(rc->root, "workload");
 

@@ -35,25 +35,15 @@ struct runconf {
 	const char *systems[RUNCONF_MAX_SYSTEMS];
 	size_t nsystems;
 
-	/* server */
+	/* server.  Settings a binary only takes as a flag (a back end's
+	 * memory_mb, write_buffer_mb, verbs.port ...) are not copied here:
+	 * procargs.c emits them from their rows (lib/settings/) and root. */
 	long long workers;
 	long long service_sample;      /* server.service_sample, -1: the server's default */
 	const char *backend;           /* null | cache | pmkv | memcached | rocksdb */
-	long long service_ns;          /* null: -1 when not given */
-	const char *service_dist;      /* null: NULL when not given */
-	long long memory_mb;           /* cache, memcached: -1 when not given */
-	int prefault;                  /* cache: 0 or 1; -1 when not given */
-	long long pool_mb;             /* pmkv: -1 when not given */
-	const char *memcached_path;    /* memcached: NULL when not given */
-	long long mc_threads;          /* memcached: -1 when not given */
-	long long max_item_mb;         /* memcached: -1 when not given */
 	const char *plugin_path;       /* plugin: as given, or plugin_file */
 	char plugin_file[1024];        /* plugin: the path made absolute (local server) */
 	const json_t *plugin_options;  /* plugin: the options object, or NULL */
-	int rdb_wal, rdb_sync;         /* rocksdb: 0 or 1; -1 when not given */
-	long long rdb_write_buffer_mb; /* rocksdb: -1 when not given */
-	long long rdb_max_write_buffers; /* rocksdb: -1 when not given */
-	const char *rdb_path;          /* rocksdb: NULL when not given */
 	long long ring_slots;          /* -1: server default */
 	long long slot_size;           /* -1: server default */
 	const json_t *server_extra;    /* array of extra flags, or NULL */
@@ -69,9 +59,9 @@ struct runconf {
 	/* verbs (NULL / -1: the server's default) */
 	const char *verbs_addr;        /* --addr: verbs.addr, default hosts.server */
 	const char *recv_mode, *device;
-	long long verbs_port, ib_port, min_rnr_timer;
+	long long ib_port;
 	long long gid_index;           /* -2 when not given (-1 is "auto") */
-	int xrc, delegation;
+	int delegation;
 
 	/* correctness (docs/correctness.md) */
 	int history;                   /* clients record histories into POINT/history/ */

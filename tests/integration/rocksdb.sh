@@ -147,7 +147,7 @@ bad "durable with wal false" '.server.backend.wal = false | .durable = ["oq"]' "
 bad "sync without wal" '.server.backend.wal = false | .server.backend.sync = true' "sync: true needs wal true"
 bad "a misspelt option" '.server.backend.wall = true' "server.backend.wall"
 bad "a cache option on rocksdb" '.server.backend.memory_mb = 8' "memory_mb: not used by kind \"rocksdb\""
-bad "a rocksdb option on cache" '.server.backend.kind = "cache"' "wal: not used by this kind"
+bad "a rocksdb option on cache" '.server.backend.kind = "cache"' "wal: not used by kind \"cache\""
 bad "a relative path" '.server.backend.path = "db"' "must be an absolute path"
 bad "write_buffer_mb 0" '.server.backend.write_buffer_mb = 0' "write_buffer_mb"
 finish

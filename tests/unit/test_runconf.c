@@ -8,10 +8,30 @@
 #include "unit.h"
 #include "conf.h"
 #include "runconf.h"
+#include "procargs.h"
+#include "launch.h"
 
 #include <jansson.h>
 #include <stdarg.h>
 #include <unistd.h>
+
+/* Whether the server of rc's first point gets flag (followed by val,
+ * unless val is NULL). */
+static int server_flag(const struct runconf *rc, const char *flag, const char *val)
+{
+	struct point pt[4];
+	int found = 0;
+
+	if (runconf_plan(rc, pt, 4) == 0)
+		return 0;
+	char **a = procargs_server("/bin", rc, &pt[0], "127.0.0.1:1", NULL);
+	for (size_t i = 0; a && a[i]; i++)
+		if (!strcmp(a[i], flag) && (!val || (a[i + 1] && !strcmp(a[i + 1], val))))
+			found = 1;
+	launch_argv_free(a);
+	return found;
+}
+
 
 /* A small valid config; tests change it with --set style overrides. */
 static const char *base_cfg =
@@ -234,7 +254,13 @@ TEST(verbs_keys_need_verbs)
 		     "verbs.gid_index=-1", "clients.delegation=true") == 0, "%s", err);
 	CHECK(strcmp(rc.verbs_addr, "127.0.0.1") == 0, "addr defaults to hosts.server");
 	CHECK(strcmp(rc.recv_mode, "slot_ring") == 0 && rc.gid_index == -1 && rc.delegation);
-	CHECK(rc.verbs_port == -1 && rc.ib_port == -1 && !rc.xrc);
+	CHECK(rc.ib_port == -1);
+	CHECK(server_flag(&rc, "--recv-mode", "slot_ring") && server_flag(&rc, "--gid-index", "-1"),
+	      "the rows' keys become the server's flags");
+	CHECK(!server_flag(&rc, "--port", NULL) && !server_flag(&rc, "--xrc", NULL), "not given: no flag");
+	runconf_free(&rc);
+	REQUIRE(load(&rc, err, sizeof err, 3, "transport=verbs", "verbs.xrc=true", "verbs.port=7000") == 0, "%s", err);
+	CHECK(server_flag(&rc, "--xrc", NULL) && server_flag(&rc, "--port", "7000"), "a bare flag and a number");
 	runconf_free(&rc);
 	REQUIRE(load(&rc, err, sizeof err, 1, "transport=verbs") == 0, "%s", err);
 	CHECK(rc.gid_index == -2, "not given: the server picks");
@@ -247,10 +273,11 @@ TEST(prefault_is_the_cache_backends)
 	char err[4096];
 
 	REQUIRE(load(&rc, err, sizeof err, 0) == 0, "%s", err);
-	CHECK(rc.prefault == -1, "not given: the server's default");
+	CHECK(!server_flag(&rc, "--prefault", NULL), "not given: the server's default");
+	CHECK(server_flag(&rc, "--memory-mb", "16"));
 	runconf_free(&rc);
 	REQUIRE(load(&rc, err, sizeof err, 1, "server.backend.prefault=false") == 0, "%s", err);
-	CHECK(rc.prefault == 0);
+	CHECK(server_flag(&rc, "--prefault", "0"), "a bool the server takes as 0 or 1");
 	runconf_free(&rc);
 	CHECK(load(&rc, err, sizeof err, 2, "server.backend={\"kind\":\"null\"}", "server.backend.prefault=true") < 0);
 	CHECK(strstr(err, "prefault") && strstr(err, "null"), "%s", err);
