@@ -43,7 +43,7 @@ has_fail() {
 doctor pass "$CFG"
 if [ $RC -eq 0 ] && ! grep -q ' FAIL ' "$T/pass.out" && grep -q 'the config can run' "$T/pass.out" &&
 	grep -qE '^127\.0\.0\.1 +reachable +PASS' "$T/pass.out" &&
-	grep -qE '^127\.0\.0\.1 +oqb-server +PASS .*the driver' "$T/pass.out" &&
+	grep -qE '^127\.0\.0\.1 +oqb-server +PASS .*the server' "$T/pass.out" &&
 	grep -qE '^127\.0\.0\.1 +open files +PASS' "$T/pass.out"; then
 	ok doctor_passes_local_shm
 else

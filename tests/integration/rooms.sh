@@ -54,7 +54,8 @@ else
 		notok rooms_oqb_symbols "bin/oqb defines bench symbols [$both] or calls [$ibv] ($(wc -l <"$T/bench.syms") bench symbols)"
 	fi
 fi
-libs=$(ldd "$O" | grep -E 'libibverbs|librdmacm|libstdc\+\+|librocksdb')
+# its own NEEDED entries (ldd would add the sanitizer runtime's libstdc++)
+libs=$(readelf -d "$O" | grep NEEDED | grep -E 'libibverbs|librdmacm|libstdc\+\+|librocksdb|libnuma')
 [ -z "$libs" ] && ok rooms_oqb_libraries || notok rooms_oqb_libraries "bin/oqb needs: $libs"
 
 # 3. --build-info
