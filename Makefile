@@ -2,14 +2,27 @@
 # every test; `make check` runs them again under ASan+UBSan; `make deps`
 # installs the Debian packages.  WERROR=1 turns warnings into errors (CI).
 #
-# Layout of the build: every source under lib/, bench/, workloads/ and
-# harness/ (subfolders included) that is not a main goes into one static
-# library; every `*_main.c` becomes bin/<name with - for _>, e.g.
-# bench/oqb_server_main.c -> bin/oqb-server.  Every folder is on the include
-# path.  Unit tests are tests/unit/test_*.c, one binary each.  Nothing here
-# needs to change when a module or a folder is added.  Two folders build only
-# where their headers exist: bench/transports/verbs/ (rdma-core), and in it
-# the files named *_exp.c (MLNX_OFED's experimental verbs).
+# Layout of the build: the code is in layers, each a static library with
+# its own include path, so a file can include only what its layer may use
+# (docs/architecture.md, "Rooms"):
+#   lib/        liboqb-lib.a        sees lib/
+#   workloads/  liboqb-workloads.a  sees lib/, workloads/
+#   bench/      liboqb-bench.a      sees lib/, workloads/, bench/ and its
+#                                   subfolders (transports, backends), include/
+#   harness/    liboqb-harness.a    sees lib/, workloads/, harness/ and its
+#                                   subfolders (not harness/crash/): never a
+#                                   transport or backend header
+#   harness/crash/ liboqb-crash.a   sees lib/, bench/ (session.h), itself:
+#                                   the crash tester is a client of the server
+# Subfolders are found with `find`, so a new one joins its layer unasked.
+# Every `*_main.c` becomes bin/<name with - for _>, e.g.
+# bench/oqb_server_main.c -> bin/oqb-server, linked with its layer's library
+# and those below it: bin/oqb (harness/) links no transport or backend code
+# and no RDMA or C++ library.  $(O)/liboqb.a holds every layer, for unit
+# tests and fuzz targets, which may see everything.  Unit tests are
+# tests/unit/test_*.c, one binary each.  Two folders build only where their
+# headers exist: bench/transports/verbs/ (rdma-core), and in it the files
+# named *_exp.c (MLNX_OFED's experimental verbs).
 
 CC      ?= cc
 OPT     ?= -O2
@@ -23,12 +36,23 @@ WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
            -Wformat=2 -Wno-unused-parameter
 SRC_DIRS := lib bench workloads harness
 INC_DIRS := $(sort $(shell find $(SRC_DIRS) -type d))
+# Each layer's include path (the table above).
+dirs_of   = $(sort $(shell find $(1) -type d))
+INC_lib       := -Ilib
+INC_workloads := $(INC_lib) -Iworkloads
+INC_bench     := $(INC_workloads) $(addprefix -I,$(call dirs_of,bench)) -Iinclude
+INC_harness   := $(INC_workloads) $(addprefix -I,$(filter-out harness/crash%,$(call dirs_of,harness)))
+INC_crash     := $(INC_lib) -Ibench -Iharness/crash
+INC_ALL       := $(addprefix -I,$(INC_DIRS)) -Iinclude
 CFLAGS_ALL := -std=gnu11 -g $(OPT) $(WARN) -pthread -MMD -MP -D_GNU_SOURCE \
-              $(addprefix -I,$(INC_DIRS)) -Iinclude $(SAN) $(CFLAGS)
+              $(SAN) $(CFLAGS)
 ifeq ($(WERROR),1)
 CFLAGS_ALL += -Werror
 endif
-LDLIBS_ALL := -ljansson -lpmem -lzstd -lz -lm -lpthread -ldl
+# LDLIBS_BASE: what every layer may link; LDLIBS_ALL adds the transports'
+# and back ends' libraries (RDMA, RocksDB, eRPC), for bench/ and harness/crash/.
+LDLIBS_BASE := -ljansson -lpmem -lzstd -lz -lm -lpthread -ldl
+LDLIBS_ALL := $(LDLIBS_BASE)
 
 # Optional back ends, built only where their headers exist (fio's CONFIG_RDMA).
 # VERBS_INC: where the verbs headers are (MLNX_OFED may install its own
@@ -101,7 +125,7 @@ ERPC_DIRTY  := $(shell git -C $(ERPC_DIR) status --porcelain --untracked-files=n
 ERPC_FLAGS  := $(shell sed -n 's/^CXX_FLAGS = //p' $(ERPC_DIR)/CMakeFiles/erpc.dir/flags.make 2>/dev/null)
 ERPC_CXXFLAGS := -std=c++11 -g $(OPT) -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -pthread -DERPC_INFINIBAND=true \
                  -DERPC_LOG_LEVEL=2 -DERPC_TESTING=false -isystem $(ERPC_DIR)/src \
-                 -isystem $(ERPC_DIR)/third_party -isystem $(ERPC_DIR)/third_party/asio/include $(addprefix -I,$(INC_DIRS)) $(SAN) \
+                 -isystem $(ERPC_DIR)/third_party -isystem $(ERPC_DIR)/third_party/asio/include $(INC_bench) -I$(O) $(SAN) \
                  -DOQB_ERPC_COMMIT='"$(ERPC_COMMIT)"' -DOQB_ERPC_DIRTY=$(ERPC_DIRTY) \
                  -DOQB_ERPC_ROCE=$(ERPC_ROCE) -DOQB_ERPC_FLAGS='"$(ERPC_FLAGS)"'
 CFLAGS_ALL += -DOQB_HAVE_ERPC=1
@@ -123,9 +147,12 @@ endif
 # in $(O)/buildid.h, rewritten only when it changes.
 BUILD_ID := $(shell { cat $(sort $(shell find $(SRC_DIRS) include -name '*.[ch]' -o -name '*.cc')) Makefile; \
               printf '%s' '$(subst ','',$(CFLAGS_ALL))'; } | sha256sum | cut -c1-16)
-$(shell mkdir -p $(O) && printf '#define OQB_BUILD_ID "%s"\n' '$(BUILD_ID)' >$(O)/buildid.h.tmp && \
+# The flags go there too (quotes and backslashes dropped), for
+# `oqb-server --build-info`.
+BUILD_FLAGS := $(subst \,,$(subst ",,$(subst ',,$(CFLAGS_ALL))))
+$(shell mkdir -p $(O) && printf '#define OQB_BUILD_ID "%s"\n#define OQB_BUILD_FLAGS "%s"\n' '$(BUILD_ID)' \
+  '$(BUILD_FLAGS)' >$(O)/buildid.h.tmp && \
   { cmp -s $(O)/buildid.h.tmp $(O)/buildid.h && rm -f $(O)/buildid.h.tmp || mv -f $(O)/buildid.h.tmp $(O)/buildid.h; })
-CFLAGS_ALL += -I$(O)
 
 MAIN_SRC := $(filter %_main.c,$(ALL_SRC))
 LIB_SRC  := $(filter-out %_main.c,$(ALL_SRC))
@@ -134,6 +161,27 @@ MAIN_OBJ := $(MAIN_SRC:%.c=$(O)/%.o)
 LIBA     := $(O)/liboqb.a
 binname   = $(subst _,-,$(notdir $(patsubst %_main.c,%,$(1))))
 BINS     := $(foreach m,$(MAIN_SRC),$(BIN)/$(call binname,$(m)))
+
+# The layers: the sources of each, its objects compiled with its include
+# path, its library, and the libraries a main of that layer links (its own
+# first, the ones below after).
+LAYERS := lib workloads bench crash harness
+layer_of = $(if $(filter harness/crash/%,$(1)),crash,$(if $(filter harness/%,$(1)),harness,$(firstword $(subst /, ,$(1)))))
+$(foreach l,$(LAYERS),$(eval SRC_$(l) := $(foreach f,$(ALL_SRC),$(if $(filter $(l),$(call layer_of,$(f))),$(f)))))
+$(foreach l,$(LAYERS),$(eval LIBA_$(l) := $(O)/liboqb-$(l).a))
+DEPS_lib       := lib
+DEPS_workloads := workloads lib
+DEPS_bench     := bench workloads lib
+DEPS_crash     := crash bench workloads lib
+DEPS_harness   := harness workloads lib
+LDLIBS_lib       := $(LDLIBS_BASE)
+LDLIBS_workloads := $(LDLIBS_BASE)
+LDLIBS_bench     := $(LDLIBS_ALL)
+LDLIBS_crash     := $(LDLIBS_ALL)
+LDLIBS_harness   := $(LDLIBS_BASE)
+$(foreach l,$(LAYERS),$(eval $(SRC_$(l):%.c=$(O)/%.o): LAYER_INC := $(INC_$(l))))
+# bench/buildinfo.c reads $(O)/buildid.h (the build id and flags)
+$(O)/bench/buildinfo.o: LAYER_INC += -I$(O)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
@@ -144,13 +192,13 @@ Q :=
 endif
 
 .PHONY: all test test-long check deps deps-auto demo figures clean test-verbs test-erpc test-scale test-faults test-faults-rnr microbench bench print-includes \
-        test-crash-rocksdb test-dead-hosts test-netem test-faults-verbs
+        test-crash-rocksdb test-dead-hosts test-netem test-faults-verbs print-layer-includes
 all: $(BINS) $(UNIT_BIN)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
-	$(Q)$(CC) $(CFLAGS_ALL) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS_ALL) $(or $(LAYER_INC),$(INC_ALL)) -c -o $@ $<
 
 $(O)/%.o: %.cc
 	@mkdir -p $(dir $@)
@@ -161,11 +209,18 @@ $(LIBA): $(LIB_OBJ) $(ERPC_OBJ)
 	@echo "  AR    $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+define layer_lib_rule
+$(LIBA_$(1)): $(filter-out %_main.o,$(SRC_$(1):%.c=$(O)/%.o)) $(if $(filter bench,$(1)),$(ERPC_OBJ))
+	@echo "  AR    $$@"
+	$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_lib_rule,$(l))))
+
 define bin_rule
-$(BIN)/$(call binname,$(1)): $(O)/$(1:%.c=%.o) $(LIBA)
+$(BIN)/$(call binname,$(1)): $(O)/$(1:%.c=%.o) $(foreach d,$(DEPS_$(call layer_of,$(1))),$(LIBA_$(d)))
 	@mkdir -p $(BIN)
 	@echo "  LD    $$@"
-	$(Q)$(CC) $(CFLAGS_ALL) -o $$@ $$^ $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $$@ $$^ $(LDLIBS_$(call layer_of,$(1)))
 endef
 $(foreach m,$(MAIN_SRC),$(eval $(call bin_rule,$(m))))
 
@@ -187,7 +242,7 @@ $(foreach d,$(PLUGIN_DIRS),$(eval $(call plugin_rule,$(d))))
 $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
-	$(Q)$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(LIBA) $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(INC_ALL) -I$(O) -Itests/unit -o $@ $< $(LIBA) $(LDLIBS_ALL)
 
 deps:
 	@harness/install-deps.sh
@@ -328,7 +383,11 @@ test-faults-verbs: deps-auto
 # The include flags, for test programs built outside this Makefile
 # (tests/verbs/run-verbs.sh builds vtest.c with them).
 print-includes:
-	@echo $(addprefix -I,$(INC_DIRS))
+	@echo $(INC_ALL)
+
+# One layer's include flags (LAYER=harness ...), for tests/integration/rooms.sh.
+print-layer-includes:
+	@echo $(INC_$(LAYER))
 
 microbench: all
 	@$(BIN)/oqb-microbench
@@ -376,18 +435,18 @@ all: $(patsubst tests/fuzz/fuzz_%.c,$(O)/tests/fuzz-replay-%,$(FUZZ_SRC)) $(O)/t
 $(O)/tests/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c tests/fuzz/fuzz.h $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
-	$(Q)$(CC) $(CFLAGS_ALL) -Itests/fuzz -DFUZZ_NAME='"$*"' -o $@ $< tests/fuzz/replay_main.c \
+	$(Q)$(CC) $(CFLAGS_ALL) $(INC_ALL) -Itests/fuzz -DFUZZ_NAME='"$*"' -o $@ $< tests/fuzz/replay_main.c \
 	  $(LIBA) $(LDLIBS_ALL)
 
 $(O)/tests/bad-input-probe: tests/bad-input/probe.c $(LIBA)
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(INC_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
 
 # Used with O=build/fuzz by fuzz-build: the library has coverage hooks.
 $(O)/fuzz-%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIBA)
 	@echo "  FUZZ  $@"
-	$(Q)$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(LIBA) $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(INC_ALL) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(LIBA) $(LDLIBS_ALL)
 
 fuzz-build:
 	@$(MAKE) --no-print-directory O=build/fuzz CC=$(FUZZ_CC) OPT=-O1 WERROR=0 \

@@ -19,6 +19,7 @@
 #include "client.h"
 #include "clock.h"
 #include "conf.h"
+#include "buildinfo.h"
 #include "ctl.h"
 #include "gen.h"
 #include "hostfacts.h"
@@ -135,6 +136,11 @@ int main(int argc, char **argv)
 	struct ctl *ctl = NULL;
 	int rc = 1;
 	char *cfgdir = NULL;
+
+	/* --build-info, --check-plugin: answered before the options (buildinfo.h) */
+	int q = binquery_answer("oqb-client", argc, argv);
+	if (q >= 0)
+		return q;
 
 	memset(&o, 0, sizeof o);
 	if (build_tab() < 0) {
@@ -275,6 +281,7 @@ int main(int argc, char **argv)
 					 "ctl_connect", (json_int_t)(t_prep - t_ctl), "prepare", (json_int_t)(t_ready - t_prep));
 		if (lim_note[0])
 			json_object_set_new(info, "limits_raised", json_string(lim_note));
+		json_object_set_new(info, "build_id", json_string(buildinfo_id()));   /* the driver checks it */
 		if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
 		    ctl_start_watch(ctl, &lost, NULL, NULL) != 0) {
 			json_decref(info);

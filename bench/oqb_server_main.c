@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "clock.h"
+#include "buildinfo.h"
 #include "ctl.h"
 #include "hostfacts.h"
 #include "proclimits.h"
@@ -130,6 +131,11 @@ int main(int argc, char **argv)
 	char err[1024];
 	int rc = 1;
 	struct ctl *ctl = NULL;
+
+	/* --build-info, --check-plugin: answered before the options (buildinfo.h) */
+	int q = binquery_answer("oqb-server", argc, argv);
+	if (q >= 0)
+		return q;
 
 	memset(&o, 0, sizeof o);
 	if (build_tab() < 0) {
@@ -330,6 +336,7 @@ int main(int argc, char **argv)
 				 "workers", o.set.workers, "pid", (int)getpid(), "node", node);
 	if (lim_note[0])
 		json_object_set_new(info, "limits_raised", json_string(lim_note));
+	json_object_set_new(info, "build_id", json_string(buildinfo_id()));   /* the driver checks it */
 	if (ctl_hello(ctl, info, err, sizeof err) != 0 ||
 	    ctl_start_watch(ctl, &ctl_lost, on_ctl_lost, NULL) != 0) {
 		json_decref(info);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buildinfo.h"
 #include "cpus.h"
 #include "ctl.h"
 #include "hist.h"
@@ -129,7 +130,8 @@ static int serve(const struct vf_opts *o, struct ctl *ctl, sigset_t *sigs)
 		while (!a.done && sigtimedwait(sigs, NULL, &ts) < 0)
 			;
 	} else {
-		json_t *info = json_pack("{s:s,s:i}", "endpoint", endpoint, "pid", (int)getpid());
+		json_t *info = json_pack("{s:s,s:i,s:s}", "endpoint", endpoint, "pid", (int)getpid(),
+					 "build_id", buildinfo_id());
 		if (ctl_hello(ctl, info, err, sizeof err) != 0 || ctl_start_watch(ctl, &lost, NULL, NULL) != 0) {
 			log_msg(LOG_ERR, "control channel: %s", err);
 			lost = 1;
@@ -169,7 +171,7 @@ static int ping(const struct vf_opts *o, struct ctl *ctl)
 	static volatile int lost;
 	if (ctl) {
 		/* ready at once; with --ping go, the GO names the echoer */
-		json_t *info = json_pack("{s:i}", "pid", (int)getpid());
+		json_t *info = json_pack("{s:i,s:s}", "pid", (int)getpid(), "build_id", buildinfo_id());
 		int bad = ctl_hello(ctl, info, err, sizeof err) != 0 || ctl_start_watch(ctl, &lost, NULL, NULL) != 0;
 		json_decref(info);
 		if (bad) {

@@ -7,7 +7,7 @@
  *   oqb figures [--runs DIR] [--out DIR] [--check]   (harness/figures/figures.c)
  *   oqb compare BASE.json NEW.json [--tolerance PCT] [--json]
  *   oqb ab CONFIG --base BINDIR --new BINDIR   (the A/B gate, harness/verdict/ab.c)
- *   oqb crashtest CONFIG    (crash injection, harness/crash/crashtest.c)
+ *   oqb crashtest CONFIG    (crash injection: runs bin/oqb-crashtest, harness/crash/)
  *   oqb tgap ...            (T_gap analysis of traces, workloads/tgap.c)
  *   oqb history ...         (performance history and change points, harness/verdict/perfhist.c)
  *   oqb config-keys         (every config key with its type and help)
@@ -18,7 +18,6 @@
 #include "compare.h"
 #include "conf.h"
 #include "check_cmd.h"
-#include "crashtest.h"
 #include "doctor.h"
 #include "figures.h"
 #include "opts.h"
@@ -259,8 +258,8 @@ int main(int argc, char **argv)
 		return compare_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "ab"))
 		return ab_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "crashtest"))
-		return crashtest_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "crashtest"))   /* a client of the server: its own binary (harness/crash/) */
+		return run_sibling("oqb-crashtest", argc - 1, argv + 1);
 	if (!strcmp(cmd, "check"))
 		return check_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "history"))

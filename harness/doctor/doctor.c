@@ -16,7 +16,6 @@
  */
 #include "doctor.h"
 #include "doctor_internal.h"
-#include "buildinfo.h"
 #include "launch.h"
 #include "log.h"
 #include "run.h"
@@ -236,7 +235,7 @@ static void print_table(const struct dr_table *t, FILE *f)
 	}
 }
 
-static json_t *table_json(const struct dr_table *t, const char *config, int ok)
+static json_t *table_json(const struct dr_table *t, const char *config, int ok, const char *build_id)
 {
 	json_t *rows = json_array();
 	for (size_t i = 0; i < t->n; i++) {
@@ -247,11 +246,12 @@ static json_t *table_json(const struct dr_table *t, const char *config, int ok)
 			json_object_set_new(r, "fix", json_string(w->fix));
 		json_array_append_new(rows, r);
 	}
-	return json_pack("{s:s, s:s, s:b, s:o}", "config", config, "build_id", buildinfo_id(), "ok", ok, "checks", rows);
+	return json_pack("{s:s, s:s, s:b, s:o}", "config", config, "build_id", build_id, "ok", ok, "checks", rows);
 }
 
 /* The rows of one host, the reachability first. */
-static void check_one(struct dr_table *t, const struct runconf *rc, const struct dr_host *h, const char *launcher)
+static void check_one(struct dr_table *t, const struct runconf *rc, const struct dr_host *h, const char *launcher,
+		      const struct dr_ref *ref)
 {
 	const char *host = h->need.host;
 	if (h->timed_out || !h->reached) {
@@ -275,7 +275,7 @@ static void check_one(struct dr_table *t, const struct runconf *rc, const struct
 		return;
 	}
 	dr_add(t, host, "reachable", DR_PASS, NULL, "answered in %.2f s through the %s launcher", h->took_s, launcher);
-	dr_check_host(t, rc, h, buildinfo_id());
+	dr_check_host(t, rc, h, ref);
 }
 
 int doctor_run(const struct doctor_opts *o)
@@ -311,11 +311,20 @@ int doctor_run(const struct doctor_opts *o)
 		hs[i].bin_dir = rc.bin_dir ? rc.bin_dir : self_bin_dir();
 	}
 	if (!o->json)
-		fprintf(stderr, "oqb doctor: %s: %zu host(s) through the %s launcher, build %s\n", rc.path, n, rc.launcher,
-			buildinfo_id());
+		fprintf(stderr, "oqb doctor: %s: %zu host(s) through the %s launcher\n", rc.path, n, rc.launcher);
 	probe_all(&l, hs, n, dir, o->timeout_s > 0 ? o->timeout_s : 10);
+	/* the reference: the server host's oqb-server, as a run takes it */
+	struct dr_ref ref = { .host = rc.server_host, .bin_dir = hs[0].bin_dir };
+	for (size_t i = 0; i < n && !ref.id[0]; i++)
+		if (hs[i].need.servers > 0 && !strcmp(hs[i].bin_state[0], "ok") && hs[i].bin_id[0][0]) {
+			snprintf(ref.id, sizeof ref.id, "%s", hs[i].bin_id[0]);
+			ref.host = hs[i].need.host;
+			ref.bin_dir = hs[i].bin_dir;
+		}
+	if (!o->json && ref.id[0])
+		fprintf(stderr, "oqb doctor: the server's build (%s/oqb-server on %s): %s\n", ref.bin_dir, ref.host, ref.id);
 	for (size_t i = 0; i < n; i++)
-		check_one(&t, &rc, &hs[i], rc.launcher);
+		check_one(&t, &rc, &hs[i], rc.launcher, &ref);
 
 	size_t fails = 0, warns = 0;
 	for (size_t i = 0; i < t.n; i++) {
@@ -323,7 +332,7 @@ int doctor_run(const struct doctor_opts *o)
 		warns += t.rows[i].result == DR_WARN;
 	}
 	if (o->json) {
-		json_t *j = table_json(&t, rc.path, fails == 0);
+		json_t *j = table_json(&t, rc.path, fails == 0, ref.id);
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(j);

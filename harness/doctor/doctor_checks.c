@@ -44,22 +44,23 @@ static int uses(const struct runconf *rc, const char *tp)
 	return 0;
 }
 
-static void check_bins(struct dr_table *t, const struct dr_host *h, const char *driver_id)
+static void check_bins(struct dr_table *t, const struct dr_host *h, const struct dr_ref *ref)
 {
 	for (int b = 0; b < 2; b++) {
 		int needed = b == 0 ? h->need.servers > 0 : h->need.clients > 0;
 		const char *st = h->bin_state[b];
 		const char *check = bin_names[b];   /* static: the row keeps the pointer */
 		if (!strcmp(st, "ok")) {
-			if (!strcmp(h->bin_id[b], driver_id))
-				dr_add(t, h->need.host, check, DR_PASS, NULL, "%s/%s, build %s (the driver's)", h->bin_dir,
+			if (ref->id[0] && !strcmp(h->bin_id[b], ref->id))
+				dr_add(t, h->need.host, check, DR_PASS, NULL, "%s/%s, build %s (the server's)", h->bin_dir,
 				       bin_names[b], h->bin_id[b]);
 			else
 				dr_add(t, h->need.host, check, needed ? DR_FAIL : DR_WARN,
-				       "copy this build's bin/ to that directory (make, then rsync or scp bin/), or set "
-				       "hosts.bin_dir to where this build is",
-				       "%s/%s is another build: id %s, the driver's is %s", h->bin_dir, bin_names[b],
-				       h->bin_id[b][0] ? h->bin_id[b] : "(none printed: older than --build-id)", driver_id);
+				       "copy one build's bin/ to hosts.bin_dir on every host (make, then rsync or scp "
+				       "bin/), or set hosts.bin_dir to where that build is",
+				       "%s/%s is another build: id %s, the server's (%s/oqb-server on %s) is %s", h->bin_dir,
+				       bin_names[b], h->bin_id[b][0] ? h->bin_id[b] : "(none printed: older than --build-id)",
+				       ref->bin_dir, ref->host, ref->id[0] ? ref->id : "(unknown: no oqb-server answered)");
 		} else {
 			dr_add(t, h->need.host, check, needed ? DR_FAIL : DR_WARN,
 			       "build with make and copy bin/ there, or set hosts.bin_dir to the directory that holds "
@@ -331,9 +332,9 @@ static void check_cpu(struct dr_table *t, const struct dr_host *h)
 		dr_add(t, host, "clock source", DR_PASS, NULL, "tsc");
 }
 
-void dr_check_host(struct dr_table *t, const struct runconf *rc, const struct dr_host *h, const char *driver_id)
+void dr_check_host(struct dr_table *t, const struct runconf *rc, const struct dr_host *h, const struct dr_ref *ref)
 {
-	check_bins(t, h, driver_id);
+	check_bins(t, h, ref);
 	if (!h->facts) {
 		dr_add(t, h->need.host, "host facts", DR_FAIL, "install this build's oqb-server in hosts.bin_dir there",
 		       "not reported: %s", h->tail[0] ? h->tail : "oqb-server --host-facts printed nothing");
@@ -342,6 +343,20 @@ void dr_check_host(struct dr_table *t, const struct runconf *rc, const struct dr
 	check_limits(t, rc, h);
 	if (uses(rc, "verbs"))
 		check_verbs(t, rc, h);
+	if (uses(rc, "erpc") && h->need.servers > 0) {
+		/* asked of this host's oqb-server (its --host-facts), never of the driver */
+		const json_t *tp;
+		size_t i;
+		int has = 0;
+		json_array_foreach(json_object_get(h->facts, "transports"), i, tp)
+			has |= json_is_string(tp) && !strcmp(json_string_value(tp), "erpc");
+		if (has)
+			dr_add(t, h->need.host, "erpc", DR_PASS, NULL, "%s/oqb-server has the eRPC transport", h->bin_dir);
+		else
+			dr_add(t, h->need.host, "erpc", DR_FAIL, "rebuild with make ERPC_DIR=/path/to/erpc (docs/erpc.md) "
+			       "and copy bin/ there, or remove \"erpc\" from systems",
+			       "%s/oqb-server is a build without eRPC (system erpc needs it)", h->bin_dir);
+	}
 	if (uses(rc, "erpc")) {
 		const json_t *hp = json_object_get(h->facts, "hugepages");
 		long long fr = fint(hp, "free"), sz = fint(hp, "size_kb");

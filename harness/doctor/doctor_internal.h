@@ -47,8 +47,16 @@ struct dr_host {
 	char how[1024];            /* the launcher's command line for `true` there */
 };
 
+/* The build every binary must be: what oqb-server on the server's host
+ * printed (the driver's own build is never the reference; it links no
+ * transport).  id "" when no server answered. */
+struct dr_ref {
+	char id[64];
+	const char *host, *bin_dir;
+};
+
 /* The checks of one host that answered: binaries, build, limits, RDMA,
  * hugepages, CPU and clock settings. */
-void dr_check_host(struct dr_table *t, const struct runconf *rc, const struct dr_host *h, const char *driver_id);
+void dr_check_host(struct dr_table *t, const struct runconf *rc, const struct dr_host *h, const struct dr_ref *ref);
 
 #endif

@@ -294,6 +294,20 @@ static json_t *start_split(const struct proc *p, const json_t *hello)
 	return o;
 }
 
+/* Fails the point before GO when a process is not the run's build (the
+ * server's, asked at start: binbuild.h), say a binary replaced mid-run. */
+static void check_build(struct prun *pr, struct proc *p, const json_t *hello)
+{
+	const char *want = json_string_value(json_object_get(pr->r->build, "build_id"));
+	const char *got = json_string_value(json_object_get(hello, "build_id"));
+	if (!want || (got && strcmp(got, want) == 0))
+		return;
+	prun_fail(pr, p, "is build %s, but this run's is %s (oqb-server in bin_dir %s on %s, asked at the start): "
+		  "the processes of one run must share one build; install one build's bin/ (make) in "
+		  "hosts.bin_dir on every host", got ? got : "(none: older than build ids in HELLO)", want,
+		  pr->r->bin, pr->rc->server_host);
+}
+
 static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 {
 	const char *type = json_string_value(json_object_get(m, "type"));
@@ -301,6 +315,7 @@ static void handle_msg(struct prun *pr, struct proc *p, json_t *m)
 	if (strcmp(type, "HELLO") == 0) {
 		if (!p->hello) {
 			p->hello = json_incref(m);
+			check_build(pr, p, m);
 			/* host: what the process says it runs on (its host name);
 			 * launched_on: the host of the config the launcher reached
 			 * it by (distinct logical hosts may share a machine). */

@@ -17,6 +17,7 @@
  *   knee/              the knee search's probes, when it ran
  */
 #include "run.h"
+#include "binbuild.h"
 #include "run_internal.h"
 #include "checks.h"
 #include "finding.h"
@@ -81,6 +82,18 @@ const char *self_bin_dir(void)
 		return ".";
 	*slash = '\0';
 	return dir;
+}
+
+int run_sibling(const char *prog, int argc, char **argv)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", self_bin_dir(), prog);
+	argv[0] = path;
+	(void)argc;
+	fflush(NULL);
+	execv(path, argv);
+	fprintf(stderr, "oqb: cannot run %s: %s (build it with make)\n", path, strerror(errno));
+	return 2;
 }
 
 /* mkdir -p (run_internal.h) */
@@ -611,6 +624,13 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 	if (launch_open(&r->l, r->rc.launcher, r->rc.ssh, err, errlen) < 0)
 		goto out;
 	r->launcher_open = 1;
+	/* The binaries' build, asked of them on their hosts; a dry run starts
+	 * nothing elsewhere, so it asks only on this host. */
+	if (!o->dry_run || strcmp(r->rc.launcher, "local") == 0) {
+		r->build = binbuild_run(&r->l, &r->rc, r->bin, o->expect_build, o->expect_from, err, errlen);
+		if (!r->build)
+			goto out;
+	}
 	if (o->dry_run) {
 		rc = dry_run(r);
 		goto out;
@@ -640,6 +660,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 	/* The checkout this oqb was built from: bin/.. */
 	snprintf(src, sizeof src, "%s/..", self_bin_dir());
 	r->runj = runjson_new(&r->rc, r->run_id, src);
+	runjson_set_build(r->runj, &r->rc, r->build);
 	add_overrides(r->runj, r->rc.overrides);
 	snprintf(path, sizeof path, "%s/processes.tsv", r->dir);
 	r->tsv = fopen(path, "w");
@@ -781,6 +802,7 @@ out:
 	if (r->launcher_open)
 		launch_close(&r->l);
 	json_decref(r->runj);
+	json_decref(r->build);
 	for (size_t i = 0; i < r->npts; i++) {
 		json_decref(r->pj0[i]);
 		json_decref(r->entries[i]);

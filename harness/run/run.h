@@ -24,6 +24,9 @@ struct run_opts {
 	int strict;           /* a trial whose self-checks warn fails the run */
 	const char *const *sets;   /* --set KEY=VALUE overrides, in order */
 	size_t nsets;
+	/* The build id every process must have (oqb ab: its side's BINDIR),
+	 * and what names it in messages; NULL: the server's own (binbuild.h). */
+	const char *expect_build, *expect_from;
 };
 
 /*
@@ -41,5 +44,12 @@ void fmt_ns(char *buf, size_t len, double ns);
 
 /* The directory holding the running oqb binary (bin/), or "." if unknown. */
 const char *self_bin_dir(void);
+
+/*
+ * Replaces this process with program `prog` beside oqb (self_bin_dir),
+ * with argv (argv[0] is replaced by prog's path); returns 2 with a message when it cannot.  For the
+ * subcommands that are their own binary (`oqb crashtest`).
+ */
+int run_sibling(const char *prog, int argc, char **argv);
 
 #endif

@@ -72,6 +72,7 @@ struct run {
 	int canary_warned;             /* a failed canary was said once */
 	struct trial_ref { size_t point; unsigned trial; } *order;
 	unsigned nprobes;              /* knee search probes run (knee.h) */
+	json_t *build;                 /* what the binaries said they are (binbuild.h) */
 };
 
 struct prun {

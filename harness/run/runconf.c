@@ -14,7 +14,6 @@
 #include "gen.h"
 #include "cpus.h"
 #include "launch.h"
-#include "buildinfo.h"
 #include "trials.h"
 #include "settings.h"
 
@@ -742,13 +741,7 @@ static int check_erpc(const struct runconf *rc, char *err, size_t errlen)
 		;
 	if (s == rc->nsystems)
 		return 0;
-	if (!buildinfo_has_transport("erpc")) {
-		err_set(err, errlen, "%s: systems[%zu]: \"erpc\" is not in this build: it links the eRPC "
-			"library, which is built separately; rebuild with make ERPC_DIR=/path/to/erpc "
-			"(an eRPC checkout built with TRANSPORT=infiniband), see docs/erpc.md, or remove "
-			"\"erpc\" from systems", rc->path, s);
-		return -1;
-	}
+	/* whether eRPC is built in: asked of oqb-server at start (binbuild.c) */
 	if (strcmp(rc->transport, "verbs") != 0) {
 		err_set(err, errlen, "%s: systems[%zu]: \"erpc\" runs over RDMA and takes its address "
 			"from the verbs settings, and this config's transport is \"%s\"; set "

@@ -2,12 +2,14 @@
  * runconf_plugin.c - the config check of the `plugin` back end.
  *
  * A plugin is the user's own code, so most of what can go wrong with it is
- * found by loading it: the driver loads it (be_plugin.h's plugin_load, the
- * same checks as the server's) when the server runs on this host, and then
- * compares what it declares with what the config asks of it:
- *   - a system that runs durable needs OQB_CAP_DURABLE;
- *   - a workload that sends incr needs OQB_CAP_INCR, and its keys and
- *     values must fit the declared max_key and max_value.
+ * found by loading it.  The driver never loads it itself (it links no
+ * back end): when the server runs on this host it asks the server binary,
+ * `oqb-server --check-plugin --plugin-path PATH` from hosts.bin_dir, which
+ * loads it with the server's own checks and prints what it declares
+ * (bench/binquery.c), and then compares that with what the config asks:
+ *   - a system that runs durable needs the durable capability;
+ *   - a workload that sends incr needs the incr capability, and its keys
+ *     and values must fit the declared max_key and max_value.
  * What the workload sends is seen, not guessed: the first PROBE_OPS
  * requests of client thread 0's generator (local clients only, as
  * runconf.c's workload check).  A plugin on another host is checked by
@@ -19,12 +21,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "be_plugin.h"
 #include "conf.h"
 #include "gen.h"
+#include "kvop.h"
 #include "launch.h"
 #include "log.h"
+#include "run.h"
 #include "runconf.h"
+#include "subproc.h"
+
+#include <sys/wait.h>
 
 #define PROBE_OPS 20000
 
@@ -90,9 +96,46 @@ static int probe_workload(const struct runconf *rc, unsigned *max_key, unsigned 
 	return 0;
 }
 
+/* Whether the plugin's declared capabilities (caps: ["durable", "incr"]) hold cap. */
+static int has_cap(const json_t *id, const char *cap)
+{
+	size_t i;
+	const json_t *c;
+	json_array_foreach(json_object_get(id, "caps"), i, c)
+		if (json_is_string(c) && strcmp(json_string_value(c), cap) == 0)
+			return 1;
+	return 0;
+}
+
+/* The server binary's answer about the plugin at path: its identity JSON,
+ * or NULL with the loader's error in err. */
+static json_t *ask_server(const struct runconf *rc, const char *path, char *err, size_t errlen)
+{
+	char prog[PATH_MAX + 16], out[8192];
+	snprintf(prog, sizeof prog, "%s/oqb-server", rc->bin_dir ? rc->bin_dir : self_bin_dir());
+	char *argv[] = { prog, "--check-plugin", "--plugin-path", (char *)path, NULL };
+	int st = subproc_capture(argv, SUBPROC_STDERR, 30000, out, sizeof out);
+	size_t n = strlen(out);
+	while (n && out[n - 1] == '\n')
+		out[--n] = '\0';
+	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		json_t *j = json_loads(strchr(out, '{') ? strchr(out, '{') : out, JSON_DISABLE_EOF_CHECK, NULL);
+		if (json_is_object(j))
+			return j;
+		json_decref(j);
+	}
+	/* the loader's message, without the program's prefix */
+	const char *msg = strncmp(out, "oqb-server: ", 12) == 0 ? out + 12 : out;
+	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2 && msg[0])
+		err_set(err, errlen, "%s: server.backend: %s", rc->path, msg);
+	else
+		err_set(err, errlen, "%s: server.backend: %s --check-plugin could not check plugin %s%s%s (build "
+			"it with make, or set hosts.bin_dir)", rc->path, prog, path, msg[0] ? ": " : "", msg);
+	return NULL;
+}
+
 int runconf_plugin_check(struct runconf *rc, char *err, size_t errlen)
 {
-	struct plugin_lib lib;
 	char caps[64];
 	unsigned max_key, max_val;
 	int incr, bad = 0;
@@ -108,37 +151,44 @@ int runconf_plugin_check(struct runconf *rc, char *err, size_t errlen)
 			rc->plugin_path = rc->plugin_file;
 		}
 	}
-	char lerr[1024];
-	if (plugin_load(rc->plugin_path, &lib, lerr, sizeof lerr) != 0) {
-		err_set(err, errlen, "%s: server.backend: %s", rc->path, lerr);
+	json_t *id = ask_server(rc, rc->plugin_path, err, errlen);
+	if (!id)
 		return -1;
-	}
-	const struct oqb_plugin *p = lib.tbl;
-	plugin_caps_text(p->caps, caps, sizeof caps);
-	if (rc->durable_mask && !(p->caps & OQB_CAP_DURABLE)) {
+	const char *file = json_string_value(json_object_get(id, "file"));
+	const char *name = json_string_value(json_object_get(id, "name"));
+	int durable = has_cap(id, "durable"), can_incr = has_cap(id, "incr");
+	file = file ? file : rc->plugin_path;
+	name = name ? name : "?";
+	snprintf(caps, sizeof caps, "%s%s%s", durable ? "durable" : "", durable && can_incr ? ", " : "",
+		 can_incr ? "incr" : "");
+	if (!caps[0])
+		snprintf(caps, sizeof caps, "none");
+	if (rc->durable_mask && !durable) {
 		err_set(err, errlen, "%s: durable: plugin %s (engine %s) does not declare OQB_CAP_DURABLE (its "
 			"capabilities: %s), so a durable system would lose its writes in a crash; set durable "
-			"to false, or use an engine whose writes persist before they return", rc->path, lib.file,
-			p->name, caps);
+			"to false, or use an engine whose writes persist before they return", rc->path, file,
+			name, caps);
 		bad = 1;
 	} else if (strcmp(rc->launcher, "local") == 0) {
-		unsigned lim_key = p->max_key ? p->max_key : KV_MAX_KEY;
-		unsigned lim_val = p->max_value ? p->max_value : KV_MAX_VALUE;
+		json_int_t mk = json_integer_value(json_object_get(id, "max_key"));
+		json_int_t mv = json_integer_value(json_object_get(id, "max_value"));
+		unsigned lim_key = mk > 0 ? (unsigned)mk : KV_MAX_KEY;
+		unsigned lim_val = mv > 0 ? (unsigned)mv : KV_MAX_VALUE;
 		bad = probe_workload(rc, &max_key, &max_val, &incr, err, errlen) != 0;
-		if (!bad && incr && !(p->caps & OQB_CAP_INCR)) {
+		if (!bad && incr && !can_incr) {
 			err_set(err, errlen, "%s: workload: it sends incr, but plugin %s (engine %s) does not "
 				"declare OQB_CAP_INCR (its capabilities: %s); implement incr in the engine, or "
-				"choose a workload without incr", rc->path, lib.file, p->name, caps);
+				"choose a workload without incr", rc->path, file, name, caps);
 			bad = 1;
 		} else if (!bad && (max_key > lim_key || max_val > lim_val)) {
 			err_set(err, errlen, "%s: workload: it sends %s of %u bytes, but plugin %s (engine %s) "
 				"takes at most %u; make the workload's %s smaller, or raise the engine's %s",
 				rc->path, max_key > lim_key ? "keys" : "values", max_key > lim_key ? max_key : max_val,
-				lib.file, p->name, max_key > lim_key ? lim_key : lim_val,
+				file, name, max_key > lim_key ? lim_key : lim_val,
 				max_key > lim_key ? "keys" : "values", max_key > lim_key ? "max_key" : "max_value");
 			bad = 1;
 		}
 	}
-	plugin_unload(&lib);
+	json_decref(id);
 	return bad ? -1 : 0;
 }

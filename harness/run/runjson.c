@@ -8,12 +8,10 @@
  */
 #include "runjson.h"
 #include "subproc.h"
-#include "buildinfo.h"
 #include "usage.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libpmem.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,10 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
-#ifdef OQB_HAVE_VERBS
-#include <infiniband/verbs.h>
-#endif
+#include <dirent.h>
 
 int run_capture_within(char *const *argv, char *out, size_t cap, int timeout_ms)
 {
@@ -58,67 +53,84 @@ json_t *runjson_versions(void)
 {
 	json_t *v = json_object();
 	struct utsname u;
-	char buf[64];
 
-#if defined(__clang__)
-	json_object_set_new(v, "compiler", json_string(__VERSION__));   /* "Clang x.y ..." */
-#elif defined(__GNUC__)
-	json_object_set_new(v, "compiler", json_string("gcc " __VERSION__));
-#else
-	json_object_set_new(v, "compiler", json_string(__VERSION__));
-#endif
+	/* the compiler and the libraries' headers: runjson_set_build, from
+	 * the binaries' own build (the driver's is not what ran) */
 	json_object_set_new(v, "kernel", json_string(uname(&u) == 0 ? u.release : "unknown"));
-	json_object_set_new(v, "jansson", json_string(JANSSON_VERSION));
-	json_object_set_new(v, "libzstd", json_string(ZSTD_versionString()));
-	snprintf(buf, sizeof buf, "%d.%d (API)", PMEM_MAJOR_VERSION, PMEM_MINOR_VERSION);
-	json_object_set_new(v, "libpmem_api", json_string(buf));
 	json_object_set_new(v, "libpmem", dpkg_version("libpmem1"));
 	json_object_set_new(v, "libibverbs", dpkg_version("libibverbs1"));
 	json_object_set_new(v, "librdmacm", dpkg_version("librdmacm1"));
 	return v;
 }
 
-/* t[key] = transport name's build description, where it has one. */
-static void set_build(json_t *t, const char *key, const char *name)
+/* The RDMA devices this host shows in sysfs: [{name, guid}] (the driver's
+ * host; each host's own are in oqb doctor's host facts). */
+static json_t *driver_devices(void)
 {
-	json_t *b = buildinfo_transport(name);
-	if (json_is_null(b))
-		json_decref(b);
-	else
-		json_object_set_new(t, key, b);
+	json_t *devs = json_array();
+	struct dirent **names = NULL;
+	int n = scandir("/sys/class/infiniband", &names, NULL, alphasort);
+
+	for (int i = 0; i < n; i++) {
+		char path[512], guid[64] = "", hex[32];
+		size_t k = 0;
+		if (names[i]->d_name[0] != '.') {
+			snprintf(path, sizeof path, "/sys/class/infiniband/%s/node_guid", names[i]->d_name);
+			FILE *f = fopen(path, "r");
+			if (f) {
+				if (!fgets(guid, sizeof guid, f))
+					guid[0] = '\0';
+				fclose(f);
+			}
+			/* "0011:2233:4455:6677" -> "0011223344556677" */
+			for (const char *c = guid; *c && k < sizeof hex - 1; c++)
+				if (*c != ':' && *c != '\n')
+					hex[k++] = *c;
+			hex[k] = '\0';
+			json_array_append_new(devs, json_pack("{s:s, s:s}", "name", names[i]->d_name, "guid", hex));
+		}
+		free(names[i]);
+	}
+	free(names);
+	return devs;
 }
 
 /* The transport block; for verbs, the devices this host sees (a hook for
- * richer device details: firmware, link layer, ...). */
+ * richer device details: firmware, link layer, ...).  What the transport
+ * was built with comes from the binaries (runjson_set_build). */
 static json_t *transport_info(const struct runconf *rc)
 {
 	json_t *t = json_object();
 
 	json_object_set_new(t, "name", json_string(rc->transport));
-#ifdef OQB_HAVE_VERBS
-	if (strcmp(rc->transport, "verbs") == 0) {
-		int n = 0;
-		struct ibv_device **list = ibv_get_device_list(&n);
-		json_t *devs = json_array();
-		for (int i = 0; list && i < n; i++) {
-			char guid[32];
-			snprintf(guid, sizeof guid, "%016llx",
-				 (unsigned long long)be64toh(ibv_get_device_guid(list[i])));
-			json_array_append_new(devs, json_pack("{s:s, s:s}", "name",
-							      ibv_get_device_name(list[i]), "guid", guid));
-		}
-		if (list)
-			ibv_free_device_list(list);
-		json_object_set_new(t, "driver_host_devices", devs);
-	}
-#endif
-	/* What the transport was built with (the transport table's row). */
-	set_build(t, "build", rc->transport);
-	/* System erpc runs over transport erpc: which eRPC build (docs/erpc.md). */
-	for (size_t s = 0; s < rc->nsystems; s++)
-		if (strcmp(rc->systems[s], "erpc") == 0)
-			set_build(t, "erpc_build", "erpc");
+	if (strcmp(rc->transport, "verbs") == 0)
+		json_object_set_new(t, "driver_host_devices", driver_devices());
 	return t;
+}
+
+void runjson_set_build(json_t *run, const struct runconf *rc, const json_t *build)
+{
+	const json_t *server = json_object_get(build, "server");
+	json_t *t = json_object_get(run, "transport"), *v = json_object_get(run, "versions");
+	const json_t *tb = json_object_get(json_object_get(server, "transports"), rc->transport);
+
+	if (!build)
+		return;
+	json_object_set_new(run, "build", json_deep_copy(build));
+	/* What the transport was built with (its row of the transport table). */
+	if (tb && json_object_size(tb))
+		json_object_set_new(t, "build", json_deep_copy(tb));
+	/* System erpc runs over transport erpc: which eRPC build (docs/erpc.md). */
+	for (size_t s = 0; s < rc->nsystems; s++) {
+		const json_t *eb = json_object_get(json_object_get(server, "transports"), "erpc");
+		if (strcmp(rc->systems[s], "erpc") == 0 && eb)
+			json_object_set_new(t, "erpc_build", json_deep_copy(eb));
+	}
+	json_object_set(v, "compiler", json_object_get(server, "compiler"));
+	const char *key;
+	json_t *val;
+	json_object_foreach(json_object_get(server, "libraries"), key, val)
+		json_object_set(v, key, val);
 }
 
 static json_t *hosts_info(const struct runconf *rc)

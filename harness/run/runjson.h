@@ -25,6 +25,14 @@
  */
 json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *src_dir);
 
+/*
+ * Records the binaries' build (binbuild_run's record; NULL: nothing) in
+ * run: "build" (id, the server's build-info, each host's id and bin_dir),
+ * transport.build and erpc_build from the server's transports, and the
+ * compiler and library versions in "versions".
+ */
+void runjson_set_build(json_t *run, const struct runconf *rc, const json_t *build);
+
 /* Writes run to DIR/run.json atomically.  Returns 0 or -1 with err. */
 int runjson_write(const json_t *run, const char *dir, char *err, size_t errlen);
 

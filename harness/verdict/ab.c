@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ab.h"
+#include "binbuild.h"
 #include "clock.h"
 #include "compare.h"
 #include "opts.h"
@@ -81,6 +82,8 @@ struct side {
 	size_t nenv;
 	json_t *runs[AB_MAX_RUNS];
 	double canary[AB_MAX_RUNS];   /* the median canary of each round's run, or -1 */
+	char build_id[64];         /* what BINDIR/oqb-server --build-info says: every process must be it */
+	char build_from[PATH_MAX + 40];
 };
 
 struct ab {
@@ -224,7 +227,8 @@ static int run_side(struct ab *a, int si, unsigned r, char *err, size_t errlen)
 	sets[a->nsets + 1] = seed;
 	sets[a->nsets + 2] = bin;
 	snprintf(dir, sizeof dir, "%s/r%02u-%s", a->dir, r + 1, s->name);
-	struct run_opts o = { .config = a->config, .out = dir, .quiet = 1, .sets = sets, .nsets = a->nsets + 3 };
+	struct run_opts o = { .config = a->config, .out = dir, .quiet = 1, .sets = sets, .nsets = a->nsets + 3,
+			      .expect_build = s->build_id, .expect_from = s->build_from };
 	env_apply(s, saved);
 	int rc2 = run_experiment(&o, rundir, sizeof rundir, err, errlen);
 	env_undo(s, saved);
@@ -532,6 +536,44 @@ static int check_bindir(const char *opt, const char *dir, char *out, size_t outl
 	return 0;
 }
 
+/* Whether every host of rc runs, from each side's BINDIR, that side's build
+ * (binbuild_run).  0, or -1 with err naming both ids. */
+static int sides_check(struct ab *a, const struct runconf *rc, char *err, size_t errlen)
+{
+	struct launcher l;
+	char e[8192];
+	if (launch_open(&l, rc->launcher, rc->ssh, e, sizeof e) < 0) {
+		snprintf(err, errlen, "hosts.launcher %s: %s", rc->launcher, e);
+		return -1;
+	}
+	int rcode = 0;
+	for (int k = 0; k < 2 && rcode == 0; k++) {
+		json_t *b = binbuild_run(&l, rc, a->side[k].bin, a->side[k].build_id, a->side[k].build_from, e, sizeof e);
+		if (!b) {
+			snprintf(err, errlen, "%s (%s): %s", k ? "--new" : "--base", a->side[k].bin, e);
+			rcode = -1;
+		}
+		json_decref(b);
+	}
+	launch_close(&l);
+	return rcode;
+}
+
+/* The build of side s: its own BINDIR's oqb-server, asked (never the driver's). */
+static int side_build(struct side *s, const char *opt, char *err, size_t errlen)
+{
+	char e[4096];
+	json_t *b = binbuild_local(s->bin, e, sizeof e);
+	if (!b) {
+		snprintf(err, errlen, "%s %s: %s", opt, s->bin, e);
+		return -1;
+	}
+	snprintf(s->build_id, sizeof s->build_id, "%s", binbuild_id(b));
+	snprintf(s->build_from, sizeof s->build_from, "%s %s's oqb-server", opt, s->bin);
+	json_decref(b);
+	return 0;
+}
+
 int ab_main(int argc, char **argv)
 {
 	struct ab *a = calloc(1, sizeof *a);
@@ -566,7 +608,8 @@ int ab_main(int argc, char **argv)
 	if (a->c.max_trials < a->c.trials)
 		a->c.max_trials = a->c.trials;
 	if (check_bindir("--base", a->c.base, a->side[0].bin, sizeof a->side[0].bin, err, sizeof err) < 0 ||
-	    check_bindir("--new", a->c.new_, a->side[1].bin, sizeof a->side[1].bin, err, sizeof err) < 0) {
+	    check_bindir("--new", a->c.new_, a->side[1].bin, sizeof a->side[1].bin, err, sizeof err) < 0 ||
+	    side_build(&a->side[0], "--base", err, sizeof err) < 0 || side_build(&a->side[1], "--new", err, sizeof err) < 0) {
 		fprintf(stderr, "oqb ab: %s\n", err);
 		goto out;
 	}
@@ -585,7 +628,14 @@ int ab_main(int argc, char **argv)
 			snprintf(a->dir, sizeof a->dir, "%s", a->c.out);
 		else
 			snprintf(a->dir, sizeof a->dir, "results/ab-%s-%s", rc.name, stamp);
+		/* each side's processes on their hosts are its BINDIR's build,
+		 * checked before anything runs (each run checks again) */
+		int bad = sides_check(a, &rc, err, sizeof err);
 		runconf_free(&rc);
+		if (bad) {
+			fprintf(stderr, "oqb ab: %s\n", err);
+			goto out;
+		}
 	}
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof path, "%s/ab.json", a->dir);
@@ -741,7 +791,8 @@ report:
 			json_t *env = json_array();
 			for (size_t i = 0; i < a->side[k].nenv; i++)
 				json_array_append_new(env, json_string(a->side[k].env[i]));
-			json_object_set_new(sides, a->side[k].name, json_pack("{s:s,s:o}", "bin", a->side[k].bin, "env", env));
+			json_object_set_new(sides, a->side[k].name, json_pack("{s:s,s:s,s:o}", "bin", a->side[k].bin, "build_id",
+										 a->side[k].build_id, "env", env));
 		}
 		json_object_set_new(abj, "sides", sides);
 		json_object_set_new(abj, "regime", regime_json(a, median5(pre), json_object_get(noise, "after")));

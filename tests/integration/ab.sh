@@ -94,7 +94,8 @@ jcheck ab_json "$T/ab/ab.json" '.schema == "oqbench.ab/1" and .exit_status == '"
 	.verdict == (["no regression", "REGRESSION", "inconclusive"]['"$rc"'] // "?") and
 	.rounds >= 4 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:100000"]
 	and (.noise.before.p50_ns | length) == 5 and (.comparison.summary.regressions >= 1) == ('"$rc"' == 1)
-	and .noise.moved == false'
+	and .noise.moved == false and .sides.base.build_id == "'"$("$OQB_BIN/oqb-server" --build-id)"'"
+	and .sides.new.build_id == .sides.base.build_id'
 # compare pairs the two sides' trials by round (a round whose canaries
 # differ is left out on both sides)
 # (a trial the host starved into saturation is left out of the test, so

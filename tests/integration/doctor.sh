@@ -5,7 +5,8 @@
 #  - each injected fault is found, on the host's line, with its fix and
 #    exit 1: a wrong bin_dir; a binary of another build (a copy of
 #    oqb-server whose embedded build id is patched, checked to print the
-#    patched id); a `ulimit -n` below what the config needs; a host that
+#    patched id: oqb-client beside it is then the other build, since the
+#    server's build is the reference, never the driver's); a `ulimit -n` below what the config needs; a host that
 #    refuses the connection (ssh to a closed loopback port) and one that
 #    accepts and never answers (a silent listener on loopback), the latter
 #    reported within the --timeout-s bound;
@@ -42,7 +43,7 @@ has_fail() {
 doctor pass "$CFG"
 if [ $RC -eq 0 ] && ! grep -q ' FAIL ' "$T/pass.out" && grep -q 'the config can run' "$T/pass.out" &&
 	grep -qE '^127\.0\.0\.1 +reachable +PASS' "$T/pass.out" &&
-	grep -qE '^127\.0\.0\.1 +oqb-server +PASS .*the driver' "$T/pass.out" &&
+	grep -qE '^127\.0\.0\.1 +oqb-server +PASS .*the server' "$T/pass.out" &&
 	grep -qE '^127\.0\.0\.1 +open files +PASS' "$T/pass.out"; then
 	ok doctor_passes_local_shm
 else
@@ -77,9 +78,11 @@ if [ "$("$T/other/oqb-server" --build-id)" != "$fake" ]; then
 	notok doctor_other_build "could not make a copy with another build id (it prints $("$T/other/oqb-server" --build-id))"
 else
 	doctor other "$CFG" --set "hosts={\"bin_dir\":\"$T/other\"}"
-	if [ $RC -eq 1 ] && has_fail 127.0.0.1 oqb-server "copy this build" "$T/other.out" &&
-		grep -q "is another build: id $fake, the driver's is $mine" "$T/other.out" &&
-		grep -qE '^127\.0\.0\.1 +oqb-client +PASS' "$T/other.out"; then
+	# the reference is the server's build, never the driver's: the
+	# patched server passes, the client beside it is the other build
+	if [ $RC -eq 1 ] && has_fail 127.0.0.1 oqb-client "copy one build" "$T/other.out" &&
+		grep -q "is another build: id $mine, the server's ($T/other/oqb-server on 127.0.0.1) is $fake" "$T/other.out" &&
+		grep -qE "^127\.0\.0\.1 +oqb-server +PASS +$T/other/oqb-server, build $fake" "$T/other.out"; then
 		ok doctor_other_build
 	else
 		notok doctor_other_build "exit $RC: $OUT $ERR"
