@@ -38,7 +38,7 @@ SRC_DIRS := lib bench workloads harness
 INC_DIRS := $(sort $(shell find $(SRC_DIRS) -type d))
 # Each layer's include path (the table above).
 dirs_of   = $(sort $(shell find $(1) -type d))
-INC_lib       := -Ilib
+INC_lib       := -Ilib -Ilib/settings
 INC_workloads := $(INC_lib) -Iworkloads
 INC_bench     := $(INC_workloads) $(addprefix -I,$(call dirs_of,bench)) -Iinclude
 INC_harness   := $(INC_workloads) $(addprefix -I,$(filter-out harness/crash%,$(call dirs_of,harness)))
