@@ -57,7 +57,10 @@ static const char probe_script[] =
 	 * bring its own bin/ip (tests only) */
 	"R=${2%/}\n"
 	"if [ \"$3\" != - ]; then\n"
-	"  IP=ip; [ -x \"$R/bin/ip\" ] && IP=\"$R/bin/ip\"\n"
+	"  IP=ip; command -v ip >/dev/null 2>&1 || for c in /usr/sbin/ip /sbin/ip /usr/bin/ip; do\n"
+	"    [ -x $c ] && IP=$c && break; done\n"
+	"  [ -x \"$R/bin/ip\" ] && IP=\"$R/bin/ip\"\n"
+	"  command -v \"$IP\" >/dev/null 2>&1 || echo 'oqb-doctor: noip'\n"
 	"  \"$IP\" -o addr show 2>/dev/null | while IFS= read -r l; do echo \"oqb-doctor: ipaddr $l\"; done\n"
 	"  \"$IP\" -o route get \"$3\" 2>/dev/null | while IFS= read -r l; do echo \"oqb-doctor: route $l\"; done\n"
 	"  for n in \"$R\"/sys/class/net/*; do\n"

@@ -77,6 +77,7 @@ struct dr_rdma {
 	struct { char dev[64]; int node; } devs[RD_DEVS];
 	size_t nnets, nports, ngids, naddrs, ndevs;
 	char route_dev[64];
+	int noip;                          /* the host has no `ip` (iproute2) */
 };
 
 void dr_rdma_free(struct dr_rdma *r)
@@ -128,7 +129,7 @@ static void parse_ipaddr(struct dr_rdma *r, const char *l)
 
 int dr_rdma_line(struct dr_rdma **rp, const char *l)
 {
-	static const char *const kinds[] = { "ipaddr ", "route ", "net ", "port ", "gid ", "dev ", NULL };
+	static const char *const kinds[] = { "ipaddr ", "route ", "net ", "port ", "gid ", "dev ", "noip", NULL };
 	int k;
 	for (k = 0; kinds[k]; k++)
 		if (!strncmp(l, kinds[k], strlen(kinds[k])))
@@ -203,6 +204,9 @@ int dr_rdma_line(struct dr_rdma **rp, const char *l)
 		snprintf(g->type, sizeof g->type, "%s", n ? v + n : "");
 		break;
 	}
+	case 6:     /* no `ip` on the host */
+		r->noip = 1;
+		break;
 	case 5:     /* "DEV numa_node N" */
 		if (r->ndevs < RD_DEVS && sscanf(v, "%63s numa_node %d", a, &i1) == 2) {
 			snprintf(r->devs[r->ndevs].dev, sizeof r->devs[0].dev, "%s", a);
@@ -418,6 +422,11 @@ void dr_check_rdma(struct dr_table *t, const struct runconf *rc, const struct dr
 	if (dr_numeric_addr(va, addr, sizeof addr) != 0) {
 		dr_add(t, host, "rdma device", DR_FAIL, "set verbs.addr to an IP address of the server's RDMA interface",
 		       "verbs.addr %s does not resolve to an address", va);
+		return;
+	}
+	if (r->noip) {
+		dr_add(t, host, "rdma device", DR_FAIL, "install iproute2 there (Debian: apt-get install iproute2)",
+		       "cannot tell which interface has verbs.addr %s: no ip command on this host", va);
 		return;
 	}
 	/* The interface: the one that holds the address on the server's
