@@ -76,7 +76,7 @@ struct dr_rdma {
 	struct rd_addr addrs[RD_ADDRS];
 	struct { char dev[64]; int node; } devs[RD_DEVS];
 	size_t nnets, nports, ngids, naddrs, ndevs;
-	char route_dev[64];
+	char route_dev[64], route_src[80];   /* a client's way to verbs.addr */
 	int noip;                          /* the host has no `ip` (iproute2) */
 };
 
@@ -149,8 +149,11 @@ int dr_rdma_line(struct dr_rdma **rp, const char *l)
 		break;
 	case 1: {   /* "A dev NAME src ..." */
 		const char *d = strstr(v, " dev ");
+		const char *sr = strstr(v, " src ");
 		if (d && sscanf(d + 5, "%63s", r->route_dev) != 1)
 			r->route_dev[0] = '\0';
+		if (sr && sscanf(sr + 5, "%79s", r->route_src) != 1)
+			r->route_src[0] = '\0';
 		break;
 	}
 	case 2: {   /* "NAME KEY VALUE" */
@@ -458,7 +461,10 @@ void dr_check_rdma(struct dr_table *t, const struct runconf *rc, const struct dr
 			return;
 		}
 	}
-	const struct rd_port *p = port_of(r, n, h->need.servers ? addr : NULL, &g);
+	/* the address whose RoCE GID this host's side uses: verbs.addr on
+	 * the server's, the route's source on a client's */
+	const char *gaddr = h->need.servers ? addr : r->route_src;
+	const struct rd_port *p = port_of(r, n, gaddr[0] ? gaddr : NULL, &g);
 	if (!p) {
 		snprintf(fix, sizeof fix, h->need.servers ? "set verbs.addr to an address of an RDMA interface "
 			 "(RDMA ports here: %s), or bind a device to %s (Soft-RoCE: rdma link add rxe0 type rxe netdev %s)" :
@@ -512,16 +518,17 @@ void dr_check_rdma(struct dr_table *t, const struct runconf *rc, const struct dr
 	char gt[64];
 	unsigned char raw[16];
 	if (g && !gid_text(g->gid, gt, sizeof gt, raw)) {
-		if (eth && h->need.servers && !same_addr(gt + (strncmp(gt, "::ffff:", 7) ? 0 : 7), addr)) {
-			snprintf(fix, sizeof fix, "give %s the address (ip addr add %s/LEN dev %s), or set verbs.addr to "
-				 "one it has", n->name, va, n->name);
+		if (eth && gaddr[0] && !same_addr(gt + (strncmp(gt, "::ffff:", 7) ? 0 : 7), gaddr)) {
+			snprintf(fix, sizeof fix, "give %s the address (ip addr add %s/LEN dev %s)%s", n->name, gaddr,
+				 n->name, h->need.servers ? ", or set verbs.addr to one it has" : "");
 			dr_add(t, host, "gid", DR_FAIL, fix, "no GID of %s is ::ffff:%s (RoCE v2 needs the address's "
-			       "GID; found index %d %s)", p->dev, addr, g->index, gt);
-		} else if (eth && h->need.servers && strcmp(g->type, "RoCE v2")) {
+			       "GID; found index %d %s)", p->dev, gaddr, g->index, gt);
+		} else if (eth && gaddr[0] && strcmp(g->type, "RoCE v2")) {
 			dr_add(t, host, "gid", DR_FAIL, "enable RoCE v2 for the device (the NIC's tools; cma_roce_mode "
 			       "in configfs), or use an address with a RoCE v2 GID", "the GID of %s is index %d, type %s: "
-			       "not RoCE v2", va, g->index, g->type[0] ? g->type : "unknown");
-		} else if (rc->gid_index >= 0 && rc->gid_index != g->index && (eth || rc->gid_index != 0)) {
+			       "not RoCE v2", gaddr, g->index, g->type[0] ? g->type : "unknown");
+		} else if (h->need.servers && rc->gid_index >= 0 && rc->gid_index != g->index &&
+			   (eth || rc->gid_index != 0)) {
 			snprintf(fix, sizeof fix, "set verbs.gid_index to %d, or to -1 to find it from verbs.addr",
 				 g->index);
 			dr_add(t, host, "gid", DR_FAIL, fix, "verbs.gid_index is %lld, but %s (%s) is index %d",

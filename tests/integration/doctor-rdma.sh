@@ -13,7 +13,8 @@
 #    port, verbs.device naming another device; a small IPoIB MTU warns
 #    with the fabric's fix;
 #  - RoCE: rxe0 whose GID table names eth0 and holds ::ffff:ADDR (RoCE v2):
-#    passes, with the GID's index; a GID of type RoCE v1 fails.
+#    passes, with the GID's index; verbs.gid_index naming another index
+#    fails with the one to set; a GID of type RoCE v1 only fails.
 . "$(dirname "$0")/../lib.sh"
 ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 O=$OQB_BIN/oqb
@@ -169,6 +170,13 @@ if row roce "rdma device" PASS "rxe0 port 1 owns verbs.addr 10\.9\.1\.5 \(interf
 	ok doctor_roce_passes
 else
 	notok doctor_roce_passes "$(show roce)"
+fi
+doctor gidx "$R" --set 'verbs={"addr":"10.9.1.5","gid_index":1}'
+if [ $RC -eq 1 ] && row gidx gid FAIL "verbs.gid_index is 1, but ::ffff:10\.9\.1\.5 \(RoCE v2\) is index 3" &&
+	fix gidx gid "set verbs.gid_index to 3"; then
+	ok doctor_roce_gid_index
+else
+	notok doctor_roce_gid_index "$(show gidx)"
 fi
 rm "$p/gids/3"
 doctor v1 "$R" --set 'verbs={"addr":"10.9.1.5"}'
