@@ -2,8 +2,8 @@
  * doctor_checks.c - what `oqb doctor` concludes from one host's report
  * (doctor_internal.h): its binaries and their build, its limits against
  * what the config will open there (lib/proclimits.h through run/needs.h),
- * its RDMA device, port, link layer, GID, MTU and NUMA node for verbs,
- * hugepages for erpc, and the CPU and clock settings that move numbers
+ * whether its oqb-server has the verbs transport (the RDMA rows are
+ * doctor_rdma.c's), the NUMA row, hugepages for erpc, and the CPU and clock settings that move numbers
  * without breaking a run (governor, SMT, turbo, clock source: warnings).
  *
  * Every FAIL carries a fix; a check that cannot be judged from what the
@@ -105,31 +105,6 @@ static void check_limits(struct dr_table *t, const struct runconf *rc, const str
 	}
 }
 
-/* The textual GID an RoCE v2 device holds for address a, in buf. */
-static int addr_gid(const char *a, char *buf, size_t len)
-{
-	struct in_addr v4;
-	struct in6_addr v6;
-	struct addrinfo hints, *res = NULL;
-
-	if (inet_pton(AF_INET, a, &v4) == 1) {
-		snprintf(buf, len, "::ffff:%s", a);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, a, &v6) == 1) {
-		return inet_ntop(AF_INET6, &v6, buf, (socklen_t)len) ? 0 : -1;
-	}
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_INET;
-	if (getaddrinfo(a, NULL, &hints, &res) != 0 || !res)
-		return -1;
-	char ip[64];
-	inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, ip, sizeof ip);
-	freeaddrinfo(res);
-	snprintf(buf, len, "::ffff:%s", ip);
-	return 0;
-}
-
 /* The CPUs the config's placement uses on this host, into out; count. */
 static int placed_cpus(const struct runconf *rc, const struct dr_host *h, int ncpu, int *out, int cap)
 {
@@ -157,8 +132,7 @@ static int placed_cpus(const struct runconf *rc, const struct dr_host *h, int nc
 	return n;
 }
 
-static void check_numa(struct dr_table *t, const struct runconf *rc, const struct dr_host *h, const char *dev,
-		       int node)
+void dr_check_numa(struct dr_table *t, const struct runconf *rc, const struct dr_host *h, const char *dev, int node)
 {
 	const json_t *nodes = json_object_get(h->facts, "cpu_nodes");
 	int cpus[1024], ncpu = (int)json_array_size(nodes);
@@ -190,113 +164,17 @@ static void check_numa(struct dr_table *t, const struct runconf *rc, const struc
 	       "crosses the interconnect", dev, node, off, n, first_off);
 }
 
-/* The RDMA checks of one host: device, port, link layer, GID, MTU, NUMA. */
+/* The RDMA rows (doctor_rdma.c), once the host's oqb-server is known to
+ * have the verbs transport. */
 static void check_verbs(struct dr_table *t, const struct runconf *rc, const struct dr_host *h)
 {
-	const json_t *devs = json_object_get(h->facts, "rdma_devices"), *d, *p, *g;
-	const char *host = h->need.host;
-	char names[256] = "", want[80] = "", fix[400];
-	size_t i, j, k, o = 0;
-	/* the best match: a RoCE v2 GID of verbs.addr (server), else an
-	 * ACTIVE port (client host) */
-	const json_t *bd = NULL, *bp = NULL, *bg = NULL;
-
-	if (!json_is_array(devs)) {
-		dr_add(t, host, "rdma device", DR_FAIL,
+	if (!json_is_array(json_object_get(h->facts, "rdma_devices"))) {
+		dr_add(t, h->need.host, "rdma device", DR_FAIL,
 		       "build with libibverbs-dev and librdmacm-dev installed (make deps), and copy bin/ there",
 		       "this host's oqb-server was built without the verbs transport");
 		return;
 	}
-	json_array_foreach(devs, i, d)
-		if (o < sizeof names)
-			o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "", fstr(d, "name"));
-	if (!json_array_size(devs)) {
-		dr_add(t, host, "rdma device", DR_FAIL,
-		       "load the NIC's driver (or for Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev "
-		       "IFACE), then check with oqb-server --list-devices",
-		       "no RDMA device on this host");
-		return;
-	}
-	if (h->need.servers && rc->verbs_addr && addr_gid(rc->verbs_addr, want, sizeof want) != 0) {
-		dr_add(t, host, "rdma device", DR_FAIL, "set verbs.addr to an IP address of the server's RDMA interface",
-		       "verbs.addr %s does not resolve to an address", rc->verbs_addr);
-		return;
-	}
-	json_array_foreach(devs, i, d) {
-		if (rc->device && strcmp(rc->device, fstr(d, "name")))
-			continue;
-		json_array_foreach(json_object_get(d, "ports"), j, p) {
-			if (rc->ib_port > 0 && fint(p, "port") != rc->ib_port)
-				continue;
-			if (!want[0]) {
-				if (!bp || (!strcmp(fstr(p, "state"), "ACTIVE") && strcmp(fstr(bp, "state"), "ACTIVE"))) {
-					bd = d;
-					bp = p;
-				}
-				continue;
-			}
-			json_array_foreach(json_object_get(p, "gids"), k, g)
-				if (!strcmp(fstr(g, "gid"), want) &&
-				    (!bg || (!strcmp(fstr(g, "type"), "RoCE v2") && strcmp(fstr(bg, "type"), "RoCE v2")))) {
-					bd = d;
-					bp = p;
-					bg = g;
-				}
-		}
-	}
-	if (!bd) {
-		if (rc->device)
-			snprintf(fix, sizeof fix, "set verbs.device to one of: %s (or leave it out to use the device that "
-				 "owns verbs.addr)", names);
-		else
-			snprintf(fix, sizeof fix, "set verbs.addr to an address of an RDMA interface (oqb-server "
-				 "--list-devices on %s shows each GID's address), or bind a device to the interface that "
-				 "has it (Soft-RoCE: rdma link add rxe0 type rxe netdev IFACE)", host);
-		if (want[0])
-			dr_add(t, host, "rdma device", DR_FAIL, fix, "verbs.addr %s is on no RDMA interface%s%s: no GID %s "
-			       "on %s", rc->verbs_addr, rc->device ? " of " : "", rc->device ? rc->device : "", want, names);
-		else
-			dr_add(t, host, "rdma device", DR_FAIL, fix, "no RDMA device %s here (found: %s)",
-			       rc->device ? rc->device : "", names);
-		return;
-	}
-	const char *dev = fstr(bd, "name");
-	int port = (int)fint(bp, "port");
-	if (want[0])
-		dr_add(t, host, "rdma device", DR_PASS, NULL, "%s port %d owns verbs.addr %s", dev, port, rc->verbs_addr);
-	else
-		dr_add(t, host, "rdma device", DR_PASS, NULL, "%s port %d%s", dev, port,
-		       rc->device ? " (verbs.device)" : " (clients connect through the device rdma_cm routes to)");
-	if (strcmp(fstr(bp, "state"), "ACTIVE"))
-		dr_add(t, host, "port state", DR_FAIL, "bring the link up: ip link set IFACE up, and check the cable, "
-		       "switch port or subnet manager (ibstat)", "%s port %d is %s", dev, port, fstr(bp, "state"));
-	else
-		dr_add(t, host, "port state", DR_PASS, NULL, "%s port %d is ACTIVE", dev, port);
-	const char *ll = fstr(bp, "link_layer");
-	dr_add(t, host, "link layer", DR_PASS, NULL, "%s%s", ll, !strcmp(ll, "Ethernet") ? " (RoCE)" : "");
-	if (bg) {
-		int idx = (int)fint(bg, "index");
-		const char *type = fstr(bg, "type");
-		if (!strcmp(ll, "Ethernet") && strcmp(type, "RoCE v2"))
-			dr_add(t, host, "gid", DR_FAIL, "enable RoCE v2 for the device (the NIC's tools; cma_roce_mode "
-			       "in configfs), or use an address with a RoCE v2 GID", "the GID of %s is index %d, type %s: "
-			       "not RoCE v2", rc->verbs_addr, idx, type[0] ? type : "unknown");
-		else if (rc->gid_index >= 0 && rc->gid_index != idx) {
-			snprintf(fix, sizeof fix, "set verbs.gid_index to %d, or to -1 to find it from verbs.addr", idx);
-			dr_add(t, host, "gid", DR_FAIL, fix, "verbs.gid_index is %lld, but %s (%s) is index %d",
-			       rc->gid_index, want, type, idx);
-		} else
-			dr_add(t, host, "gid", DR_PASS, NULL, "index %d is %s, %s%s%s", idx, want, type,
-			       fstr(bg, "netdev")[0] ? ", netdev " : "", fstr(bg, "netdev"));
-	}
-	long long mtu = fint(bp, "active_mtu");
-	long long ss = rc->slot_size > 0 ? rc->slot_size : 2048;
-	if (mtu < (ss < 4096 ? ss : 4096))
-		dr_add(t, host, "mtu", DR_WARN, "raise the interface MTU (ip link set IFACE mtu 4200 gives RoCE MTU 4096) "
-		       "and the switch's", "active MTU %lld B: a request of up to %lld B takes several packets", mtu, ss);
-	else
-		dr_add(t, host, "mtu", DR_PASS, NULL, "active MTU %lld B", mtu);
-	check_numa(t, rc, h, dev, (int)fint(bd, "numa_node"));
+	dr_check_rdma(t, rc, h);
 }
 
 /* Settings that change numbers, not whether a run works: warnings. */

@@ -8,8 +8,9 @@
 # 198.18.2.1 through ssh; they meet over rdma_cm on rxe0 and report to the
 # driver's control port on 198.18.2.1.  run.json (in SHARE/run) is then
 # checked with jq.  Before the run, `oqb doctor` checks the same config
-# (passes), an address on no RDMA interface and a low locked-memory limit
-# (fail, with the fix).  Latencies under TCG mean nothing alone: only oq's
+# (passes, each host reaching the driver's control port), an address on no
+# RDMA interface and a low locked-memory limit (fail, with the fix).
+# Latencies under TCG mean nothing alone: only oq's
 # nilext median against rawrpc's is compared.  Whatever happens, VM 2 is
 # told on port 5003 that the run is over.  Prints "ok NAME" / "not ok NAME".
 set -u
@@ -93,11 +94,13 @@ r=1
 	drow $SERVER oqb-server "PASS .*the driver's" && drow $CLIENT oqb-client "PASS .*the driver's" &&
 	drow $SERVER "rdma device" "PASS +rxe0 port 1 owns verbs.addr $SERVER" &&
 	drow $SERVER gid "PASS +index [0-9]+ is ::ffff:$SERVER, RoCE v2" &&
-	drow $SERVER "port state" PASS && drow $CLIENT "rdma device" PASS && drow $CLIENT "locked memory" PASS &&
+	drow $SERVER "port state" PASS && drow $CLIENT "rdma device" "PASS +rxe0 port 1 routes to verbs.addr $SERVER" &&
+	drow $CLIENT "locked memory" PASS && drow $SERVER control "PASS +connected to the driver at $CLIENT:" &&
+	drow $CLIENT control PASS &&
 	! grep -q ' FAIL ' "$DOUT" && r=0
 [ $r = 0 ] || show "$DOUT" /tmp/doctor-pass.err
 result doctor-passes-over-ssh $r
-grep -E '^(HOST|198[.0-9]+ +(rdma device|port state|link layer|gid|mtu|numa|locked memory) )' "$DOUT" |
+grep -E '^(HOST|198[.0-9]+ +(rdma device|port state|link layer|gid|rate|mtu|numa|locked memory|control) )' "$DOUT" |
 	sed 's/^/# vm1 doctor: /' >&2
 doctor noaddr /tmp/two-vm.json --timeout-s 120 --set 'verbs.addr="127.0.0.1"'
 r=1
