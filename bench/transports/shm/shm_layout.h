@@ -8,6 +8,7 @@
 #define OQB_SHM_LAYOUT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SHM_MAGIC        0x6f71622d73686d31ull   /* "oqb-shm1" */
@@ -59,5 +60,31 @@ struct ring_hdr {
 /* Each slot's state word has a cache line of its own, so the worker
  * releasing one slot and a client claiming the next do not share a line. */
 #define ST_STRIDE (CL / 8)
+
+struct mbox_ring {
+	_Atomic uint64_t head;             /* producer (worker); the client never reads it */
+	uint64_t tail_seen;                /* the worker's last read of `tail` */
+	uint8_t pad0[CL - 16];
+	_Atomic uint64_t tail;             /* consumer (client) */
+	uint8_t pad1[CL - 8];
+};
+
+struct mbox_hdr {
+	uint64_t magic;
+	uint32_t workers, cap;
+	uint32_t client_pid, client_id;
+	uint8_t pad[CL - 24];
+	/* then `workers` struct mbox_ring, then workers * cap data bytes */
+};
+
+static inline size_t ring_map_size(unsigned slots, unsigned slot_size)
+{
+	return sizeof(struct ring_hdr) + (size_t)slots * CL + (size_t)slots * slot_size + CL;
+}
+
+static inline size_t mbox_map_size(unsigned workers)
+{
+	return sizeof(struct mbox_hdr) + workers * sizeof(struct mbox_ring) + (size_t)workers * MBOX_CAP;
+}
 
 #endif
