@@ -35,13 +35,13 @@
  *   client-gen-delay-ns:N  busy-wait N ns extra in every request the client
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
- *   skip-recovery      durable shm and verbs: do not replay rings (tp_shm.c, vb_durable.c)
+ *   skip-recovery      durable shm and verbs: do not replay rings (shm_recover.c, vb_durable.c)
  *   claim-stall-ms:N   shm client: every 64th nilext write sleeps N ms between
  *                      claiming its slot and writing into it, as a thread
  *                      preempted on a loaded host does (not a protocol bug:
  *                      a correct server loses nothing); it counts as fired
  *                      when the server restarted during the sleep, the case
- *                      of issue 39's crash-test hang (tp_shm.c)
+ *                      of issue 39's crash-test hang (shm_cli.c)
  *   commit-on-error    verbs client: a send completion with an error status
  *                      (retries exhausted, flushed) commits the requests it
  *                      stands for, as if the server had ACKed them
@@ -173,7 +173,7 @@ void fault_sleep(uint64_t ns);
 /* ---- ack-before-alloc (shm client) ----
  * The fault keeps the requests and their timing; the transport sends them.
  * This module calls no transport: the shm client hands it `send`, which
- * takes a request's place in the queue the normal way (tp_shm.c). */
+ * takes a request's place in the queue the normal way (shm_cli.c). */
 
 struct fault_deferq;
 

@@ -1,8 +1,9 @@
 /*
  * shm_layout.h - the shared-memory transport's files as they lie in memory:
- * the server map, a worker ring's header and its slot state words
- * (tp_shm.c explains the protocol).  Private to bench/transports: tp_shm.c
- * speaks the protocol, shm_describe.c only reads it.
+ * the server map, a worker ring's header and its slot state words, a
+ * client's mailbox, and the size of each file (shm_internal.h explains the
+ * protocol).  Private to bench/transports/shm: the other files of the
+ * folder speak the protocol, shm_describe.c only reads it.
  */
 #ifndef OQB_SHM_LAYOUT_H
 #define OQB_SHM_LAYOUT_H
