@@ -318,7 +318,7 @@ int shm_cli_publish(struct tp_client *c, unsigned wi, uint64_t t, const void *re
 	if (!atomic_compare_exchange_strong_explicit(st, &expect, ST(t, ST_PUB),
 			memory_order_release, memory_order_relaxed)) {
 		/* Quarantined while we wrote: we are done writing, so the slot
-		 * may be reused (see ST_GONE above).  Release: our writes into
+		 * may be reused (ST_GONE, shm_internal.h).  Release: our writes into
 		 * the slot come before the next lap's. */
 		if (expect == ST(t, ST_QUAR))
 			atomic_compare_exchange_strong_explicit(st, &expect, ST(t, ST_QUAR) | ST_GONE,
