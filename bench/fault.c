@@ -1,7 +1,9 @@
 /*
- * fault.c - test-only faults (fault.h): the OQB_FAULT parser and the
- * ack-before-alloc deferral queue.  The server's faults live at their hook
- * in bench/server.c, each behind fault_on(), which is one predictable
+ * fault.c - test-only faults (fault.h): the OQB_FAULT parser, the
+ * ack-before-alloc deferral queue, and the worker's faults: fault_hook,
+ * the pass a worker runs instead of its own when a fault is on, and
+ * fault_exec at its backend call.  The worker loop (bench/server.c) has
+ * one branch for them, fault_on(FAULTS_ANY) once per pass: a predictable
  * branch on a global that is zero unless OQB_FAULT names a fault.
  * tests/integration/check-faults.sh shows each correctness fault is caught
  * by `oqb check` in every seed, and the correct server passes.
@@ -14,10 +16,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend.h"
 #include "bits.h"
 #include "clock.h"
+#include "exec.h"
 #include "fault.h"
 #include "log.h"
+#include "transport.h"
 #include "wire.h"
 
 unsigned fault_mask;
@@ -364,4 +369,157 @@ void fault_defer_free(struct fault_deferq *q)
 	for (unsigned i = 0; i < DEFER_MAX; i++)
 		free(q->d[i].req);
 	free(q);
+}
+
+/* ---- the worker's faults (fault.h: fault_hook) ---- */
+
+int fault_worker_init(struct fault_worker *f, const struct fault_host *host, void *w,
+		      struct exec *x, const uint8_t *isvoid, uint64_t ring_slots)
+{
+	f->host = host;
+	f->w = w;
+	f->x = x;
+	f->isvoid = isvoid;
+	f->mask = ring_slots - 1;
+	if (fault_on(FAULT_GET_BYPASS) && !(f->early = calloc(ring_slots, 1)))
+		return -1;
+	return 0;
+}
+
+void fault_worker_free(struct fault_worker *f)
+{
+	free(f->early);
+	f->early = NULL;
+}
+
+int fault_exec(struct fault_worker *f, const struct backend_ops *ops, struct backend *be,
+	       const struct backend_req *br, struct backend_out *out)
+{
+	if (fault_on(FAULT_SERVER_DELAY) && fault_delay_pick(&f->delay_acc, fault_delay_frac_ppb)) {
+		f->delayed++;
+		if (fault_delay_sleep)
+			fault_sleep(fault_delay_ns);
+		else
+			fault_delay(fault_delay_ns);
+	}
+	if (fault_on(FAULT_DROP_AFTER_ACK) && br->async && (++f->n & 7) == 0) {
+		fault_fired(FAULT_DROP_AFTER_ACK);
+		return FAULT_EXEC_DROPPED;   /* committed already (delivery or ACK), and never executed */
+	}
+	if (!fault_on(FAULT_INCR_NONATOMIC))
+		return FAULT_EXEC_NONE;
+	/* The write-back of the previous incr lands after this request. */
+	int due = f->incr_pend;
+	struct fault_worker prev = *f;
+	f->incr_pend = 0;
+	if (br->op == KV_OP_INCR) {
+		struct backend_req g = *br;
+		g.op = KV_OP_GET;
+		ops->exec(be, &g, out);
+		uint64_t v = 0;
+		uint32_t i;
+		if (out->status == KV_OK) {
+			for (i = 0; i < out->val_len && i < 20 && out->val[i] >= '0' && out->val[i] <= '9'; i++)
+				v = v * 10 + (uint64_t)(out->val[i] - '0');
+			if (i != out->val_len || !i) {
+				out->status = KV_ERR_OP;
+				out->val_len = 0;
+			} else {
+				int n = snprintf(f->val, sizeof f->val, "%llu", (unsigned long long)(v + br->aux));
+				memcpy(out->val, f->val, (size_t)n);
+				out->val_len = (uint32_t)n;
+				f->vlen = (uint8_t)n;
+				f->klen = (uint16_t)(br->key_len < sizeof f->key ? br->key_len : sizeof f->key);
+				memcpy(f->key, br->key, f->klen);
+				f->incr_pend = 1;
+			}
+		}
+	} else {
+		ops->exec(be, br, out);
+	}
+	if (due) {
+		fault_fired(FAULT_INCR_NONATOMIC);   /* another request ran in between */
+		struct backend_req st = { .op = KV_OP_SET, .key = prev.key, .key_len = prev.klen,
+					  .val = (const uint8_t *)prev.val, .val_len = prev.vlen };
+		struct backend_out o2 = { .status = KV_OK, .val = NULL, .val_cap = 0 };
+		ops->exec(be, &st, &o2);
+	}
+	return FAULT_EXEC_DONE;
+}
+
+/* get-bypass: a get arriving behind unexecuted slots is served now. */
+static void get_bypass(struct fault_worker *f, uint64_t slot)
+{
+	size_t avail;
+	struct wire_req h;
+	if (slot == f->x->idx || f->isvoid[slot & f->mask] || f->early[slot & f->mask])
+		return;
+	const void *req = f->host->req(f->w, slot, &avail);
+	if (!req || wire_check(req, avail, &h, NULL) != 0 || h.op != KV_OP_GET)
+		return;
+	f->host->run(f->w, slot);
+	fault_fired(FAULT_GET_BYPASS);
+	f->early[slot & f->mask] = 1;
+}
+
+/* 1 if slot was executed before its turn by get-bypass (and forgets it:
+ * its turn has come). */
+static int ran_early(struct fault_worker *f, uint64_t slot)
+{
+	if (!f->early || !f->early[slot & f->mask])
+		return 0;
+	f->early[slot & f->mask] = 0;
+	return 1;
+}
+
+/* exec-out-of-order: holds ready slots back and runs each group of up to
+ * FAULT_HOLD_MAX in reverse (or after 30 us), then releases them in order.
+ * A void or early-run slot is released without a run. */
+static int exec_reversed(struct fault_worker *f)
+{
+	uint64_t slot;
+	while (f->nheld < FAULT_HOLD_MAX && (slot = exec_next(f->x)) != EXEC_NONE) {
+		if (!f->nheld)
+			f->held_since = clock_ns();
+		f->held[f->nheld++] = slot;
+	}
+	if (!f->nheld || (f->nheld < FAULT_HOLD_MAX && clock_ns() - f->held_since < 30000))
+		return 0;
+	if (f->nheld > 1)
+		fault_fired(FAULT_EXEC_OOO);
+	for (unsigned i = f->nheld; i-- > 0; )
+		if (!f->isvoid[f->held[i] & f->mask] && !(f->early && f->early[f->held[i] & f->mask]))
+			f->host->run(f->w, f->held[i]);
+	for (unsigned i = 0; i < f->nheld; i++) {
+		ran_early(f, f->held[i]);
+		f->host->release(f->w, f->held[i]);
+	}
+	f->nheld = 0;
+	return 1;
+}
+
+int fault_hook(struct fault_worker *f, struct tp_arrival *arr, int n)
+{
+	if (!fault_on(FAULTS_REORDER))
+		return f->host->pass(f->w, arr, n);
+	/* mark every arrival, let the faults run slots out of their turn,
+	 * then run what is ready in slot order */
+	for (int i = 0; i < n; i++) {
+		if (f->host->arrive(f->w, &arr[i]) != 0)
+			continue;
+		if (fault_on(FAULT_GET_BYPASS))
+			get_bypass(f, arr[i].slot);
+	}
+	int did = 0;
+	if (fault_on(FAULT_EXEC_OOO))
+		did = exec_reversed(f);
+	uint64_t slot;
+	while ((slot = exec_next(f->x)) != EXEC_NONE) {
+		did++;
+		if (ran_early(f, slot))
+			f->host->release(f->w, slot);
+		else
+			f->host->finish(f->w, slot);
+	}
+	return did;
 }

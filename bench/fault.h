@@ -35,13 +35,13 @@
  *   client-gen-delay-ns:N  busy-wait N ns extra in every request the client
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
- *   skip-recovery      durable shm and verbs: do not replay rings (tp_shm.c, vb_durable.c)
+ *   skip-recovery      durable shm and verbs: do not replay rings (shm_recover.c, vb_durable.c)
  *   claim-stall-ms:N   shm client: every 64th nilext write sleeps N ms between
  *                      claiming its slot and writing into it, as a thread
  *                      preempted on a loaded host does (not a protocol bug:
  *                      a correct server loses nothing); it counts as fired
  *                      when the server restarted during the sleep, the case
- *                      of issue 39's crash-test hang (tp_shm.c)
+ *                      of issue 39's crash-test hang (shm_cli.c)
  *   commit-on-error    verbs client: a send completion with an error status
  *                      (retries exhausted, flushed) commits the requests it
  *                      stands for, as if the server had ACKed them
@@ -82,10 +82,11 @@ enum {
 	FAULT_CLAIM_STALL     = 1u << 9,
 };
 
-/* The faults that run slots out of their turn: the worker marks every
- * arrival of a pass before it runs any only when one of these is on
- * (server.c); the others act inside the run of one slot. */
+/* The faults that run slots out of their turn: the faults' pass marks
+ * every arrival before it runs any only when one of these is on
+ * (fault_hook); the others act inside the run of one slot. */
 #define FAULTS_REORDER ((unsigned)(FAULT_EXEC_OOO | FAULT_GET_BYPASS))
+#define FAULTS_ANY     (~0u)
 
 extern unsigned fault_mask;          /* set once by fault_init */
 extern uint64_t fault_delay_ns;      /* server-delay-ns:N */
@@ -129,9 +130,50 @@ void fault_fired_add(unsigned f, uint64_t n);
 /* How often fault f fired so far in this process. */
 uint64_t fault_fired_count(unsigned f);
 
-/* A worker's fault state (bench/server.c). */
+/* ---- the worker's faults (bench/server.c) ----
+ * The worker loop has one branch for them: with any fault on, each pass
+ * is fault_hook's, made of the worker's own steps that it lends through a
+ * struct fault_host.  With no reordering fault that is the worker's own
+ * pass with fault_exec at the backend call (server-delay-ns,
+ * drop-after-ack, incr-nonatomic act there), so a delay of a few ns costs
+ * what it says: two calls more per pass (fault_hook, then the worker's
+ * pass), and per request the one call to fault_exec (a pass through the
+ * reordering faults' steps read +3 to +6 % for a 22 ns delay, 2 % of
+ * rawrpc's p50, in the A/B gate).  With exec-out-of-order or get-bypass
+ * on, every arrival is marked first, then those faults run slots out of
+ * their turn, then the rest in order. */
+
+struct tp_arrival;
+struct exec;
+struct backend;
+struct backend_ops;
+struct backend_req;
+struct backend_out;
+
+/* The worker's steps (server.c), each on the worker w. */
+struct fault_host {
+	/* the worker's pass over n arrivals, fault_exec at its backend
+	 * call; how many slots it ran or released */
+	int (*pass)(void *w, struct tp_arrival *arr, int n);
+	/* marks an arrival in the executor: 0, or -1 (logged) */
+	int (*arrive)(void *w, const struct tp_arrival *a);
+	/* runs one slot's request (checks, ACK, backend, reply) */
+	void (*run)(void *w, uint64_t slot);
+	/* the slot whose turn it is: run (or passed over if void), released */
+	void (*finish)(void *w, uint64_t slot);
+	void (*release)(void *w, uint64_t slot);
+	/* the slot's request and the bytes it may span */
+	const void *(*req)(void *w, uint64_t slot, size_t *avail);
+};
+
 #define FAULT_HOLD_MAX 8
 struct fault_worker {
+	const struct fault_host *host;
+	void *w;                           /* the worker, for host's calls */
+	struct exec *x;                    /* its executor (exec.h) */
+	const uint8_t *isvoid;             /* per ring position: a void arrival */
+	uint8_t *early;                    /* get-bypass: executed before its turn */
+	uint64_t mask;                     /* ring slots - 1 */
 	uint64_t n;                        /* nilext requests seen (drop-after-ack) */
 	uint64_t held[FAULT_HOLD_MAX];     /* exec-out-of-order: slots held back */
 	unsigned nheld;
@@ -144,6 +186,30 @@ struct fault_worker {
 	int64_t delay_acc;                 /* server-delay-frac: fault_delay_pick */
 	uint64_t delayed;                  /* requests server-delay delayed */
 };
+
+/* Sets up worker w's fault state (x and isvoid are the worker's, of
+ * ring_slots positions); 0, or -1 out of memory. */
+int fault_worker_init(struct fault_worker *f, const struct fault_host *host, void *w,
+		      struct exec *x, const uint8_t *isvoid, uint64_t ring_slots);
+void fault_worker_free(struct fault_worker *f);
+
+/* One pass of a worker with a fault on, over the n arrivals its poll
+ * returned; how many slots it ran or released. */
+int fault_hook(struct fault_worker *f, struct tp_arrival *arr, int n);
+
+/* fault_exec's answers: run the backend as usual; the request was dropped
+ * (committed already, never executed, not counted); the fault executed it
+ * (counted as executed). */
+enum { FAULT_EXEC_NONE, FAULT_EXEC_DROPPED, FAULT_EXEC_DONE };
+
+/* At the backend call of one request (br, with br->async for a request
+ * whose commit was a delivery or an ACK): server-delay-ns,
+ * drop-after-ack and incr-nonatomic.  The delay is counted here, per
+ * worker, as it happens (f->delayed: the requests a later reader must
+ * not take for the system's own latency), and summed into the fault's
+ * exit line by server_stop. */
+int fault_exec(struct fault_worker *f, const struct backend_ops *ops, struct backend *be,
+	       const struct backend_req *br, struct backend_out *out);
 
 /* server-delay-frac: 1 if the worker's next request is to be delayed.
  * *acc (0 at first) gains F each request and pays 1 for each delay,
@@ -173,7 +239,7 @@ void fault_sleep(uint64_t ns);
 /* ---- ack-before-alloc (shm client) ----
  * The fault keeps the requests and their timing; the transport sends them.
  * This module calls no transport: the shm client hands it `send`, which
- * takes a request's place in the queue the normal way (tp_shm.c). */
+ * takes a request's place in the queue the normal way (shm_cli.c). */
 
 struct fault_deferq;
 

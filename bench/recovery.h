@@ -57,7 +57,7 @@ int recovery_scan_ring(const uint8_t *data, unsigned slots, unsigned slot_size,
  * the range may span up to two laps (2 x slots): each slot is then looked
  * at for two tickets and belongs to at most one.  The shm ring needs it:
  * a slot freed without an execution (a void) is free for a ticket a lap
- * ahead of ReqToExecute's, and SRQTail covers that ticket (tp_shm.c).
+ * ahead of ReqToExecute's, and SRQTail covers that ticket (shm/shm_internal.h: cover_ticket).
  */
 typedef int (*recovery_slot_ok_fn)(void *arg, uint64_t ticket);
 int recovery_scan_ring_checked(const uint8_t *data, unsigned slots, unsigned slot_size,

@@ -17,6 +17,11 @@
  * worker thread ends only once every instance is closed, so a process a
  * backend started from one (memcached) outlives no thread it depends on.
  * Manual servers have no worker threads: the caller's thread runs all.
+ *
+ * The test-only faults (fault.h) are not here: with any of them on, a pass
+ * is fault_hook's (bench/fault.c), made of this loop's own steps
+ * (worker_fault_host); that one branch per pass is all the loop has of
+ * them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,8 +52,7 @@ struct worker {
 	pthread_t th;
 	int started;
 	struct exec x;
-	uint8_t *isvoid;          /* per ring position: arrival was a void (2: a
-				     test-only fault executed it early) */
+	uint8_t *isvoid;          /* per ring position: arrival was a void */
 	struct backend *be;
 	uint8_t *valbuf;
 	/* the transport's srv_executed if the rings are durable, else NULL:
@@ -117,9 +121,6 @@ static void reply(struct worker *w, const struct wire_req *h, unsigned kind,
 		w->resps++;
 }
 
-static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on rule,
-		     const struct backend_req *br, struct backend_out *out);
-
 /* Requests until the next timed one: uniform on 1 .. 2N-1 (mean N), from
  * the worker's own xorshift64 (any pattern of the workload is unrelated
  * to it).  UINT32_MAX when timing is off. */
@@ -159,8 +160,10 @@ static __attribute__((noinline)) void exec_timed(struct worker *w, const struct 
 		w->svc_outside++;
 }
 
-/* Executes the request in one slot, in slot order. */
-static void run_slot(struct worker *w, uint64_t slot)
+/* Executes the request in one slot, in slot order.  faults is a constant:
+ * 1 in the copy the test-only faults' pass runs (fault_exec at the backend
+ * call, fault.h), 0 in the worker's own, which has no trace of them. */
+static inline __attribute__((always_inline)) void run_slot(struct worker *w, uint64_t slot, int faults)
 {
 	struct server *s = w->s;
 	const struct transport_ops *tp = s->c.tp;
@@ -205,8 +208,13 @@ static void run_slot(struct worker *w, uint64_t slot)
 		.async = rule != COMMIT_RESPONSE,
 	};
 	struct backend_out out = { .status = KV_OK, .val = w->valbuf, .val_cap = KV_MAX_VALUE };
-	if (fault_mask && fault_run(w, &h, rule, &br, &out))
-		goto executed;   /* handled (or dropped) by a test-only fault */
+	if (faults) {
+		int r = fault_exec(&w->fw, s->c.be, w->be, &br, &out);
+		if (r != FAULT_EXEC_NONE) {   /* dropped, or executed by the fault */
+			w->executed += r == FAULT_EXEC_DONE;
+			goto executed;
+		}
+	}
 	if (__builtin_expect(--w->svc_left == 0, 0))
 		exec_timed(w, &br, &out, (h.flags & KV_F_NILEXT) != 0);
 	else
@@ -224,140 +232,31 @@ executed:
 		reply(w, &h, WIRE_RESP, out.status, out.val, out.val_len);
 }
 
-/* ---- test-only faults (fault.h); never on unless OQB_FAULT names them ---- */
-
-/* drop-after-ack, incr-nonatomic and server-delay-ns, around the backend
- * call of run_slot.  Returns 1 if the request is to be dropped.  The
- * delay is counted here, per worker, as it happens (fw.delayed: the
- * requests a later reader must not take for the system's own latency),
- * and summed into the fault's exit line by server_stop. */
-static int fault_run(struct worker *w, const struct wire_req *h, enum commit_on rule,
-		     const struct backend_req *br, struct backend_out *out)
-{
-	struct fault_worker *f = &w->fw;
-	struct backend *be = w->be;
-	const struct backend_ops *ops = w->s->c.be;
-	if (fault_on(FAULT_SERVER_DELAY) && fault_delay_pick(&f->delay_acc, fault_delay_frac_ppb)) {
-		f->delayed++;
-		if (fault_delay_sleep)
-			fault_sleep(fault_delay_ns);
-		else
-			fault_delay(fault_delay_ns);
-	}
-	if (fault_on(FAULT_DROP_AFTER_ACK) && rule != COMMIT_RESPONSE && (++f->n & 7) == 0) {
-		fault_fired(FAULT_DROP_AFTER_ACK);
-		return 1;   /* committed already (delivery or ACK), and never executed */
-	}
-	if (!fault_on(FAULT_INCR_NONATOMIC))
-		return 0;
-	/* The write-back of the previous incr lands after this request. */
-	int due = f->incr_pend;
-	struct fault_worker prev = *f;
-	f->incr_pend = 0;
-	if (h->op == KV_OP_INCR) {
-		struct backend_req g = *br;
-		g.op = KV_OP_GET;
-		ops->exec(be, &g, out);
-		uint64_t v = 0;
-		uint32_t i;
-		if (out->status == KV_OK) {
-			for (i = 0; i < out->val_len && i < 20 && out->val[i] >= '0' && out->val[i] <= '9'; i++)
-				v = v * 10 + (uint64_t)(out->val[i] - '0');
-			if (i != out->val_len || !i) {
-				out->status = KV_ERR_OP;
-				out->val_len = 0;
-			} else {
-				int n = snprintf(f->val, sizeof f->val, "%llu", (unsigned long long)(v + br->aux));
-				memcpy(out->val, f->val, (size_t)n);
-				out->val_len = (uint32_t)n;
-				f->vlen = (uint8_t)n;
-				f->klen = (uint16_t)(br->key_len < sizeof f->key ? br->key_len : sizeof f->key);
-				memcpy(f->key, br->key, f->klen);
-				f->incr_pend = 1;
-			}
-		}
-	} else {
-		ops->exec(be, br, out);
-	}
-	if (due) {
-		fault_fired(FAULT_INCR_NONATOMIC);   /* another request ran in between */
-		struct backend_req st = { .op = KV_OP_SET, .key = prev.key, .key_len = prev.klen,
-					  .val = (const uint8_t *)prev.val, .val_len = prev.vlen };
-		struct backend_out o2 = { .status = KV_OK, .val = NULL, .val_cap = 0 };
-		ops->exec(be, &st, &o2);
-	}
-	w->executed++;
-	return 1;
-}
-
-/* get-bypass: a get arriving behind unexecuted slots is served now. */
-static void fault_get_bypass(struct worker *w, uint64_t slot)
-{
-	struct server *s = w->s;
-	size_t avail;
-	struct wire_req h;
-	if (slot == w->x.idx || w->isvoid[slot & (s->c.tpc.ring_slots - 1)])
-		return;
-	const void *req = s->c.tp->srv_req(s->tp, w->idx, slot, &avail);
-	if (!req || wire_check(req, avail, &h, NULL) != 0 || h.op != KV_OP_GET)
-		return;
-	run_slot(w, slot);
-	fault_fired(FAULT_GET_BYPASS);
-	w->isvoid[slot & (s->c.tpc.ring_slots - 1)] = 2;
-}
-
-/* exec-out-of-order: holds ready slots back and runs each group of up to
- * FAULT_HOLD_MAX in reverse (or after 30 us), then releases them in order. */
-static int fault_exec_reversed(struct worker *w)
-{
-	struct server *s = w->s;
-	struct fault_worker *f = &w->fw;
-	const uint64_t mask = s->c.tpc.ring_slots - 1;
-	uint64_t slot;
-	while (f->nheld < FAULT_HOLD_MAX && (slot = exec_next(&w->x)) != EXEC_NONE) {
-		if (!f->nheld)
-			f->held_since = clock_ns();
-		f->held[f->nheld++] = slot;
-	}
-	if (!f->nheld || (f->nheld < FAULT_HOLD_MAX && clock_ns() - f->held_since < 30000))
-		return 0;
-	if (f->nheld > 1)
-		fault_fired(FAULT_EXEC_OOO);
-	for (unsigned i = f->nheld; i-- > 0; )
-		if (!w->isvoid[f->held[i] & mask])
-			run_slot(w, f->held[i]);
-	for (unsigned i = 0; i < f->nheld; i++)
-		s->c.tp->srv_release(s->tp, w->idx, f->held[i]);
-	f->nheld = 0;
-	return 1;
-}
-
 /* Runs (or passes over, if voided) one slot whose turn it is, and
  * releases it. */
-static inline void finish_slot(struct worker *w, uint64_t slot, unsigned isvoid)
+static inline __attribute__((always_inline)) void finish_slot(struct worker *w, uint64_t slot,
+							      unsigned isvoid, int faults)
 {
 	struct server *s = w->s;
 	const struct transport_ops *tp = s->c.tp;
-	if (isvoid == 2) {
-		/* executed early by a test-only fault */
-	} else if (isvoid) {
+	if (isvoid) {
 		w->voided++;
 		if (w->on_executed)
 			w->on_executed(s->tp, w->idx, slot);
 	} else {
-		run_slot(w, slot);
+		run_slot(w, slot, faults);
 	}
 	tp->srv_release(s->tp, w->idx, slot);
 }
 
 /* Runs every slot from the executor's idx on that has arrived. */
-static int drain(struct worker *w, uint64_t mask)
+static inline __attribute__((always_inline)) int drain(struct worker *w, uint64_t mask, int faults)
 {
 	int did = 0;
 	uint64_t slot;
 	while ((slot = exec_next(&w->x)) != EXEC_NONE) {
 		did++;
-		finish_slot(w, slot, w->isvoid[slot & mask]);
+		finish_slot(w, slot, w->isvoid[slot & mask], faults);
 	}
 	return did;
 }
@@ -376,60 +275,91 @@ static int arrive(struct worker *w, const struct tp_arrival *a, uint64_t mask)
 	return 0;
 }
 
-/* One pass of the worker loop with a reordering fault on: poll, mark every
- * arrival, then run what is ready in slot order (the faults reorder or
- * bypass that on purpose). */
-static __attribute__((noinline)) int worker_step_faults(struct worker *w, struct tp_arrival *arr, int n)
+/* Runs and releases what is ready of n arrivals, in slot order.  An
+ * arrival that is the executor's next slot (the common case: slots
+ * published in ticket order) runs at once, followed by every later slot
+ * that arrived before it; any other arrival waits in the executor's bitmap
+ * for its turn (Rule 2 either way).  Returns how many slots it ran or
+ * released.  faults: as in run_slot. */
+static inline __attribute__((always_inline)) int run_arrivals(struct worker *w, struct tp_arrival *arr,
+							      int n, int faults)
 {
 	const uint64_t mask = w->s->c.tpc.ring_slots - 1;
-	for (int i = 0; i < n; i++) {
-		if (arrive(w, &arr[i], mask) != 0)
-			continue;
-		if (fault_on(FAULT_GET_BYPASS))
-			fault_get_bypass(w, arr[i].slot);
-	}
 	int did = 0;
-	if (fault_on(FAULT_EXEC_OOO))
-		did = fault_exec_reversed(w);
-	return did + drain(w, mask);
+	for (int i = 0; i < n; i++) {
+		uint64_t slot = arr[i].slot;
+		if (exec_take(&w->x, slot)) {
+			did++;
+			finish_slot(w, slot, arr[i].voided, faults);
+			if (exec_ready(&w->x))
+				did += drain(w, mask, faults);
+		} else {
+			arrive(w, &arr[i], mask);
+		}
+	}
+	return did;
 }
 
 /* One pass of the worker loop: poll, run and release what is ready in
- * slot order, flush.  An arrival that is the executor's next slot (the
- * common case: slots published in ticket order) runs at once, followed by
- * every later slot that arrived before it; any other arrival waits in the
- * executor's bitmap for its turn (Rule 2 either way).  Returns how many
- * slots it ran or released (at least 1 if it did anything), 0 if none. */
+ * slot order, flush.  Returns how many slots it ran or released (at least
+ * 1 if it did anything), 0 if none.  With a test-only fault on, the pass
+ * is the faults' (fault_hook, fault.h), made of the worker's own steps
+ * (fault_host below); that is the loop's one branch for them. */
 static int worker_step(struct worker *w, struct tp_arrival *arr)
 {
 	struct server *s = w->s;
 	const struct transport_ops *tp = s->c.tp;
-	const uint64_t mask = s->c.tpc.ring_slots - 1;
 	int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
-	int did = 0;
-	/* Only the reordering faults need the faults' pass; the others
-	 * (server-delay-ns among them) act in run_slot, so the plain pass
-	 * keeps its cost: with the faults' pass a 22 ns delay (2 % of
-	 * rawrpc's p50) read +3 to +6 % in the A/B gate here. */
-	if (fault_on(FAULTS_REORDER)) {
-		did = worker_step_faults(w, arr, n);
-	} else {
-		for (int i = 0; i < n; i++) {
-			uint64_t slot = arr[i].slot;
-			if (exec_take(&w->x, slot)) {
-				did++;
-				finish_slot(w, slot, arr[i].voided);
-				if (exec_ready(&w->x))
-					did += drain(w, mask);
-			} else {
-				arrive(w, &arr[i], mask);
-			}
-		}
-	}
+	int did;
+	if (fault_on(FAULTS_ANY))
+		did = fault_hook(&w->fw, arr, n);
+	else
+		did = run_arrivals(w, arr, n, 0);
 	if (did)
 		tp->srv_flush(s->tp, w->idx);
 	return did;
 }
+
+/* ---- the worker's steps, lent to the test-only faults' pass (fault.h) ---- */
+
+static int host_pass(void *w, struct tp_arrival *arr, int n)
+{
+	return run_arrivals(w, arr, n, 1);
+}
+
+static int host_arrive(void *wp, const struct tp_arrival *a)
+{
+	struct worker *w = wp;
+	return arrive(w, a, w->s->c.tpc.ring_slots - 1);
+}
+
+static void host_run(void *w, uint64_t slot)
+{
+	run_slot(w, slot, 1);
+}
+
+static void host_finish(void *wp, uint64_t slot)
+{
+	struct worker *w = wp;
+	finish_slot(w, slot, w->isvoid[slot & (w->s->c.tpc.ring_slots - 1)], 1);
+}
+
+static void host_release(void *wp, uint64_t slot)
+{
+	struct worker *w = wp;
+	w->s->c.tp->srv_release(w->s->tp, w->idx, slot);
+}
+
+static const void *host_req(void *wp, uint64_t slot, size_t *avail)
+{
+	struct worker *w = wp;
+	return w->s->c.tp->srv_req(w->s->tp, w->idx, slot, avail);
+}
+
+static const struct fault_host worker_fault_host = {
+	.pass = host_pass, .arrive = host_arrive, .run = host_run,
+	.finish = host_finish, .release = host_release, .req = host_req,
+};
 
 int server_step(struct server *s, unsigned wi)
 {
@@ -667,7 +597,8 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 			w->svc_rng = mix64(c->bc.seed ^ (0x737663ull << 32) ^ i) | 1;
 		}
 		w->svc_left = svc_gap(w);
-		if (!w->valbuf || !w->isvoid || !svc_ok || exec_init(&w->x, 0, c->tpc.ring_slots) != 0) {
+		if (!w->valbuf || !w->isvoid || !svc_ok || exec_init(&w->x, 0, c->tpc.ring_slots) != 0 ||
+		    fault_worker_init(&w->fw, &worker_fault_host, w, &w->x, w->isvoid, c->tpc.ring_slots) != 0) {
 			snprintf(err, errlen, "out of memory for worker %u", i);
 			goto fail;
 		}
@@ -908,6 +839,7 @@ void server_destroy(struct server *s)
 			pthread_cond_destroy(&w->cv);
 		}
 		exec_free(&w->x);
+		fault_worker_free(&w->fw);
 		hist_free(w->svc[0]);
 		hist_free(w->svc[1]);
 		free(w->valbuf);

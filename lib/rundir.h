@@ -25,7 +25,7 @@
  * again with a new name (test_rundir).
  *
  * Who reaps: each kind's creator reaps its own kind in the same folder
- * before it makes a directory (tp_shm.c, mcd.c, be_rocksdb.c,
+ * before it makes a directory (shm/shm_srv.c, mcd.c, be_rocksdb.c,
  * crashtest.c), and `oqb run` reaps those of a local server it saw die
  * (harness/run/point.c).  So a kill -9 leaves at most one directory per
  * kind until the next start of that kind, and none after a run or test

@@ -39,7 +39,7 @@ fi
 # tester restarts the server without waiting for it (pause_wait_ms 5), and
 # the server sits stopped for 1-1.5 s before half of the kills, so a stale
 # writer wakes while the next server's ring holds committed, unexecuted
-# puts.  Before the fix (tp_shm.c: fresh_ring_file) its bytes landed on
+# puts.  Before the fix (shm/shm_recover.c: shm_fresh_ring_file) its bytes landed on
 # them: 2 lost in 30 crashes, 3 in 50.  Now nothing may be lost, and the
 # stall must have spanned a restart, or the case proved nothing.
 n=${CRASH_STALL_N:-20}

@@ -1,7 +1,7 @@
 /*
- * shm_files.h - the shared-memory transport's files (tp_shm.c): mapping
+ * shm_files.h - the shared-memory transport's files: mapping
  * them, making a range persistent, and replacing one atomically.  Private
- * to bench/transports.
+ * to bench/transports/shm.
  */
 #ifndef OQB_SHM_FILES_H
 #define OQB_SHM_FILES_H

@@ -1,13 +1,15 @@
 /*
  * shm_layout.h - the shared-memory transport's files as they lie in memory:
- * the server map, a worker ring's header and its slot state words
- * (tp_shm.c explains the protocol).  Private to bench/transports: tp_shm.c
- * speaks the protocol, shm_describe.c only reads it.
+ * the server map, a worker ring's header and its slot state words, a
+ * client's mailbox, and the size of each file (shm_internal.h explains the
+ * protocol).  Private to bench/transports/shm: the other files of the
+ * folder speak the protocol, shm_describe.c only reads it.
  */
 #ifndef OQB_SHM_LAYOUT_H
 #define OQB_SHM_LAYOUT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SHM_MAGIC        0x6f71622d73686d31ull   /* "oqb-shm1" */
@@ -59,5 +61,31 @@ struct ring_hdr {
 /* Each slot's state word has a cache line of its own, so the worker
  * releasing one slot and a client claiming the next do not share a line. */
 #define ST_STRIDE (CL / 8)
+
+struct mbox_ring {
+	_Atomic uint64_t head;             /* producer (worker); the client never reads it */
+	uint64_t tail_seen;                /* the worker's last read of `tail` */
+	uint8_t pad0[CL - 16];
+	_Atomic uint64_t tail;             /* consumer (client) */
+	uint8_t pad1[CL - 8];
+};
+
+struct mbox_hdr {
+	uint64_t magic;
+	uint32_t workers, cap;
+	uint32_t client_pid, client_id;
+	uint8_t pad[CL - 24];
+	/* then `workers` struct mbox_ring, then workers * cap data bytes */
+};
+
+static inline size_t ring_map_size(unsigned slots, unsigned slot_size)
+{
+	return sizeof(struct ring_hdr) + (size_t)slots * CL + (size_t)slots * slot_size + CL;
+}
+
+static inline size_t mbox_map_size(unsigned workers)
+{
+	return sizeof(struct mbox_hdr) + workers * sizeof(struct mbox_ring) + (size_t)workers * MBOX_CAP;
+}
 
 #endif
