@@ -3,7 +3,7 @@
  * figures by what they measured (figures.c is the map).
  */
 #include "figures_internal.h"
-#include "runjson.h"
+#include "result.h"
 #include "checks.h"
 
 #include <dirent.h>
@@ -300,7 +300,7 @@ static int load_one(struct fctx *x, const char *dir, char *err, size_t errlen)
 	}
 	r = &x->runs[x->nruns];
 	memset(r, 0, sizeof *r);
-	r->run = runjson_load(path, err, errlen);
+	r->run = result_load(path, err, errlen);
 	if (!r->run)
 		return -1;
 	snprintf(r->dir, sizeof r->dir, "%s", dir);

@@ -27,6 +27,7 @@
 #include "opts.h"
 #include "run.h"
 #include "runconf.h"
+#include "result.h"
 #include "runjson.h"
 
 #include <errno.h>
@@ -392,7 +393,7 @@ int plot_main(int argc, char **argv)
 	} else {
 		snprintf(path, sizeof path, "%s/run.json", dir);
 	}
-	run = runjson_load(path, err, sizeof err);
+	run = result_load(path, err, sizeof err);
 	if (!run) {
 		fprintf(stderr, "oqb plot: %s\n", err);
 		return 1;
