@@ -116,7 +116,7 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 {
 	struct lts_row *r50 = NULL, *r99 = NULL;
 	size_t nr = 0, cap = 0;
-	const json_t *points = json_object_get(run, "points");
+	const json_t *points = result_points(run);
 	const char *seen[512];
 	long long seen_sw[512];
 	const json_t *seen_val[512];
@@ -243,7 +243,7 @@ static int cmp_x(const void *a, const void *b)
 static int write_tp_data(const json_t *run, const char *path, char *names, size_t nlen,
 			 int *numeric, char *err, size_t errlen)
 {
-	const json_t *points = json_object_get(run, "points");
+	const json_t *points = result_points(run);
 	const json_t *values = json_object_get(json_object_get(json_object_get(run, "config"), "sweep"),
 					       "values");
 	const char *seen[64];

@@ -275,7 +275,7 @@ static void caveat(json_t *fd, struct fpt *pts, size_t npts, const unsigned char
 
 json_t *finding_of_run(const json_t *run)
 {
-	const json_t *points = json_object_get(run, "points"), *p;
+	const json_t *points = result_points(run), *p;
 	size_t np = json_array_size(points), nsys = 0, ncond = 0, i, j;
 	const char *sys[MAXSYS];
 	const json_t *cond[MAXCOND];

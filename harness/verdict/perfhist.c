@@ -205,7 +205,7 @@ static void point_key(const json_t *pt, char *out, size_t len)
 
 json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t errlen)
 {
-	const json_t *pts = json_object_get(run, "points"), *pt;
+	const json_t *pts = result_points(run), *pt;
 	const char *st = json_string_value(json_object_get(run, "status"));
 	char cfp[17], tfp[17], key[512], stamp[32];
 	json_t *rec, *tb, *out;
@@ -236,7 +236,7 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 	json_array_foreach(pts, i, pt) {
 		const json_t *all = json_object_get(json_object_get(pt, "lat_ns"), "all");
 		json_t *p = json_object();
-		double c = num(pt, "canary_ns");
+		double c = result_canary_ns(pt);
 		point_key(pt, key, sizeof key);
 		json_object_set_new(p, "key", json_string(key));
 		json_object_set_new(p, "system", or_null(json_object_get(pt, "system")));
