@@ -65,6 +65,7 @@ jq -r 'if .finding then "finding: \(.finding.text)\ncaveat:  \(.finding.caveat)"
 	else "finding: none in this run.json (written by an oqb from before the finding existed)" end' "$out/run.json"
 echo "took $((SECONDS - start)) s"
 echo
-echo "run.json: $out/run.json"
+echo "run.json: $out/run.json ($(du -h "$out/run.json" | cut -f1); jq . indents it)"
+echo "table:    $out/summary.csv (one row per point, for a spreadsheet)"
 echo "plots:    $out/latency-throughput.svg"
 echo "          $out/latency-throughput.png"

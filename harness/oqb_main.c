@@ -1,7 +1,7 @@
 /*
  * oqb_main.c - bin/oqb, the driver: one command per verb.
  *
- *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]
+ *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict] [--pretty]
  *   oqb doctor CONFIG.json [--set KEY=JSON]... [--json]   (preflight, harness/doctor/doctor.c)
  *   oqb plot RUN_DIR [--out DIR]
  *   oqb figures [--runs DIR] [--out DIR] [--check]   (harness/figures/figures.c)
@@ -41,7 +41,7 @@
 struct run_cli {
 	const char *out;
 	const char *set;   /* only for --help: cmd_run takes every --set out first */
-	int dry_run, quiet, strict;
+	int dry_run, quiet, strict, pretty;
 };
 
 #define O(f) offsetof(struct run_cli, f)
@@ -56,6 +56,8 @@ static const struct opt run_tab[] = {
 	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "no progress line per point" },
 	{ "strict", OPT_BOOL, O(strict), NULL, 0, 0, NULL,
 	  "fail the run (exit 1) at the first trial whose self-checks warn (docs/trust.md)" },
+	{ "pretty", OPT_BOOL, O(pretty), NULL, 0, 0, NULL,
+	  "write run.json indented, one key a line (default: compact, one line)" },
 	{ NULL, .help = "run the experiment described by CONFIG.json (see docs/config.md)" },
 };
 #undef O
@@ -64,7 +66,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: oqb COMMAND [ARGS]\n"
-		"  run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]\n"
+		"  run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict] [--pretty]\n"
 		"                       run a sweep; writes DIR/run.json (docs/driver.md)\n"
 		"  doctor CONFIG.json [--set KEY=JSON]... [--json] [--timeout-s S]\n"
 		"                       check every host of the config before a run; exit 0 when it\n"
@@ -88,7 +90,7 @@ static void usage(FILE *f)
 		"Each command takes --help.\n");
 }
 
-#define RUN_USAGE "usage: oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict]\n"
+#define RUN_USAGE "usage: oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict] [--pretty]\n"
 
 /*
  * --set repeats, which an option table cannot say: takes every --set (and
@@ -156,6 +158,7 @@ static int cmd_run(int argc, char **argv)
 	o.dry_run = c.dry_run;
 	o.quiet = c.quiet;
 	o.strict = c.strict;
+	o.pretty = c.pretty;
 	o.sets = sets;
 	o.nsets = nsets;
 	r = run_experiment(&o, dir, sizeof dir, err, sizeof err);

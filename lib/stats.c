@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int stats_pct_ci_ranks(uint64_t n, double p, double z, uint64_t *lo, uint64_t *hi)
 {
@@ -115,4 +116,29 @@ double stats_ks_exp(double *x, size_t n, double mean)
 	}
 	double sn = sqrt(dn);
 	return d * (sn + 0.12 + 0.11 / sn);
+}
+
+void stats_sort(double *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_double);
+}
+
+double stats_median_inplace(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	stats_sort(v, n);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double stats_median(const double *v, size_t n)
+{
+	double *t = n ? malloc(n * sizeof *t) : NULL, m;
+	if (!t)
+		return NAN;
+	memcpy(t, v, n * sizeof *t);
+	m = stats_median_inplace(t, n);
+	free(t);
+	return m;
 }

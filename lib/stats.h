@@ -78,4 +78,17 @@ double stats_chi2_crit(double df, double z);
 #define STATS_KS_CRIT_1PCT 1.628
 double stats_ks_exp(double *x, size_t n, double mean);
 
+/*
+ * Medians of a few numbers (trials, canaries, ratios): the one helper
+ * the driver uses, so that "the median" is one thing everywhere.
+ * stats_sort sorts v ascending.  stats_median_inplace sorts v and
+ * returns its middle value, the mean of the two middle ones when n is
+ * even, and NaN when n is 0 (a missing number, never 0); afterwards v[0]
+ * is the lowest and v[n - 1] the highest.  stats_median does the same
+ * without reordering v (NaN also when out of memory).
+ */
+void stats_sort(double *v, size_t n);
+double stats_median_inplace(double *v, size_t n);
+double stats_median(const double *v, size_t n);
+
 #endif

@@ -11,6 +11,7 @@
  * is none.  The same rows go to the report's table and to claims.json.
  */
 #include "figures_internal.h"
+#include "result.h"
 #include "figclean.h"
 
 #include <math.h>
@@ -245,7 +246,7 @@ static void measure_throughput(const struct fctx *x, const json_t *c, struct mea
 		const char *key = fg_jstr(json_object_get(json_object_get(run->run, "config"), "sweep"), "key", "");
 		size_t i;
 		json_t *p;
-		json_array_foreach(json_object_get(run->run, "points"), i, p) {
+		json_array_foreach(result_points(run->run), i, p) {
 			const json_t *v = json_object_get(json_object_get(p, "sweep"), "value");
 			int pd = json_is_true(json_object_get(p, "durable"));
 			double a = fg_jnum(p, "achieved_ops"), *slot = NULL;

@@ -6,6 +6,7 @@
 #include "figures_internal.h"
 #include "ltscale.h"
 #include "run.h"
+#include "result.h"
 #include "runjson.h"
 
 #include <errno.h>
@@ -276,7 +277,7 @@ int fg_draw_fig6(const struct fctx *x, const char *plotdir, const char *out, cha
 		size_t i;
 		json_t *p;
 
-		json_array_foreach(json_object_get(run->run, "points"), i, p) {
+		json_array_foreach(result_points(run->run), i, p) {
 			double vs = fg_jnum(json_object_get(p, "workload"), "value_size");
 			double outst = fg_jnum(p, "outstanding");
 			const json_t *sw = json_object_get(p, "sweep");
@@ -343,7 +344,7 @@ int fg_draw_fig11(const struct fctx *x, const char *plotdir, const char *out, ch
 		size_t i, w;
 		json_t *p;
 
-		json_array_foreach(json_object_get(run, "points"), i, p) {
+		json_array_foreach(result_points(run), i, p) {
 			const char *sys = fg_jstr(p, "system", "?");
 			char label[96];
 			snprintf(label, sizeof label, "%s%s", sys,

@@ -3,7 +3,7 @@
  * figures by what they measured (figures.c is the map).
  */
 #include "figures_internal.h"
-#include "runjson.h"
+#include "result.h"
 #include "checks.h"
 
 #include <dirent.h>
@@ -42,7 +42,7 @@ static int oq_durable(const json_t *run)
 	size_t i;
 	json_t *p;
 
-	json_array_foreach(json_object_get(run, "points"), i, p)
+	json_array_foreach(result_points(run), i, p)
 		if (!strcmp(fg_jstr(p, "system", ""), "oq") && json_is_true(json_object_get(p, "durable")))
 			return 1;
 	return 0;
@@ -76,7 +76,7 @@ static void collect_points(struct frun *r)
 	size_t i, j;
 	json_t *p;
 
-	json_array_foreach(json_object_get(r->run, "points"), i, p) {
+	json_array_foreach(result_points(r->run), i, p) {
 		const char *s = fg_jstr(p, "system", NULL);
 		const json_t *all = json_object_get(json_object_get(p, "lat_ns"), "all");
 		const json_t *sp = json_object_get(json_object_get(p, "spread"), "all");
@@ -300,7 +300,7 @@ static int load_one(struct fctx *x, const char *dir, char *err, size_t errlen)
 	}
 	r = &x->runs[x->nruns];
 	memset(r, 0, sizeof *r);
-	r->run = runjson_load(path, err, errlen);
+	r->run = result_load(path, err, errlen);
 	if (!r->run)
 		return -1;
 	snprintf(r->dir, sizeof r->dir, "%s", dir);
@@ -392,7 +392,7 @@ double fg_sweep_peak(const json_t *run, const char *sys, long long w, int *flagg
 	size_t i;
 	json_t *p;
 
-	json_array_foreach(json_object_get(run, "points"), i, p) {
+	json_array_foreach(result_points(run), i, p) {
 		if (strcmp(fg_jstr(p, "system", ""), sys) != 0 ||
 		    json_integer_value(json_object_get(json_object_get(p, "sweep"), "index")) != w)
 			continue;

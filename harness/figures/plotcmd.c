@@ -27,6 +27,7 @@
 #include "opts.h"
 #include "run.h"
 #include "runconf.h"
+#include "result.h"
 #include "runjson.h"
 
 #include <errno.h>
@@ -115,7 +116,7 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 {
 	struct lts_row *r50 = NULL, *r99 = NULL;
 	size_t nr = 0, cap = 0;
-	const json_t *points = json_object_get(run, "points");
+	const json_t *points = result_points(run);
 	const char *seen[512];
 	long long seen_sw[512];
 	const json_t *seen_val[512];
@@ -242,7 +243,7 @@ static int cmp_x(const void *a, const void *b)
 static int write_tp_data(const json_t *run, const char *path, char *names, size_t nlen,
 			 int *numeric, char *err, size_t errlen)
 {
-	const json_t *points = json_object_get(run, "points");
+	const json_t *points = result_points(run);
 	const json_t *values = json_object_get(json_object_get(json_object_get(run, "config"), "sweep"),
 					       "values");
 	const char *seen[64];
@@ -392,7 +393,7 @@ int plot_main(int argc, char **argv)
 	} else {
 		snprintf(path, sizeof path, "%s/run.json", dir);
 	}
-	run = runjson_load(path, err, sizeof err);
+	run = result_load(path, err, sizeof err);
 	if (!run) {
 		fprintf(stderr, "oqb plot: %s\n", err);
 		return 1;

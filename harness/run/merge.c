@@ -10,8 +10,7 @@
  */
 #include "merge.h"
 #include "devctr.h"
-#include "hdrenc.h"
-#include "stats.h"
+#include "result.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,47 +23,6 @@ static const char *const classes[] = { "all", "nilext", "non_nilext" };
 const char *const merge_counters[MERGE_NCOUNTERS] = {
 	"sent", "committed", "unanswered", "unsent", "ring_full_waits", "full_wait_ns", "errors",
 };
-
-static json_t *ci_pair(uint64_t lo, uint64_t hi)
-{
-	return json_pack("[II]", (json_int_t)lo, (json_int_t)hi);
-}
-
-json_t *merge_summary(const struct hist *h)
-{
-	json_t *j = hist_to_json(h);
-	uint64_t lo, hi;
-
-	if (!j)
-		return NULL;
-	json_object_set_new(j, "mean", json_real(hist_mean(h)));
-	json_object_set_new(j, "p50", json_integer((json_int_t)hist_percentile(h, 50)));
-	json_object_set_new(j, "p99", json_integer((json_int_t)hist_percentile(h, 99)));
-	json_object_set_new(j, "p999", json_integer((json_int_t)hist_percentile(h, 99.9)));
-	stats_hist_pct_ci(h, 0.5, STATS_Z95, &lo, &hi);
-	json_object_set_new(j, "p50_ci", ci_pair(lo, hi));
-	stats_hist_pct_ci(h, 0.99, STATS_Z95, &lo, &hi);
-	json_object_set_new(j, "p99_ci", ci_pair(lo, hi));
-	stats_hist_pct_ci(h, 0.999, STATS_Z95, &lo, &hi);
-	json_object_set_new(j, "p999_ci", ci_pair(lo, hi));
-	/* For readers without lib/hist.h: the whole histogram in HdrHistogram's
-	 * compressed interchange encoding (HdrHistogram's libraries and
-	 * HistogramLogAnalyzer decode it); merge_ranges adds value ranges. */
-	char e[128], *hdr = hdr_encode_b64(h, e, sizeof e);
-	json_object_set_new(j, "hdr", hdr ? json_string(hdr) : json_null());
-	free(hdr);
-	return j;
-}
-
-void merge_ranges(json_t *summary, const struct hist *h)
-{
-	json_t *ranges = json_array();
-	for (unsigned i = 0; i < HIST_NCOUNTS; i++)
-		if (h->counts[i])
-			json_array_append_new(ranges, json_pack("[III]", (json_int_t)hist_index_low(i),
-				(json_int_t)(hist_index_low(i) + hist_index_width(i) - 1), (json_int_t)h->counts[i]));
-	json_object_set_new(summary, "ranges_ns", ranges);
-}
 
 int merge_hist_from(struct hist *h, const json_t *j, const char *what, char *err, size_t errlen)
 {
@@ -98,7 +56,7 @@ int merge_service(json_t *server, char *err, size_t errlen)
 		if (merge_hist_from(h, hj, what, err, errlen) < 0)
 			rc = -1;
 		else
-			json_object_set_new(svc, classes[c], merge_summary(h));
+			json_object_set_new(svc, classes[c], result_hist_summary(h));
 	}
 	hist_free(h);
 	return rc;
@@ -210,7 +168,7 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 	lat = json_object();
 	json_object_set_new(p, "lat_ns", lat);
 	for (c = 0; c < NCLASSES; c++)
-		json_object_set_new(lat, classes[c], merge_summary(sum[c]));
+		json_object_set_new(lat, classes[c], result_hist_summary(sum[c]));
 	if (server) {
 		json_t *srv = json_deep_copy(server);
 		if (!srv || merge_service(srv, err, errlen) < 0) {

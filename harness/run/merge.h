@@ -21,26 +21,15 @@ extern const char *const merge_counters[MERGE_NCOUNTERS];
 #define MERGE_SATURATED 0.95   /* achieved below this fraction of offered */
 
 /*
- * The run.json summary of a histogram: {n, min, max, mean, p50, p99,
- * p999, p50_ci, p99_ci, sum, overflow, bins}.  CIs are 95 % order-
- * statistic intervals (lib/stats).  NULL on allocation failure.
- */
-json_t *merge_summary(const struct hist *h);
-
-/* Adds "ranges_ns": [lowest, highest, count] of every non-empty bin (ns),
- * for readers without lib/hist.h. */
-void merge_ranges(json_t *summary, const struct hist *h);
-
-/*
- * Reads a histogram out of a summary or a hist_to_json object (extra keys
- * are ignored).  Returns 0, or -1 with err naming `what` and the field.
+ * Reads a histogram out of a process's result (a hist_to_json object;
+ * extra keys are ignored).  Returns 0, or -1 with err naming `what` and the field.
  */
 int merge_hist_from(struct hist *h, const json_t *j, const char *what, char *err, size_t errlen);
 
 /*
  * The server's service times (bench/server.h, "service_ns" of its DONE
  * result), each class ("all", "nilext", "non_nilext") summarised as a
- * latency class is (merge_summary: percentiles with their CIs, bins and
+ * latency class is (result_hist_summary: percentiles with their CIs and
  * the HdrHistogram encoding), in place.  A result without service_ns (a
  * build from before it, or service_sample 0) is left as it is.  Returns
  * 0, or -1 with err naming the class.

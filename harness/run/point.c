@@ -225,12 +225,6 @@ static void server_dirs_remove(struct prun *pr)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Whether point pt runs over the verbs transport (system erpc has its own). */
 static int point_on_verbs(const struct runconf *rc, const struct point *pt)
 {
@@ -354,14 +348,9 @@ static void self_check(struct run *r, struct prun *pr, json_t *pj, json_t *const
 		if (c) {
 			r->canaries = c;
 			c[r->ncanaries++] = pr->canary_ns;
-			double *tmp = malloc(r->ncanaries * sizeof *tmp);
-			if (tmp) {
-				memcpy(tmp, c, r->ncanaries * sizeof *tmp);
-				qsort(tmp, r->ncanaries, sizeof *tmp, cmp_double);
-				median = r->ncanaries % 2 ? tmp[r->ncanaries / 2]
-					 : (tmp[r->ncanaries / 2 - 1] + tmp[r->ncanaries / 2]) / 2;
-				free(tmp);
-			}
+			double m = stats_median(c, r->ncanaries);
+			if (!isnan(m))
+				median = m;
 		}
 	}
 	json_object_set_new(pj, "canary_ns", pr->canary_ns > 0 ? json_real(pr->canary_ns) : json_null());

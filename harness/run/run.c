@@ -24,6 +24,7 @@
 #include "needs.h"
 #include "procargs.h"
 #include "rng.h"
+#include "result.h"
 #include "runjson.h"
 #include "trials.h"
 
@@ -670,7 +671,7 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 	}
 	fprintf(r->tsv, "point\tsystem\trole\trank\thost\tpid\tlog\n");
 	fflush(r->tsv);
-	if (runjson_write(r->runj, r->dir, err, errlen) < 0)
+	if (result_write(r->runj, r->dir, r->o->pretty, err, errlen) < 0)
 		goto out;
 
 	/* Ctrl-C and friends stop the run in order instead of killing it. */
@@ -768,7 +769,7 @@ again:;
 		/* run.json after every trial, but at most every 5 s (it holds every
 		 * trial's histograms), and always after the last */
 		if (k + 1 == r->ntrials || now_ms() - last_write >= 5000) {
-			if (rebuild_points(r, err, errlen) < 0 || runjson_write(r->runj, r->dir, err, errlen) < 0) {
+			if (rebuild_points(r, err, errlen) < 0 || result_write(r->runj, r->dir, r->o->pretty, err, errlen) < 0) {
 				rc = 1;
 				break;
 			}
@@ -788,7 +789,7 @@ again:;
 		json_object_set_new(r->runj, "status", json_string("ok"));
 	{
 		char e2[512];
-		if (runjson_write(r->runj, r->dir, e2, sizeof e2) < 0 && rc == 0) {
+		if (result_write(r->runj, r->dir, r->o->pretty, e2, sizeof e2) < 0 && rc == 0) {
 			snprintf(err, errlen, "%s", e2);
 			rc = 1;
 		}

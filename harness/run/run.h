@@ -22,6 +22,7 @@ struct run_opts {
 	int dry_run;          /* check and print the plan; start nothing */
 	int quiet;            /* no progress lines */
 	int strict;           /* a trial whose self-checks warn fails the run */
+	int pretty;           /* run.json indented (default: compact, result.h) */
 	const char *const *sets;   /* --set KEY=VALUE overrides, in order */
 	size_t nsets;
 	/* The build id every process must have (oqb ab: its side's BINDIR),

@@ -1,5 +1,5 @@
 /*
- * runjson.c - run.json metadata and atomic writes.
+ * runjson.c - run.json's metadata (harness/result/ writes and reads the file).
  *
  * Versions come from the libraries themselves where they expose one
  * (jansson, libzstd, libpmem's header) and from dpkg-query otherwise
@@ -7,6 +7,7 @@
  * an error: metadata must not stop a run.
  */
 #include "runjson.h"
+#include "result.h"
 #include "subproc.h"
 #include "usage.h"
 
@@ -198,7 +199,7 @@ json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *sr
 
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_object_set_new(r, "schema", json_string(RUNJSON_SCHEMA));
+	json_object_set_new(r, "schema", json_string(RESULT_SCHEMA));
 	json_object_set_new(r, "name", json_string(rc->name));
 	json_object_set_new(r, "run_id", json_string(run_id));
 	json_object_set_new(r, "created_utc", json_string(stamp));
@@ -258,73 +259,5 @@ json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *sr
 	json_object_set_new(r, "versions", runjson_versions());
 	json_object_set_new(r, "transport", transport_info(rc));
 	json_object_set_new(r, "points", json_array());
-	return r;
-}
-
-int runjson_write(const json_t *run, const char *dir, char *err, size_t errlen)
-{
-	char tmp[4096], path[4096];
-
-	snprintf(path, sizeof path, "%s/run.json", dir);
-	snprintf(tmp, sizeof tmp, "%s/.run.json.tmp", dir);
-	if (json_dump_file(run, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {
-		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	if (rename(tmp, path) != 0) {
-		snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-json_t *runjson_load(const char *path, char *err, size_t errlen)
-{
-	json_error_t je;
-	json_t *r = json_load_file(path, 0, &je), *points, *p;
-	const char *schema;
-	size_t i;
-
-	if (!r) {
-		if (je.line < 0)
-			snprintf(err, errlen, "%s: cannot read: %s", path, je.text);
-		else if (je.position == 0 && strstr(je.text, "end of file"))
-			snprintf(err, errlen, "%s: file is empty; expected a run.json written by oqb run",
-				 path);
-		else
-			snprintf(err, errlen, "%s:%d:%d: %s; the file is damaged or is not a run.json",
-				 path, je.line, je.column, je.text);
-		return NULL;
-	}
-	if (!json_is_object(r)) {
-		snprintf(err, errlen, "%s: the top level is %s, not an object; is this an oqb run.json?",
-			 path, json_is_array(r) ? "an array" : "a single value");
-		json_decref(r);
-		return NULL;
-	}
-	schema = json_string_value(json_object_get(r, "schema"));
-	if (!schema || strcmp(schema, RUNJSON_SCHEMA) != 0) {
-		snprintf(err, errlen, "%s: schema is \"%s\", expected \"%s\" (is this an oqb run.json?)",
-			 path, schema ? schema : "(none)", RUNJSON_SCHEMA);
-		json_decref(r);
-		return NULL;
-	}
-	points = json_object_get(r, "points");
-	if (!json_is_array(points)) {
-		snprintf(err, errlen, "%s: no \"points\" array; the file is damaged or was not "
-			 "written by oqb run", path);
-		json_decref(r);
-		return NULL;
-	}
-	/* compare and plot match points by system: each must name one. */
-	json_array_foreach(points, i, p) {
-		if (!json_is_object(p) || !json_is_string(json_object_get(p, "system"))) {
-			snprintf(err, errlen, "%s: points[%zu]: %s; the file is damaged or was not "
-				 "written by oqb run", path, i, json_is_object(p) ?
-				 "no \"system\" string" : "not an object");
-			json_decref(r);
-			return NULL;
-		}
-	}
 	return r;
 }

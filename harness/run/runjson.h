@@ -1,14 +1,15 @@
 /*
  * runjson.h - run.json: the self-describing result of one `oqb run`.
  *
- *   {"schema":"oqbench.run/1", "name", "run_id", "created_utc", "status":
+ *   {"schema":"oqbench.run/2" (result.h), "name", "run_id", "created_utc", "status":
  *    "ok"|"failed"|"interrupted", "error": null | {message, point, host,
  *    role, rank}, "config": <the config file, verbatim>, "config_path",
  *    "hosts": {...}, "git_commit", "git_dirty", "versions": {...},
  *    "transport": {"name", ...}, "points": [...]}
  *
- * It is rewritten after every point (atomically: temp file + rename), so
- * an interrupted run leaves the points it finished.
+ * It is rewritten after every point (atomically, by result_write), so
+ * an interrupted run leaves the points it finished.  This file makes the
+ * skeleton's metadata; harness/result/ writes and reads the file.
  */
 #ifndef OQB_RUNJSON_H
 #define OQB_RUNJSON_H
@@ -16,8 +17,6 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "runconf.h"
-
-#define RUNJSON_SCHEMA "oqbench.run/1"
 
 /*
  * The skeleton with metadata filled in and no points.  src_dir is the
@@ -32,12 +31,6 @@ json_t *runjson_new(const struct runconf *rc, const char *run_id, const char *sr
  * compiler and library versions in "versions".
  */
 void runjson_set_build(json_t *run, const struct runconf *rc, const json_t *build);
-
-/* Writes run to DIR/run.json atomically.  Returns 0 or -1 with err. */
-int runjson_write(const json_t *run, const char *dir, char *err, size_t errlen);
-
-/* Loads a run.json and checks its schema.  Returns it, or NULL with err. */
-json_t *runjson_load(const char *path, char *err, size_t errlen);
 
 /*
  * Runs argv (no shell) and returns the first line of its stdout in out

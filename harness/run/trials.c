@@ -9,9 +9,10 @@
 
 #include "checks.h"
 #include "devctr.h"
-#include "hdrenc.h"
 #include "hist.h"
 #include "merge.h"
+#include "result.h"
+#include "stats.h"
 #include "runjson.h"
 #include "trials.h"
 
@@ -79,28 +80,20 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	json_object_set(e, "measured_ns", json_object_get(pj, "measured_ns"));
 	for (size_t k = 0; k < MERGE_NCOUNTERS; k++)
 		json_object_set(e, merge_counters[k], json_object_get(pj, merge_counters[k]));
-	/* A trial keeps its histograms in the HdrHistogram encoding (about a
-	 * tenth of the bins' size) with its exact n, min, max, sum and
-	 * overflow; the point's bins are rebuilt from them (trial_hist). */
-	json_t *lat = json_deep_copy(json_object_get(pj, "lat_ns")), *cls;
-	const char *cname;
-	json_object_foreach(lat, cname, cls) {
-		json_object_del(cls, "bins");
-		json_object_del(cls, "ranges_ns");
-	}
-	json_object_set_new(e, "lat_ns", lat);
+	/* A trial keeps its histograms as the point's summaries are
+	 * (result_hist_summary: the HdrHistogram encoding with the exact n,
+	 * min, max, sum and overflow), its "all" as the sum of the other two
+	 * (result_trial_classes); the point's are merged from them
+	 * (trial_hist). */
+	json_object_set_new(e, "lat_ns", result_trial_classes(json_object_get(pj, "lat_ns")));
 	/* the server's service times likewise (bench/server.h) */
 	const json_t *svc = json_object_get(json_object_get(pj, "server"), "service_ns");
 	if (json_object_get(svc, "all")) {
-		json_t *sv = json_object();
-		for (int c = 0; c < NCLASSES; c++) {
-			json_t *one = json_deep_copy(json_object_get(svc, classes[c]));
-			if (!one)
-				continue;
-			json_object_del(one, "bins");
-			json_object_del(one, "ranges_ns");
-			json_object_set_new(sv, classes[c], one);
-		}
+		json_t *sv = json_object(), *cl = result_trial_classes(svc);
+		for (int c = 0; c < NCLASSES; c++)
+			if (json_object_get(cl, classes[c]))
+				json_object_set(sv, classes[c], json_object_get(cl, classes[c]));
+		json_decref(cl);
 		json_object_set_new(e, "service_ns", sv);
 	}
 	if (json_object_get(pj, "convergence"))
@@ -114,18 +107,6 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	json_object_set(e, "checks", checks);
 	json_object_set_new(e, "flagged", json_boolean(checks_flagged(checks, flags, sizeof flags)));
 	return e;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* {"min","median","max","values"} of one percentile over the trials. */
@@ -144,7 +125,7 @@ static json_t *spread_of(const json_t *entries, const char *cls, const char *pct
 	}
 	json_t *s;
 	if (m) {
-		double med = median_of(v, m);   /* sorts v */
+		double med = stats_median_inplace(v, m);   /* sorts v */
 		s = json_pack("{s:f,s:f,s:f,s:o}", "min", v[0], "median", med, "max", v[m - 1], "values", vals);
 	} else {
 		json_decref(vals);
@@ -253,11 +234,13 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 	return out;
 }
 
-/* A trial's histogram (hist_from_trial_json), with `what` in the error. */
-static int trial_hist(struct hist *h, const json_t *hj, const char *what, char *err, size_t errlen)
+/* A trial's histogram of class cls of lat (result_class_hist), with
+ * `what` in the error. */
+static int trial_hist(struct hist *h, const json_t *lat, const char *cls, const char *what, char *err,
+		      size_t errlen)
 {
 	char e[256];
-	if (hist_from_trial_json(h, hj, e, sizeof e) < 0) {
+	if (result_class_hist(h, lat, cls, e, sizeof e) < 0) {
 		snprintf(err, errlen, "%s: %s", what, e);
 		return -1;
 	}
@@ -300,7 +283,7 @@ static int service_over(json_t *p, const json_t *entries, char *err, size_t errl
 				continue;
 			}
 			snprintf(what, sizeof what, "trial %zu: server.service_ns.%s", i, classes[c]);
-			if (trial_hist(one, hj, what, err, errlen) < 0) {
+			if (trial_hist(one, json_object_get(e, "service_ns"), classes[c], what, err, errlen) < 0) {
 				rc = -1;
 				break;
 			}
@@ -308,7 +291,7 @@ static int service_over(json_t *p, const json_t *entries, char *err, size_t errl
 			json_array_append_new(p50s, json_integer((json_int_t)hist_percentile(one, 50)));
 		}
 		if (rc == 0 && nt) {
-			json_t *m = merge_summary(sum);
+			json_t *m = result_hist_summary(sum);
 			if (m) {
 				json_object_set_new(m, "trials_p50", p50s);
 				p50s = NULL;
@@ -350,7 +333,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 			if (!hj || json_integer_value(json_object_get(hj, "n")) == 0)
 				continue;
 			snprintf(what, sizeof what, "trial %zu: lat_ns.%s", i, classes[c]);
-			if (trial_hist(one, hj, what, err, errlen) < 0)
+			if (trial_hist(one, json_object_get(e, "lat_ns"), classes[c], what, err, errlen) < 0)
 				goto fail;
 			hist_merge(sum[c], one);
 			if (c == 0 && th && (th[nth] = hist_new()))
@@ -365,8 +348,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 			can[ncan++] = json_number_value(json_object_get(e, "canary_ns"));
 	}
 	for (int c = 0; c < NCLASSES; c++)
-		json_object_set_new(lat, classes[c], merge_summary(sum[c]));
-	merge_ranges(json_object_get(lat, "all"), sum[0]);
+		json_object_set_new(lat, classes[c], result_hist_summary(sum[c]));
 	json_object_set_new(p, "lat_ns", lat);
 	lat = NULL;
 	if (service_over(p, entries, err, errlen) < 0)
@@ -381,9 +363,9 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	if (json_is_boolean(json_object_get(pj0, "saturated")))
 		json_object_set_new(p, "saturated", json_boolean(nsat > 0));
 	json_object_set_new(p, "saturated_trials", json_integer((json_int_t)nsat));
-	/* median_of sorts can[]: from here can[0] is the lowest canary and
+	/* stats_median_inplace sorts can[]: from here can[0] is the lowest canary and
 	 * can[ncan - 1] the highest */
-	json_object_set_new(p, "canary_ns", ncan ? json_real(median_of(can, ncan)) : json_null());
+	json_object_set_new(p, "canary_ns", ncan ? json_real(stats_median_inplace(can, ncan)) : json_null());
 	int flagged;
 	json_t *ck = checks_over(entries, cc, sum[0], th, nth, &flagged), *row;
 	/* trials that ran under different canaries measured different
@@ -509,28 +491,16 @@ double regime_mode(const double *v, size_t n, double factor, double tie, size_t 
 	for (size_t j = 0; j < n; j++)
 		if (v[j] > 0 && regime_same(v[best], v[j], factor))
 			in[m++] = v[j];
-	med = median_of(in, m);
+	med = stats_median_inplace(in, m);
 	free(in);
 	*count = m;
 	return med;
 }
 
-/* The median of v[0..n) without reordering it; -1 when n is 0. */
-static double median_copy(const double *v, size_t n)
-{
-	double *t = n ? malloc(n * sizeof *t) : NULL, m;
-	if (!t)
-		return -1;
-	memcpy(t, v, n * sizeof *t);
-	m = median_of(t, n);
-	free(t);
-	return m;
-}
-
 double regime_reference(const double *kept, size_t nkept, double canary, const double *run, size_t nrun,
 			double factor)
 {
-	double tie = nrun >= 3 ? median_copy(run, nrun) : -1;
+	double tie = nrun >= 3 ? stats_median(run, nrun) : -1;
 	size_t cnt;
 	if (factor <= 0 || !(canary > 0))
 		return -1;

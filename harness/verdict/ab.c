@@ -26,7 +26,9 @@
 #include "rng.h"
 #include "run.h"
 #include "runconf.h"
+#include "result.h"
 #include "runjson.h"
+#include "stats.h"
 #include "trials.h"
 
 #define AB_MAX_ROUNDS 200
@@ -129,18 +131,9 @@ static int floor_check(const struct ab *a, double *v, char *err, size_t errlen)
 	return 0;
 }
 
-static int cmp_dbl(const void *x, const void *y)
-{
-	double p = *(const double *)x, q = *(const double *)y;
-	return p < q ? -1 : p > q;
-}
-
 static double median5(const double *v)
 {
-	double t[FLOOR_REPS];
-	memcpy(t, v, sizeof t);
-	qsort(t, FLOOR_REPS, sizeof *t, cmp_dbl);
-	return t[FLOOR_REPS / 2];
+	return stats_median(v, FLOOR_REPS);
 }
 
 static json_t *floor_json(const double *v)
@@ -236,7 +229,7 @@ static int run_side(struct ab *a, int si, unsigned r, char *err, size_t errlen)
 	if (rc2 != 0)
 		return -1;
 	snprintf(path, sizeof path, "%s/run.json", dir);
-	s->runs[r] = runjson_load(path, err, errlen);
+	s->runs[r] = result_load(path, err, errlen);
 	s->canary[r] = s->runs[r] ? run_canary(s->runs[r]) : -1;
 	return s->runs[r] ? 0 : -1;
 }
@@ -303,10 +296,8 @@ static json_t *combine(const struct ab *a, const struct side *s, char *err, size
 			json_array_append_new(trials, t);
 		}
 		json_object_set_new(p, "trials", trials);
-		if (ncan) {
-			qsort(can, ncan, sizeof *can, cmp_dbl);
-			json_object_set_new(p, "canary_ns", json_real(can[ncan / 2]));
-		}
+		if (ncan)   /* the one median (lib/stats.h), as compare and run take it */
+			json_object_set_new(p, "canary_ns", json_real(stats_median_inplace(can, ncan)));
 	}
 	return c;
 }

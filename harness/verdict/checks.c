@@ -14,6 +14,7 @@
 
 #include "checks.h"
 #include "hist.h"
+#include "result.h"
 #include "stall.h"
 #include "stats.h"
 #include "rng.h"
@@ -362,7 +363,7 @@ static void check_ci(const struct check_conf *c, json_t *out, const json_t *pj)
 {
 	struct hist *h = hist_new();
 	char e[128];
-	if (h && hist_from_json(h, json_object_get(json_object_get(pj, "lat_ns"), "all"), e, sizeof e) == 0)
+	if (h && result_hist(h, json_object_get(json_object_get(pj, "lat_ns"), "all"), e, sizeof e) == 0)
 		checks_ci(c, out, h);
 	hist_free(h);
 }

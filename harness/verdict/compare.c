@@ -12,7 +12,7 @@
 #include "merge.h"
 #include "opts.h"
 #include "run.h"
-#include "runjson.h"
+#include "result.h"
 #include "stats.h"
 #include "stattest.h"
 
@@ -88,62 +88,6 @@ static json_t *sweep_of(const json_t *p, const char *field)
 	return v ? v : json_null();
 }
 
-static const json_t *find_point(const json_t *points, const json_t *bp)
-{
-	const char *sys = json_string_value(json_object_get(bp, "system"));
-	const json_t *bo = json_object_get(bp, "offered_ops");
-	const json_t *bn = json_object_get(bp, "outstanding");
-	size_t i;
-	json_t *p;
-
-	json_array_foreach(points, i, p) {
-		const char *s = json_string_value(json_object_get(p, "system"));
-		if (!s || !sys || strcmp(s, sys) != 0)
-			continue;
-		/* Runs with a sweep: the swept key and value must match too. */
-		if (!json_equal(sweep_of(bp, "key"), sweep_of(p, "key")) ||
-		    !json_equal(sweep_of(bp, "value"), sweep_of(p, "value")))
-			continue;
-		if (json_is_number(bo)) {
-			const json_t *o = json_object_get(p, "offered_ops");
-			double a = json_number_value(bo), b = json_number_value(o);
-			if (json_is_number(o) && fabs(a - b) <= 1e-9 * fmax(fabs(a), 1))
-				return p;
-		} else if (json_is_integer(bn)) {
-			if (json_integer_value(json_object_get(p, "outstanding")) == json_integer_value(bn))
-				return p;
-		}
-	}
-	return NULL;
-}
-
-static double getn(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The median of v[0..n), sorting v in place; NAN when n is 0. */
-static double median_inplace(double *v, size_t n)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof *v, cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double median(const double *v, size_t n)
-{
-	double t[MAX_TRIALS];
-	memcpy(t, v, n * sizeof *t);
-	return median_inplace(t, n);
-}
 
 /*
  * The change of new against base: the median of every new/base ratio of
@@ -159,12 +103,12 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn, 
 	double *r = nb && nn ? malloc(nb * nn * sizeof *r) : NULL;
 	size_t k = 0;
 	if (!r)
-		return nb && nn && median(b, nb) > 0 ? median(n, nn) / median(b, nb) - 1 : NAN;
+		return nb && nn && stats_median(b, nb) > 0 ? stats_median(n, nn) / stats_median(b, nb) - 1 : NAN;
 	for (size_t i = 0; i < nb; i++)
 		for (size_t j = 0; j < nn; j++)
 			if (b[i] > 0 && (!sid || sid[i] == sid[j]))
 				r[k++] = n[j] / b[i];
-	double c = median_inplace(r, k) - 1;
+	double c = stats_median_inplace(r, k) - 1;
 	free(r);
 	return c;
 }
@@ -174,9 +118,9 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn, 
 static double metric_value(const json_t *t, const char *metric)
 {
 	if (strcmp(metric, "achieved_ops") == 0)
-		return getn(t, metric);
+		return result_num(t, metric);
 	const json_t *src = json_object_get(json_object_get(t, "lat_ns"), "all");
-	return getn(src, "n") > 0 ? getn(src, metric) : NAN;
+	return result_num(src, "n") > 0 ? result_num(src, metric) : NAN;
 }
 
 /*
@@ -201,18 +145,6 @@ static size_t trial_values(const json_t *p, const char *metric, double *out)
 			out[n++] = v;
 	}
 	return n;
-}
-
-/* A run's median canary over its points, or NAN. */
-static double run_canary(const json_t *run)
-{
-	double v[MAX_TRIALS];
-	size_t i, n = 0;
-	const json_t *p;
-	json_array_foreach(json_object_get(run, "points"), i, p)
-		if (n < MAX_TRIALS && json_is_number(json_object_get(p, "canary_ns")))
-			v[n++] = json_number_value(json_object_get(p, "canary_ns"));
-	return n ? median(v, n) : NAN;
 }
 
 /* The |z| whose two-sided normal p-value is p (bisection on erfc). */
@@ -285,7 +217,7 @@ static int pair_rounds(struct pair *pr, double drift)
 		json_array_foreach(tn, j, u) {
 			if (round_of(u) != round_of(t) || used[j])
 				continue;
-			double cb = getn(t, "canary_ns"), cn = getn(u, "canary_ns");
+			double cb = result_canary_ns(t), cn = result_canary_ns(u);
 			used[j] = 1;
 			if (cb > 0 && cn > 0 && fmax(cb / cn, cn / cb) > drift) {
 				pr->unmatched++;
@@ -368,8 +300,8 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 		m->nb = trial_values(bp, name, m->b);
 		m->nn = trial_values(np, name, m->n);
 	}
-	m->base = median(m->b, m->nb);
-	m->new_ = median(m->n, m->nn);
+	m->base = stats_median(m->b, m->nb);
+	m->new_ = stats_median(m->n, m->nn);
 	m->p = m->p_adj = m->ks_d = m->ks_p = NAN;
 	/* Paired rounds on more than one floor: each round is tested against
 	 * the rounds of its own floor (van Elteren), and the change comes from
@@ -399,7 +331,7 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
  */
 static int overloaded(const json_t *t)
 {
-	double sent = getn(t, "sent"), unsent = getn(t, "unsent"), unans = getn(t, "unanswered");
+	double sent = result_num(t, "sent"), unsent = result_num(t, "unsent"), unans = result_num(t, "unanswered");
 	double lost = (isnan(unsent) ? 0 : unsent) + (isnan(unans) ? 0 : unans);
 	double sched = (isnan(sent) ? 0 : sent) + (isnan(unsent) ? 0 : unsent);
 	return json_is_true(json_object_get(t, "saturated")) ||
@@ -581,9 +513,9 @@ static void adjust(double *p, size_t m, int how)
 static void load_text(char *load, size_t len, const json_t *bp)
 {
 	if (json_is_number(json_object_get(bp, "offered_ops")))
-		snprintf(load, len, "%.0f", getn(bp, "offered_ops"));
+		snprintf(load, len, "%.0f", result_num(bp, "offered_ops"));
 	else
-		snprintf(load, len, "closed/%.0f", getn(bp, "outstanding"));
+		snprintf(load, len, "closed/%.0f", result_num(bp, "outstanding"));
 	if (json_object_get(bp, "sweep")) {
 		char *v = json_dumps(sweep_of(bp, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
 		size_t l = strlen(load);
@@ -603,13 +535,13 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	json_t *bp, *out = json_array(), *table = json_array();
 
 	double tol[3] = { o->tolerance_pct / 100, o->tolerance_p99_pct / 100, o->tolerance_pct / 100 };
-	double cb = run_canary(base), cn = run_canary(nw);
+	double cb = result_run_canary(base), cn = result_run_canary(nw);
 	if (!isnan(cb) && !isnan(cn) && fmax(cb / cn, cn / cb) > o->canary_drift)
 		snprintf(env, sizeof env, "the machines' canaries differ (%.0f ns vs %.0f ns: more than x%g), so the "
 			 "environment changed between the runs", cb, cn, o->canary_drift);
 
 	/* Match, measure and test every point, then correct all p-values at once. */
-	size_t nbase = json_array_size(json_object_get(base, "points"));
+	size_t nbase = json_array_size(result_points(base));
 	pairs = calloc(nbase ? nbase : 1, sizeof *pairs);
 	pv = calloc(3 * (nbase ? nbase : 1), sizeof *pv);
 	if (!pairs || !pv || !out || !table) {
@@ -619,10 +551,10 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 		json_decref(table);
 		return NULL;
 	}
-	json_array_foreach(json_object_get(base, "points"), i, bp) {
+	json_array_foreach(result_points(base), i, bp) {
 		struct pair *pr = &pairs[npairs++];
 		pr->bp = bp;
-		pr->np = find_point(json_object_get(nw, "points"), bp);
+		pr->np = result_find_point(result_points(nw), bp);
 		load_text(pr->load, sizeof pr->load, bp);
 		if (!pr->np)
 			continue;
@@ -796,12 +728,12 @@ int compare_main(int argc, char **argv)
 			r < 0 ? err : "expected two run.json files");
 		return 2;
 	}
-	base = runjson_load(argv[1], err, sizeof err);
+	base = result_load(argv[1], err, sizeof err);
 	if (!base) {
 		fprintf(stderr, "oqb compare: %s\n", err);
 		return 2;
 	}
-	nw = runjson_load(argv[2], err, sizeof err);
+	nw = result_load(argv[2], err, sizeof err);
 	if (!nw) {
 		fprintf(stderr, "oqb compare: %s\n", err);
 		json_decref(base);

@@ -2,7 +2,7 @@
  * finding.c - the run's result in one sentence (finding.h).
  */
 #include "finding.h"
-#include "hdrenc.h"
+#include "result.h"
 #include "hist.h"
 #include "rng.h"
 
@@ -33,11 +33,11 @@ static double getn(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
-/* A trial's histogram of one class (as trials.c writes it). */
-static int class_hist(struct hist *h, const json_t *c)
+/* A trial's (or point's) histogram of class cls of lat (result.h). */
+static int class_hist(struct hist *h, const json_t *lat, const char *cls)
 {
 	char e[256];
-	return hist_from_trial_json(h, c, e, sizeof e);
+	return result_class_hist(h, lat, cls, e, sizeof e);
 }
 
 /* The median of trials taken mult[t] times each, merged: what
@@ -87,7 +87,7 @@ static int pt_load(struct fpt *f, const char *cls)
 		goto out;
 	if (!nt) {     /* a run.json from before trials: the point is its one trial */
 		const json_t *c = json_object_get(json_object_get(f->p, "lat_ns"), cls);
-		if (getn(c, "n") > 0 && (h[0] = hist_new()) && class_hist(h[0], c) == 0)
+		if (getn(c, "n") > 0 && (h[0] = hist_new()) && class_hist(h[0], json_object_get(f->p, "lat_ns"), cls) == 0)
 			k = 1;
 	}
 	json_array_foreach(trials, i, t) {
@@ -96,7 +96,7 @@ static int pt_load(struct fpt *f, const char *cls)
 			continue;
 		if (!(h[k] = hist_new()))
 			goto out;
-		if (class_hist(h[k], c) < 0 || !h[k]->n)
+		if (class_hist(h[k], json_object_get(t, "lat_ns"), cls) < 0 || !h[k]->n)
 			goto out;
 		k++;
 	}
@@ -275,7 +275,7 @@ static void caveat(json_t *fd, struct fpt *pts, size_t npts, const unsigned char
 
 json_t *finding_of_run(const json_t *run)
 {
-	const json_t *points = json_object_get(run, "points"), *p;
+	const json_t *points = result_points(run), *p;
 	size_t np = json_array_size(points), nsys = 0, ncond = 0, i, j;
 	const char *sys[MAXSYS];
 	const json_t *cond[MAXCOND];

@@ -9,6 +9,8 @@
 #include "history.h"
 #include "opts.h"
 #include "plotcmd.h"
+#include "result.h"
+#include "stats.h"
 #include "runjson.h"
 
 #include <errno.h>
@@ -143,12 +145,6 @@ static json_t *testbed_of(const json_t *run)
 
 /* ---- one line from a run.json ---- */
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double num(const json_t *o, const char *k)
 {
 	const json_t *v = json_object_get(o, k);
@@ -180,8 +176,7 @@ static json_t *trial_spread(const json_t *pt, int metric)
 		free(v);
 		return json_null();
 	}
-	qsort(v, n, sizeof *v, cmp_dbl);
-	med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	med = stats_median_inplace(v, n);
 	out = json_pack("[fff]", v[0], med, v[n - 1]);
 	free(v);
 	return out;
@@ -210,7 +205,7 @@ static void point_key(const json_t *pt, char *out, size_t len)
 
 json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t errlen)
 {
-	const json_t *pts = json_object_get(run, "points"), *pt;
+	const json_t *pts = result_points(run), *pt;
 	const char *st = json_string_value(json_object_get(run, "status"));
 	char cfp[17], tfp[17], key[512], stamp[32];
 	json_t *rec, *tb, *out;
@@ -241,7 +236,7 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 	json_array_foreach(pts, i, pt) {
 		const json_t *all = json_object_get(json_object_get(pt, "lat_ns"), "all");
 		json_t *p = json_object();
-		double c = num(pt, "canary_ns");
+		double c = result_canary_ns(pt);
 		point_key(pt, key, sizeof key);
 		json_object_set_new(p, "key", json_string(key));
 		json_object_set_new(p, "system", or_null(json_object_get(pt, "system")));
@@ -267,7 +262,7 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 			canaries[nc++] = c;
 		json_array_append_new(out, p);
 	}
-	qsort(canaries, nc, sizeof *canaries, cmp_dbl);
+	stats_sort(canaries, nc);
 	rec = json_object();
 	json_object_set_new(rec, "schema", json_string(PERFHIST_SCHEMA));
 	json_object_set_new(rec, "run_id", or_null(json_object_get(run, "run_id")));
@@ -496,7 +491,7 @@ static int cmd_add(const struct hopts *o, const char *arg)
 	int rc = 2;
 
 	run_path(arg, path, sizeof path);
-	run = runjson_load(path, err, sizeof err);
+	run = result_load(path, err, sizeof err);
 	if (!run) {
 		fprintf(stderr, "oqb history add: %s\n", err);
 		return 2;

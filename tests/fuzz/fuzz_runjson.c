@@ -1,5 +1,5 @@
 /*
- * fuzz_runjson.c - the run.json reader (harness/run/runjson.c: runjson_load)
+ * fuzz_runjson.c - the run.json reader (harness/result/result.c: result_load)
  * and what its two readers take from it: `oqb compare` (points matched by
  * system and load, histogram bins merged for the median's CI) and
  * `oqb plot` (the latency-throughput data file).
@@ -11,7 +11,7 @@
  * fails at fclose, so gnuplot is never started (no fork per input).
  * Output of both commands is silenced (fuzz_quiet).  Properties: a
  * failure has a message; compare of a loadable file exits 0, 1 or 3,
- * never 2 (an input error would contradict runjson_load); plot exits 1
+ * never 2 (an input error would contradict result_load); plot exits 1
  * here.
  */
 #include <limits.h>
@@ -22,6 +22,7 @@
 
 #include "compare.h"
 #include "plotcmd.h"
+#include "result.h"
 #include "runjson.h"
 #include "fuzz.h"
 
@@ -73,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0)
 		return 0;
 	err[0] = '\0';
-	run = runjson_load(path, err, sizeof err);
+	run = result_load(path, err, sizeof err);
 	if (!run) {
 		fuzz_check_msg(err, sizeof err);
 		close(fd);
@@ -87,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_quiet(1);
 	rc = compare_main(3, cmp);
 	fuzz_quiet(0);
-	FUZZ_ASSERT(rc >= 0 && rc != 2 && rc <= 3, "compare exited %d on a file runjson_load accepts", rc);
+	FUZZ_ASSERT(rc >= 0 && rc != 2 && rc <= 3, "compare exited %d on a file result_load accepts", rc);
 	fuzz_quiet(1);
 	rc = compare_main(4, cmpj);
 	fuzz_quiet(0);

@@ -8,6 +8,7 @@
 #include "stats.h"
 #include "rng.h"
 
+#include <math.h>
 #include <stdint.h>
 
 TEST(ci_ranks_follow_the_formula)
@@ -176,5 +177,19 @@ TEST(ks_exponential_statistic)
 	CHECK(isinf(stats_ks_exp(x, N, 0)));
 }
 
+/* The one median helper: middle value, mean of the two middle ones for
+ * even n, NaN (a missing number) for none; stats_median leaves v alone. */
+TEST(median_helper)
+{
+	double odd[] = { 9, 1, 5 }, even[] = { 8, 2, 4, 6 }, one[] = { 7 };
+	CHECK(isnan(stats_median(odd, 0)) && isnan(stats_median_inplace(odd, 0)));
+	CHECK_NEAR(stats_median(odd, 3), 5, 0);
+	CHECK(odd[0] == 9 && odd[1] == 1 && odd[2] == 5, "stats_median reordered its input");
+	CHECK_NEAR(stats_median(even, 4), 5, 0);
+	CHECK_NEAR(stats_median(one, 1), 7, 0);
+	CHECK_NEAR(stats_median_inplace(even, 4), 5, 0);
+	CHECK(even[0] == 2 && even[3] == 8, "stats_median_inplace leaves v sorted");
+}
+
 UNIT_MAIN(ci_ranks_follow_the_formula, ci_ranks_clamp_at_small_n, ci_bounded_only_when_upper_rank_fits, ci_from_histogram,
-	  ci_coverage_simulation, chi_square_helpers, ks_exponential_statistic)
+	  ci_coverage_simulation, chi_square_helpers, ks_exponential_statistic, median_helper)

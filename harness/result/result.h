@@ -1,0 +1,114 @@
+/*
+ * result.h - run.json, the result of one `oqb run`: the one module that
+ * reads and writes it (harness/result/README.md).
+ *
+ * Versions.  "oqbench.run/2" (written now) keeps each histogram once, as
+ * HdrHistogram's compressed interchange text ("hdr", lib/hdrenc.h) beside
+ * the exact n, min, max, sum and overflow: every counter, so every
+ * percentile and the bins, comes back from it bit for bit
+ * (result_hist).  "oqbench.run/1" (before) kept a histogram up to three
+ * times: oqbench's [index, count] "bins", "ranges_ns" and "hdr"; it still
+ * opens, and result_hist reads its bins.  Nothing else differs between
+ * the two, so every reader takes either.
+ *
+ * The file is compact (one line, no indentation) unless pretty is asked
+ * for, and beside it summary.csv holds one row per point (result_csv.c).
+ */
+#ifndef OQB_RESULT_H
+#define OQB_RESULT_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "hist.h"
+
+#define RESULT_SCHEMA    "oqbench.run/2"
+#define RESULT_SCHEMA_V1 "oqbench.run/1"
+
+/* The name of the per-point table written beside run.json. */
+#define RESULT_CSV "summary.csv"
+
+/*
+ * Loads a run.json of either version and checks its shape: an object, a
+ * known schema, a "points" array whose entries are objects naming their
+ * system.  Returns it, or NULL with err naming the file and the fix.
+ */
+json_t *result_load(const char *path, char *err, size_t errlen);
+
+/* 2 for "oqbench.run/2", 1 for "oqbench.run/1", 0 for anything else. */
+int result_version(const json_t *run);
+
+/*
+ * Writes run to DIR/run.json atomically (a temporary file, then rename),
+ * compact, or indented by one space with pretty; then DIR/summary.csv
+ * (result_csv_write) the same way.  Returns 0, or -1 with err.
+ */
+int result_write(const json_t *run, const char *dir, int pretty, char *err, size_t errlen);
+
+/*
+ * The run.json summary of a histogram: {n, min, max, sum, overflow, mean,
+ * p50, p99, p999, p50_ci, p99_ci, p999_ci, hdr}.  The CIs are 95 %
+ * order-statistic intervals (lib/stats.h); min is 0 when n is 0.  NULL
+ * on allocation failure.
+ */
+json_t *result_hist_summary(const struct hist *h);
+
+/*
+ * Reads a histogram back out of such a summary: from "hdr" with the
+ * exact n (checked against the encoding), min, max, sum and overflow, or
+ * from "bins" (an oqbench.run/1 file, or a process's result).  0, or -1
+ * with err saying what is wrong and h left empty.
+ */
+int result_hist(struct hist *h, const json_t *summary, char *err, size_t errlen);
+
+/*
+ * A trial's classes ("all", "nilext", "non_nilext", as lat_ns and
+ * server.service_ns hold them) stored once: a copy of lat in which "all"
+ * has no "hdr" when its histogram is exactly the sum of the other two
+ * (every request is of one class, so it always is; a copy that would not
+ * be keeps its "hdr").  A trial's "all" is a fifth of run.json's
+ * histograms, and this is the one place that decides it.  NULL on
+ * allocation failure.
+ */
+json_t *result_trial_classes(const json_t *lat);
+
+/*
+ * The histogram of class cls of such an object (a point's or a trial's
+ * lat_ns or service_ns): result_hist of lat[cls], or for an "all"
+ * without "hdr" the sum of "nilext" and "non_nilext", checked against its
+ * n.  0, or -1 with err.
+ */
+int result_class_hist(struct hist *h, const json_t *lat, const char *cls, char *err, size_t errlen);
+
+/*
+ * Typed access, so that a key's spelling and a missing number's meaning
+ * live here.  A missing number is NaN, never 0, in every reader.
+ *
+ * result_num: o[key] as a double, NaN when missing or not a number.
+ * result_points: run's points array (NULL-safe: json_array_size of it is
+ * 0 when there is none).
+ * result_canary_ns: a point's or a trial's canary_ns, NaN when missing.
+ * result_run_canary: the median (lib/stats.h) of the run's points'
+ * canaries, NaN when none has one.
+ * result_find_point: the point of points that measured what p measured
+ * (same system, sweep key and value, and offered load, or outstanding
+ * requests for closed loop), or NULL.
+ */
+double result_num(const json_t *o, const char *key);
+const json_t *result_points(const json_t *run);
+double result_canary_ns(const json_t *p);
+double result_run_canary(const json_t *run);
+const json_t *result_find_point(const json_t *points, const json_t *p);
+
+/*
+ * The per-point table: a header line, then one row per entry of
+ * run["points"] (one system at one load), comma-separated, quoted where
+ * a field needs it (RFC 4180).  A number the point does not have is an
+ * empty field.  The columns are documented in docs/driver.md
+ * ("summary.csv") and listed by result_csv_columns.  0, or -1 with err.
+ */
+int result_csv_write(const json_t *run, const char *path, char *err, size_t errlen);
+
+/* The column names, in order, NULL-terminated. */
+extern const char *const result_csv_columns[];
+
+#endif

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""hdr-decode.py RUN.json: every histogram summary of a run.json, decoded
+from its "hdr" text apart from lib/hdrenc.c, with its percentiles
+recomputed the way lib/hist.c reads them.
+
+For each object that has an "hdr" string it prints one JSON line:
+  {"path": "points[0].lat_ns.all", "n": N from the object, "total": counts
+   decoded, "counters": non-empty counters, "p50", "p99", "p999": recomputed,
+   "printed": [p50, p99, p999] as the object says}
+The encoding (HdrHistogram's V2 compressed form) is read from its
+published layout: base64, a 0x1c84931x cookie, a zlib stream holding a
+40-byte header and ZigZag LEB128 counts, a negative one a run of zeros.
+Counter i holds values from low(i) to low(i) + width(i) - 1 for 2048
+sub-buckets with lowest value 1; a percentile is the midpoint of the
+counter holding rank ceil(p/100 n), clamped to the exact min and max,
+and ranks 1 and n are min and max themselves.
+"""
+import base64
+import json
+import math
+import struct
+import sys
+import zlib
+
+
+def counts_of(text):
+    raw = base64.b64decode(text.strip())
+    cookie, zlen = struct.unpack(">Ii", raw[:8])
+    if cookie & ~0xF0 != 0x1C849304:
+        raise ValueError("cookie 0x%08x is not V2 compressed" % cookie)
+    body = zlib.decompress(raw[8:8 + zlen])
+    cookie, plen, _off, digits, lowest, _highest = struct.unpack(">IiiiqQ", body[:32])
+    if digits != 3 or lowest != 1:
+        raise ValueError("layout digits %d lowest %d" % (digits, lowest))
+    payload = body[40:40 + plen]
+    counts, pos, idx = {}, 0, 0
+    while pos < len(payload):
+        val, shift = 0, 0
+        for k in range(9):
+            b = payload[pos]
+            pos += 1
+            if k == 8:
+                val |= b << shift
+                break
+            val |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        val = (val >> 1) ^ -(val & 1)   # ZigZag
+        if val < 0:
+            idx += -val
+        else:
+            if val:
+                counts[idx] = val
+            idx += 1
+    return counts
+
+
+def low_width(i):
+    bucket = (i >> 10) - 1
+    sub = (i & 1023) + 1024
+    if bucket < 0:
+        sub -= 1024
+        bucket = 0
+    return sub << bucket, 1 << bucket
+
+
+def percentile(counts, n, vmin, vmax, p):
+    if n == 0:
+        return 0
+    x = p / 100.0 * n
+    k = min(max(math.ceil(x - x * 1e-14), 1), n)
+    if k == 1:
+        return vmin
+    if k == n:
+        return vmax
+    cum = 0
+    for i in sorted(counts):
+        cum += counts[i]
+        if cum >= k:
+            lo, w = low_width(i)
+            return min(max(lo + w // 2, vmin), vmax)
+    return vmax
+
+
+def walk(v, path):
+    if isinstance(v, dict):
+        if isinstance(v.get("hdr"), str):
+            yield path, v
+        for k, x in v.items():
+            yield from walk(x, path + "." + k if path else k)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from walk(x, "%s[%d]" % (path, i))
+
+
+def main():
+    run = json.load(open(sys.argv[1]))
+    for path, h in walk(run, ""):
+        c = counts_of(h["hdr"])
+        n = h["n"]
+        out = {"path": path, "n": n, "total": sum(c.values()), "counters": len(c),
+               "printed": [h.get("p50"), h.get("p99"), h.get("p999")]}
+        for name, p in (("p50", 50), ("p99", 99), ("p999", 99.9)):
+            out[name] = percentile(c, n, h["min"], h["max"], p)
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# result-file.sh - run.json as harness/result/ writes it (oqbench.run/2)
+# and reads it back, against a short real run and a run.json that the
+# previous version wrote (tests/data/run-v1-tiny.json: oqbench.run/1,
+# tiny with one load, 4 trials a point, written by the oqb before it):
+#   compact    one line, no "bins" or "ranges_ns" anywhere; --pretty
+#              indents the same content;
+#   once       every histogram summary carries one encoding ("hdr"), and a
+#              trial's "all" none: it is nilext + non_nilext, whose n add up;
+#   lossless   tests/hdr-decode.py (a decoder written apart from
+#              lib/hdrenc.c) finds n values in every encoding and recomputes
+#              the printed p50, p99 and p999 exactly;
+#   csv        summary.csv has the documented columns and one row per point,
+#              with the point's numbers;
+#   old files  compare, history and plot read the oqbench.run/1 file, and
+#              conclude what they conclude from the same data in the new
+#              form (the fixture with bins and ranges_ns dropped).
+. "$(dirname "$0")/../lib.sh"
+ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+OQB=$OQB_BIN/oqb
+OLD=$ROOT/tests/data/run-v1-tiny.json
+
+if ! command -v python3 >/dev/null; then
+	skip result-file "python3 is not installed (Debian: apt-get install python3)"
+	exit 0
+fi
+
+# the fixture's config, as it ran
+jq '.config' "$OLD" >"$T/cfg.json"
+if "$OQB" run "$T/cfg.json" --quiet --out "$T/new" >"$T/new.out" 2>&1 &&
+   "$OQB" run "$T/cfg.json" --quiet --pretty --set repeat=1 --out "$T/pretty" >"$T/pretty.out" 2>&1; then
+	ok result_runs
+else
+	notok result_runs "$(tail -5 "$T/new.out" "$T/pretty.out")"
+	finish
+fi
+R=$T/new/run.json
+
+# --- compact, each histogram once ------------------------------------------
+check result_compact test "$(wc -l <"$R")" -le 1
+check result_pretty_indented test "$(wc -l <"$T/pretty/run.json")" -gt 100
+jcheck result_schema "$R" '.schema == "oqbench.run/2" and .status == "ok"'
+jcheck result_no_second_encoding "$R" '[.. | objects | select(has("bins") or has("ranges_ns"))] | length == 0'
+jcheck result_point_summaries_have_hdr "$R" 'all(.points[]; all(.lat_ns[]; .hdr | type == "string"))
+	and all(.points[].server.service_ns | objects | (.all, .nilext, .non_nilext) | objects; .hdr | type == "string")'
+jcheck result_trial_all_once "$R" '[.points[].trials[]] | length > 0 and all(.[]; (.lat_ns.all | has("hdr") | not)
+	and .lat_ns.all.n == .lat_ns.nilext.n + .lat_ns.non_nilext.n and (.lat_ns.nilext.hdr | type == "string"))'
+python3 "$ROOT/tests/hdr-decode.py" "$R" | jq -s . >"$T/dec.json"
+jcheck result_lossless "$T/dec.json" 'length > 0 and all(.[]; .total == .n and [.p50, .p99, .p999] == .printed)'
+# the decoder itself must be able to fail: one changed count is caught
+jq -c '.points[0].lat_ns.all.n += 1' "$R" >"$T/bad.json"
+python3 "$ROOT/tests/hdr-decode.py" "$T/bad.json" | jq -s . >"$T/dec-bad.json"
+jcheck result_decoder_control "$T/dec-bad.json" 'any(.[]; .total != .n)'
+# pretty and compact hold the same kind of document
+jcheck result_pretty_same_shape "$T/pretty/run.json" '.schema == "oqbench.run/2" and
+	([.. | objects | select(has("bins"))] | length == 0) and (.points | length) > 0'
+
+# --- summary.csv -----------------------------------------------------------
+C=$T/new/summary.csv
+cols="index,system,sweep_key,sweep_value,offered_ops,outstanding,achieved_ops,saturated,trials,n,mean_ns,"
+cols+="p50_ns,p50_ci_lo_ns,p50_ci_hi_ns,p99_ns,p99_ci_lo_ns,p99_ci_hi_ns,p999_ns,p999_ci_lo_ns,p999_ci_hi_ns,"
+cols+="p50_trials_min_ns,p50_trials_max_ns,p99_trials_min_ns,p99_trials_max_ns,"
+cols+="nilext_p50_ns,nilext_p99_ns,non_nilext_p50_ns,non_nilext_p99_ns,service_p50_ns,"
+cols+="unanswered,errors,ring_full_waits,flagged,flagged_p50,flagged_p99,flagged_p999,warned_checks,"
+cols+="canary_ns,canary_mixed,placement_shared,transport,backend,workers,client_processes,client_threads,"
+cols+="workload,put_ratio,key_size,value_size"
+check result_csv_columns test "$(head -1 "$C" | tr -d '\r')" = "$cols"
+grep -q "| \`index\`, \`system\`, \`sweep_key\`, \`sweep_value\` |" "$ROOT/docs/driver.md" &&
+	ok result_csv_documented || notok result_csv_documented "docs/driver.md has no summary.csv column table"
+rows=$(($(wc -l <"$C") - 1))
+check result_csv_rows test "$rows" -eq "$(jq '.points | length' "$R")"
+# the CSV as JSON: every field of a row by its column's name
+python3 - "$C" >"$T/csv.json" <<'EOF'
+import csv, json, sys
+print(json.dumps(list(csv.DictReader(open(sys.argv[1], newline="")))))
+EOF
+jq -s '{csv: .[0], run: .[1]}' "$T/csv.json" "$R" >"$T/both.json"
+jcheck result_csv_matches_points "$T/both.json" '[.csv, .run.points] | transpose | all(.[]; .[0] as $c | .[1] as $p |
+	$c.system == $p.system and ($c.index | tonumber) == $p.index and ($c.trials | tonumber) == $p.repeat and
+	($c.n | tonumber) == $p.lat_ns.all.n and ($c.p50_ns | tonumber) == $p.lat_ns.all.p50 and
+	($c.p99_ns | tonumber) == $p.lat_ns.all.p99 and ($c.p99_ci_hi_ns | tonumber) == $p.lat_ns.all.p99_ci[1] and
+	$c.saturated == ($p.saturated | tostring) and $c.transport == "shm" and $c.backend == "cache" and
+	$c.outstanding == "" and $c.sweep_key == "")'
+
+# --- the previous version -----------------------------------------------
+jq 'walk(if type == "object" then del(.bins, .ranges_ns) else . end) | .schema = "oqbench.run/2"' "$OLD" >"$T/old-as-new.json"
+jcheck result_fixture_is_v1 "$OLD" '.schema == "oqbench.run/1" and ([.. | objects | select(has("bins"))] | length > 0)'
+"$OQB" compare "$OLD" "$R" >"$T/cmp-old.out" 2>&1
+rc_old=$?
+"$OQB" compare "$T/old-as-new.json" "$R" >"$T/cmp-conv.out" 2>&1
+rc_conv=$?
+if [ "$rc_old" -le 3 ] && [ "$rc_old" -ne 2 ] && [ "$rc_old" -eq "$rc_conv" ] &&
+   diff <(sed "s|$T/old-as-new.json|OLD|g; s|$OLD|OLD|g" "$T/cmp-conv.out") \
+	<(sed "s|$T/old-as-new.json|OLD|g; s|$OLD|OLD|g" "$T/cmp-old.out") >"$T/cmp.diff"; then
+	ok result_compare_old_like_new
+else
+	notok result_compare_old_like_new "exit $rc_old (old) and $rc_conv (same data, new form); $(head -20 "$T/cmp.diff" "$T/cmp-old.out")"
+fi
+"$OQB" compare "$OLD" "$OLD" >"$T/cmp-same.out" 2>&1 &&
+	ok result_compare_old_with_itself || notok result_compare_old_with_itself "$(tail -5 "$T/cmp-same.out")"
+# the history line of the old file is the one of its new form
+"$OQB" history add "$OLD" --file "$T/h1.jsonl" >"$T/h1.out" 2>&1 &&
+"$OQB" history add "$T/old-as-new.json" --file "$T/h2.jsonl" >"$T/h2.out" 2>&1
+if [ -s "$T/h1.jsonl" ] && diff <(jq -S 'del(.added_utc, .source)' "$T/h1.jsonl") \
+	<(jq -S 'del(.added_utc, .source)' "$T/h2.jsonl") >"$T/h.diff"; then
+	ok result_history_old_like_new
+else
+	notok result_history_old_like_new "$(cat "$T/h1.out" "$T/h2.out"; head -20 "$T/h.diff")"
+fi
+mkdir -p "$T/oldrun" && cp "$OLD" "$T/oldrun/run.json"
+if command -v gnuplot >/dev/null; then
+	"$OQB" plot "$T/oldrun" --out "$T/oldplot" >"$T/plot.out" 2>&1 &&
+		ok result_plot_old || notok result_plot_old "$(tail -5 "$T/plot.out")"
+else
+	skip result_plot_old "gnuplot is not installed (Debian: apt-get install gnuplot-nox)"
+fi
+finish
