@@ -37,9 +37,10 @@
  * Repeatable options and positional arguments are rows too:
  *  - OPT_LIST -> struct opt_list: "--set A=1 --set B=2" appends each value
  *    in order.  Bounds, if set, cap how often it may be given (only .max
- *    counts).  Help shows it as repeatable; a help text that opens with
- *    "METAVAR: " (capitals, digits, '_', '=', '.') names its value, as in
- *    "KEY=JSON: override a config key".
+ *    counts).  Help shows it as repeatable.  Its help text (and an
+ *    OPT_STR's) may open with "METAVAR: " (capitals, digits, '_', '=',
+ *    '.') to name the value, as in "KEY=JSON: override a config key":
+ *    --help then shows "--set KEY=JSON" and the rest of the text.
  *  - OPT_ARG -> const char *: one positional argument, taken in the
  *    table's order.  Its name is what usage shows ("CONFIG").  Required,
  *    unless its bounds are 0, 1 (then optional, .def or NULL when absent).
