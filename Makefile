@@ -182,6 +182,7 @@ LDLIBS_harness   := $(LDLIBS_BASE)
 $(foreach l,$(LAYERS),$(eval $(SRC_$(l):%.c=$(O)/%.o): LAYER_INC := $(INC_$(l))))
 # bench/buildinfo.c reads $(O)/buildid.h (the build id and flags)
 $(O)/bench/buildinfo.o: LAYER_INC += -I$(O)
+$(O)/harness/oqb_main.o: LAYER_INC += -I$(O)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)

@@ -1,30 +1,28 @@
 /*
  * oqb_main.c - bin/oqb, the driver: one command per verb.
  *
- *   oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict] [--pretty]
- *   oqb doctor CONFIG.json [--set KEY=JSON]... [--json]   (preflight, harness/doctor/doctor.c)
- *   oqb plot RUN_DIR [--out DIR]
- *   oqb figures [--runs DIR] [--out DIR] [--check]   (harness/figures/figures.c)
- *   oqb compare BASE.json NEW.json [--tolerance PCT] [--json]
- *   oqb ab CONFIG --base BINDIR --new BINDIR   (the A/B gate, harness/verdict/ab.c)
- *   oqb crashtest CONFIG    (crash injection: runs bin/oqb-crashtest, harness/crash/)
- *   oqb tgap ...            (T_gap analysis of traces, workloads/tgap.c)
- *   oqb history ...         (performance history and change points, harness/verdict/perfhist.c)
- *   oqb config-keys         (every config key with its type and help)
+ * The table `verbs` below is the list: each command's usage, summary and
+ * exit statuses in `oqb --help` come from its option table (lib/opts.h) and
+ * the one exit-status table (lib/exitcodes.h), as its own --help does.
+ * `oqb exit-codes` prints that table; `oqb --version` the build id.
  *
  * Only this file exits; the verbs return their exit status.
  */
 #include "ab.h"
+#include "buildid.h"   /* the build id every binary of this build shares (the Makefile) */
 #include "compare.h"
 #include "conf.h"
 #include "check_cmd.h"
 #include "doctor.h"
 #include "figures.h"
+#include "exitcodes.h"
 #include "opts.h"
 #include "perfhist.h"
 #include "plotcmd.h"
 #include "run.h"
 #include "runconf.h"
+#include "result.h"
+#include "runjson.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -39,18 +37,21 @@
 #endif
 
 struct run_cli {
+	const char *config;
 	const char *out;
-	const char *set;   /* only for --help: cmd_run takes every --set out first */
+	struct opt_list sets;
 	int dry_run, quiet, strict, pretty;
 };
 
+#define SET_HELP "KEY=JSON: override a config key before the check, e.g. --set duration_s=0.3 " \
+	"--set 'arrival.loads_ops=[2000]' (plain words need no quotes; null removes a key)"
+
 #define O(f) offsetof(struct run_cli, f)
 static const struct opt run_tab[] = {
+	{ "CONFIG", OPT_ARG, O(config), NULL, 0, 0, NULL, "the experiment's config file (docs/config.md)" },
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL,
 	  "results directory (default: results/NAME-UTCSTAMP)" },
-	{ "set", OPT_STR, O(set), NULL, 0, 0, NULL,
-	  "KEY=JSON: override a config key before the check, repeatable, e.g. --set duration_s=0.3 "
-	  "--set 'arrival.loads_ops=[2000]' (plain words need no quotes; null removes a key)" },
+	{ "set", OPT_LIST, O(sets), NULL, 0, 0, NULL, SET_HELP },
 	{ "dry-run", OPT_BOOL, O(dry_run), NULL, 0, 0, NULL,
 	  "check the config and print the plan and command lines; start nothing" },
 	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "no progress line per point" },
@@ -58,112 +59,34 @@ static const struct opt run_tab[] = {
 	  "fail the run (exit 1) at the first trial whose self-checks warn (docs/trust.md)" },
 	{ "pretty", OPT_BOOL, O(pretty), NULL, 0, 0, NULL,
 	  "write run.json indented, one key a line (default: compact, one line)" },
-	{ NULL, .help = "run the experiment described by CONFIG.json (see docs/config.md)" },
+	{ NULL, .help = "run a sweep of the experiment CONFIG describes; writes DIR/run.json (docs/driver.md)" },
 };
 #undef O
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: oqb COMMAND [ARGS]\n"
-		"  run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict] [--pretty]\n"
-		"                       run a sweep; writes DIR/run.json (docs/driver.md)\n"
-		"  doctor CONFIG.json [--set KEY=JSON]... [--json] [--timeout-s S]\n"
-		"                       check every host of the config before a run; exit 0 when it\n"
-		"                       can run, 1 when a check failed (docs/doctor.md)\n"
-		"  plot RUN_DIR [--out DIR]\n"
-		"                       latency vs throughput figures (SVG and PNG)\n"
-		"  figures [--runs DIR] [--out DIR] [--check]\n"
-		"                       the paper's figures and the claims report (docs/figures.md)\n"
-		"  compare BASE.json NEW.json [--tolerance PCT] [--json]\n"
-		"                       diff two runs; exit 1 on regressions\n"
-		"  ab CONFIG --base BINDIR --new BINDIR [--new-env K=V]...\n"
-		"                       A/B regression gate: both builds in shuffled rounds; exit 0/1/2/3\n"
-		"                       = no regression/regression/inconclusive/too noisy (docs/ci.md)\n"
-		"  crashtest CONFIG     kill a durable oq server under load, check every commit\n"
-		"  check RUN_DIR | HISTORY...\n"
-		"                       linearizability of recorded histories (docs/correctness.md)\n"
-		"  history add|show|detect|export-otava|plot ...\n"
-		"                       performance history and change points (docs/history.md)\n"
-		"  tgap ...             T_gap analysis of request traces (oqb tgap --help)\n"
-		"  config-keys          list every config key\n"
-		"Each command takes --help.\n");
-}
-
-#define RUN_USAGE "usage: oqb run CONFIG.json [--set KEY=JSON]... [--out DIR] [--dry-run] [--quiet] [--strict] [--pretty]\n"
-
-/*
- * --set repeats, which an option table cannot say: takes every --set (and
- * --set=) out of argv, in order, into *sets, and the rest into *rest.
- * Returns 0, or -1 with the message printed (prog names the command).
- */
-static int take_sets(int argc, char **argv, const char *prog, const char *usage_line, char ***rest, int *nrest,
-		     const char ***sets, size_t *nsets)
-{
-	*rest = calloc((size_t)argc + 1, sizeof **rest);
-	*sets = calloc((size_t)argc + 1, sizeof **sets);
-	*nrest = 0;
-	*nsets = 0;
-	if (!*rest || !*sets) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return -1;
-	}
-	for (int i = 0; i < argc; i++) {
-		if (i > 0 && !strcmp(argv[i], "--")) {
-			while (i < argc)
-				(*rest)[(*nrest)++] = argv[i++];
-			break;
-		}
-		if (i > 0 && !strcmp(argv[i], "--set")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "%s: --set needs KEY=JSON, e.g. --set duration_s=0.3\n%s", prog, usage_line);
-				return -1;
-			}
-			(*sets)[(*nsets)++] = argv[++i];
-		} else if (i > 0 && !strncmp(argv[i], "--set=", 6)) {
-			(*sets)[(*nsets)++] = argv[i] + 6;
-		} else {
-			(*rest)[(*nrest)++] = argv[i];
-		}
-	}
-	return 0;
-}
+static const struct opts_cmd run_cmd = {
+	"oqb run", run_tab,
+	OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_ERROR),
+};
 
 static int cmd_run(int argc, char **argv)
 {
 	struct run_cli c;
 	struct run_opts o;
 	char err[20000], dir[4096];
-	int npos = 0, r, n = 0;
-	char **rest;
-	const char **sets;
-	size_t nsets;
+	int r = opts_command(&run_cmd, &c, argc, argv);
 
-	if (take_sets(argc, argv, "oqb run", RUN_USAGE, &rest, &n, &sets, &nsets) < 0) {
-		free(rest);
-		free(sets);
-		return 2;
-	}
-	r = opts_parse(run_tab, &c, n, rest, &npos, err, sizeof err);
-	if (r == 1 || r < 0 || npos != 1) {
-		if (r != 1)
-			fprintf(stderr, "oqb run: %s\n" RUN_USAGE, r < 0 ? err : "expected one config file");
-		free(rest);
-		free(sets);
-		return r == 1 ? 0 : 2;
-	}
+	if (r != OPTS_GO)
+		return r;
 	memset(&o, 0, sizeof o);
-	o.config = rest[1];
+	o.config = c.config;
 	o.out = c.out;
 	o.dry_run = c.dry_run;
 	o.quiet = c.quiet;
 	o.strict = c.strict;
 	o.pretty = c.pretty;
-	o.sets = sets;
-	o.nsets = nsets;
+	o.sets = c.sets.v;
+	o.nsets = (size_t)c.sets.n;
 	r = run_experiment(&o, dir, sizeof dir, err, sizeof err);
-	free(rest);
-	free(sets);
 	if (r != 0) {
 		fprintf(stderr, "oqb run: %s\n", err);
 		if (dir[0])
@@ -172,62 +95,47 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (!o.dry_run)
 		printf("%s/run.json\n", dir);
-	return 0;
+	return OQB_EXIT_OK;
 }
 
 struct doctor_cli {
-	const char *set;   /* only for --help: cmd_doctor takes every --set out first */
+	const char *config;
+	struct opt_list sets;
 	int json;
 	double timeout_s;
 };
 
 #define O(f) offsetof(struct doctor_cli, f)
 static const struct opt doctor_tab[] = {
-	{ "set", OPT_STR, O(set), NULL, 0, 0, NULL, "KEY=JSON: override a config key, as for oqb run (repeatable)" },
+	{ "CONFIG", OPT_ARG, O(config), NULL, 0, 0, NULL, "the config whose hosts to check, as for oqb run" },
+	{ "set", OPT_LIST, O(sets), NULL, 0, 0, NULL, "KEY=JSON: override a config key, as for oqb run" },
 	{ "json", OPT_BOOL, O(json), NULL, 0, 0, NULL, "print the checks as JSON instead of the table" },
 	{ "timeout-s", OPT_DBL, O(timeout_s), "10", 0.5, 600, NULL,
 	  "a host that has not answered by then fails \"reachable\"" },
-	{ NULL, .help = "check every host of CONFIG.json before a run: reachable, binaries and build, limits, RDMA "
-	  "device, port, GID, MTU, NUMA, CPU and clock settings (docs/doctor.md); exit 0 when the config can run, "
-	  "1 when a check failed, 2 on a bad config" },
+	{ NULL, .help = "check every host of CONFIG before a run: reachable, binaries and build, limits, RDMA "
+	  "device, port, GID, MTU, NUMA, CPU and clock settings (docs/doctor.md)" },
 };
 #undef O
 
-#define DOCTOR_USAGE "usage: oqb doctor CONFIG.json [--set KEY=JSON]... [--json] [--timeout-s S]\n"
+static const struct opts_cmd doctor_cmd = {
+	"oqb doctor", doctor_tab, OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL),
+};
 
 static int cmd_doctor(int argc, char **argv)
 {
 	struct doctor_cli c;
 	struct doctor_opts o;
-	char err[1024];
-	int npos = 0, r, n = 0;
-	char **rest;
-	const char **sets;
-	size_t nsets;
+	int r = opts_command(&doctor_cmd, &c, argc, argv);
 
-	if (take_sets(argc, argv, "oqb doctor", DOCTOR_USAGE, &rest, &n, &sets, &nsets) < 0) {
-		free(rest);
-		free(sets);
-		return 2;
-	}
-	r = opts_parse(doctor_tab, &c, n, rest, &npos, err, sizeof err);
-	if (r == 1 || r < 0 || npos != 1) {
-		if (r != 1)
-			fprintf(stderr, "oqb doctor: %s\n" DOCTOR_USAGE, r < 0 ? err : "expected one config file");
-		free(rest);
-		free(sets);
-		return r == 1 ? 0 : 2;
-	}
+	if (r != OPTS_GO)
+		return r;
 	memset(&o, 0, sizeof o);
-	o.config = rest[1];
-	o.sets = sets;
-	o.nsets = nsets;
+	o.config = c.config;
+	o.sets = c.sets.v;
+	o.nsets = (size_t)c.sets.n;
 	o.json = c.json;
 	o.timeout_s = c.timeout_s;
-	r = doctor_run(&o);
-	free(rest);
-	free(sets);
-	return r;
+	return doctor_run(&o);
 }
 
 static void print_keys(const struct conf_key *k, const char *prefix)
@@ -241,48 +149,182 @@ static void print_keys(const struct conf_key *k, const char *prefix)
 	}
 }
 
+static int cmd_config_keys(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	print_keys(runconf_schema(), "");
+	return OQB_EXIT_OK;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("oqb (oqbench) build %s\nwrites %s\n", OQB_BUILD_ID, RESULT_SCHEMA);
+	return OQB_EXIT_OK;
+}
+
+/* The table itself, one row a line: "CODE<TAB>NAME<TAB>MEANING" (docs/driver.md). */
+static int cmd_exit_codes(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	for (int c = 0; c < OQB_EXIT_COUNT; c++)
+		printf("%d\t%s\t%s\n", c, exitcode_name(c), exitcode_meaning(c));
+	return OQB_EXIT_OK;
+}
+
+/* The crash tester is a client of the server, its own layer and binary
+ * (harness/crash/): run bin/oqb-crashtest beside this oqb. */
+static int cmd_crashtest(int argc, char **argv)
+{
+	return run_sibling("oqb-crashtest", argc, argv);
+}
+
+#ifndef OQB_HAVE_TGAP
+static int no_tgap(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "oqb: tgap is not part of this build\n");
+	return OQB_EXIT_USAGE;
+}
+#endif
+
+/*
+ * Every command: its name, entry, and either its option table (usage,
+ * summary and exit statuses come from it) or, for one without a single
+ * table, a usage and summary line and the exit statuses it declares.
+ */
+static const struct verb {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const struct opts_cmd *cmd;
+	const char *usage, *summary;
+	unsigned exits;
+	int takes_args;   /* only for a verb without cmd: passes its arguments on */
+} verbs[] = {
+	{ "run", cmd_run, &run_cmd, NULL, NULL, 0, 1 },
+	{ "doctor", cmd_doctor, &doctor_cmd, NULL, NULL, 0, 1 },
+	{ "plot", plot_main, &plot_cmd, NULL, NULL, 0, 1 },
+	{ "figures", figures_main, &figures_cmd, NULL, NULL, 0, 1 },
+	{ "compare", compare_main, &compare_cmd, NULL, NULL, 0, 1 },
+	{ "ab", ab_main, &ab_cmd, NULL, NULL, 0, 1 },
+	{ "crashtest", cmd_crashtest, NULL, "oqb crashtest [options] CONFIG",
+	  "kill a durable oq server under load and check every commit survived (oqb crashtest --help)",
+	  OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_ERROR), 1 },
+	{ "check", check_main, &check_cmd, NULL, NULL, 0, 1 },
+	{ "history", perfhist_main, NULL, "oqb history add|show|detect|export-otava|plot [options] ...",
+	  "performance history and change points (docs/history.md)", PERFHIST_EXITS, 1 },
+#ifdef OQB_HAVE_TGAP
+	{ "tgap", tgap_main, &tgap_cmd, NULL, NULL, 0, 1 },
+#else
+	{ "tgap", no_tgap, NULL, "oqb tgap", "T_gap analysis of traces (not part of this build)",
+	  OQB_EXITS_BASE, 1 },
+#endif
+	{ "config-keys", cmd_config_keys, NULL, "oqb config-keys", "list every config key",
+	  OQB_EXITS_BASE, 0 },
+	{ "exit-codes", cmd_exit_codes, NULL, "oqb exit-codes",
+	  "the exit statuses every command shares, one a line: CODE, NAME, MEANING", OQB_EXITS_BASE, 0 },
+	{ "version", cmd_version, NULL, "oqb version | oqb --version", "this build's id and what it writes",
+	  OQB_EXITS_BASE, 0 },
+};
+#define NVERBS (sizeof verbs / sizeof verbs[0])
+
+/* A summary's first line, wrapped at 78 columns, each line indented 6. */
+static void summary_lines(FILE *f, const char *s)
+{
+	size_t n = strcspn(s ? s : "", "\n"), col = 0;
+
+	while (n > 0) {
+		size_t w = strcspn(s, " \n");
+
+		if (w > n)
+			w = n;
+		if (col && col + 1 + w > 72) {
+			fputc('\n', f);
+			col = 0;
+		}
+		fprintf(f, "%s%.*s", col ? " " : "      ", (int)w, s);
+		col += w + 1;
+		s += w;
+		n -= w;
+		while (n > 0 && *s == ' ') {
+			s++;
+			n--;
+		}
+	}
+	fputc('\n', f);
+}
+
+static void usage(FILE *f)
+{
+	char codes[64];
+
+	fprintf(f, "usage: oqb COMMAND [ARGS]    (oqb COMMAND --help for its options)\n");
+	for (size_t i = 0; i < NVERBS; i++) {
+		const struct verb *v = &verbs[i];
+		const char *sum = v->summary;
+		unsigned ex = v->exits;
+
+		if (v->cmd) {
+			size_t n = 0;
+
+			fprintf(f, "  ");
+			opts_synopsis(f, v->cmd->prog, v->cmd->tab);
+			fputc('\n', f);
+			while (v->cmd->tab[n].name)
+				n++;
+			sum = v->cmd->tab[n].help;
+			ex = v->cmd->exits;
+		} else {
+			fprintf(f, "  %s\n", v->usage);
+		}
+		summary_lines(f, sum);
+		exitcodes_list(ex, codes, sizeof codes);
+		fprintf(f, "      exit %s\n", codes);
+	}
+	fprintf(f, "\nexit statuses, the same for every command (docs/driver.md, \"Exit codes\"):\n");
+	for (int c = 0; c < OQB_EXIT_COUNT; c++)
+		fprintf(f, "  %d  %s: %s\n", c, exitcode_name(c), exitcode_meaning(c));
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
+	const char *names[NVERBS + 2];
 
 	if (!cmd || !strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
 		usage(cmd ? stdout : stderr);
-		return cmd ? 0 : 2;
+		return cmd ? OQB_EXIT_OK : OQB_EXIT_USAGE;
 	}
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "doctor"))
-		return cmd_doctor(argc - 1, argv + 1);
-	if (!strcmp(cmd, "plot"))
-		return plot_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "figures"))
-		return figures_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "compare"))
-		return compare_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "ab"))
-		return ab_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "crashtest"))   /* a client of the server: its own binary (harness/crash/) */
-		return run_sibling("oqb-crashtest", argc - 1, argv + 1);
-	if (!strcmp(cmd, "check"))
-		return check_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "history"))
-		return perfhist_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "config-keys")) {
-		print_keys(runconf_schema(), "");
-		return 0;
+	if (!strcmp(cmd, "--version"))
+		return cmd_version(argc - 1, argv + 1);
+	for (size_t i = 0; i < NVERBS; i++) {
+		const struct verb *v = &verbs[i];
+
+		if (strcmp(cmd, v->name))
+			continue;
+		if (!v->cmd && !v->takes_args && argc > 2) {
+			/* a command without options: --help is its usage, anything else a slip */
+			if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
+				printf("usage: %s\n%s\n", v->usage, v->summary);
+				exitcodes_help(stdout, v->exits);
+				return OQB_EXIT_OK;
+			}
+			fprintf(stderr, "oqb %s: unexpected argument \"%s\"; it takes none\nusage: %s\n", cmd,
+				argv[2], v->usage);
+			return OQB_EXIT_USAGE;
+		}
+		return v->run(argc - 1, argv + 1);
 	}
-	if (!strcmp(cmd, "tgap")) {
-#ifdef OQB_HAVE_TGAP
-		return tgap_main(argc - 1, argv + 1);
-#else
-		fprintf(stderr, "oqb: tgap is not part of this build\n");
-		return 2;
-#endif
-	}
-	static const char *const cmds[] = { "run", "doctor", "plot", "figures", "compare", "ab", "crashtest", "check", "tgap", "history", "config-keys",
-					    "help", NULL };
-	const char *near = conf_nearest(cmd, cmds, (size_t)-1);
+	for (size_t i = 0; i < NVERBS; i++)
+		names[i] = verbs[i].name;
+	names[NVERBS] = "help";
+	names[NVERBS + 1] = NULL;
+	const char *near = conf_nearest(cmd, names, (size_t)-1);
 	fprintf(stderr, "oqb: unknown command \"%s\"%s%s%s (see oqb help)\n", cmd,
 		near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
-	return 2;
+	return OQB_EXIT_USAGE;
 }

@@ -19,6 +19,7 @@
 
 #include "opts.h"
 #include "conf.h"   /* conf_nearest() */
+#include "exitcodes.h"
 #include "log.h"
 
 #define OPTS_MAX_ROWS 256
@@ -28,6 +29,43 @@ static int has_bounds(const struct opt *o)
 {
 	/* A row that never sets min/max gets {0, 0}: that means "no bounds". */
 	return o->min <= o->max && !(o->min == 0 && o->max == 0);
+}
+
+static int is_positional(const struct opt *o)
+{
+	return o->type == OPT_ARG || o->type == OPT_ARGS;
+}
+
+/* How many values a list row (OPT_LIST, OPT_ARGS) or OPT_ARG may take. */
+static void count_bounds(const struct opt *o, int *lo, int *hi)
+{
+	*lo = o->type == OPT_LIST ? 0 : 1;
+	*hi = o->type == OPT_ARG ? 1 : OPTS_LIST_MAX;
+	if (!has_bounds(o))
+		return;
+	if (o->type != OPT_LIST && o->min >= 0)
+		*lo = o->min > *hi ? *hi : (int)o->min;
+	if (o->max < *hi)
+		*hi = o->max < 0 ? 0 : (int)o->max;
+}
+
+/*
+ * The value's name a help text opens with ("KEY=JSON: override ..."), its
+ * length in *n, or NULL: capitals, digits, '_', '=', '.', then ": ".
+ */
+static const char *help_metavar(const char *help, size_t *n)
+{
+	size_t i = 0;
+
+	if (help == NULL)
+		return NULL;
+	while (isupper((unsigned char)help[i]) || isdigit((unsigned char)help[i]) ||
+	       help[i] == '_' || help[i] == '=' || help[i] == '.')
+		i++;
+	if (i == 0 || help[i] != ':' || help[i + 1] != ' ' || !isupper((unsigned char)help[0]))
+		return NULL;
+	*n = i;
+	return help;
 }
 
 static void fmt_bounds(const struct opt *o, const char *sep, char *buf, size_t len)
@@ -167,8 +205,22 @@ static int set_value(const struct opt *o, void *base, const char *val, const cha
 
 	switch (o->type) {
 	case OPT_STR:
+	case OPT_ARG:
 		*(const char **)field = val;
 		return 0;
+	case OPT_LIST:
+	case OPT_ARGS: {
+		struct opt_list *l = field;
+		int lo, hi;
+
+		count_bounds(o, &lo, &hi);
+		if (l->n >= hi) {
+			err_set(err, errlen, "%s: given more than %d times; at most %d", who, hi, hi);
+			return -1;
+		}
+		l->v[l->n++] = val;
+		return 0;
+	}
 	case OPT_BOOL: {
 		int b;
 
@@ -273,7 +325,12 @@ static void set_zero(const struct opt *o, void *base)
 
 	switch (o->type) {
 	case OPT_STR:
+	case OPT_ARG:
 		*(const char **)field = NULL;
+		break;
+	case OPT_LIST:
+	case OPT_ARGS:
+		((struct opt_list *)field)->n = 0;
 		break;
 	case OPT_U64:
 		*(uint64_t *)field = 0;
@@ -292,7 +349,8 @@ static void set_zero(const struct opt *o, void *base)
 static const struct opt *find_opt(const struct opt *tab, const char *name, size_t len)
 {
 	for (size_t i = 0; tab[i].name != NULL; i++)
-		if (strlen(tab[i].name) == len && strncmp(tab[i].name, name, len) == 0)
+		if (!is_positional(&tab[i]) && strlen(tab[i].name) == len &&
+		    strncmp(tab[i].name, name, len) == 0)
 			return &tab[i];
 	return NULL;
 }
@@ -306,7 +364,8 @@ static int unknown_option(const struct opt *tab, const char *arg, const char *na
 	size_t n = 0;
 
 	for (size_t i = 0; tab[i].name != NULL && n < OPTS_MAX_ROWS; i++)
-		names[n++] = tab[i].name;
+		if (!is_positional(&tab[i]))
+			names[n++] = tab[i].name;
 	names[n++] = "help";
 	snprintf(bad, sizeof bad, "%.*s", (int)(len < sizeof bad ? len : sizeof bad - 1), name);
 	near = conf_nearest(bad, names, n);
@@ -328,11 +387,62 @@ static const char *prog_name(char **argv)
 	return slash ? slash + 1 : p;
 }
 
-int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *npos,
-	       char *err, size_t errlen)
+/*
+ * Hands the positional arguments argv[1..npos] to the table's positional
+ * rows in order; a required one missing or one left over is an error that
+ * names it.  A table without positional rows leaves them to the caller.
+ */
+static int take_positionals(const struct opt *tab, void *base, char **argv, int npos,
+			    char *err, size_t errlen)
+{
+	int next = 0, any = 0;
+
+	for (size_t i = 0; tab[i].name != NULL; i++) {
+		const struct opt *o = &tab[i];
+		int lo, hi;
+
+		if (!is_positional(o))
+			continue;
+		any = 1;
+		count_bounds(o, &lo, &hi);
+		if (npos - next < lo) {
+			int h = o->help != NULL && *o->help;
+
+			err_set(err, errlen, "missing %s%s%s%s", o->name, o->type == OPT_ARGS ? "..." : "",
+				h ? ": " : "", h ? o->help : "");
+			return -1;
+		}
+		for (int k = 0; k < hi && next < npos; k++, next++) {
+			if (o->type == OPT_ARG) {
+				*(const char **)((char *)base + o->off) = argv[1 + next];
+			} else {
+				struct opt_list *l = (struct opt_list *)((char *)base + o->off);
+
+				l->v[l->n++] = argv[1 + next];
+			}
+		}
+	}
+	if (any && next < npos) {
+		err_set(err, errlen, "unexpected argument \"%s\"; %s", argv[1 + next],
+			next ? "too many arguments" : "this command takes no positional argument here");
+		return -1;
+	}
+	return 0;
+}
+
+static int has_positional_rows(const struct opt *tab)
+{
+	for (size_t i = 0; tab[i].name != NULL; i++)
+		if (is_positional(&tab[i]))
+			return 1;
+	return 0;
+}
+
+static int parse_tab(const struct opt *tab, const struct opts_cmd *cmd, void *base, int argc,
+		     char **argv, int *npos, char *err, size_t errlen)
 {
 	char who[160];
-	int pos = 0, only_pos = 0;
+	int pos = 0, only_pos = 0, rows_take = has_positional_rows(tab);
 	size_t ntab;
 
 	if (npos != NULL)
@@ -341,7 +451,7 @@ int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *np
 		const struct opt *o = &tab[ntab];
 
 		set_zero(o, base);
-		if (o->def == NULL)
+		if (o->def == NULL || o->type == OPT_LIST || o->type == OPT_ARGS)
 			continue;
 		/* A bad default is the program's bug; say which row. */
 		snprintf(who, sizeof who, "option table: --%s default", o->name);
@@ -357,7 +467,7 @@ int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *np
 		if (arg == NULL)
 			break;
 		if (only_pos || arg[0] != '-' || arg[1] == '\0') {
-			if (npos == NULL) {
+			if (npos == NULL && !rows_take) {
 				err_set(err, errlen, "unexpected argument \"%s\"; options look like "
 				       "--name value (see --help)", arg);
 				return -1;
@@ -370,7 +480,10 @@ int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *np
 			continue;
 		}
 		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-			opts_help(stdout, prog_name(argv), NULL, tab);
+			if (cmd != NULL)
+				opts_command_help(stdout, cmd);
+			else
+				opts_help(stdout, prog_name(argv), NULL, tab);
 			return 1;
 		}
 		if (arg[1] != '-') {
@@ -418,7 +531,37 @@ int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *np
 	}
 	if (npos != NULL)
 		*npos = pos;
+	if (rows_take && take_positionals(tab, base, argv, pos, err, errlen) != 0)
+		return -1;
 	return 0;
+}
+
+int opts_parse(const struct opt *tab, void *base, int argc, char **argv, int *npos,
+	       char *err, size_t errlen)
+{
+	return parse_tab(tab, NULL, base, argc, argv, npos, err, errlen);
+}
+
+int opts_command(const struct opts_cmd *c, void *base, int argc, char **argv)
+{
+	char err[2048];
+	int npos = 0, r;
+
+	r = parse_tab(c->tab, c, base, argc, argv, &npos, err, sizeof err);
+	if (r == 1)
+		return OQB_EXIT_OK;
+	if (r == 0 && !has_positional_rows(c->tab) && npos > 0) {
+		err_set(err, sizeof err, "unexpected argument \"%s\"; %s takes no positional argument",
+			argv[1], c->prog);
+		r = -1;
+	}
+	if (r < 0) {
+		fprintf(stderr, "%s: %s\n", c->prog, err);
+		opts_usage(stderr, c->prog, c->tab);
+		fprintf(stderr, "(%s --help lists every option)\n", c->prog);
+		return OQB_EXIT_USAGE;
+	}
+	return OPTS_GO;
 }
 
 static const char *metavar(enum opt_type t)
@@ -430,13 +573,62 @@ static const char *metavar(enum opt_type t)
 	case OPT_DBL:
 		return " X";
 	case OPT_STR:
+	case OPT_LIST:
 		return " TEXT";
 	case OPT_ENUM:
 		return " NAME";
 	case OPT_BOOL:
+	case OPT_ARG:
+	case OPT_ARGS:
 		return "";
 	}
 	return " VALUE";
+}
+
+/*
+ * The left column of a row: "--name N", "--set KEY=JSON" (a list row's
+ * help may name its value), "CONFIG" or "HISTORY..." for positionals.
+ * *help is where the help text starts once a named value is taken off it.
+ */
+static void row_left(const struct opt *o, char *buf, size_t len, const char **help)
+{
+	const char *mv;
+	size_t n = 0;
+
+	*help = o->help;
+	if (o->type == OPT_ARG || o->type == OPT_ARGS) {
+		snprintf(buf, len, "%s%s", o->name, o->type == OPT_ARGS ? "..." : "");
+		return;
+	}
+	mv = o->type == OPT_LIST || o->type == OPT_STR ? help_metavar(o->help, &n) : NULL;
+	if (mv != NULL) {
+		snprintf(buf, len, "--%s %.*s", o->name, (int)n, mv);
+		*help = o->help + n + 2;
+		return;
+	}
+	snprintf(buf, len, "--%s%s", o->name, metavar(o->type));
+}
+
+void opts_usage(FILE *f, const char *prog, const struct opt *tab)
+{
+	fprintf(f, "usage: ");
+	opts_synopsis(f, prog, tab);
+	fputc('\n', f);
+}
+
+void opts_synopsis(FILE *f, const char *prog, const struct opt *tab)
+{
+	fprintf(f, "%s [options]", prog ? prog : "prog");
+	for (size_t i = 0; tab[i].name != NULL; i++) {
+		const struct opt *o = &tab[i];
+		int lo, hi;
+
+		if (!is_positional(o))
+			continue;
+		count_bounds(o, &lo, &hi);
+		fprintf(f, " %s%s%s%s", lo ? "" : "[", o->name, o->type == OPT_ARGS ? "..." : "",
+			lo ? "" : "]");
+	}
 }
 
 /* Appends "; " (or nothing, first time) then the formatted text. */
@@ -459,29 +651,72 @@ static void note_add(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-void opts_help(FILE *f, const char *prog, const char *summary, const struct opt *tab)
+/* One aligned row: the left column, then its help and notes. */
+static void help_row(FILE *f, size_t width, const char *left, const char *help, const char *notes)
 {
-	char left[128], notes[1024], tmp[512];
+	if (strlen(left) > width) {
+		/* Too wide for the column: the help goes on its own line. */
+		fprintf(f, "  %s\n  %-*s  ", left, (int)width, "");
+	} else {
+		fprintf(f, "  %-*s  ", (int)width, left);
+	}
+	if (help != NULL && *help && *notes)
+		fprintf(f, "%s (%s)\n", help, notes);
+	else if (*notes)
+		fprintf(f, "(%s)\n", notes);
+	else
+		fprintf(f, "%s\n", help ? help : "");
+}
+
+static void help_body(FILE *f, const char *prog, const char *summary, const struct opt *tab)
+{
+	char left[160], notes[1024], tmp[512];
+	const char *help;
 	size_t width = strlen("-h, --help"), n;
+	int npositional = 0;
 
 	for (n = 0; tab[n].name != NULL; n++) {
-		size_t w = 2 + strlen(tab[n].name) + strlen(metavar(tab[n].type));
+		size_t w;
 
+		row_left(&tab[n], left, sizeof left, &help);
+		w = strlen(left);
 		if (w > width && w <= HELP_COL_MAX)
 			width = w;
+		npositional += is_positional(&tab[n]);
 	}
 	/* The terminating row's help is the program's one-line summary. */
 	if (summary == NULL)
 		summary = tab[n].help;
 
-	fprintf(f, "usage: %s [options]\n", prog ? prog : "prog");
+	opts_usage(f, prog, tab);
 	if (summary != NULL && *summary)
 		fprintf(f, "%s\n", summary);
+	if (npositional) {
+		fprintf(f, "\narguments:\n");
+		for (size_t i = 0; tab[i].name != NULL; i++) {
+			const struct opt *o = &tab[i];
+			int lo, hi;
+
+			if (!is_positional(o))
+				continue;
+			row_left(o, left, sizeof left, &help);
+			count_bounds(o, &lo, &hi);
+			notes[0] = '\0';
+			if (o->type == OPT_ARG && !lo)
+				note_add(notes, sizeof notes, "optional%s%s", o->def ? "; default: " : "",
+					 o->def ? o->def : "");
+			else if (o->type == OPT_ARGS && (lo != 1 || hi != OPTS_LIST_MAX))
+				note_add(notes, sizeof notes, "%d to %d of them", lo, hi);
+			help_row(f, width, left, help, notes);
+		}
+	}
 	fprintf(f, "\noptions:\n");
 	for (size_t i = 0; tab[i].name != NULL; i++) {
 		const struct opt *o = &tab[i];
 
-		snprintf(left, sizeof left, "--%s%s", o->name, metavar(o->type));
+		if (is_positional(o))
+			continue;
+		row_left(o, left, sizeof left, &help);
 		notes[0] = '\0';
 		switch (o->type) {
 		case OPT_BOOL: {
@@ -504,6 +739,16 @@ void opts_help(FILE *f, const char *prog, const char *summary, const struct opt 
 			if (o->def != NULL)
 				note_add(notes, sizeof notes, "default: %s", o->def);
 			break;
+		case OPT_LIST: {
+			int lo, hi;
+
+			count_bounds(o, &lo, &hi);
+			if (hi < OPTS_LIST_MAX)
+				note_add(notes, sizeof notes, "repeatable, at most %d times", hi);
+			else
+				note_add(notes, sizeof notes, "repeatable");
+			break;
+		}
 		case OPT_INT:
 		case OPT_U64:
 		case OPT_DBL:
@@ -513,19 +758,22 @@ void opts_help(FILE *f, const char *prog, const char *summary, const struct opt 
 				note_add(notes, sizeof notes, "range %s", tmp);
 			}
 			break;
+		case OPT_ARG:
+		case OPT_ARGS:
+			break;
 		}
-		if (strlen(left) > width) {
-			/* Too wide for the column: the help goes on its own line. */
-			fprintf(f, "  %s\n  %-*s  ", left, (int)width, "");
-		} else {
-			fprintf(f, "  %-*s  ", (int)width, left);
-		}
-		if (o->help != NULL && *o->help && *notes)
-			fprintf(f, "%s (%s)\n", o->help, notes);
-		else if (*notes)
-			fprintf(f, "(%s)\n", notes);
-		else
-			fprintf(f, "%s\n", o->help ? o->help : "");
+		help_row(f, width, left, help, notes);
 	}
 	fprintf(f, "  %-*s  print this help and exit\n", (int)width, "-h, --help");
+}
+
+void opts_help(FILE *f, const char *prog, const char *summary, const struct opt *tab)
+{
+	help_body(f, prog, summary, tab);
+}
+
+void opts_command_help(FILE *f, const struct opts_cmd *c)
+{
+	help_body(f, c->prog, NULL, c->tab);
+	exitcodes_help(f, c->exits);
 }

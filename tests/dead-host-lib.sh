@@ -137,7 +137,7 @@ wait_driver() {
 # remote PIDs of run.json); prints the times kill -> message -> exit.
 check_dead_run() {
 	local name=$1 dir=$2 host=$3 role=$4 rank=$5 tk=$6 bound=$7 msg nmsg tmsg took alive
-	if [ "$DRV_RC" = 1 ]; then ok "${name}_exits_1"; else notok "${name}_exits_1" "exit status $DRV_RC: $(tail -5 "$dir.err")"; fi
+	if [ "$DRV_RC" = 5 ]; then ok "${name}_exits_5"; else notok "${name}_exits_5" "exit status $DRV_RC: $(tail -5 "$dir.err")"; fi
 	took=$(secs "$tk" "$T_EXIT")
 	if awk -v t="$took" -v b="$bound" 'BEGIN { exit !(t < b) }'; then ok "${name}_stops_within_${bound}s"
 	else notok "${name}_stops_within_${bound}s" "the driver exited $took s after the kill"; fi

@@ -235,6 +235,7 @@ int tgap_file(const char *path, const struct tgap_opts *o, struct tgap_result *r
 /* ------------------------------------------------------------ command */
 
 struct tgap_cli {
+	struct opt_list traces;
 	const char *json, *plot, *cdf, *nilext;
 	uint64_t max_gap, limit;
 	int skip_malformed, per, quiet;
@@ -243,6 +244,8 @@ struct tgap_cli {
 static const char *const tgap_per_names[] = { "all", "nilext", NULL };
 
 static const struct opt tgap_tab[] = {
+	{ "TRACE", OPT_ARGS, offsetof(struct tgap_cli, traces), NULL, 0, 0, NULL,
+	  "request traces in the Twitter format, plain or zstd" },
 	{ "json", OPT_STR, offsetof(struct tgap_cli, json), NULL, 0, 0, NULL,
 	  "write the results as JSON (schema oqbench.tgap/1) to this file, - for stdout" },
 	{ "plot", OPT_STR, offsetof(struct tgap_cli, plot), NULL, 0, 0, NULL,
@@ -262,9 +265,12 @@ static const struct opt tgap_tab[] = {
 	{ "quiet", OPT_BOOL, offsetof(struct tgap_cli, quiet), "false", 0, 0, NULL,
 	  "do not print the table" },
 	{ NULL, 0, 0, NULL, 0, 0, NULL,
-	  "arguments: TRACE... (Twitter-format, plain or zstd).  T_gap (paper Fig 2): share of "
-	  "requests that are nilext and followed by their client's next non-nilext request "
-	  "within max-gap seconds" },
+	  "T_gap (paper Fig 2): the share of requests that are nilext and followed by their client's "
+	  "next non-nilext request within max-gap seconds" },
+};
+
+const struct opts_cmd tgap_cmd = {
+	"oqb tgap", tgap_tab, OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_ERROR),
 };
 
 static int cmp_dbl(const void *a, const void *b)
@@ -387,29 +393,23 @@ int tgap_main(int argc, char **argv)
 	json_t *root = NULL, *traces, *cdf, *nil;
 	size_t n, below = 0;
 
-	rc = opts_parse(tgap_tab, &cli, argc, argv, &npos, err, sizeof err);
-	if (rc == 1)
-		return 0;
-	if (rc < 0) {
-		fprintf(stderr, "tgap: %s\n", err);
-		return 2;
-	}
-	if (npos < 1) {
-		fprintf(stderr, "tgap: no trace given; usage: tgap [--json OUT] [--plot OUT.svg] TRACE...\n");
-		return 2;
-	}
+	rc = opts_command(&tgap_cmd, &cli, argc, argv);
+	if (rc != OPTS_GO)
+		return rc;
+	npos = cli.traces.n;
 	tgap_opts_default(&o);
 	o.max_gap = cli.max_gap;
 	o.limit = cli.limit;
 	o.skip_malformed = cli.skip_malformed;
 	if (tgap_parse_ops(cli.nilext, &o.nilext_mask, err, sizeof err) < 0) {
 		fprintf(stderr, "tgap: --nilext: %s\n", err);
-		return 2;
+		return OQB_EXIT_USAGE;
 	}
 	n = (size_t)npos;
 	x = calloc(n, sizeof *x);
 	root = json_object();
 	traces = json_array();
+	json_object_set_new(root, "traces", traces);   /* root owns it on every path out */
 	nil = json_array();
 	for (int i = 0; i < TRACE_NOPS; i++)
 		if ((o.nilext_mask >> i) & 1)
@@ -425,12 +425,12 @@ int tgap_main(int argc, char **argv)
 		printf("%-40s %10s %10s %10s %10s %8s %8s\n", "trace", "requests", "nilext",
 		       "gaps", "within", "%all", "%nilext");
 	for (size_t i = 0; i < n; i++) {
-		const char *path = argv[1 + i];
+		const char *path = cli.traces.v[i];
 		struct tgap_result r;
 
 		if (tgap_file(path, &o, &r, err, sizeof err) < 0) {
 			fprintf(stderr, "tgap: %s\n", err);
-			rc = 1;
+			rc = OQB_EXIT_USAGE;   /* an unreadable or malformed trace */
 			goto out;
 		}
 		x[i] = 100.0 * (cli.per ? r.frac_nilext : r.frac_all);
@@ -443,7 +443,6 @@ int tgap_main(int argc, char **argv)
 		if (r.skipped && !cli.quiet)
 			fprintf(stderr, "tgap: %s: skipped %" PRIu64 " malformed lines\n", path, r.skipped);
 	}
-	json_object_set_new(root, "traces", traces);
 	qsort(x, n, sizeof *x, cmp_dbl);
 	cdf = json_array();
 	for (size_t i = 0; i < n; i++)
@@ -461,13 +460,13 @@ int tgap_main(int argc, char **argv)
 		if (e) {
 			fprintf(stderr, "tgap: %s: cannot write the JSON output: %s\n", cli.json,
 				strerror(errno));
-			rc = 1;
+			rc = OQB_EXIT_ERROR;
 			goto out;
 		}
 	}
 	if (cli.cdf && write_cdf(cli.cdf, x, n, err, sizeof err) < 0) {
 		fprintf(stderr, "tgap: %s\n", err);
-		rc = 1;
+		rc = OQB_EXIT_ERROR;
 		goto out;
 	}
 	if (cli.plot) {
@@ -482,7 +481,7 @@ int tgap_main(int argc, char **argv)
 			if (fd < 0) {
 				fprintf(stderr, "tgap: %s: cannot create the CDF data file: %s; "
 					"pass --cdf FILE\n", tmp, strerror(errno));
-				rc = 1;
+				rc = OQB_EXIT_ERROR;
 				goto out;
 			}
 			close(fd);
@@ -490,7 +489,7 @@ int tgap_main(int argc, char **argv)
 			if (write_cdf(data, x, n, err, sizeof err) < 0) {
 				fprintf(stderr, "tgap: %s\n", err);
 				unlink(tmp);
-				rc = 1;
+				rc = OQB_EXIT_ERROR;
 				goto out;
 			}
 		}
@@ -499,7 +498,7 @@ int tgap_main(int argc, char **argv)
 			 cli.per ? "Nilext requests" : "Requests", o.max_gap);
 		if (run_gnuplot(data, cli.plot, title, xlabel, err, sizeof err) < 0) {
 			fprintf(stderr, "tgap: %s\n", err);
-			rc = 1;
+			rc = OQB_EXIT_ERROR;
 		}
 		if (fd >= 0)
 			unlink(tmp);

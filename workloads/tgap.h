@@ -15,6 +15,8 @@
 #ifndef OQB_TGAP_H
 #define OQB_TGAP_H
 
+#include "exitcodes.h"
+#include "opts.h"
 #include <stdint.h>
 #include <stddef.h>
 
@@ -66,8 +68,11 @@ int tgap_file(const char *path, const struct tgap_opts *o, struct tgap_result *r
 /*
  * `oqb tgap [--json OUT] [--plot OUT.svg|.png] [options] TRACE...`: prints
  * a table, writes the JSON (schema "oqbench.tgap/1") and the CDF across
- * traces plotted by plot/tgap-cdf.gp.  Returns the process exit status.
+ * traces plotted by plot/tgap-cdf.gp.  Returns the process exit status
+ * (lib/exitcodes.h): 0, 2 bad input (an unreadable trace), 5 an output
+ * could not be written or drawn.
  */
 int tgap_main(int argc, char **argv);
+extern const struct opts_cmd tgap_cmd;
 
 #endif

@@ -353,6 +353,7 @@ json_t *check_point_dir(const char *pdir, const struct check_opts *co, FILE *rep
 }
 
 struct check_cli {
+	struct opt_list inputs;
 	double time_s, mem_mb;
 	int threads, quiet;
 	const char *out;
@@ -360,6 +361,8 @@ struct check_cli {
 
 #define O(f) offsetof(struct check_cli, f)
 static const struct opt check_tab[] = {
+	{ "INPUT", OPT_ARGS, O(inputs), NULL, 0, 0, NULL,
+	  "a run directory, a point directory, or history files" },
 	{ "time-budget-s", OPT_DBL, O(time_s), "20", 0, 86400, NULL,
 	  "per key: give up (verdict unknown, never ok) after this long" },
 	{ "mem-budget-mb", OPT_DBL, O(mem_mb), "1024", 1, 1 << 20, NULL,
@@ -368,31 +371,44 @@ static const struct opt check_tab[] = {
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL,
 	  "verdict JSON here (default: DIR/check.json for a directory, else none)" },
 	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "only the summary line" },
-	{ NULL, .help = "check recorded histories for linearizability (docs/correctness.md):\n"
-	  "  oqb check RUN_DIR | POINT_DIR | HISTORY_FILE...\n"
-	  "exit status 0 ok, 1 violation, 2 unknown (a key out of budget), 3 unreadable input" },
+	{ NULL, .help = "check recorded histories for linearizability (docs/correctness.md); "
+	  "a violation is exit 1, a key out of budget (verdict unknown) exit 3" },
 };
 #undef O
 
+const struct opts_cmd check_cmd = {
+	"oqb check", check_tab,
+	OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_INCONCLUSIVE) | OQB_EXITS(OQB_EXIT_ERROR),
+};
+
+/* ok 0, violation 1, unknown (out of budget) 3; no verdict at all is an error */
 static int verdict_status(const json_t *res)
 {
 	const char *v = json_string_value(json_object_get(res, "verdict"));
-	return !v ? 3 : !strcmp(v, "ok") ? 0 : !strcmp(v, "violation") ? 1 : 2;
+	return !v ? OQB_EXIT_ERROR : !strcmp(v, "ok") ? OQB_EXIT_OK : !strcmp(v, "violation") ? OQB_EXIT_FAIL
+											  : OQB_EXIT_INCONCLUSIVE;
+}
+
+/* Which of two statuses says more: a violation over unknown over ok;
+ * unreadable input (2) and errors (5) over all. */
+static int worse(int a, int b)
+{
+	static const int rank[OQB_EXIT_COUNT] = {
+		[OQB_EXIT_OK] = 0, [OQB_EXIT_INCONCLUSIVE] = 1, [OQB_EXIT_FAIL] = 2,
+		[OQB_EXIT_USAGE] = 3, [OQB_EXIT_ERROR] = 4, [OQB_EXIT_NOISY] = 0,
+	};
+	return rank[b] > rank[a] ? b : a;
 }
 
 int check_main(int argc, char **argv)
 {
 	struct check_cli c;
 	char err[2048];
-	int npos = 0;
-	int r = opts_parse(check_tab, &c, argc, argv, &npos, err, sizeof err);
-	if (r == 1)
-		return 0;
-	if (r < 0 || npos < 1) {
-		fprintf(stderr, "oqb check: %s\n", r < 0 ? err :
-			"give a run directory, a point directory or history files (oqb check --help)");
-		return 3;
-	}
+	int r = opts_command(&check_cmd, &c, argc, argv);
+	if (r != OPTS_GO)
+		return r;
+	int npos = c.inputs.n;
+	const char *const *in = c.inputs.v;
 	struct check_opts co = {
 		.budget = { .time_s = c.time_s, .mem_bytes = (size_t)(c.mem_mb * 1048576.0) },
 		.threads = (unsigned)c.threads,
@@ -400,17 +416,17 @@ int check_main(int argc, char **argv)
 	FILE *rep = c.quiet ? NULL : stdout;
 	json_t *res = NULL;
 	int status;
-	if (npos == 1 && is_dir(argv[1])) {
+	if (npos == 1 && is_dir(in[0])) {
 		char hdir[4200];
 		size_t nf;
-		snprintf(hdir, sizeof hdir, "%s/history", argv[1]);
-		char **files = list_files(argv[1], &nf);
+		snprintf(hdir, sizeof hdir, "%s/history", in[0]);
+		char **files = list_files(in[0], &nf);
 		free_list(files, nf);
 		if (nf || is_dir(hdir)) {
-			res = check_point_dir(argv[1], &co, rep, err, sizeof err);
+			res = check_point_dir(in[0], &co, rep, err, sizeof err);
 		} else {
 			/* a run directory: every point with a history */
-			DIR *d = opendir(argv[1]);
+			DIR *d = opendir(in[0]);
 			json_t *pts = json_object();
 			int worst = 0, any = 0;
 			struct dirent *de;
@@ -418,7 +434,7 @@ int check_main(int argc, char **argv)
 				char p[2048];
 				if (de->d_name[0] == '.')
 					continue;
-				snprintf(p, sizeof p, "%s/%s", argv[1], de->d_name);
+				snprintf(p, sizeof p, "%s/%s", in[0], de->d_name);
 				snprintf(hdir, sizeof hdir, "%s/history", p);
 				if (!is_dir(hdir))
 					continue;
@@ -428,46 +444,45 @@ int check_main(int argc, char **argv)
 				json_t *pr = check_point_dir(p, &co, rep, err, sizeof err);
 				if (!pr) {
 					fprintf(stderr, "oqb check: %s\n", err);
-					worst = 3;
+					worst = worse(worst, OQB_EXIT_USAGE);
 					continue;
 				}
-				int s = verdict_status(pr);
-				if (s > worst)
-					worst = s;
+				worst = worse(worst, verdict_status(pr));
 				json_object_set_new(pts, de->d_name, pr);
 			}
 			if (d)
 				closedir(d);
 			if (!any) {
 				fprintf(stderr, "oqb check: %s: no point directory with a history/ folder and no "
-					"history files; record with the config key \"history\"\n", argv[1]);
+					"history files; record with the config key \"history\"\n", in[0]);
 				json_decref(pts);
-				return 3;
+				return OQB_EXIT_USAGE;
 			}
 			res = json_pack("{s:s,s:s,s:o}", "schema", "oqbench.check-run/1", "verdict",
-					worst == 0 ? "ok" : worst == 1 ? "violation" : "unknown", "points", pts);
+					worst == OQB_EXIT_OK ? "ok" : worst == OQB_EXIT_FAIL ? "violation" : "unknown",
+					"points", pts);
 			char out[4200];
-			snprintf(out, sizeof out, "%s/check.json", argv[1]);
+			snprintf(out, sizeof out, "%s/check.json", in[0]);
 			if (!c.out && json_dump_file(res, out, JSON_INDENT(1)) != 0)
 				fprintf(stderr, "oqb check: cannot write %s\n", out);
-			if (worst == 3) {
-				json_object_set_new(res, "verdict", json_string("unknown"));
-				status = 3;
+			if (worst != verdict_status(res)) {
+				/* a point that could not be read: its status, verdict unknown */
+				status = worst;
 				goto done;
 			}
 		}
 	} else {
-		res = check_histories(argv + 1, (size_t)npos, &co, rep, err, sizeof err);
+		res = check_histories((char **)in, (size_t)npos, &co, rep, err, sizeof err);
 	}
 	if (!res) {
 		fprintf(stderr, "oqb check: %s\n", err);
-		return 3;
+		return OQB_EXIT_USAGE;
 	}
 	status = verdict_status(res);
 done:
 	if (c.out && json_dump_file(res, c.out, JSON_INDENT(1)) != 0) {
 		fprintf(stderr, "oqb check: cannot write %s\n", c.out);
-		status = 3;
+		status = OQB_EXIT_ERROR;
 	}
 	if (c.quiet)
 		printf("check: %s\n", json_string_value(json_object_get(res, "verdict")));

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "check.h"
+#include "exitcodes.h"
+#include "opts.h"
 
 struct check_opts {
 	struct check_budget budget;  /* per key */
@@ -30,7 +32,11 @@ json_t *check_histories(char *const *paths, size_t npaths, const struct check_op
 json_t *check_point_dir(const char *pdir, const struct check_opts *co, FILE *report,
 			char *err, size_t errlen);
 
-/* `oqb check ARGS`: the verb's main (argv[0] = "check"); returns the exit status. */
+/* `oqb check ARGS`: the verb's main (argv[0] = "check"); returns the exit
+ * status (lib/exitcodes.h): 0 ok, 1 a violation, 2 unreadable input, 3 a
+ * key out of budget (verdict unknown), 5 the verdict could not be written.
+ * Until issue 49, unknown was 2 and unreadable input 3. */
 int check_main(int argc, char **argv);
+extern const struct opts_cmd check_cmd;
 
 #endif

@@ -41,6 +41,7 @@
  * parent-death signal (SIGKILL), so it never outlives the tester.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -503,14 +504,26 @@ static int ms_range(const json_t *j, const char *key, double dlo, double dhi, do
 	return -1;
 }
 
-static int usage(FILE *f)
-{
-	fprintf(f, "usage: oqb crashtest CONFIG.json [--out FILE] [--crashes N]\n"
-		"  kills a durable oq or deferred server (CONFIG.system; transport shm, or verbs with\n"
-		"  CONFIG.transport; pmkv, or rocksdb with CONFIG.backend) CONFIG.crashes times under a\n"
-		"  write-heavy load and checks that every committed put survived; see docs/durability.md\n");
-	return f == stdout ? 0 : 2;
-}
+struct ct_cli {
+	const char *config, *out;
+	int crashes;
+};
+
+#define O(f) offsetof(struct ct_cli, f)
+static const struct opt ct_tab[] = {
+	{ "CONFIG", OPT_ARG, O(config), NULL, 0, 0, NULL, "the crash test's config (configs/crash*.json)" },
+	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL,
+	  "the report's file (default: results/NAME-UTCSTAMP/crashtest.json)" },
+	{ "crashes", OPT_INT, O(crashes), "0", 0, 1000000, NULL, "crashes to inject (0: the config's \"crashes\")" },
+	{ NULL, .help = "kill a durable oq or deferred server (CONFIG's system; transport shm, or verbs; pmkv, "
+	  "or rocksdb with CONFIG's backend) CONFIG's crashes times under a write-heavy load and check that "
+	  "every committed put survived (docs/durability.md)" },
+};
+#undef O
+
+const struct opts_cmd crashtest_cmd = {
+	"oqb crashtest", ct_tab, OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_ERROR),
+};
 
 static int find_server(char *out, size_t cap)
 {
@@ -582,31 +595,19 @@ static int report_paths(struct ct_run *r, const char **out, char *outbuf, size_t
 
 int crashtest_main(int argc, char **argv)
 {
-	const char *cfg = NULL, *out = NULL;
-	int crashes_override = 0, own_dir = 0, lock_fd = -1;
+	struct ct_cli cli;
+	int own_dir = 0, lock_fd = -1;
 	char err[1024], outbuf[PATH_MAX - 32];
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return usage(stdout);
-		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "--crashes") && i + 1 < argc)
-			crashes_override = atoi(argv[++i]);
-		else if (argv[i][0] == '-') {
-			fprintf(stderr, "oqb crashtest: unknown option %s\n", argv[i]);
-			return usage(stderr);
-		} else if (!cfg)
-			cfg = argv[i];
-		else
-			return usage(stderr);
-	}
-	if (!cfg)
-		return usage(stderr);
+	int pr = opts_command(&crashtest_cmd, &cli, argc, argv);
+	if (pr != OPTS_GO)
+		return pr;
+	const char *cfg = cli.config, *out = cli.out;
+	int crashes_override = cli.crashes;
 	json_t *j = NULL;
 	if (conf_load_file(cfg, &j, err, sizeof err) != 0 || conf_check(j, ct_schema, cfg, err, sizeof err) != 0) {
 		fprintf(stderr, "oqb crashtest: %s\n", err);
 		json_decref(j);
-		return 2;
+		return OQB_EXIT_USAGE;
 	}
 	struct ct_run *r = calloc(1, sizeof *r);
 	r->c.name = conf_str(j, "name", "crashtest");
@@ -634,7 +635,7 @@ int crashtest_main(int argc, char **argv)
 	r->c.put_timeout_ms = conf_num(j, "put_timeout_ms", verbs ? 2000 : 20);
 	r->c.idle_nap_us = conf_num(j, "server_idle_nap_us", 0);
 	r->c.pause_wait_ms = conf_num(j, "pause_wait_ms", 10000);
-	int rc = 2;
+	int rc = OQB_EXIT_USAGE;
 	if (ms_range(j, "kill_after_ms", 5, 80, &r->c.kill_min_ms, &r->c.kill_max_ms, cfg) < 0 ||
 	    ms_range(j, "stall_ms", 1, 10, &r->c.stall_min_ms, &r->c.stall_max_ms, cfg) < 0)
 		goto out;
@@ -666,6 +667,7 @@ int crashtest_main(int argc, char **argv)
 	}
 	if (hold_parse(r) != 0)
 		goto out;
+	rc = OQB_EXIT_ERROR;   /* the config is good: what fails from here is not the input */
 	if (find_server(r->server_bin, sizeof r->server_bin) != 0) {
 		fprintf(stderr, "oqb crashtest: cannot find oqb-server next to this binary or in $OQB_BIN; "
 			"run `make` first\n");
@@ -799,10 +801,10 @@ int crashtest_main(int argc, char **argv)
 		survived, (unsigned long long)commits, (unsigned long long)checked,
 		lost == UINT64_MAX ? -1LL : (long long)lost);
 	json_decref(rep);
-	rc = (survived == r->c.crashes && lost == 0) ? 0 : 1;
+	rc = (survived == r->c.crashes && lost == 0) ? OQB_EXIT_OK : OQB_EXIT_FAIL;
 	if (wrote != 0) {
 		fprintf(stderr, "oqb crashtest: cannot write the report %s (it is on stdout above)\n", out);
-		rc = 2;
+		rc = OQB_EXIT_ERROR;
 	}
 	fprintf(stderr, "crashtest: report %s, server log %s\n", out, r->log);
 	if (rc && own_dir)

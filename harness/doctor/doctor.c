@@ -16,6 +16,7 @@
  */
 #include "doctor.h"
 #include "doctor_internal.h"
+#include "exitcodes.h"
 #include "launch.h"
 #include "log.h"
 #include "run.h"
@@ -444,16 +445,16 @@ int doctor_run(const struct doctor_opts *o)
 	struct host_need need[DR_MAX_HOSTS];
 	char err[4096], dir[PATH_MAX];
 	const char *tmp = getenv("TMPDIR");
-	int status = 2;
+	int status = OQB_EXIT_USAGE;
 
 	if (runconf_load_sets(o->config, o->sets, o->nsets, &rc, err, sizeof err) != 0) {
 		fprintf(stderr, "oqb doctor: %s\n", err);
-		return 2;
+		return OQB_EXIT_USAGE;
 	}
 	if (launch_open(&l, rc.launcher, rc.ssh, err, sizeof err) != 0) {
 		fprintf(stderr, "oqb doctor: hosts.launcher %s: %s\n", rc.launcher, err);
 		runconf_free(&rc);
-		return 2;
+		return OQB_EXIT_USAGE;
 	}
 	snprintf(dir, sizeof dir, "%s/oqb-doctor-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
@@ -529,7 +530,7 @@ int doctor_run(const struct doctor_opts *o)
 		       fails ? "this config cannot run as the hosts are; fix the FAIL lines" :
 		       "the config can run");
 	}
-	status = fails ? 1 : 0;
+	status = fails ? OQB_EXIT_FAIL : OQB_EXIT_OK;
 	for (size_t i = 0; i < n; i++) {
 		char p[PATH_MAX + 32];
 		snprintf(p, sizeof p, "%s/host-%zu.log", dir, i);

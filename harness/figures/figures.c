@@ -83,6 +83,10 @@ static const struct opt fig_tab[] = {
 };
 #undef O
 
+const struct opts_cmd figures_cmd = {
+	"oqb figures", fig_tab, OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_ERROR),
+};
+
 /* Writes s to f with &, <, >, " and ' escaped. */
 void fg_html_escape(FILE *f, const char *s)
 {
@@ -296,24 +300,19 @@ int figures_main(int argc, char **argv)
 	struct fig_opts o;
 	struct fctx x;
 	char err[8192], plotdir[PATH_MAX], outdir[PATH_MAX], claims_path[PATH_MAX + 64], tgap[PATH_MAX + 32];
-	int npos = 0, r, rc = 2, have_tgap = 0;
+	int r, rc = OQB_EXIT_USAGE, have_tgap = 0;
 	json_t *claims = NULL;
 	json_error_t je;
 
 	memset(&o, 0, sizeof o);
-	r = opts_parse(fig_tab, &o, argc, argv, &npos, err, sizeof err);
-	if (r == 1)
-		return 0;
-	if (r < 0 || npos != 0) {
-		fprintf(stderr, "oqb figures: %s\nusage: oqb figures [--runs DIR] [--out DIR] [--check]\n",
-			r < 0 ? err : "takes no positional arguments; give the runs with --runs DIR");
-		return 2;
-	}
+	r = opts_command(&figures_cmd, &o, argc, argv);
+	if (r != OPTS_GO)
+		return r;
 	memset(&x, 0, sizeof x);
 	x.runs = calloc(FG_MAXRUNS, sizeof *x.runs);
 	if (!x.runs) {
 		fprintf(stderr, "oqb figures: out of memory\n");
-		return 2;
+		return OQB_EXIT_ERROR;
 	}
 	if (!o.runs)
 		o.runs = "results";
@@ -333,10 +332,10 @@ int figures_main(int argc, char **argv)
 			fprintf(stderr, "oqb figures --check: %s\n", err);
 		else
 			printf("check: %d of 6 qualitative claims fail\n", r);
-		rc = r < 0 ? 2 : r > 0;
+		rc = r < 0 ? OQB_EXIT_USAGE : r > 0 ? OQB_EXIT_FAIL : OQB_EXIT_OK;
 		goto out;
 	}
-	rc = 1;
+	rc = OQB_EXIT_ERROR;
 	if (plot_find_dir(plotdir, sizeof plotdir) < 0) {
 		fprintf(stderr, "oqb figures: cannot find plot/ next to %s or above it; set OQB_PLOT_DIR to "
 			"oqbench's plot/ directory\n", self_bin_dir());
@@ -347,6 +346,7 @@ int figures_main(int argc, char **argv)
 	else if (find_claims(plotdir, claims_path, sizeof claims_path) < 0) {
 		fprintf(stderr, "oqb figures: cannot read %s; give the paper's numbers with --claims FILE "
 			"(docs/paper-claims.json of oqbench)\n", claims_path);
+		rc = OQB_EXIT_USAGE;
 		goto out;
 	}
 	claims = json_load_file(claims_path, 0, &je);
@@ -354,6 +354,7 @@ int figures_main(int argc, char **argv)
 		fprintf(stderr, "oqb figures: %s:%d: %s; expected an object with a \"claims\" array "
 			"(docs/paper-claims.json)\n", claims_path, claims ? 1 : je.line,
 			claims ? "no claims array" : je.text);
+		rc = OQB_EXIT_USAGE;
 		goto out;
 	}
 	snprintf(outdir, sizeof outdir, "%s", o.out ? o.out : o.runs);
@@ -383,7 +384,7 @@ int figures_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	rc = 0;
+	rc = OQB_EXIT_OK;
 out:
 	for (size_t i = 0; i < x.nruns; i++)
 		json_decref(x.runs[i].run);

@@ -7,11 +7,16 @@
 #ifndef OQB_FIGURES_H
 #define OQB_FIGURES_H
 
+#include "exitcodes.h"
+#include "opts.h"
+
 /*
- * The `oqb figures` command.  0: report written (or, with --check, every
- * qualitative claim holds); 1: a claim fails or a figure could not be
- * drawn; 2: usage or input errors (no runs, a run a check needs missing).
+ * The `oqb figures` command (lib/exitcodes.h).  0: report written (or,
+ * with --check, every qualitative claim holds); 1: with --check, a claim
+ * fails; 2: bad input (no runs, a run a check needs missing, an unreadable
+ * claims file); 5: a figure or the report could not be drawn or written.
  */
 int figures_main(int argc, char **argv);
+extern const struct opts_cmd figures_cmd;   /* its table and exit statuses */
 
 #endif

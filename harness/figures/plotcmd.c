@@ -40,16 +40,22 @@
 #include <unistd.h>
 
 struct plot_opts {
+	const char *run;
 	const char *out;
 };
 
 #define O(f) offsetof(struct plot_opts, f)
 static const struct opt plot_tab[] = {
+	{ "RUN_DIR", OPT_ARG, O(run), NULL, 0, 0, NULL, "a results directory, or its run.json" },
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL, "directory for the figures (default: RUN_DIR)" },
 	{ NULL, .help = "plot median and P99 latency vs achieved throughput from RUN_DIR/run.json, and "
 	  "for a run with a sweep the peak throughput vs the swept value" },
 };
 #undef O
+
+const struct opts_cmd plot_cmd = {
+	"oqb plot", plot_tab, OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_ERROR),
+};
 
 /* The sweep index of a point, -1 without one. */
 static long long sweep_index(const json_t *p)
@@ -369,19 +375,14 @@ int plot_main(int argc, char **argv)
 	char err[16384], path[PATH_MAX + 32], dir[PATH_MAX], outdir[PATH_MAX], plotdir[PATH_MAX + 32];
 	char data[PATH_MAX + 64], svg[PATH_MAX + 64], png[PATH_MAX + 64], script[PATH_MAX + 64];
 	char scale[PATH_MAX + 64], names[8192], title[512];
-	int npos = 0, r, rc = 1;
+	int r, rc = OQB_EXIT_ERROR;
 	json_t *run;
 	struct stat st;
 
-	r = opts_parse(plot_tab, &o, argc, argv, &npos, err, sizeof err);
-	if (r == 1)
-		return 0;
-	if (r < 0 || npos != 1) {
-		fprintf(stderr, "oqb plot: %s\nusage: oqb plot RUN_DIR [--out DIR]\n",
-			r < 0 ? err : "expected one results directory (or its run.json)");
-		return 2;
-	}
-	snprintf(dir, sizeof dir, "%s", argv[1]);
+	r = opts_command(&plot_cmd, &o, argc, argv);
+	if (r != OPTS_GO)
+		return r;
+	snprintf(dir, sizeof dir, "%s", o.run);
 	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode)) {
 		/* Given run.json itself. */
 		snprintf(path, sizeof path, "%s", dir);
@@ -396,7 +397,7 @@ int plot_main(int argc, char **argv)
 	run = result_load(path, err, sizeof err);
 	if (!run) {
 		fprintf(stderr, "oqb plot: %s\n", err);
-		return 1;
+		return OQB_EXIT_USAGE;
 	}
 	snprintf(outdir, sizeof outdir, "%s", o.out ? o.out : dir);
 	if (o.out && mkdir(o.out, 0755) != 0 && errno != EEXIST) {

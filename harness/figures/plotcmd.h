@@ -9,6 +9,8 @@
 #ifndef OQB_PLOTCMD_H
 #define OQB_PLOTCMD_H
 
+#include "exitcodes.h"
+#include "opts.h"
 #include <stddef.h>
 
 /*
@@ -17,7 +19,9 @@
  */
 int plot_find_dir(char *out, size_t cap);
 
-/* The `oqb plot` command; 0 on success, 1 on failure, 2 on usage errors. */
+/* The `oqb plot` command: 0 drawn, 2 bad input (no readable run.json),
+ * 5 gnuplot or a file write failed (lib/exitcodes.h). */
 int plot_main(int argc, char **argv);
+extern const struct opts_cmd plot_cmd;   /* its table and exit statuses */
 
 #endif

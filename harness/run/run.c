@@ -16,6 +16,7 @@
  *   pNN-.../           one per point (point.c)
  *   knee/              the knee search's probes, when it ran
  */
+#include "exitcodes.h"
 #include "run.h"
 #include "binbuild.h"
 #include "run_internal.h"
@@ -595,19 +596,19 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 	char stamp[32], path[PATH_MAX + 32], src[PATH_MAX + 8];
 	time_t now = time(NULL);
 	struct tm tm;
-	int rc = 2;
+	int rc = OQB_EXIT_USAGE;
 	uint64_t t0;
 
 	if (run_dir_len)
 		run_dir[0] = '\0';
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
-		return 2;
+		return OQB_EXIT_ERROR;
 	}
 	r->o = o;
 	if (runconf_load_sets(o->config, o->sets, o->nsets, &r->rc, err, errlen) < 0) {
 		free(r);
-		return 2;
+		return OQB_EXIT_USAGE;
 	}
 	r->npts = runconf_plan(&r->rc, r->pts, MAX_POINTS);
 	snprintf(r->bin, sizeof r->bin, "%s", r->rc.bin_dir ? r->rc.bin_dir : self_bin_dir());
@@ -686,12 +687,12 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 	rc = 0;
 	t0 = now_ms();
 	if (r->rc.knee.on && find_knee(r, err, errlen) < 0)
-		rc = 1;
+		rc = OQB_EXIT_ERROR;
 	else if (r->rc.arrival == ARRIVAL_POISSON && !r->rc.knee.on)
 		json_object_set_new(r->runj, "knee", knee_json_fixed(r->rc.loads, r->rc.nloads));
 	if (rc == 0 && plan_order(r) < 0) {
 		snprintf(err, errlen, "out of memory planning %zu trials", r->ntrials);
-		rc = 1;
+		rc = OQB_EXIT_ERROR;
 	}
 	uint64_t last_write = now_ms();
 	/* Reruns help against a passing disturbance (trials.h: when they stop
@@ -718,7 +719,7 @@ again:;
 			snprintf(err, errlen, "point %zu/%zu (system=%s %s%s): %s", i + 1, r->npts,
 				 pt.system, load, r->rc.repeat > 1 ? ", a trial" : "", pr.err);
 			prun_free(&pr);
-			rc = 1;
+			rc = OQB_EXIT_ERROR;
 			break;
 		}
 		/* A trial whose spinning thread lost its CPU measured the
@@ -747,7 +748,7 @@ again:;
 		}
 		progress(r, &pt, pj, pr.checks, (double)(now_ms() - t0) / 1000, k + 1);
 		if (strict_failed(r, pr.checks, &pt, err, errlen))
-			rc = 1;
+			rc = OQB_EXIT_FAIL;
 		if (!r->entries[i])
 			r->entries[i] = json_array();
 		json_t *kept = trials_entry(pj, pt.trial, k, pr.canary_ns, pr.checks);
@@ -770,7 +771,7 @@ again:;
 		 * trial's histograms), and always after the last */
 		if (k + 1 == r->ntrials || now_ms() - last_write >= 5000) {
 			if (rebuild_points(r, err, errlen) < 0 || result_write(r->runj, r->dir, r->o->pretty, err, errlen) < 0) {
-				rc = 1;
+				rc = OQB_EXIT_ERROR;
 				break;
 			}
 			last_write = now_ms();
@@ -791,7 +792,7 @@ again:;
 		char e2[512];
 		if (result_write(r->runj, r->dir, r->o->pretty, e2, sizeof e2) < 0 && rc == 0) {
 			snprintf(err, errlen, "%s", e2);
-			rc = 1;
+			rc = OQB_EXIT_ERROR;
 		}
 	}
 	sigaction(SIGINT, &old_int, NULL);

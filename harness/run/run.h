@@ -31,10 +31,12 @@ struct run_opts {
 };
 
 /*
- * Runs the experiment.  Returns 0 when every point completed, 1 when the
- * run failed or was interrupted after it started (run.json written, err
- * says why), 2 when it could not start (bad config, unusable output dir;
- * nothing was started).  *run_dir receives the results directory (may be
+ * Runs the experiment.  Returns an exit status (lib/exitcodes.h): 0 when
+ * every point completed, 1 when --strict stopped it at a trial whose
+ * self-checks warned, 5 when a point failed or the run was interrupted
+ * after it started (run.json written, err says why), 2 when it could not
+ * start (bad config, unusable output dir; nothing was started).  Until
+ * issue 49 a failed point was 1 as well.  *run_dir receives the results directory (may be
  * empty on early errors).
  */
 int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,

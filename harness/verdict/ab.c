@@ -22,6 +22,7 @@
 #include "binbuild.h"
 #include "clock.h"
 #include "compare.h"
+#include "exitcodes.h"
 #include "opts.h"
 #include "rng.h"
 #include "run.h"
@@ -37,10 +38,25 @@
 #define AB_MAX_ENV 32
 #define FLOOR_REPS 5
 
-enum { AB_SAME = 0, AB_REGRESSION = 1, AB_INCONCLUSIVE = 2, AB_NOISY = 3, AB_USAGE = 4, AB_RUNFAIL = 5 };
-static const char *const verdict_word[] = { "no regression", "REGRESSION", "inconclusive", "too noisy to judge" };
+/* The gate's verdicts are exit statuses of the one table (exitcodes.h). */
+enum {
+	AB_SAME = OQB_EXIT_OK, AB_REGRESSION = OQB_EXIT_FAIL, AB_USAGE = OQB_EXIT_USAGE,
+	AB_INCONCLUSIVE = OQB_EXIT_INCONCLUSIVE, AB_NOISY = OQB_EXIT_NOISY, AB_RUNFAIL = OQB_EXIT_ERROR
+};
+static const char *const verdict_word[OQB_EXIT_COUNT] = {
+	[AB_SAME] = "no regression", [AB_REGRESSION] = "REGRESSION", [AB_INCONCLUSIVE] = "inconclusive",
+	[AB_NOISY] = "too noisy to judge",
+};
+
+/* The verdict's word, or NULL when there is none (bad input, a run failed). */
+static const char *verdict_of(int v)
+{
+	return v >= 0 && v < OQB_EXIT_COUNT ? verdict_word[v] : NULL;
+}
 
 struct ab_cli {
+	const char *config;
+	struct opt_list sets, base_env, new_env;
 	const char *base, *new_, *out;
 	int trials, max_trials, correction, quiet, noise_retries, regime_reruns;
 	double tolerance, tolerance_p99, alpha, noise_limit, canary_drift, noise_wait_s, regime_factor;
@@ -51,8 +67,9 @@ static const char *const corrections[] = { "bh", "holm", "none", NULL };
 
 #define O(f) offsetof(struct ab_cli, f)
 static const struct opt ab_tab[] = {
-	{ "base", OPT_STR, O(base), NULL, 0, 0, NULL, "directory of BASE's built binaries (oqb-server, oqb-client, oqb-floor)" },
-	{ "new", OPT_STR, O(new_), NULL, 0, 0, NULL, "directory of NEW's built binaries" },
+	{ "CONFIG", OPT_ARG, O(config), NULL, 0, 0, NULL, "the experiment's config file, run by both sides" },
+	{ "base", OPT_STR, O(base), NULL, 0, 0, NULL, "BINDIR: directory of BASE's built binaries (oqb-server, oqb-client, oqb-floor)" },
+	{ "new", OPT_STR, O(new_), NULL, 0, 0, NULL, "BINDIR: directory of NEW's built binaries" },
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL, "output directory (default results/ab-NAME-UTCSTAMP)" },
 	{ "trials", OPT_INT, O(trials), "5", 2, AB_MAX_ROUNDS, NULL, "rounds before the first verdict (each runs every point once per side)" },
 	{ "max-trials", OPT_INT, O(max_trials), "10", 2, AB_MAX_ROUNDS, NULL, "rounds at most, adding one at a time while a point is inconclusive" },
@@ -71,11 +88,22 @@ static const struct opt ab_tab[] = {
 	{ "regime-reruns", OPT_INT, O(regime_reruns), "4", 0, AB_MAX_REGIME_RERUNS, NULL,
 	  "rounds set aside for their canary regime at most; beyond, every round is kept and the regimes mix (compare's canary strata then judge them)" },
 	{ "seed", OPT_U64, O(seed), "1", 0, 0, NULL, "seed of the rounds' order (the config's seed drives the schedules)" },
+	{ "set", OPT_LIST, O(sets), NULL, 0, 0, NULL,
+	  "KEY=JSON: override a config key for both sides, as for oqb run" },
+	{ "base-env", OPT_LIST, O(base_env), NULL, 0, AB_MAX_ENV, NULL,
+	  "NAME=VALUE: an environment variable for BASE's processes, e.g. OQB_FAULT=server-delay-ns:400" },
+	{ "new-env", OPT_LIST, O(new_env), NULL, 0, AB_MAX_ENV, NULL,
+	  "NAME=VALUE: an environment variable for NEW's processes" },
 	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "no progress lines" },
-	{ NULL, .help = "A/B gate: BASE and NEW binaries in shuffled rounds on the same hosts; "
-		"exit 0 no regression, 1 regression, 2 inconclusive, 3 too noisy, 4 usage, 5 a run failed" },
+	{ NULL, .help = "A/B regression gate: BASE and NEW binaries in shuffled rounds on the same hosts (docs/ci.md)" },
 };
 #undef O
+
+const struct opts_cmd ab_cmd = {
+	"oqb ab", ab_tab,
+	OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_INCONCLUSIVE) | OQB_EXITS(OQB_EXIT_NOISY) |
+		OQB_EXITS(OQB_EXIT_ERROR),
+};
 
 struct side {
 	const char *name;          /* "base" | "new" */
@@ -414,7 +442,7 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 		return -1;
 	const json_t *sum = json_object_get(doc, "summary"), *p;
 	size_t i;
-	fprintf(f, "### oqb ab: %s\n\n", verdict_word[verdict]);
+	fprintf(f, "### oqb ab: %s\n\n", verdict_of(verdict));
 	fprintf(f, "`%s`: base `%s`, new `%s`; %u rounds in shuffled order (RMIT); tolerance %g %% (p99 %g %%), "
 		"%s. Canary before %.0f ns, after %.0f ns.\n\n", a->config, a->side[0].bin,
 		a->side[1].bin, a->rounds, a->c.tolerance, a->c.tolerance_p99,
@@ -470,35 +498,24 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 	return fclose(f);
 }
 
-/* Repeated options out of argv first: --set, --base-env, --new-env. */
-static int take_repeated(int argc, char **argv, char **rest, int *nrest, struct ab *a, char *err, size_t errlen)
+/* --base-env and --new-env into the sides, each checked to be NAME=VALUE. */
+static int take_env(struct ab *a, char *err, size_t errlen)
 {
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i];
-		int is_set = !strcmp(o, "--set"), is_be = !strcmp(o, "--base-env"), is_ne = !strcmp(o, "--new-env");
-		if (i == 0 || !(is_set || is_be || is_ne)) {
-			rest[(*nrest)++] = argv[i];
-			continue;
+	for (int k = 0; k < 2; k++) {
+		const struct opt_list *l = k ? &a->c.new_env : &a->c.base_env;
+		const char *o = k ? "--new-env" : "--base-env";
+		struct side *s = &a->side[k];
+
+		for (int i = 0; i < l->n; i++) {
+			const char *v = l->v[i], *eq = strchr(v, '=');
+
+			if (!eq || v[0] == '=' || eq - v >= 255) {
+				snprintf(err, errlen, "%s %s: expected NAME=VALUE, e.g. %s OQB_FAULT=server-delay-ns:400",
+					 o, v, o);
+				return -1;
+			}
+			s->env[s->nenv++] = v;
 		}
-		if (i + 1 >= argc) {
-			snprintf(err, errlen, "%s needs a value", o);
-			return -1;
-		}
-		const char *v = argv[++i];
-		if (is_set) {
-			a->sets[a->nsets++] = v;
-			continue;
-		}
-		struct side *s = &a->side[is_be ? 0 : 1];
-		if (!strchr(v, '=') || v[0] == '=' || strchr(v, '=') - v >= 255) {
-			snprintf(err, errlen, "%s %s: expected NAME=VALUE, e.g. %s OQB_FAULT=server-delay-ns:400", o, v, o);
-			return -1;
-		}
-		if (s->nenv >= AB_MAX_ENV) {
-			snprintf(err, errlen, "%s: at most %d", o, AB_MAX_ENV);
-			return -1;
-		}
-		s->env[s->nenv++] = v;
 	}
 	return 0;
 }
@@ -568,34 +585,29 @@ static int side_build(struct side *s, const char *opt, char *err, size_t errlen)
 int ab_main(int argc, char **argv)
 {
 	struct ab *a = calloc(1, sizeof *a);
-	char **rest = calloc((size_t)argc + 1, sizeof *rest), err[20000];
-	int nrest = 0, npos = 0, verdict = AB_USAGE;
+	char err[20000];
+	int verdict = AB_USAGE;
 	json_t *doc = NULL, *bj = NULL, *nj = NULL, *noise = NULL;
 	double pre[FLOOR_REPS], post[FLOOR_REPS];
 	time_t t0 = time(NULL);
 
-	if (!a || !rest || !(a->sets = calloc((size_t)argc + 1, sizeof *a->sets))) {
+	if (!a) {
 		fprintf(stderr, "oqb ab: out of memory\n");
 		goto out;
 	}
 	a->side[0].name = "base";
 	a->side[1].name = "new";
-	if (take_repeated(argc, argv, rest, &nrest, a, err, sizeof err) < 0) {
+	verdict = opts_command(&ab_cmd, &a->c, argc, argv);
+	if (verdict != OPTS_GO)
+		goto out;
+	verdict = AB_USAGE;
+	if (take_env(a, err, sizeof err) < 0) {
 		fprintf(stderr, "oqb ab: %s\n", err);
 		goto out;
 	}
-	int r = opts_parse(ab_tab, &a->c, nrest, rest, &npos, err, sizeof err);
-	if (r == 1) {
-		verdict = 0;
-		goto out;
-	}
-	if (r < 0 || npos != 1) {
-		fprintf(stderr, "oqb ab: %s\nusage: oqb ab CONFIG.json --base BINDIR --new BINDIR [--trials N] "
-			"[--max-trials N] [--new-env K=V]... [--base-env K=V]... [--set KEY=JSON]... [--out DIR]\n",
-			r < 0 ? err : "expected one config file");
-		goto out;
-	}
-	a->config = rest[1];
+	a->sets = a->c.sets.v;
+	a->nsets = (size_t)a->c.sets.n;
+	a->config = a->c.config;
 	if (a->c.max_trials < a->c.trials)
 		a->c.max_trials = a->c.trials;
 	if (check_bindir("--base", a->c.base, a->side[0].bin, sizeof a->side[0].bin, err, sizeof err) < 0 ||
@@ -774,7 +786,7 @@ int ab_main(int argc, char **argv)
 report:
 	{
 		json_t *abj = json_pack("{s:s,s:s,s:s,s:s,s:i,s:O,s:O?,s:O?}", "schema", "oqbench.ab/1", "config",
-					a->config, "verdict", verdict <= AB_NOISY ? verdict_word[verdict] : "a run failed",
+					a->config, "verdict", verdict_of(verdict) ? verdict_of(verdict) : "a run failed",
 					"dir", a->dir, "rounds", (int)a->rounds, "order", a->order, "noise", noise,
 					"comparison", doc);
 		json_t *sides = json_object();
@@ -791,7 +803,7 @@ report:
 		snprintf(path, sizeof path, "%s/ab.json", a->dir);
 		if (json_dump_file(abj, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0)
 			fprintf(stderr, "oqb ab: cannot write %s\n", path);
-		if (verdict <= AB_NOISY) {
+		if (verdict_of(verdict)) {
 			json_t *empty = doc ? NULL : json_pack("{s:[],s:{}}", "points", "summary");
 			write_junit(a, doc ? doc : empty, verdict, noise, difftime(time(NULL), t0));
 			write_markdown(a, doc, verdict, noise);
@@ -804,7 +816,7 @@ report:
 				printf("%s\n", json_string_value(v));
 		}
 		printf("ab: %s after %u rounds; %s/ab.json, junit.xml, summary.md\n",
-		       verdict <= AB_NOISY ? verdict_word[verdict] : "a run failed", a->rounds, a->dir);
+		       verdict_of(verdict) ? verdict_of(verdict) : "a run failed", a->rounds, a->dir);
 		if (noise && json_object_get(noise, "note"))
 			printf("ab: %s\n", json_string_value(json_object_get(noise, "note")));
 		const json_t *rg = json_object_get(abj, "regime"), *x;
@@ -826,13 +838,11 @@ out:
 			for (unsigned rr = 0; rr < AB_MAX_RUNS; rr++)
 				json_decref(a->side[k].runs[rr]);
 		json_decref(a->order);
-		free(a->sets);
 	}
 	json_decref(doc);
 	json_decref(bj);
 	json_decref(nj);
 	json_decref(noise);
 	free(a);
-	free(rest);
 	return verdict;
 }

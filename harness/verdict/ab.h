@@ -19,13 +19,17 @@
  * Writes DIR/ab.json (everything), DIR/junit.xml (one test case per
  * point) and DIR/summary.md (a comment a CI job can post).
  *
- * Exit status: 0 no regression (nothing undecided), 1 a regression,
- * 2 inconclusive, 3 too noisy to judge, 4 usage or input error, 5 a run
- * failed.
+ * Exit status (lib/exitcodes.h, the one table): 0 no regression (nothing
+ * undecided), 1 a regression, 2 bad input, 3 inconclusive, 4 too noisy to
+ * judge, 5 a run failed.  Until issue 49 inconclusive was 2, too noisy 3
+ * and bad input 4 (docs/ci.md lists the change).
  */
 #ifndef OQB_AB_H
 #define OQB_AB_H
 
+#include "opts.h"
+
 int ab_main(int argc, char **argv);
+extern const struct opts_cmd ab_cmd;
 
 #endif

@@ -23,6 +23,7 @@
 #include <string.h>
 
 struct cmp_opts {
+	const char *base, *new_;
 	double tolerance, tolerance_p99, alpha, canary_drift;
 	int json;
 	int correction;
@@ -32,6 +33,8 @@ static const char *const corrections[] = { "bh", "holm", "none", NULL };
 
 #define O(f) offsetof(struct cmp_opts, f)
 static const struct opt cmp_tab[] = {
+	{ "BASE", OPT_ARG, O(base), NULL, 0, 0, NULL, "the reference run: its run.json" },
+	{ "NEW", OPT_ARG, O(new_), NULL, 0, 0, NULL, "the run to judge against BASE: its run.json" },
 	{ "tolerance", OPT_DBL, O(tolerance), "5", 0, 1000, NULL,
 	  "percent p50 or throughput may move before the move can count (and only when significant)" },
 	{ "tolerance-p99", OPT_DBL, O(tolerance_p99), "25", 0, 1000, NULL,
@@ -45,9 +48,14 @@ static const struct opt cmp_tab[] = {
 	  "when the runs' median canaries differ by more than this factor, changes are inconclusive; trials "
 	  "paired by round (oqb ab) leave out a round whose two canaries differ so" },
 	{ "json", OPT_BOOL, O(json), NULL, 0, 0, NULL, "print the comparison as JSON instead of a table" },
-	{ NULL, .help = "compare two run.json files; exit 1 on a regression, 3 when a change could not be decided" },
+	{ NULL, .help = "compare two runs, point by point, from their trials (docs/driver.md)" },
 };
 #undef O
+
+const struct opts_cmd compare_cmd = {
+	"oqb compare", cmp_tab,
+	OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_INCONCLUSIVE),
+};
 
 enum verdict { SAME, WORSE, BETTER, UNDECIDED };
 static const char *const verdict_name[] = { "same", "regression", "improvement", "inconclusive" };
@@ -716,38 +724,32 @@ int compare_main(int argc, char **argv)
 {
 	struct cmp_opts o;
 	char err[1024];
-	int npos = 0, r, rc = 2;
+	int r, rc = OQB_EXIT_ERROR;
 	json_t *base = NULL, *nw = NULL, *doc = NULL;
 
-	r = opts_parse(cmp_tab, &o, argc, argv, &npos, err, sizeof err);
-	if (r == 1)
-		return 0;
-	if (r < 0 || npos != 2) {
-		fprintf(stderr, "oqb compare: %s\nusage: oqb compare BASE.json NEW.json [--tolerance PCT] [--tolerance-p99 PCT] "
-			"[--alpha A] [--correction bh|holm|none] [--json]\n",
-			r < 0 ? err : "expected two run.json files");
-		return 2;
-	}
-	base = result_load(argv[1], err, sizeof err);
+	r = opts_command(&compare_cmd, &o, argc, argv);
+	if (r != OPTS_GO)
+		return r;
+	base = result_load(o.base, err, sizeof err);
 	if (!base) {
 		fprintf(stderr, "oqb compare: %s\n", err);
-		return 2;
+		return OQB_EXIT_USAGE;
 	}
-	nw = result_load(argv[2], err, sizeof err);
+	nw = result_load(o.new_, err, sizeof err);
 	if (!nw) {
 		fprintf(stderr, "oqb compare: %s\n", err);
 		json_decref(base);
-		return 2;
+		return OQB_EXIT_USAGE;
 	}
 	for (int k = 1; k <= 2; k++) {
 		const char *st = json_string_value(json_object_get(k == 1 ? base : nw, "status"));
 		if (st && strcmp(st, "ok") != 0)
 			fprintf(stderr, "oqb compare: warning: %s has status \"%s\" (an incomplete run)\n",
-				argv[k], st);
+				(k == 1 ? o.base : o.new_), st);
 	}
 	struct compare_params cp = { .tolerance_pct = o.tolerance, .tolerance_p99_pct = o.tolerance_p99,
 				     .alpha = o.alpha, .canary_drift = o.canary_drift, .correction = o.correction };
-	doc = compare_eval(base, nw, &cp, argv[2]);
+	doc = compare_eval(base, nw, &cp, o.new_);
 	if (!doc) {
 		fprintf(stderr, "oqb compare: out of memory\n");
 		goto done;
@@ -755,7 +757,7 @@ int compare_main(int argc, char **argv)
 	json_t *sum = json_object_get(doc, "summary"), *v;
 	size_t i;
 	if (o.json) {
-		json_t *j = json_pack("{s:s, s:s, s:O, s:O}", "base", argv[1], "new", argv[2], "points",
+		json_t *j = json_pack("{s:s, s:s, s:O, s:O}", "base", o.base, "new", o.new_, "points",
 				      json_object_get(doc, "points"), "summary", sum);
 		json_dumpf(j, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 		putchar('\n');
@@ -780,7 +782,7 @@ int compare_main(int argc, char **argv)
 		json_integer_value(json_object_get(sum, "points")), nreg,
 		json_integer_value(json_object_get(sum, "improvements")), nund, o.tolerance,
 		o.tolerance_p99, json_string_value(json_object_get(sum, "how")));
-	rc = nreg ? 1 : nund ? 3 : 0;
+	rc = nreg ? OQB_EXIT_FAIL : nund ? OQB_EXIT_INCONCLUSIVE : OQB_EXIT_OK;
 done:
 	json_decref(doc);
 	json_decref(base);

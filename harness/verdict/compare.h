@@ -38,6 +38,9 @@
 
 #include <jansson.h>
 
+#include "exitcodes.h"
+#include "opts.h"
+
 struct compare_params {
 	double tolerance_pct;    /* a p50 or throughput change within it is "same" */
 	double tolerance_p99_pct; /* the same for p99, the noisiest metric */
@@ -62,9 +65,10 @@ struct compare_params {
  */
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *p, const char *new_name);
 
-/* The `oqb compare` command.  Exit status: 0 no regression and nothing
- * undecided, 1 a regression, 2 usage or input error, 3 no regression but
- * some change could not be decided. */
+/* The `oqb compare` command (exit statuses from lib/exitcodes.h: 0 no
+ * regression and nothing undecided, 1 a regression, 2 bad input, 3 no
+ * regression but some change could not be decided) and its table. */
 int compare_main(int argc, char **argv);
+extern const struct opts_cmd compare_cmd;
 
 #endif

@@ -416,6 +416,7 @@ static int append_line(const char *path, const json_t *rec, char *err, size_t er
 }
 
 struct hopts {
+	const char *run;
 	const char *file, *commit, *config, *testbed, *ack, *out, *point, *branch;
 	int metric, json, window, min_segment;
 	double pvalue, min_change;
@@ -435,6 +436,7 @@ struct hopts {
 static const char *const metric_choices[] = { "all", "p50", "p99", "achieved_ops", NULL };
 
 static const struct opt add_tab[] = {
+	{ "RUN_DIR", OPT_ARG, O(run), NULL, 0, 0, NULL, "a results directory, or its run.json" },
 	FILE_ROW,
 	{ "commit", OPT_STR, O(commit), NULL, 0, 0, NULL, "record this commit instead of run.json's git_commit" },
 	{ NULL, .help = "append one run (RUN_DIR or its run.json) to the history" },
@@ -449,7 +451,7 @@ static const struct opt detect_tab[] = {
 	DETECT_ROWS,
 	{ "ack", OPT_STR, O(ack), NULL, 0, 0, NULL, "acknowledgement file: known changes to mute (docs/history.md)" },
 	{ "json", OPT_BOOL, O(json), NULL, 0, 0, NULL, "print the changes as JSON" },
-	{ NULL, .help = "find change points in every series of comparable runs; exit 1 on a regression" },
+	{ NULL, .help = "find change points in every series of comparable runs (an unacknowledged regression fails)" },
 };
 static const struct opt export_tab[] = {
 	FILE_ROW, CONFIG_ROW, TESTBED_ROW,
@@ -514,11 +516,11 @@ static int cmd_add(const struct hopts *o, const char *arg)
 				"the history is append-only, nothing was added\n", str(rec, "run_id", "?"),
 				str(rec, "created_utc", "?"), o->file,
 				(long long)json_integer_value(json_object_get(r, "line")));
-			rc = 1;
-			goto out;
+			goto out;   /* bad input: that run is there already */
 		}
 	if (append_line(o->file, rec, err, sizeof err) < 0) {
 		fprintf(stderr, "oqb history add: %s\n", err);
+		rc = OQB_EXIT_ERROR;
 		goto out;
 	}
 	printf("history: added run %s (commit %.12s, config %s, testbed %s, %zu points) to %s\n",
@@ -868,7 +870,7 @@ static int cmd_detect(const struct hopts *o)
 		"%zu improvement(s), %zu acknowledged; window %d, p %g, min segment %d\n",
 		json_array_size(groups), nseries, nshort, o->min_segment, json_array_size(changes), nreg, nimp,
 		nack, o->window, o->pvalue, o->min_segment);
-	rc = nreg ? 1 : 0;
+	rc = nreg ? OQB_EXIT_FAIL : OQB_EXIT_OK;
 out:
 	json_decref(changes);
 	json_decref(groups);
@@ -961,6 +963,7 @@ static int cmd_export(const struct hopts *o)
 		rc = 0;
 		goto out;
 	}
+	rc = OQB_EXIT_ERROR;   /* the input was good: what fails from here is writing */
 	if (mkdir(o->out, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "oqb history export-otava: cannot create %s: %s\n", o->out, strerror(errno));
 		goto out;
@@ -984,14 +987,14 @@ static int cmd_export(const struct hopts *o)
 		json_t *doc = otava_of(g, o->branch);
 		if (json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {
 			fprintf(stderr, "oqb history export-otava: cannot write %s\n", path);
-			rc = 2;
+			rc = OQB_EXIT_ERROR;
 		}
 		json_decref(doc);
 		fprintf(y, "  %s:\n    type: json\n    file: %s.json\n", name, name);
 		printf("%s (%zu runs)\n", path, json_array_size(g));
 	}
 	if (fclose(y) != 0)
-		rc = 2;
+		rc = OQB_EXIT_ERROR;
 	printf("%s\n", yaml);
 out:
 	json_decref(groups);
@@ -1065,6 +1068,7 @@ static int cmd_plot(const struct hopts *o)
 		goto out;
 	}
 	snprintf(data, sizeof data, "%.*s.dat", (int)(ext - 4), o->out);
+	rc = OQB_EXIT_ERROR;   /* the input was good: what fails from here is writing or drawing */
 	if (!(f = fopen(data, "w"))) {
 		fprintf(stderr, "oqb history plot: cannot write %s: %s\n", data, strerror(errno));
 		goto out;
@@ -1125,48 +1129,57 @@ out:
 
 /* ---- dispatch ---- */
 
+#define HX(x) (OQB_EXITS_BASE | (x))
+static const struct opts_cmd hcmds[] = {
+	{ "oqb history add", add_tab, HX(OQB_EXITS(OQB_EXIT_ERROR)) },
+	{ "oqb history show", show_tab, HX(0) },
+	{ "oqb history detect", detect_tab, HX(OQB_EXITS(OQB_EXIT_FAIL)) },
+	{ "oqb history export-otava", export_tab, HX(OQB_EXITS(OQB_EXIT_ERROR)) },
+	{ "oqb history plot", plot_tab, HX(OQB_EXITS(OQB_EXIT_ERROR)) },
+};
+#undef HX
+#define NHCMDS (sizeof hcmds / sizeof hcmds[0])
+
+/* Every subcommand's usage, summary and exit statuses, from its table. */
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: oqb history COMMAND [ARGS] (docs/history.md)\n"
-		"  add RUN_DIR|run.json [--file H] [--commit SHA]\n"
-		"  show [--file H] [--config FP] [--testbed FP]\n"
-		"  detect [--file H] [--metric p50|p99|achieved_ops] [--window N] [--pvalue P]\n"
-		"         [--min-segment N] [--ack FILE] [--json]\n"
-		"  export-otava [--file H] [--config FP] [--testbed FP] [--out DIR]\n"
-		"  plot [--file H] --metric M [--point SYSTEM@LOAD] --out F.svg|F.png\n"
-		"The default file is " PERFHIST_DEFAULT_FILE "; each command takes --help.\n");
+	char codes[64];
+
+	fprintf(f, "usage: oqb history COMMAND [options] (docs/history.md)\n");
+	for (size_t i = 0; i < NHCMDS; i++) {
+		size_t n = 0;
+
+		fprintf(f, "  ");
+		opts_synopsis(f, hcmds[i].prog, hcmds[i].tab);
+		fputc('\n', f);
+		while (hcmds[i].tab[n].name)
+			n++;
+		exitcodes_list(hcmds[i].exits, codes, sizeof codes);
+		fprintf(f, "      %s; exit %s\n", hcmds[i].tab[n].help, codes);
+	}
+	fprintf(f, "The default file is " PERFHIST_DEFAULT_FILE "; each command takes --help.\n");
+	exitcodes_help(f, PERFHIST_EXITS);
 }
 
 int perfhist_main(int argc, char **argv)
 {
-	static const struct { const char *name; const struct opt *tab; int npos; } cmds[] = {
-		{ "add", add_tab, 1 }, { "show", show_tab, 0 }, { "detect", detect_tab, 0 },
-		{ "export-otava", export_tab, 0 }, { "plot", plot_tab, 0 },
-	};
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 	struct hopts o;
-	char err[1024];
-	int npos = 0, r;
+	int r;
 
 	if (!cmd || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(cmd ? stdout : stderr);
-		return cmd ? 0 : 2;
+		return cmd ? OQB_EXIT_OK : OQB_EXIT_USAGE;
 	}
-	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
-		if (strcmp(cmd, cmds[i].name))
+	for (size_t i = 0; i < NHCMDS; i++) {
+		if (strcmp(cmd, strrchr(hcmds[i].prog, ' ') + 1))
 			continue;
 		memset(&o, 0, sizeof o);
-		r = opts_parse(cmds[i].tab, &o, argc - 1, argv + 1, &npos, err, sizeof err);
-		if (r == 1)
-			return 0;
-		if (r < 0 || npos != cmds[i].npos) {
-			fprintf(stderr, "oqb history %s: %s\n", cmd,
-				r < 0 ? err : cmds[i].npos ? "expected one RUN_DIR or run.json" : "takes no positional argument");
-			usage(stderr);
-			return 2;
-		}
+		r = opts_command(&hcmds[i], &o, argc - 1, argv + 1);
+		if (r != OPTS_GO)
+			return r;
 		switch (i) {
-		case 0: return cmd_add(&o, argv[2]);
+		case 0: return cmd_add(&o, o.run);
 		case 1: return cmd_show(&o);
 		case 2: return cmd_detect(&o);
 		case 3: return cmd_export(&o);
@@ -1175,5 +1188,5 @@ int perfhist_main(int argc, char **argv)
 	}
 	fprintf(stderr, "oqb history: unknown command \"%s\"\n", cmd);
 	usage(stderr);
-	return 2;
+	return OQB_EXIT_USAGE;
 }

@@ -38,6 +38,7 @@
 #ifndef OQB_PERFHIST_H
 #define OQB_PERFHIST_H
 
+#include "exitcodes.h"
 #include <stddef.h>
 #include <jansson.h>
 
@@ -61,8 +62,11 @@ void perfhist_config_fp(const json_t *config, char fp[17]);
  */
 json_t *perfhist_load(const char *path, int missing_ok, char *err, size_t errlen);
 
-/* The `oqb history` command; exit status 0, 1 (detect: an unacknowledged
- * regression; add: refused), 2 (usage or bad input). */
+/* The `oqb history` command; exit status (lib/exitcodes.h) 0, 1 (detect:
+ * an unacknowledged regression), 2 (bad input; add: the run is in the
+ * history already, nothing added), 5 (a file could not be written, or
+ * gnuplot failed).  Until issue 49 a refused add was 1. */
 int perfhist_main(int argc, char **argv);
+#define PERFHIST_EXITS (OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_ERROR))
 
 #endif

@@ -31,7 +31,7 @@ fi
 floor_stand_in "$T/b1" $seq_
 "$OQB_BIN/oqb" ab "$T/cfg.json" --base "$T/b1" --new "$T/b1" --trials 3 --max-trials 3 --out "$T/ab1" >"$T/ab1.out" 2>&1
 rc=$?
-if [ $rc -eq 0 ] || [ $rc -eq 2 ]; then ok "ab_regime_runs (exit $rc)"; else notok ab_regime_runs "rc=$rc $(tail -5 "$T/ab1.out")"; fi
+if [ $rc -eq 0 ] || [ $rc -eq 3 ]; then ok "ab_regime_runs (exit $rc)"; else notok ab_regime_runs "rc=$rc $(tail -5 "$T/ab1.out")"; fi
 jcheck ab_regime_round_set_aside "$T/ab1/ab.json" '.rounds == 4 and .regime.rounds_kept == [1,3,4] and .regime.mixed == false
 	and .regime.rounds_set_aside == [{"round": 2, "base_canary_ns": 500, "new_canary_ns": 500, "reason": "canary regime"}]
 	and .regime.median_ns == 100 and .regime.before_in_regime and .regime.after_in_regime'

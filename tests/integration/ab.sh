@@ -20,15 +20,15 @@ cat >"$T/cfg.json" <<CFG
 CFG
 ab() { "$OQB_BIN/oqb" ab "$T/cfg.json" --quiet "$@"; }
 
-# usage and input errors: 4, with the reason
+# usage and input errors: 2 (bad input, lib/exitcodes.h), with the reason
 ab --new "$OQB_BIN" --out "$T/u1" >"$T/u1.out" 2>&1
 rc=$?
-[ $rc -eq 4 ] && grep -q -- '--base DIR is required' "$T/u1.out" && ok ab_usage_missing_base ||
+[ $rc -eq 2 ] && grep -q -- '--base DIR is required' "$T/u1.out" && ok ab_usage_missing_base ||
 	notok ab_usage_missing_base "rc=$rc $(cat "$T/u1.out")"
 mkdir -p "$T/empty"
 ab --base "$T/empty" --new "$OQB_BIN" --out "$T/u2" >"$T/u2.out" 2>&1
 rc=$?
-[ $rc -eq 4 ] && grep -q 'no executable oqb-server there' "$T/u2.out" && ok ab_bad_bindir ||
+[ $rc -eq 2 ] && grep -q 'no executable oqb-server there' "$T/u2.out" && ok ab_bad_bindir ||
 	notok ab_bad_bindir "rc=$rc $(cat "$T/u2.out")"
 
 # A/B: NEW's server waits 100 us per request: p50 grows about a
@@ -65,7 +65,7 @@ detect() {
 		else
 			calm=1
 		fi
-		[ $rc -eq 2 ] || break
+		[ $rc -eq 3 ] || break
 		echo "  ab detection (${out##*/}, at most ${spec#*:} rounds): inconclusive${HOST_EVIDENCE:+; $HOST_EVIDENCE}" >&2
 	done
 	detect_busy=
@@ -78,7 +78,7 @@ detect() {
 judge_detect() {
 	if [ $rc -eq 1 ] && jq -e "$3" "$2/ab.json" >/dev/null 2>&1; then
 		ok "$1"
-	elif [ $rc -eq 2 ] && [ -n "$detect_busy" ]; then
+	elif [ $rc -eq 3 ] && [ -n "$detect_busy" ]; then
 		skip_host "$1" "$detect_busy" "the gate said inconclusive, as it may beside a busy neighbour"
 	else
 		notok "$1" "rc=$rc $(tail -5 "$2.out")"
@@ -91,7 +91,7 @@ judge_detect ab_catches_server_delay "$T/ab" '[.comparison.points[] | select(.p5
 # What follows is the gate's bookkeeping, true whatever it decided: these
 # cases are judged on every run (a verdict they report is the one it exited with).
 jcheck ab_json "$T/ab/ab.json" '.schema == "oqbench.ab/1" and .exit_status == '"$rc"' and
-	.verdict == (["no regression", "REGRESSION", "inconclusive"]['"$rc"'] // "?") and
+	.verdict == ({"0": "no regression", "1": "REGRESSION", "3": "inconclusive"}["'"$rc"'"] // "?") and
 	.rounds >= 4 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:100000"]
 	and (.noise.before.p50_ns | length) == 5 and (.comparison.summary.regressions >= 1) == ('"$rc"' == 1)
 	and .noise.moved == false and .sides.base.build_id == "'"$("$OQB_BIN/oqb-server" --build-id)"'"
@@ -132,7 +132,7 @@ judge_detect ab_catches_saturating_delay "$T/sat" '.comparison.points[] | select
 # A/A: the same binaries on both sides are never a regression
 ab --base "$OQB_BIN" --new "$OQB_BIN" --trials 4 --max-trials 5 --noise-limit 1e9 --out "$T/aa" >"$T/aa.out" 2>&1
 rc=$?
-if [ $rc -eq 0 ] || [ $rc -eq 2 ]; then ok "ab_aa_no_regression (exit $rc)"
+if [ $rc -eq 0 ] || [ $rc -eq 3 ]; then ok "ab_aa_no_regression (exit $rc)"
 else notok ab_aa_no_regression "rc=$rc $(tail -5 "$T/aa.out")"; fi
 
 # stand_in DIR NOISY: a bin directory whose oqb-floor is a stand-in: its
@@ -177,13 +177,13 @@ fi
 stand_in "$T/noisy" 1000000
 ab --base "$T/noisy" --new "$OQB_BIN" --noise-wait-s 0.2 --out "$T/noise" >"$T/noise.out" 2>&1
 rc=$?
-if [ $rc -eq 3 ] && grep -q 'too noisy to judge' "$T/noise.out" && [ ! -d "$T/noise/r01-base" ]; then
+if [ $rc -eq 4 ] && grep -q 'too noisy to judge' "$T/noise.out" && [ ! -d "$T/noise/r01-base" ]; then
 	ok ab_too_noisy_gives_up
 else
 	notok ab_too_noisy_gives_up "rc=$rc $(cat "$T/noise.out")"
 fi
 # it measured three times (two retries by default) before giving up
-jcheck ab_too_noisy_json "$T/noise/ab.json" '.exit_status == 3 and .rounds == 0 and .noise.before.spread == 9
+jcheck ab_too_noisy_json "$T/noise/ab.json" '.exit_status == 4 and .rounds == 0 and .noise.before.spread == 9
 	and (.noise.before_attempts | length) == 3 and all(.noise.before_attempts[]; .spread == 9)'
 
 # a canary that is noisy for one attempt (5 readings) and then steady:
@@ -195,5 +195,5 @@ ab --base "$T/settles" --new "$OQB_BIN" --noise-wait-s 0.2 --trials 2 --max-tria
 	>"$T/settles.out" 2>&1
 rc=$?
 jcheck ab_canary_retry_then_runs "$T/settles-ab/ab.json" '.rounds == 2 and (.noise.before_attempts | length) == 2
-	and .noise.before_attempts[0].spread == 9 and .noise.before.spread == 1 and .exit_status != 3'
+	and .noise.before_attempts[0].spread == 9 and .noise.before.spread == 1 and .exit_status != 4'
 finish

@@ -10,13 +10,15 @@
 # kind's error status (the good cases, the negative controls, expect 0).
 #   KIND       command                                   error status
 #   config     oqb run FILE --dry-run                    2
-#   trace      oqb-tgap --quiet FILE                     1
+#   trace      oqb-tgap --quiet FILE                     2
 #   wire-req   bad-input-probe wire-req FILE             1
 #   wire-resp  bad-input-probe wire-resp FILE            1
 #   ctl        bad-input-probe ctl FILE                  1
-#   runjson    oqb compare FILE FILE, then oqb plot FILE  2, then 1 (plot
+#   runjson    oqb compare FILE FILE, then oqb plot FILE  2, then 2 (plot
 #              only when an error is expected: it needs gnuplot otherwise)
-#   history    oqb check FILE                            3
+#   history    oqb check FILE                            2
+# (the oqb commands' statuses are the one table's, docs/driver.md "Exit
+# codes": 2 is bad input; the probe's 1 is its own)
 . "$(dirname "$0")/../lib.sh"
 cd "${OQB_ROOT:-.}"
 : "${OQB_UNIT:?run through tests/run-tests.sh (make test)}"
@@ -62,7 +64,7 @@ for exp in tests/bad-input/*/*.expect; do
 	case $kind in
 	config)    run_case "bad-input/$kind/$name" "${want:-2}" "$exp" "$file" \
 			"$OQB_BIN/oqb" run "$file" --dry-run ;;
-	trace)     run_case "bad-input/$kind/$name" "${want:-1}" "$exp" "$file" \
+	trace)     run_case "bad-input/$kind/$name" "${want:-2}" "$exp" "$file" \
 			"$OQB_BIN/oqb-tgap" --quiet "$file" ;;
 	wire-req|wire-resp|ctl)
 		   run_case "bad-input/$kind/$name" "${want:-1}" "$exp" "$file" "$PROBE" "$kind" "$file" ;;
@@ -70,10 +72,10 @@ for exp in tests/bad-input/*/*.expect; do
 		run_case "bad-input/$kind/$name" "${want:-2}" "$exp" "$file" \
 			"$OQB_BIN/oqb" compare "$file" "$file"
 		if [ -z "$want" ]; then
-			run_case "bad-input/$kind/$name-plot" 1 "$exp" "$file" \
+			run_case "bad-input/$kind/$name-plot" 2 "$exp" "$file" \
 				"$OQB_BIN/oqb" plot "$file" --out "$T"
 		fi ;;
-	history)   run_case "bad-input/$kind/$name" "${want:-3}" "$exp" "$file" \
+	history)   run_case "bad-input/$kind/$name" "${want:-2}" "$exp" "$file" \
 			"$OQB_BIN/oqb" check "$file" ;;
 	*)	   notok "bad-input/$kind/$name" "unknown kind $kind (tests/bad-input/README.md lists them)" ;;
 	esac

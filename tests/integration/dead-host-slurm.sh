@@ -12,7 +12,7 @@
 # at once.
 #   client  the node of client process 1 (or 0 with one client)
 #   server  the server's node, n1
-# Checked (check_dead_run): exit 1 within DEAD_BOUND_S of the kill, ONE
+# Checked (check_dead_run): exit 5 (error) within DEAD_BOUND_S of the kill, ONE
 # error message naming the node and saying it is lost, run.json with the
 # error (host_lost) and the finished point, no process of the run left;
 # then, with the cluster's SlurmdTimeout short (a lab's is minutes),

@@ -12,7 +12,7 @@
 # the benchmark process) with SIGKILL at once.
 #   client  the host of client process 1 (or 0 with one client)
 #   server  the server's host
-# Checked (check_dead_run): exit 1 within DEAD_BOUND_S of the kill (the
+# Checked (check_dead_run): exit 5 (error) within DEAD_BOUND_S of the kill (the
 # point had most of its 60 s to go), ONE error message naming the host as the config
 # does and saying it is lost, run.json with the error (host_lost) and the
 # finished point, no process of the run left (local ssh PIDs, remote

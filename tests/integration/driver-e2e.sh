@@ -340,7 +340,7 @@ chmod +x "$T/nohist/oqb-client"
 	--set duration_s=0.2 --set warmup_s=0.1 --set history=true --set check=true \
 	--set "hosts={\"bin_dir\":\"$T/nohist\"}" >"$T/nohist.out" 2>&1
 rc=$?
-if [ $rc -eq 1 ] && grep -q "client:0\].*recorded 0 of its 1 threads' histories" "$T/nohist.out"; then
+if [ $rc -eq 5 ] && grep -q "client:0\].*recorded 0 of its 1 threads' histories" "$T/nohist.out"; then
 	ok missing_history_fails_point
 else
 	notok missing_history_fails_point "rc=$rc: $(tail -5 "$T/nohist.out")"

@@ -88,7 +88,7 @@ t0=$SECONDS
 TMPDIR=$T "$OQB_BIN/oqb" run "$T/unknown.json" --out "$T/run2" >/dev/null 2>"$T/stderr2"
 rc=$?
 msg=$(cat "$T/stderr2")
-if [ $rc -eq 1 ] && [[ $msg == *"[127.0.0.1:server:0]"* ]] && [[ $msg == *"Host key verification failed"* ]] &&
+if [ $rc -eq 5 ] && [[ $msg == *"[127.0.0.1:server:0]"* ]] && [[ $msg == *"Host key verification failed"* ]] &&
 	[ $((SECONDS - t0)) -lt 20 ]; then
 	ok unknown_host_key_refused
 else

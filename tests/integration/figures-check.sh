@@ -154,6 +154,6 @@ if [ $rc -eq 2 ] && grep -q "$T/bad/x/run.json" <<<"$out"; then ok bad-run-json
 else notok bad-run-json "exit $rc: $out"; fi
 echo '{"claims": 3}' >"$T/claims.json"
 out=$("$OQB_BIN/oqb" figures --runs "$FIX/holds" --out "$T/rep2" --claims "$T/claims.json" 2>&1); rc=$?
-if [ $rc -eq 1 ] && grep -q 'claims.json.*claims' <<<"$out"; then ok bad-claims-file
+if [ $rc -eq 2 ] && grep -q 'claims.json.*claims' <<<"$out"; then ok bad-claims-file
 else notok bad-claims-file "exit $rc: $out"; fi
 finish

@@ -28,7 +28,7 @@ fi
 	ok add_json || notok add_json "$(cat "$T/add.out")"
 "$OQB" history add "$T/r1" --file "$H" >/dev/null 2>"$T/dup.err"
 rc=$?
-if [ $rc -eq 1 ] && grep -q "already in .* at line 1" "$T/dup.err" && [ "$(wc -l <"$H")" -eq 2 ]; then
+if [ $rc -eq 2 ] && grep -q "already in .* at line 1" "$T/dup.err" && [ "$(wc -l <"$H")" -eq 2 ]; then
 	ok add_duplicate_refused
 else
 	notok add_duplicate_refused "rc $rc, $(cat "$T/dup.err"), $(wc -l <"$H") lines"

@@ -137,7 +137,7 @@ slurm_nothing_left sigint "$T/sigint" "$SHM0"
 
 # killed_step NAME CMD...: a long run whose server step is ended by CMD
 # (eval'd with $SRUN_PID, the server's srun, and $STEP, its Slurm step:
-# the job's first) must fail with status 1 and an error naming the server
+# the job's first) must fail with status 5 (error: a process failed) and an error naming the server
 # (the driver sees srun's exit or the closed control connection first),
 # and leave nothing behind.
 killed_step() {
@@ -149,7 +149,7 @@ killed_step() {
 		eval "$*"
 		wait_exit "$SA_PID"
 		rc=$?
-		if [ "$rc" -eq 1 ]; then ok "${name}_exit_1"; else notok "${name}_exit_1" "salloc exited $rc"; fi
+		if [ "$rc" -eq 5 ]; then ok "${name}_exit_5"; else notok "${name}_exit_5" "salloc exited $rc"; fi
 		jcheck "${name}_error" "$T/$name/run.json" \
 			'.status == "failed" and .error.role == "server" and (.error.message | test(":server:0\\] "))'
 		jq -r --arg n "$name" '"  \($n): " + .error.message' "$T/$name/run.json" >&2

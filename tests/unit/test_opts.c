@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exitcodes.h"
 #include "opts.h"
 #include "unit.h"
 
@@ -427,7 +428,189 @@ TEST(help_wraps_very_long_names)
 	free(buf);
 }
 
+/* ---- positional and repeatable rows ---- */
+
+struct cmd {
+	const char *config, *extra, *out;
+	struct opt_list sets, envs, rest;
+	int quiet;
+};
+
+static const struct opt cmd_tab[] = {
+	{ "CONFIG", OPT_ARG, offsetof(struct cmd, config), NULL, 0, 0, NULL, "the config file" },
+	{ "EXTRA", OPT_ARG, offsetof(struct cmd, extra), "none", 0, 1, NULL, "an optional one" },
+	{ "out", OPT_STR, offsetof(struct cmd, out), NULL, 0, 0, NULL, "DIR: where results go" },
+	{ "set", OPT_LIST, offsetof(struct cmd, sets), NULL, 0, 0, NULL, "KEY=JSON: override a key" },
+	{ "env", OPT_LIST, offsetof(struct cmd, envs), NULL, 0, 2, NULL, "NAME=VALUE: for the child" },
+	{ "quiet", OPT_BOOL, offsetof(struct cmd, quiet), NULL, 0, 0, NULL, "say less" },
+	{ NULL, .help = "a command with positionals and lists" },
+};
+
+static const struct opt rest_tab[] = {
+	{ "FILE", OPT_ARGS, offsetof(struct cmd, rest), NULL, 0, 0, NULL, "inputs" },
+	{ "quiet", OPT_BOOL, offsetof(struct cmd, quiet), NULL, 0, 0, NULL, "say less" },
+	{ NULL, .help = "one or more files" },
+};
+
+/* Parses words with tab t into *c; argv[0] = "prog". */
+static int parse_cmd(const struct opt *t, struct cmd *c, char *err, size_t errlen, ...)
+{
+	static char *argv[40];
+	int argc = 0;
+	va_list ap;
+	const char *a;
+
+	argv[argc++] = (char *)"prog";
+	va_start(ap, errlen);
+	while ((a = va_arg(ap, const char *)) != NULL && argc < 39)
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	memset(c, 0x5a, sizeof *c);
+	err[0] = '\0';
+	return opts_parse(t, c, argc, argv, NULL, err, errlen);
+}
+
+#define PC(t, c, err, ...) parse_cmd(t, c, err, sizeof err, __VA_ARGS__, (const char *)NULL)
+
+TEST(positional_rows_take_arguments_in_order)
+{
+	static struct cmd c;
+	char err[256];
+
+	REQUIRE(PC(cmd_tab, &c, err, "--quiet", "a.json") == 0, "err: %s", err);
+	CHECK(c.config && strcmp(c.config, "a.json") == 0);
+	CHECK(c.extra && strcmp(c.extra, "none") == 0, "an optional positional takes its default");
+	CHECK(c.quiet == 1);
+	REQUIRE(PC(cmd_tab, &c, err, "a.json", "--out", "d", "b") == 0, "err: %s", err);
+	CHECK(strcmp(c.config, "a.json") == 0 && strcmp(c.extra, "b") == 0);
+	CHECK(strcmp(c.out, "d") == 0);
+	/* "--" makes an option-looking word a positional */
+	REQUIRE(PC(cmd_tab, &c, err, "--", "--odd.json") == 0, "err: %s", err);
+	CHECK(strcmp(c.config, "--odd.json") == 0);
+}
+
+TEST(positional_rows_name_what_is_missing_or_extra)
+{
+	static struct cmd c;
+	char err[256];
+
+	CHECK(PC(cmd_tab, &c, err, "--quiet") == -1);
+	CHECK(strstr(err, "missing CONFIG: the config file") != NULL, "got: %s", err);
+	CHECK(PC(cmd_tab, &c, err, "a", "b", "c") == -1);
+	CHECK(strstr(err, "unexpected argument \"c\"") != NULL, "got: %s", err);
+	CHECK(PC(rest_tab, &c, err, "--quiet") == -1);
+	CHECK(strstr(err, "missing FILE...") != NULL, "got: %s", err);
+	/* a positional row is not an option */
+	CHECK(PC(cmd_tab, &c, err, "--CONFIG", "x") == -1);
+	CHECK(strstr(err, "unknown option --CONFIG") != NULL, "got: %s", err);
+}
+
+TEST(trailing_positionals_collect_every_one)
+{
+	static struct cmd c;
+	char err[256];
+
+	REQUIRE(PC(rest_tab, &c, err, "a", "--quiet", "b", "-", "c") == 0, "err: %s", err);
+	REQUIRE(c.rest.n == 4, "n = %d", c.rest.n);
+	CHECK(strcmp(c.rest.v[0], "a") == 0 && strcmp(c.rest.v[1], "b") == 0);
+	CHECK(strcmp(c.rest.v[2], "-") == 0 && strcmp(c.rest.v[3], "c") == 0);
+}
+
+TEST(repeatable_options_keep_order_and_cap)
+{
+	static struct cmd c;
+	char err[256];
+
+	REQUIRE(PC(cmd_tab, &c, err, "x.json", "--set", "a=1", "--set=b=[2]", "--quiet", "--set", "c=x")
+		== 0, "err: %s", err);
+	REQUIRE(c.sets.n == 3, "n = %d", c.sets.n);
+	CHECK(strcmp(c.sets.v[0], "a=1") == 0);
+	CHECK(strcmp(c.sets.v[1], "b=[2]") == 0);
+	CHECK(strcmp(c.sets.v[2], "c=x") == 0);
+	CHECK(c.envs.n == 0, "a list not given is empty, not garbage");
+	CHECK(strcmp(c.config, "x.json") == 0, "values of a list are not positionals");
+	CHECK(PC(cmd_tab, &c, err, "x", "--env", "A=1", "--env", "B=2", "--env", "C=3") == -1);
+	CHECK(strstr(err, "--env: given more than 2 times; at most 2") != NULL, "got: %s", err);
+	CHECK(PC(cmd_tab, &c, err, "x", "--set") == -1);
+	CHECK(strstr(err, "--set: missing value") != NULL, "got: %s", err);
+}
+
+TEST(help_shows_positionals_and_lists)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	REQUIRE(f != NULL);
+	opts_help(f, "oqb thing", NULL, cmd_tab);
+	fclose(f);
+	CHECK(strncmp(buf, "usage: oqb thing [options] CONFIG [EXTRA]\n", 42) == 0, "%s", buf);
+	CHECK(strstr(buf, "\narguments:\n  CONFIG ") != NULL, "%s", buf);
+	CHECK(strstr(buf, "an optional one (optional; default: none)") != NULL, "%s", buf);
+	CHECK(strstr(buf, "--set KEY=JSON    override a key (repeatable)") != NULL, "%s", buf);
+	CHECK(strstr(buf, "--env NAME=VALUE") != NULL && strstr(buf, "(repeatable, at most 2 times)"), "%s", buf);
+	CHECK(strstr(buf, "--out DIR") != NULL, "%s", buf);
+	CHECK(strstr(buf, "--CONFIG") == NULL, "%s", buf);
+	free(buf);
+}
+
+TEST(command_help_ends_with_its_exit_codes)
+{
+	static const struct opts_cmd c = { "oqb thing", rest_tab,
+					   OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_INCONCLUSIVE) };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	REQUIRE(f != NULL);
+	opts_command_help(f, &c);
+	fclose(f);
+	CHECK(strstr(buf, "usage: oqb thing [options] FILE...\n") == buf, "%s", buf);
+	CHECK(strstr(buf, "\nexit status:\n  0  ok: ") != NULL, "%s", buf);
+	CHECK(strstr(buf, "\n  2  bad input: ") != NULL, "%s", buf);
+	CHECK(strstr(buf, "\n  3  inconclusive: ") != NULL, "%s", buf);
+	CHECK(strstr(buf, "\n  1  ") == NULL && strstr(buf, "\n  5  ") == NULL, "only its own: %s", buf);
+	free(buf);
+}
+
+TEST(command_parse_returns_exit_statuses)
+{
+	static const struct opts_cmd c = { "oqb thing", cmd_tab, OQB_EXITS_BASE };
+	static struct cmd v;
+	char *ok[] = { (char *)"thing", (char *)"x.json", NULL };
+	char *bad[] = { (char *)"thing", (char *)"--nope", NULL };
+	char *none[] = { (char *)"thing", NULL };
+	FILE *saved = stderr;
+
+	CHECK(opts_command(&c, &v, 2, ok) == OPTS_GO);
+	CHECK(strcmp(v.config, "x.json") == 0);
+	stderr = fopen("/dev/null", "w");
+	int r1 = opts_command(&c, &v, 2, bad), r2 = opts_command(&c, &v, 1, none);
+	fclose(stderr);
+	stderr = saved;
+	CHECK(r1 == OQB_EXIT_USAGE && r2 == OQB_EXIT_USAGE, "%d %d", r1, r2);
+}
+
+TEST(exit_code_table)
+{
+	char buf[64];
+
+	CHECK(strcmp(exitcode_name(OQB_EXIT_OK), "ok") == 0);
+	CHECK(strcmp(exitcode_name(OQB_EXIT_USAGE), "bad input") == 0);
+	CHECK(strcmp(exitcode_name(OQB_EXIT_INCONCLUSIVE), "inconclusive") == 0);
+	CHECK(exitcode_name(OQB_EXIT_COUNT) == NULL && exitcode_name(-1) == NULL);
+	for (int i = 0; i < OQB_EXIT_COUNT; i++)
+		CHECK(exitcode_name(i) && exitcode_meaning(i) && *exitcode_meaning(i), "row %d", i);
+	exitcodes_list(OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_ERROR), buf, sizeof buf);
+	CHECK(strcmp(buf, "0/2/5") == 0, "%s", buf);
+}
+
 UNIT_MAIN(defaults, space_and_equals_forms, str_points_into_argv, booleans, enums,
 	  numbers_and_bounds, integer_limits, suffixes, unknown_options_suggest, missing_value,
 	  positionals, bad_default_is_reported, help_flag_prints_and_returns_1,
-	  help_text_lists_everything_aligned, help_wraps_very_long_names)
+	  help_text_lists_everything_aligned, help_wraps_very_long_names,
+	  positional_rows_take_arguments_in_order, positional_rows_name_what_is_missing_or_extra,
+	  trailing_positionals_collect_every_one, repeatable_options_keep_order_and_cap,
+	  help_shows_positionals_and_lists, command_help_ends_with_its_exit_codes,
+	  command_parse_returns_exit_statuses, exit_code_table)
