@@ -174,6 +174,10 @@ int main(int argc, char **argv)
 			transport_hint(transport_name_list[o.transport]));
 		goto out;
 	}
+	if (system_check_transport(cc.sys, cc.tp->name, err, sizeof err) != 0) {
+		fprintf(stderr, "oqb-client: %s\n", err);
+		goto out;
+	}
 	cc.gen = gen_lookup(wl, "--workload", err, sizeof err);
 	if (!cc.gen) {
 		fprintf(stderr, "oqb-client: %s\n", err);

@@ -16,6 +16,7 @@
 #include "launch.h"
 #include "buildinfo.h"
 #include "trials.h"
+#include "system.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,7 +28,7 @@
 #include <unistd.h>
 
 static const char *const k_transports[] = { "shm", "verbs", NULL };
-static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", NULL };
+static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", "write1", NULL };
 static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", "rocksdb", "plugin", NULL };
 static const char *const k_dists[] = { "fixed", "exp", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
@@ -150,7 +151,7 @@ static const struct conf_key top_keys[] = {
 	{ "name", CONF_STR, 1, 0, 0, NULL, NULL, "experiment name (letters, digits, . _ -)" },
 	{ "description", CONF_STR, 0, 0, 0, NULL, NULL, "free text" },
 	{ "transport", CONF_STR, 1, 0, 0, k_transports, NULL, "shm or verbs" },
-	{ "systems", CONF_ARR_STR, 1, 0, 0, k_systems, NULL, "systems to compare: oq, rawrpc, deferred, erpc (erpc: builds with ERPC_DIR, docs/erpc.md)" },
+	{ "systems", CONF_ARR_STR, 1, 0, 0, k_systems, NULL, "systems to compare: oq, rawrpc, deferred, erpc (erpc: builds with ERPC_DIR, docs/erpc.md), write1 (verbs only, not linearizable by design: docs/systems.md)" },
 	{ "server", CONF_OBJ, 1, 0, 0, NULL, server_keys, "server shape" },
 	{ "clients", CONF_OBJ, 0, 0, 0, NULL, clients_keys, "client shape" },
 	{ "workload", CONF_OBJ, 1, 0, 0, NULL, NULL, "operation generator, passed to the clients (kind: kv, ycsb, twitter, trace, echo)" },
@@ -736,6 +737,21 @@ static int check_erpc(const struct runconf *rc, char *err, size_t errlen)
 	return 0;
 }
 
+/* A one-sided system (system.h: its one transport) with another transport. */
+static int check_onesided(const struct runconf *rc, char *err, size_t errlen)
+{
+	for (size_t s = 0; s < rc->nsystems; s++) {
+		const struct system_def *sd = system_find(rc->systems[s]);
+		char why[512];
+		if (sd && system_check_transport(sd, rc->transport, why, sizeof why) != 0) {
+			err_set(err, errlen, "%s: systems[%zu]: %s, or remove \"%s\" from systems", rc->path, s, why,
+				sd->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int check_verbs(struct runconf *rc, char *err, size_t errlen)
 {
 	const json_t *v = json_object_get(rc->root, "verbs");
@@ -1072,7 +1088,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 		}
 	}
 	rc->nsystems = i;
-	if (check_erpc(rc, err, errlen) < 0)
+	if (check_onesided(rc, err, errlen) < 0 || check_erpc(rc, err, errlen) < 0)
 		goto fail;
 
 	srv = json_object_get(rc->root, "server");

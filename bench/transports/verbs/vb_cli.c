@@ -237,6 +237,11 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 		snprintf(err, errlen, "verbs: worker %u does not exist (the server has %u)", wi, g->workers);
 		return -1;
 	}
+	if (g->os && len > g->slot_size - 8) {
+		snprintf(err, errlen, "request of %u B does not fit a %u B write1 ring slot, whose last 8 B are its "
+			 "marker; start the server with a larger --slot-size", len, g->slot_size);
+		return -1;
+	}
 	if (len > g->slot_size) {
 		snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the server with a larger "
 			 "--slot-size", len, g->slot_size);
@@ -270,7 +275,7 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 	unsigned slot = (unsigned)(h & (D - 1));
 	const int dur = g->durable_srv && len >= WIRE_HDR_SIZE && (get16((const uint8_t *)req + 16) & WIRE_F_DURABLE);
 	const struct vb_cqp *q = &g->q[wi];
-	direct = direct && !dur && !q->shared && len <= q->max_inline && lq->posted == h && q->sq_used < q->sq_depth;
+	direct = direct && !g->os && !dur && !q->shared && len <= q->max_inline && lq->posted == h && q->sq_used < q->sq_depth;
 	if (!direct)
 		memcpy(L->sbuf + ((size_t)wi * D + slot) * g->slot_size, req, len);
 	lq->mseq[slot] = seq;

@@ -343,6 +343,22 @@ static int parse_accept(struct vb_group *g, unsigned w, const struct rdma_cm_eve
 	}
 	g->q[w].read_addr = get64(a + 24);
 	g->q[w].read_rkey = get32(a + 32);
+	if (w == 0)
+		g->os = (flags & VB_AF_WRITE1) ? VB_OS_WRITE1 : VB_OS_NONE;
+	if (g->os == VB_OS_WRITE1) {
+		/* vb_write1.c: this QP's ring on the worker */
+		struct vb_cqp *q = &g->q[w];
+		q->os_addr = get64(a + 72);
+		q->os_rkey = get32(a + 80);
+		q->os_k = get32(a + 84);
+		q->os_head_addr = get64(a + 88);
+		q->os_head = 0;
+		if (!(flags & VB_AF_WRITE1) || !q->os_k || !q->os_addr) {
+			snprintf(err, errlen, "worker %u of %s runs system write1 but sent no ring (accept data of %u B); "
+				 "use the same oqbench build on both sides", w, g->endpoint, len);
+			return -1;
+		}
+	}
 	return 0;
 }
 

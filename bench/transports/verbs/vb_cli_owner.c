@@ -166,6 +166,14 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 		unsigned wq = (unsigned)(wc[i].wr_id >> 16) & 0xffffu, nreq = (unsigned)(wc[i].wr_id >> 48);
 		struct vb_cqp *qq = wq < g->workers ? &g->q[wq] : q;
 		qq->sq_used -= nwr <= qq->sq_used ? nwr : qq->sq_used;
+		if (li == VB_TAG_HEAD) {
+			/* a one-sided ring's head READ (vb_write1.c) */
+			if (wc[i].status != IBV_WC_SUCCESS)
+				break_wc(g, qq, &wc[i]);
+			else
+				vb_w1_head_done(g, qq);
+			continue;
+		}
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			break_wc(g, qq, &wc[i]);
 			/* A failed completion says nothing was ACKed: its requests
@@ -311,14 +319,34 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 				full = 1;
 				break;
 			}
-			if (nwr + need > 32)
-				break;   /* chain full: post it, come back next time */
+			if (nwr + need + (g->os != VB_OS_NONE) > 32)
+				break;   /* chain full (one-sided: room for a head READ too) */
 			uint32_t len = lq->mlen[slot];
 			uint8_t *buf = L->sbuf + ((size_t)q->w * D + slot) * g->slot_size;
-			struct ibv_send_wr *sw = chain_wr(&wr[nwr], &sg[nwr], q, L, buf, len);
-			sw->opcode = IBV_WR_SEND;
-			sw->send_flags = len <= q->max_inline ? IBV_SEND_INLINE : 0;
-			q->inline_sends += len <= q->max_inline;
+			if (g->os == VB_OS_WRITE1) {
+				/* vb_write1.c: a WRITE into this QP's ring, or
+				 * (no room by the cached head) a READ of the head */
+				int rd_used;
+				if (!vb_w1_fill(g, q, L, lq->posted, buf, &wr[nwr], &sg[nwr], &wr[nwr + 1],
+						&sg[nwr + 1], &rd_used)) {
+					if (rd_used) {
+						wr[nwr] = wr[nwr + 1];
+						wr[nwr].sg_list = &sg[nwr];
+						sg[nwr] = sg[nwr + 1];
+						nwr++;
+						q->sq_used++;
+						q->signaled++;
+					}
+					full = 1;
+					break;
+				}
+				q->inline_sends += (wr[nwr].send_flags & IBV_SEND_INLINE) != 0;
+			} else {
+				struct ibv_send_wr *sw = chain_wr(&wr[nwr], &sg[nwr], q, L, buf, len);
+				sw->opcode = IBV_WR_SEND;
+				sw->send_flags = len <= q->max_inline ? IBV_SEND_INLINE : 0;
+				q->inline_sends += len <= q->max_inline;
+			}
 			last = (int)nwr++;
 			run_wrs += need;
 			run_reqs++;

@@ -106,6 +106,20 @@ struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t err
 	}
 	if (parse_recv_mode(c->recv_mode, &mode, err, errlen) != 0)
 		return NULL;
+	int os = c->system && !strcmp(c->system, "write1") ? VB_OS_WRITE1 : VB_OS_NONE;
+	if (os && (c->durable || c->xrc || mode == RM_MP)) {
+		snprintf(err, errlen, "system %s: requests are RDMA WRITEs into per-client rings, which %s does not "
+			 "have; run %s without %s", c->system, c->durable ? "durable mode (--durable)" :
+			 c->xrc ? "XRC (--xrc)" : "recv_mode mp", c->system,
+			 c->durable ? "--durable" : c->xrc ? "--xrc" : "--recv-mode mp");
+		return NULL;
+	}
+	if (os && c->slot_size < WIRE_HDR_SIZE + 8) {
+		snprintf(err, errlen, "system %s: a slot ends in an 8-byte marker, so --slot-size %u is too small; "
+			 "use at least %u", c->system, c->slot_size, (unsigned)(WIRE_HDR_SIZE + 8 + WIRE_ALIGN - 1) /
+			 WIRE_ALIGN * WIRE_ALIGN);
+		return NULL;
+	}
 	if (!c->addr || !*c->addr) {
 		snprintf(err, errlen, "verbs: no address to listen on; give --addr with the IP address of the "
 			 "RDMA device's network interface (oqb-server --list-devices shows the GIDs)");
@@ -123,6 +137,7 @@ struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t err
 	}
 	s->c = *c;
 	s->mode = mode;
+	s->os = os;
 	s->hooks = mode == RM_MP ? vb_mp_hooks : NULL;
 	s->mask = c->ring_slots - 1;
 	s->next_block = 1;
@@ -276,7 +291,8 @@ struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t err
 		}
 	}
 	for (unsigned i = 0; i < c->workers; i++)
-		if (vb_worker_init(s, i, err, errlen) != 0)
+		if (vb_worker_init(s, i, err, errlen) != 0 ||
+		    (s->os == VB_OS_WRITE1 && vb_w1_init(s, &s->w[i], err, errlen) != 0))
 			goto fail;
 	if (rdma_listen(s->listen, 1024) != 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->endpoint, strerror(errno));
