@@ -178,6 +178,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "oqb-client: %s\n", err);
 		goto out;
 	}
+	if (cc.sys->label)
+		fprintf(stderr, "oqb-client: system %s: %s\n", cc.sys->name, cc.sys->label);
 	cc.gen = gen_lookup(wl, "--workload", err, sizeof err);
 	if (!cc.gen) {
 		fprintf(stderr, "oqb-client: %s\n", err);

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# guest-onesided.sh - the one-sided system write1 beside oq, checked, inside
+# the Soft-RoCE VM (run-guests.sh with OQB_GUESTS=onesided; by hand on an
+# RDMA host: RXE_IP=ADDR OQB_BIN=$PWD/bin bash tests/verbs/guest-onesided.sh).
+#
+# What it shows, per case one "ok" / "not ok" line:
+#  - 8 client threads on 2 logical hosts (2 processes x 4 threads), sets and
+#    gets on 8 overlapping keys, recorded: `oqb check` finds no violation
+#    for oq;
+#  - write1 runs the same load to the end, its client output labelled
+#    "not linearizable by design" (its verdict is printed, not asserted:
+#    without a lagging worker it may or may not be caught);
+#  - the scripted pair: host A sets one key as fast as its ring allows,
+#    host B gets it, one at a time; the worker lags (server-delay fault,
+#    1 ms a request) and may hold only 16 entries between discovery and
+#    release, so A's ring holds up to 48 committed sets the worker has not
+#    found when B's get is found.  write1 returns old values to gets that
+#    started after a newer set committed: `oqb check` finds violations
+#    (the keys with one counted, > 0 of 4), and oq under the same script finds none;
+#  - write1 with the server's delegation refusal and over shm: the errors
+#    name why.
+source "$(dirname "$0")/../lib.sh"
+: "${RXE_IP:?set RXE_IP to the address of the RDMA device (run through tests/vm/rxe-vm)}"
+B=$OQB_BIN
+PORT=${ONESIDED_PORT:-7700}
+
+# stop_server: SIGTERM, then wait for the exit (60 s at most).
+stop_server() {
+	local i
+	kill -TERM "$SRV_PID" 2>/dev/null
+	for i in $(seq 1 600); do
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+}
+
+# run NAME SYSTEM FAULT RING_SLOTS DURATION "WL_A" "WL_B" THREADS OUTST_A OUTST_B:
+# 2 client processes (the logical hosts) against one worker, recorded, then
+# `oqb check`; sets VERDICT, OPS and VIOL (the keys with a violation).
+run() {
+	local name=$1 sys=$2 fault=$3 slots=$4 dur=$5 wla=$6 wlb=$7 th=$8 oa=$9 ob=${10} rc=0 pids=() r
+	VERDICT=error OPS=0 VIOL=0
+	PORT=$((PORT + 1))
+	rm -rf "${T:?}/$name"
+	mkdir -p "$T/$name"
+	if ! OQB_FAULT=$fault launch_server "$name" 600 "$B/oqb-server" --transport verbs --addr "$RXE_IP" \
+		--port "$PORT" --system "$sys" --backend cache --memory-mb 16 --workers 1 --ring-slots "$slots"; then
+		return
+	fi
+	for r in 0 1; do
+		local wl=$wla o=$oa
+		[ $r = 1 ] && wl=$wlb o=$ob
+		timeout -k 5 120 "$B/oqb-client" --transport verbs --server "$EP" --system "$sys" --rank "$r" \
+			--threads "$th" --arrival closed --outstanding "$o" --duration-s "$dur" --warmup-s 0 \
+			--seed $((r + 3)) --workload "$wl" --history "$T/$name/history" \
+			--out "$T/$name/client-$r.json" 2>"$T/$name/client-$r.err" &
+		pids+=($!)
+	done
+	for r in "${pids[@]}"; do
+		wait "$r" || rc=$?
+	done
+	stop_server
+	if [ $rc -ne 0 ]; then
+		echo "  $name: a client exited $rc: $(tail -2 "$T/$name"/client-*.err)" >&2
+		return
+	fi
+	"$B/oqb" check --quiet --time-budget-s 30 "$T/$name" >"$T/$name.check.out" 2>&1
+	VERDICT=$(jq -r .verdict "$T/$name/check.json" 2>/dev/null || echo error)
+	OPS=$(jq -r .ops "$T/$name/check.json" 2>/dev/null || echo 0)
+	VIOL=$(jq -r '.keys_violation // 0' "$T/$name/check.json" 2>/dev/null || echo 0)
+}
+
+# ---- 8 threads on 2 hosts, overlapping keys --------------------------------
+WL='{"kind":"kv","put_ratio":0.5,"key_size":16,"value_size":64,"keys":8,"zipf":0.5}'
+run mix-oq oq "" 256 2 "$WL" "$WL" 4 1 1
+if [ "$VERDICT" = ok ] && [ "$OPS" -ge 200 ]; then
+	ok "onesided: oq, 8 threads on 2 hosts, 8 shared keys: $OPS ops linearizable"
+else
+	notok "onesided: oq, 8 threads on 2 hosts: verdict $VERDICT, $OPS ops (want ok, >= 200)" \
+		"$(tail -5 "$T/mix-oq.check.out" "$T/mix-oq.srv.err" 2>/dev/null)"
+fi
+run mix-w1 write1 "" 256 2 "$WL" "$WL" 4 1 1
+label=$(jq -r .system_label "$T/mix-w1/client-0.json" 2>/dev/null)
+if { [ "$VERDICT" = ok ] || [ "$VERDICT" = violation ]; } && [ "$label" = "not linearizable by design" ]; then
+	ok "onesided: write1, 8 threads on 2 hosts: $OPS ops run and checked (verdict $VERDICT, $VIOL keys violated), labelled '$label'"
+else
+	notok "onesided: write1, 8 threads on 2 hosts: verdict $VERDICT, $OPS ops, label '$label'" \
+		"$(tail -5 "$T/mix-w1.check.out" "$T/mix-w1.srv.err" "$T"/mix-w1/client-*.err 2>/dev/null)"
+fi
+
+# ---- the scripted pair: A sets, B gets, the worker lags -------------------
+SET='{"kind":"kv","put_ratio":1,"key_size":16,"value_size":64,"keys":4}'
+GET='{"kind":"kv","put_ratio":0,"key_size":16,"value_size":64,"keys":4}'
+for sys in write1 oq; do
+	run "pair-$sys" "$sys" server-delay-ns:1000000 16 2 "$SET" "$GET" 1 32 1
+	echo "  pair $sys: $(jq -c '{verdict, ops}' "$T/pair-$sys/check.json" 2>/dev/null) violations $VIOL" >&2
+	if [ $sys = write1 ]; then
+		[ "$VERDICT" = violation ] && [ "$VIOL" -gt 0 ] &&
+			ok "onesided: write1, a get after a committed set on another host, lagging worker: $VIOL violation(s) found" ||
+			notok "onesided: write1 scripted pair: verdict $VERDICT, $VIOL violations, $OPS ops (want violation, > 0)" \
+				"$(tail -5 "$T/pair-$sys.check.out" "$T/pair-$sys.srv.err" "$T"/pair-$sys/client-*.err 2>/dev/null)"
+	else
+		[ "$VERDICT" = ok ] && [ "$OPS" -ge 50 ] &&
+			ok "onesided: oq under the same script: $OPS ops linearizable" ||
+			notok "onesided: oq scripted pair: verdict $VERDICT, $OPS ops (want ok, >= 50)" \
+				"$(tail -5 "$T/pair-$sys.check.out" "$T/pair-$sys.srv.err" 2>/dev/null)"
+	fi
+done
+
+# ---- refusals ---------------------------------------------------------------
+PORT=$((PORT + 1))
+if launch_server deleg 600 "$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" --system write1 \
+	--backend cache --memory-mb 16 --workers 1; then
+	timeout -k 5 60 "$B/oqb-client" --transport verbs --server "$EP" --system write1 --threads 2 --delegation \
+		--duration-s 1 --workload "$WL" --out "$T/deleg.json" >"$T/deleg.out" 2>&1
+	rc=$?
+	stop_server
+	[ $rc -ne 0 ] && grep -q "without --delegation" "$T/deleg.out" &&
+		ok "onesided: write1 with delegation is refused, saying why" ||
+		notok "onesided: write1 with delegation: exit $rc" "$(tail -3 "$T/deleg.out")"
+fi
+"$B/oqb-server" --transport shm --system write1 >"$T/shm.out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q "runs only over transport verbs" "$T/shm.out" &&
+	ok "onesided: write1 over shm is refused, saying why" ||
+	notok "onesided: write1 over shm: exit $rc" "$(tail -3 "$T/shm.out")"
+finish
