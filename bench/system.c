@@ -22,9 +22,15 @@ static const struct system_def systems[] = {
 	 * (bench/transports/verbs/vb_write1.c). */
 	{ "write1",   COMMIT_DELIVERY, "per-client RDMA WRITE rings: nilext commits on the WRITE's completion",
 	  "verbs", SYSTEM_NOT_LINEARIZABLE },
+	/* The same WRITE behind a sequencer: an RDMA fetch-and-add on the
+	 * worker's log tail (the server NIC orders clients), then the WRITE
+	 * and a fetch-and-add on the slot's state word: two round trips, run
+	 * in slot order (bench/transports/verbs/vb_seqwrite.c). */
+	{ "seqwrite", COMMIT_DELIVERY, "RDMA fetch-and-add on the log tail, then WRITE: nilext commits on the "
+	  "state word's fetch-and-add after the WRITE", "verbs", NULL },
 };
 
-const char *const system_name_list[] = { "oq", "rawrpc", "deferred", "erpc", "write1", NULL };
+const char *const system_name_list[] = { "oq", "rawrpc", "deferred", "erpc", "write1", "seqwrite", NULL };
 
 const struct system_def *system_find(const char *name)
 {
@@ -36,7 +42,7 @@ const struct system_def *system_find(const char *name)
 
 const char *system_names(void)
 {
-	return "oq, rawrpc, deferred, erpc, write1";
+	return "oq, rawrpc, deferred, erpc, write1, seqwrite";
 }
 
 int system_check_transport(const struct system_def *s, const char *tp, char *err, size_t errlen)

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 static const char *const k_transports[] = { "shm", "verbs", NULL };
-static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", "write1", NULL };
+static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", "write1", "seqwrite", NULL };
 static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", "rocksdb", "plugin", NULL };
 static const char *const k_dists[] = { "fixed", "exp", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
@@ -151,7 +151,7 @@ static const struct conf_key top_keys[] = {
 	{ "name", CONF_STR, 1, 0, 0, NULL, NULL, "experiment name (letters, digits, . _ -)" },
 	{ "description", CONF_STR, 0, 0, 0, NULL, NULL, "free text" },
 	{ "transport", CONF_STR, 1, 0, 0, k_transports, NULL, "shm or verbs" },
-	{ "systems", CONF_ARR_STR, 1, 0, 0, k_systems, NULL, "systems to compare: oq, rawrpc, deferred, erpc (erpc: builds with ERPC_DIR, docs/erpc.md), write1 (verbs only, not linearizable by design: docs/systems.md)" },
+	{ "systems", CONF_ARR_STR, 1, 0, 0, k_systems, NULL, "systems to compare: oq, rawrpc, deferred, erpc (erpc: builds with ERPC_DIR, docs/erpc.md), write1 (verbs only, not linearizable by design), seqwrite (verbs only): docs/systems.md" },
 	{ "server", CONF_OBJ, 1, 0, 0, NULL, server_keys, "server shape" },
 	{ "clients", CONF_OBJ, 0, 0, 0, NULL, clients_keys, "client shape" },
 	{ "workload", CONF_OBJ, 1, 0, 0, NULL, NULL, "operation generator, passed to the clients (kind: kv, ycsb, twitter, trace, echo)" },

@@ -6,7 +6,7 @@
 # What it shows, per case one "ok" / "not ok" line:
 #  - 8 client threads on 2 logical hosts (2 processes x 4 threads), sets and
 #    gets on 8 overlapping keys, recorded: `oqb check` finds no violation
-#    for oq;
+#    for oq and seqwrite;
 #  - write1 runs the same load to the end, its client output labelled
 #    "not linearizable by design" (its verdict is printed, not asserted:
 #    without a lagging worker it may or may not be caught);
@@ -16,7 +16,11 @@
 #    release, so A's ring holds up to 48 committed sets the worker has not
 #    found when B's get is found.  write1 returns old values to gets that
 #    started after a newer set committed: `oqb check` finds violations
-#    (the keys with one counted, > 0 of 4), and oq under the same script finds none;
+#    (the keys with one counted, > 0 of 4), and oq and seqwrite under the
+#    same script none;
+#  - seqwrite with a writer stopped between its FAA and its WRITE past the
+#    worker's void timeout: it does not commit the slot the worker gave
+#    up (it retries with a new ticket) and the history checks;
 #  - write1 with the server's delegation refusal and over shm: the errors
 #    name why.
 source "$(dirname "$0")/../lib.sh"
@@ -81,6 +85,13 @@ else
 	notok "onesided: oq, 8 threads on 2 hosts: verdict $VERDICT, $OPS ops (want ok, >= 200)" \
 		"$(tail -5 "$T/mix-oq.check.out" "$T/mix-oq.srv.err" 2>/dev/null)"
 fi
+run mix-sw seqwrite "" 256 2 "$WL" "$WL" 4 1 1
+if [ "$VERDICT" = ok ] && [ "$OPS" -ge 200 ]; then
+	ok "onesided: seqwrite, 8 threads on 2 hosts, 8 shared keys: $OPS ops linearizable"
+else
+	notok "onesided: seqwrite, 8 threads on 2 hosts: verdict $VERDICT, $OPS ops (want ok, >= 200)" \
+		"$(tail -5 "$T/mix-sw.check.out" "$T/mix-sw.srv.err" "$T"/mix-sw/client-*.err 2>/dev/null)"
+fi
 run mix-w1 write1 "" 256 2 "$WL" "$WL" 4 1 1
 label=$(jq -r .system_label "$T/mix-w1/client-0.json" 2>/dev/null)
 if { [ "$VERDICT" = ok ] || [ "$VERDICT" = violation ]; } && [ "$label" = "not linearizable by design" ]; then
@@ -93,7 +104,7 @@ fi
 # ---- the scripted pair: A sets, B gets, the worker lags -------------------
 SET='{"kind":"kv","put_ratio":1,"key_size":16,"value_size":64,"keys":4}'
 GET='{"kind":"kv","put_ratio":0,"key_size":16,"value_size":64,"keys":4}'
-for sys in write1 oq; do
+for sys in write1 oq seqwrite; do
 	run "pair-$sys" "$sys" server-delay-ns:1000000 16 2 "$SET" "$GET" 1 32 1
 	echo "  pair $sys: $(jq -c '{verdict, ops}' "$T/pair-$sys/check.json" 2>/dev/null) violations $VIOL" >&2
 	if [ $sys = write1 ]; then
@@ -103,11 +114,46 @@ for sys in write1 oq; do
 				"$(tail -5 "$T/pair-$sys.check.out" "$T/pair-$sys.srv.err" "$T"/pair-$sys/client-*.err 2>/dev/null)"
 	else
 		[ "$VERDICT" = ok ] && [ "$OPS" -ge 50 ] &&
-			ok "onesided: oq under the same script: $OPS ops linearizable" ||
-			notok "onesided: oq scripted pair: verdict $VERDICT, $OPS ops (want ok, >= 50)" \
+			ok "onesided: $sys under the same script: $OPS ops linearizable" ||
+			notok "onesided: $sys scripted pair: verdict $VERDICT, $OPS ops (want ok, >= 50)" \
 				"$(tail -5 "$T/pair-$sys.check.out" "$T/pair-$sys.srv.err" 2>/dev/null)"
 	fi
 done
+
+# ---- seqwrite: a client stopped between its FAA and its WRITE --------------
+# claim-stall-ms (fault.h): host A's every 64th write sleeps 1.5 s between
+# the FAA that gave it a ticket and the WRITE, far past the worker's
+# 50 ms void timeout, while host B keeps getting.  The worker gives the
+# slot up with its own FAA through the loopback QP; A's state FAA then
+# loses, so A takes a new ticket and writes again: nothing A commits was
+# given up, and the history checks.
+PORT=$((PORT + 1))
+if OQB_FAULT= launch_server stall 600 "$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" \
+	--system seqwrite --backend cache --memory-mb 16 --workers 1 --void-timeout-ms 50; then
+	mkdir -p "$T/stall"
+	OQB_FAULT=claim-stall-ms:1500 timeout -k 5 120 "$B/oqb-client" --transport verbs --server "$EP" \
+		--system seqwrite --rank 0 --threads 1 --arrival closed --outstanding 1 --duration-s 3 --warmup-s 0 \
+		--seed 5 --workload "$SET" --history "$T/stall/history" --out "$T/stall/client-0.json" \
+		2>"$T/stall/client-0.err" &
+	pa=$!
+	timeout -k 5 120 "$B/oqb-client" --transport verbs --server "$EP" --system seqwrite --rank 1 --threads 1 \
+		--arrival closed --outstanding 1 --duration-s 3 --warmup-s 0 --seed 6 --workload "$GET" \
+		--history "$T/stall/history" --out "$T/stall/client-1.json" 2>"$T/stall/client-1.err"
+	rb=$?
+	wait $pa
+	ra=$?
+	srvjson=$T/stall.srv.out
+	stop_server
+	"$B/oqb" check --quiet --time-budget-s 30 "$T/stall" >"$T/stall.check.out" 2>&1
+	verdict=$(jq -r .verdict "$T/stall/check.json" 2>/dev/null || echo error)
+	retries=$(jq -r '[.transport_stats[]? | .onesided.seqwrite_retries // 0] | add // 0' "$T/stall/client-0.json" 2>/dev/null)
+	voided=$(grep -o '"voided": *[0-9]*' "$srvjson" "$T/stall.srv.err" 2>/dev/null | grep -o '[0-9]*$' | sort -n | tail -1)
+	echo "  stall: clients exit $ra/$rb, verdict $verdict, client retries $retries, server voided ${voided:-?}" >&2
+	[ "$ra" = 0 ] && [ "$rb" = 0 ] && [ "$verdict" = ok ] && [ "${retries:-0}" -ge 1 ] &&
+		ok "onesided: seqwrite, a writer stopped 1.5 s between FAA and WRITE: the worker gave the slot up, the writer took a new ticket ($retries retries), history linearizable" ||
+		notok "onesided: seqwrite stalled writer: exits $ra/$rb, verdict $verdict, retries $retries" \
+			"$(tail -5 "$T/stall.check.out" "$T/stall.srv.err" "$T"/stall/client-*.err 2>/dev/null)"
+fi
 
 # ---- refusals ---------------------------------------------------------------
 PORT=$((PORT + 1))

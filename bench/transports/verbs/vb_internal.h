@@ -51,6 +51,7 @@
 #define VB_AF_PMEM        0x4
 #define VB_AF_XRC         0x8          /* requests go over XRC; this QP carries replies */
 #define VB_AF_WRITE1      0x10         /* system write1: requests are WRITEs into this QP's ring */
+#define VB_AF_SEQWRITE    0x20         /* system seqwrite: FAA on the worker's log tail, then WRITE */
 #define VB_XRC_MAX_WORKERS 44          /* SRQ numbers in the 196-byte accept data */
 #define VB_XACCEPT_LEN(w) (16 + 4 * (w))
 
@@ -92,7 +93,9 @@
 #define VB_TAG_HEAD       0xfffeu      /* send_tag lane of a one-sided head READ */
 
 /* one-sided systems (vb_write1.c) */
-enum { VB_OS_NONE = 0, VB_OS_WRITE1 = 1 };
+enum { VB_OS_NONE = 0, VB_OS_WRITE1 = 1, VB_OS_SEQWRITE = 2 };
+#define VB_TAG_SW         0xfffdu      /* send_tag lane of a seqwrite FAA (vb_seqwrite_cli.c) */
+#define VB_SW_INFLIGHT    60           /* seqwrite requests in flight per QP: 2 WRs each, and a READ */
 #define VB_W1_RINGS       64           /* write1 rings (connections) per worker */
 #define VB_W1_SLOTS       64           /* entries per write1 ring (K) */
 enum { W1_FREE = 0, W1_LIVE = 1, W1_CLOSING = 2 };
@@ -145,6 +148,8 @@ struct vb_sconn {
 	uint32_t sq_depth, max_inline;
 	uint8_t state, delegated, established, stalled;
 	int w1ring;                    /* write1: the ring this QP writes, or -1 */
+	uint64_t serial;               /* order of acceptance (seqwrite's quarantine) */
+	uint64_t sw_landed;            /* seqwrite: 1 + the last ticket this QP landed (worker) */
 	uint64_t closing_since;
 	/* CK_XREPLY: every worker replies on this QP, so it has its own lock,
 	 * send CQ and reply buffers (one per send-queue entry) */
@@ -202,6 +207,18 @@ struct vb_worker {
 	uint32_t *w1_pos;              /* per ticket & mask: slot in that ring */
 	uint64_t w1_next, w1_released;
 	unsigned w1_rr;
+	/* seqwrite (vb_seqwrite.c) */
+	uint8_t *sw_mem;
+	size_t sw_len;
+	struct ibv_mr *sw_mr;
+	struct ibv_cq *sw_cq;
+	struct ibv_qp *sw_lb[2];       /* the loopback pair: [0] posts, [1] answers */
+	uint8_t *sw_fin;
+	uint64_t *sw_void;             /* per position: 1 + conn_serial at the void, or 0 */
+	uint64_t sw_next, sw_released, sw_rearm, sw_head_pub, sw_wait_since;
+	unsigned sw_lb_out;
+	int sw_void_done;
+	uint64_t sw_voided, sw_void_lost, sw_quarantine_ended, sw_marker_late, sw_lb_errors;
 };
 
 /*
@@ -242,6 +259,7 @@ struct tp_server {
 	uint32_t *cfree;
 	unsigned ncfree, conns_hi;
 	uint32_t next_block;
+	_Atomic uint64_t conn_serial;  /* connections accepted (vb_sconn.serial) */
 	uint64_t sys_hash;
 	unsigned rnr_set_failed;
 	uint64_t conn_total, conn_rejected, disconnects, conn_delegated;
@@ -325,6 +343,11 @@ struct vb_cqp {                /* the QP to one server worker */
 	uint32_t os_rkey, os_k;
 	int os_hread, os_waiting;
 	uint64_t os_full_waits, os_head_reads;
+	uint64_t os_slots_off;         /* seqwrite: where the log's slots start */
+	uint64_t *sw_tick;             /* seqwrite, per request slot: its ticket */
+	uint8_t *sw_stage;             /* seqwrite, per request slot: SW_* */
+	uint8_t *sw_fin;               /* seqwrite, per request slot: committed, not yet counted done */
+	uint64_t sw_retries, sw_commits;
 };
 
 struct vb_group {              /* QPs to every worker of one server */
@@ -479,6 +502,21 @@ void vb_w1_release(struct tp_server *s, unsigned wi, uint64_t slot);
 int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t n, uint8_t *buf,
 	       struct ibv_send_wr *wr, struct ibv_sge *sg, struct ibv_send_wr *rd, struct ibv_sge *rsg, int *rd_used);
 void vb_w1_head_done(struct vb_group *g, struct vb_cqp *q);
+
+/* vb_seqwrite.c: system seqwrite's log (server) */
+int vb_sw_init(struct tp_server *s, struct vb_worker *w, char *err, size_t errlen);
+void vb_sw_free(struct vb_worker *w);
+void vb_sw_accept(struct tp_server *s, struct vb_worker *w, uint8_t *acc);
+int vb_sw_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max);
+const void *vb_sw_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *avail);
+void vb_sw_release(struct tp_server *s, unsigned wi, uint64_t slot);
+json_t *vb_sw_stats(struct vb_worker *w);
+
+/* vb_seqwrite_cli.c: system seqwrite's client side (the QP's owner) */
+int vb_sw_post_new(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L);
+void vb_sw_done(struct vb_group *g, struct vb_cqp *q, const struct ibv_wc *wc, uint64_t t);
+void vb_sw_room(struct vb_group *g, struct vb_cqp *q);
+int vb_push_ev(struct vb_lane *L, unsigned w, const struct vb_ev *e);
 
 /* vb_cli_conn.c: a client's connections */
 int vb_canon_endpoint(const char *ep, struct sockaddr_storage *dst, unsigned *port, char *out, size_t outlen,

@@ -212,7 +212,7 @@ static void rc_accept(struct tp_server *s, struct rdma_cm_event *ev, struct vb_s
 	vb_accept_head(acc, c->block, s->c.workers,
 		       (s->c.durable ? VB_AF_DURABLE : 0) | (s->mode == RM_SLOT_RING ? VB_AF_SLOT_RING : 0) |
 		       (w->pmem_file ? VB_AF_PMEM : 0) | (c->kind == CK_XREPLY ? VB_AF_XRC : 0) |
-		       (c->w1ring >= 0 ? VB_AF_WRITE1 : 0));
+		       (c->w1ring >= 0 ? VB_AF_WRITE1 : 0) | (s->os == VB_OS_SEQWRITE ? VB_AF_SEQWRITE : 0));
 	put32(acc + 16, s->c.slot_size);
 	put32(acc + 20, s->c.ring_slots);
 	put64(acc + 24, (uint64_t)(uintptr_t)&w->hdr->flush_word);
@@ -223,6 +223,8 @@ static void rc_accept(struct tp_server *s, struct rdma_cm_event *ev, struct vb_s
 	put32(acc + 64, (uint32_t)getpid());
 	if (c->w1ring >= 0)
 		vb_w1_accept(s, w, c->w1ring, acc);
+	if (s->os == VB_OS_SEQWRITE)
+		vb_sw_accept(s, w, acc);
 	vb_accept_conn(s, ev, c, acc, VB_ACCEPT_LEN, peer);
 }
 
@@ -320,11 +322,13 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	c->thread = get32(h + 24);
 	c->delegated = (flags & VB_HF_DELEGATED) != 0;
 	c->w1ring = -1;
-	if (s->os == VB_OS_WRITE1 && c->delegated) {
+	c->serial = atomic_fetch_add(&s->conn_serial, 1) + 1;
+	c->sw_landed = 0;
+	if (s->os != VB_OS_NONE && c->delegated) {
 		s->cfree[s->ncfree++] = ci;
 		code = 8;
-		snprintf(why, sizeof why, "write1 gives each client thread a ring of its own, so delegation "
-			 "does not apply; run it without --delegation");
+		snprintf(why, sizeof why, "%s: one client thread per QP, so delegation "
+			 "does not apply; run it without --delegation", s->system);
 		goto reject;
 	}
 	if (s->os == VB_OS_WRITE1 && (c->w1ring = vb_w1_take(s, w)) < 0) {

@@ -242,7 +242,8 @@ int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t
 	return 1;
 }
 
-/* Owner: the head READ of q completed; its value is in L's READ target. */
+/* Owner: the head READ of q completed; its value is in L's READ target.
+ * (Also seqwrite's, whose head counts the log's tickets.) */
 void vb_w1_head_done(struct vb_group *g, struct vb_cqp *q)
 {
 	struct vb_lane *L = atomic_load_explicit(&g->lanes[0], memory_order_acquire);
@@ -253,7 +254,9 @@ void vb_w1_head_done(struct vb_group *g, struct vb_cqp *q)
 	memcpy(&h, L->sbuf + (size_t)g->workers * g->depth * g->slot_size + (size_t)q->w * 64, 8);
 	/* a head beyond what this lane wrote would be a torn or foreign
 	 * value: keep the old one */
-	if (h > q->os_head && h <= L->q[q->w].posted)
+	if (h > q->os_head && (g->os != VB_OS_WRITE1 || h <= L->q[q->w].posted))
 		q->os_head = h;
 	q->sq_full = 1;   /* so the next combine posts what waited for room */
+	if (g->os == VB_OS_SEQWRITE)
+		vb_sw_room(g, q);
 }
