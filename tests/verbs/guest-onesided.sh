@@ -20,7 +20,10 @@
 #    same script none;
 #  - seqwrite with a writer stopped between its FAA and its WRITE past the
 #    worker's void timeout: it does not commit the slot the worker gave
-#    up (it retries with a new ticket) and the history checks;
+#    up (it retries with a new ticket) and the history checks; killed
+#    there, the other host's requests go on past a full lap of the log;
+#  - `oqb run` sweeps oq, seqwrite, write1 and rawrpc in one config with
+#    histories and checks;
 #  - write1 with the server's delegation refusal and over shm: the errors
 #    name why.
 source "$(dirname "$0")/../lib.sh"
@@ -153,6 +156,69 @@ if OQB_FAULT= launch_server stall 600 "$B/oqb-server" --transport verbs --addr "
 		ok "onesided: seqwrite, a writer stopped 1.5 s between FAA and WRITE: the worker gave the slot up, the writer took a new ticket ($retries retries), history linearizable" ||
 		notok "onesided: seqwrite stalled writer: exits $ra/$rb, verdict $verdict, retries $retries" \
 			"$(tail -5 "$T/stall.check.out" "$T/stall.srv.err" "$T"/stall/client-*.err 2>/dev/null)"
+fi
+
+# ---- seqwrite: a client killed between its FAA and its WRITE ---------------
+# As above, but host A is killed during its 8 s sleep.  Its QP closes, so
+# the slot the worker gave up can be used again (quarantine rule,
+# vb_seqwrite.c): B's gets go on past a full lap of the 256-slot log.
+PORT=$((PORT + 1))
+if OQB_FAULT= launch_server kill 600 "$B/oqb-server" --transport verbs --addr "$RXE_IP" --port "$PORT" \
+	--system seqwrite --backend cache --memory-mb 16 --workers 1 --void-timeout-ms 50; then
+	mkdir -p "$T/kill"
+	OQB_FAULT=claim-stall-ms:8000 "$B/oqb-client" --transport verbs --server "$EP" \
+		--system seqwrite --rank 0 --threads 1 --arrival closed --outstanding 1 --duration-s 20 --warmup-s 0 \
+		--seed 7 --workload "$SET" --history "$T/kill/history" --out "$T/kill/client-0.json" \
+		2>"$T/kill/client-0.err" &
+	pa=$!
+	track "$pa"
+	timeout -k 5 120 "$B/oqb-client" --transport verbs --server "$EP" --system seqwrite --rank 1 --threads 1 \
+		--arrival closed --outstanding 1 --duration-s 6 --warmup-s 0 --seed 8 --workload "$GET" \
+		--history "$T/kill/history" --out "$T/kill/client-1.json" 2>"$T/kill/client-1.err" &
+	pb=$!
+	sleep 2
+	kill -KILL "$pa" 2>/dev/null
+	wait "$pa" 2>/dev/null
+	wait "$pb"
+	rb=$?
+	stop_server
+	n=$(jq -r '.committed // 0' "$T/kill/client-1.json" 2>/dev/null)
+	echo "  kill: B exit $rb, B committed ${n:-?} gets" >&2
+	[ "$rb" = 0 ] && [ "${n:-0}" -gt 300 ] &&
+		ok "onesided: seqwrite, a writer killed between FAA and WRITE: the other host goes on past a full lap of the log ($n gets)" ||
+		notok "onesided: seqwrite killed writer: B exit $rb, $n gets (want 0, > 300)" \
+			"$(tail -5 "$T/kill.srv.err" "$T"/kill/client-*.err 2>/dev/null)"
+fi
+
+# ---- the four systems in one sweep, histories checked by the driver ---------
+PORT=$((PORT + 1))
+cat >"$T/sweep.json" <<EOF
+{
+	"name": "onesided-sweep",
+	"transport": "verbs",
+	"systems": ["oq", "seqwrite", "write1", "rawrpc"],
+	"verbs": { "addr": "$RXE_IP", "port": $PORT },
+	"server": { "workers": 1, "backend": { "kind": "cache", "memory_mb": 16 }, "ring_slots": 256 },
+	"clients": { "processes": 2, "threads": 2 },
+	"workload": { "kind": "kv", "put_ratio": 0.5, "key_size": 16, "value_size": 64, "keys": 8 },
+	"arrival": { "kind": "poisson", "loads_ops": [100] },
+	"history": true,
+	"check": true,
+	"canary": false,
+	"warmup_s": 0.2,
+	"duration_s": 1,
+	"seed": 3
+}
+EOF
+timeout -k 5 400 "$B/oqb" run "$T/sweep.json" --out "$T/sweep" --quiet >"$T/sweep.out" 2>&1
+rc=$?
+sweep=$(jq -c '[.points[] | {system, check: (.check.verdict // .check)}]' "$T/sweep/run.json" 2>/dev/null)
+echo "  sweep: exit $rc, $sweep" >&2
+if jq -e '([.points[].system] | sort == ["oq", "rawrpc", "seqwrite", "write1"]) and
+	all(.points[]; .check != null)' "$T/sweep/run.json" >/dev/null 2>&1; then
+	ok "onesided: oq, seqwrite, write1 and rawrpc in one verbs sweep, histories checked (exit $rc): $sweep"
+else
+	notok "onesided: the four-system sweep: exit $rc, $sweep" "$(tail -15 "$T/sweep.out")"
 fi
 
 # ---- refusals ---------------------------------------------------------------
