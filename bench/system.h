@@ -12,6 +12,9 @@
  *   write1    (verbs) the RDMA WRITE into the        nothing (polls the rings,
  *             client's own ring completes            executes later); NOT
  *                                                    linearizable by design
+ *   seqwrite  (verbs) the FAA on the slot's state    nothing (runs the log in
+ *             word after the WRITE into the log      slot order)
+ *             slot an FAA on the log's tail gave
  *
  * Non-nilext requests (get) and non-idempotent ones (incr) always commit on
  * the software response sent after execution (paper §4 Rule 2, §5.3).
