@@ -12,7 +12,7 @@
 #    without a lagging worker it may or may not be caught);
 #  - the scripted pair: host A sets one key as fast as its ring allows,
 #    host B gets it, one at a time; the worker lags (server-delay fault,
-#    1 ms a request) and may hold only 16 entries between discovery and
+#    5 ms a request) and may hold only 16 entries between discovery and
 #    release, so A's ring holds up to 48 committed sets the worker has not
 #    found when B's get is found.  write1 returns old values to gets that
 #    started after a newer set committed: `oqb check` finds violations
@@ -108,7 +108,7 @@ fi
 SET='{"kind":"kv","put_ratio":1,"key_size":16,"value_size":64,"keys":4}'
 GET='{"kind":"kv","put_ratio":0,"key_size":16,"value_size":64,"keys":4}'
 for sys in write1 oq seqwrite; do
-	run "pair-$sys" "$sys" server-delay-ns:1000000 16 2 "$SET" "$GET" 1 32 1
+	run "pair-$sys" "$sys" server-delay-ns:5000000 16 3 "$SET" "$GET" 1 32 1
 	echo "  pair $sys: $(jq -c '{verdict, ops}' "$T/pair-$sys/check.json" 2>/dev/null) violations $VIOL" >&2
 	if [ $sys = write1 ]; then
 		[ "$VERDICT" = violation ] && [ "$VIOL" -gt 0 ] &&

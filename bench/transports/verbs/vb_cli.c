@@ -238,9 +238,9 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 		snprintf(err, errlen, "verbs: worker %u does not exist (the server has %u)", wi, g->workers);
 		return -1;
 	}
-	if (g->os && len > g->slot_size - 8) {
-		snprintf(err, errlen, "request of %u B does not fit a %u B write1 ring slot, whose last 8 B are its "
-			 "marker; start the server with a larger --slot-size", len, g->slot_size);
+	if (g->os && len > g->slot_size - 16) {
+		snprintf(err, errlen, "request of %u B does not fit a %u B one-sided log slot, whose last 16 B are its "
+			 "length and marker; start the server with a larger --slot-size", len, g->slot_size);
 		return -1;
 	}
 	if (len > g->slot_size) {

@@ -341,12 +341,8 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 				/* vb_write1.c: a WRITE into this QP's ring, or
 				 * (no room by the cached head) a READ of the head */
 				int rd_used;
-				if (!vb_w1_fill(g, q, L, lq->posted, buf, &wr[nwr], &sg[nwr], &wr[nwr + 1],
-						&sg[nwr + 1], &rd_used)) {
+				if (!vb_w1_fill(g, q, L, lq->posted, buf, len, &wr[nwr], &sg[nwr], &rd_used)) {
 					if (rd_used) {
-						wr[nwr] = wr[nwr + 1];
-						wr[nwr].sg_list = &sg[nwr];
-						sg[nwr] = sg[nwr + 1];
 						nwr++;
 						q->sq_used++;
 						q->signaled++;

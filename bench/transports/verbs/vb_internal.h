@@ -95,7 +95,7 @@
 /* one-sided systems (vb_write1.c) */
 enum { VB_OS_NONE = 0, VB_OS_WRITE1 = 1, VB_OS_SEQWRITE = 2 };
 #define VB_TAG_SW         0xfffdu      /* send_tag lane of a seqwrite FAA (vb_seqwrite_cli.c) */
-#define VB_SW_INFLIGHT    60           /* seqwrite requests in flight per QP: 2 WRs each, and a READ */
+#define VB_SW_INFLIGHT    40           /* seqwrite requests in flight per QP: 3 WRs each, and a READ */
 #define VB_W1_RINGS       64           /* write1 rings (connections) per worker */
 #define VB_W1_SLOTS       64           /* entries per write1 ring (K) */
 enum { W1_FREE = 0, W1_LIVE = 1, W1_CLOSING = 2 };
@@ -346,7 +346,8 @@ struct vb_cqp {                /* the QP to one server worker */
 	uint64_t os_slots_off;         /* seqwrite: where the log's slots start */
 	uint64_t *sw_tick;             /* seqwrite, per request slot: its ticket */
 	uint8_t *sw_stage;             /* seqwrite, per request slot: SW_* */
-	uint8_t *sw_fin;               /* seqwrite, per request slot: committed, not yet counted done */
+	uint8_t *sw_fin;               /* seqwrite, per request slot: 1 committed, not yet counted done;
+				        * 2 the entry is shaped in the buffer (a retry) */
 	uint64_t sw_retries, sw_commits;
 };
 
@@ -499,8 +500,11 @@ void vb_w1_accept(struct tp_server *s, struct vb_worker *w, int r, uint8_t *acc)
 int vb_w1_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max);
 const void *vb_w1_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *avail);
 void vb_w1_release(struct tp_server *s, unsigned wi, uint64_t slot);
-int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t n, uint8_t *buf,
-	       struct ibv_send_wr *wr, struct ibv_sge *sg, struct ibv_send_wr *rd, struct ibv_sge *rsg, int *rd_used);
+int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t n, uint8_t *buf, uint32_t len,
+	       struct ibv_send_wr *wr, struct ibv_sge *sg, int *rd_used);
+void vb_os_entry(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint8_t *buf, uint32_t len,
+		 int shaped, uint64_t raddr, uint64_t marker, struct ibv_send_wr *wr, struct ibv_sge *sg);
+const void *vb_os_req(const uint8_t *slot, unsigned slot_size, size_t *avail);
 void vb_w1_head_done(struct vb_group *g, struct vb_cqp *q);
 
 /* vb_seqwrite.c: system seqwrite's log (server) */

@@ -18,7 +18,9 @@
  *                                 atomics: clients' FAA +1, the worker's
  *                                 FAA through its loopback QP (then a
  *                                 spare word and the loopback's result)
- *   off 4096 + S       L slots of slot_size: [request][u64 marker = t + 1]
+ *   off 4096 + S       L slots of slot_size, the entry at the slot's end
+ *                      (vb_write1.c: vb_os_entry): request, u32 len, and
+ *                      last u64 marker = t + 1
  *
  * The tails and heads of different workers sit at different offsets within
  * their pages, so they never share the low 12 bits the NIC's atomic lock
@@ -388,8 +390,7 @@ int vb_sw_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
 const void *vb_sw_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *avail)
 {
 	struct vb_worker *w = &s->w[wi];
-	const uint8_t *p = sw_slot(s, w, slot & s->mask);
-	*avail = s->c.slot_size - 8;
+	const uint8_t *p = vb_os_req(sw_slot(s, w, slot & s->mask), s->c.slot_size, avail);
 	if (!w->sw_void[slot & s->mask] && *avail >= WIRE_HDR_SIZE) {
 		/* the request's client has landed this ticket (quarantine rule) */
 		struct wire_req h;

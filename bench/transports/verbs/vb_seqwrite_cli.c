@@ -6,7 +6,8 @@
  * Per request slot of the lane's ring to worker w, a stage:
  *   SW_TAIL   FAA(tail, 1) posted, signaled (tag VB_TAG_SW, kind 0)
  *   SW_ROOM   ticket known, waiting for t < head + L (a head READ posted)
- *   SW_STATE  WRITE (unsignaled) and FAA(state[p], 1) (signaled, kind 1)
+ *   SW_STATE  the entry's WRITE (unsignaled, vb_os_entry) and
+ *             FAA(state[p], 1) (signaled, kind 1)
  * The state FAA's old value decides: 4g -- committed, DELIVERED (a nilext
  * request's commit); 4g + 2 -- the worker gave the slot up first: not
  * committed, back to SW_TAIL with a new ticket (counted in seqwrite_retries).
@@ -112,9 +113,7 @@ static int post_write(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, u
 	q->os_waiting = 0;
 	struct vb_lq *lq = &L->q[q->w];
 	uint8_t *buf = L->sbuf + ((size_t)q->w * g->depth + slot) * g->slot_size;
-	uint64_t mk = t + 1, p = t % L_;
-	memcpy(buf + g->slot_size - 8, &mk, 8);
-	(void)lq;
+	uint64_t p = t % L_;
 	/* test-only: a thread stopped between its FAA and its WRITE
 	 * (fault.h claim-stall-ms), as SIGSTOP or a preempted host would */
 	if (fault_claim_stall_ms && ++q->sw_commits % 64 == 0) {
@@ -124,21 +123,15 @@ static int post_write(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, u
 			;
 		fault_fired(FAULT_CLAIM_STALL);
 	}
+	/* the entry's WRITE (vb_os_entry), then the state word's FAA */
 	struct ibv_sge sg[2];
 	struct ibv_send_wr wr[2];
-	sg[0].addr = (uintptr_t)buf;
-	sg[0].length = g->slot_size;
-	sg[0].lkey = L->mr->lkey;
-	memset(&wr[0], 0, sizeof wr[0]);
-	wr[0].sg_list = &sg[0];
-	wr[0].num_sge = 1;
-	wr[0].opcode = IBV_WR_RDMA_WRITE;
-	wr[0].send_flags = g->slot_size <= q->max_inline ? IBV_SEND_INLINE : 0;
-	wr[0].wr.rdma.remote_addr = q->os_addr + q->os_slots_off + p * g->slot_size;
-	wr[0].wr.rdma.rkey = q->os_rkey;
+	vb_os_entry(g, q, L, buf, lq->mlen[slot], q->sw_fin[slot] & 2,
+		    q->os_addr + q->os_slots_off + p * g->slot_size, t + 1, wr, sg);
 	wr[0].next = &wr[1];
 	atomic_wr(&wr[1], &sg[1], L, res_word(g, L, q->w, slot), q->os_addr + 4096 + p * 8, q->os_rkey,
 		  sw_tag(q->w, 2, 1, slot));
+	q->sw_fin[slot] |= 2;
 	if (post(g, q, wr, 2) != 0)
 		return -1;
 	q->sends++;
@@ -153,7 +146,7 @@ int vb_sw_post_new(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L)
 	struct vb_lq *lq = &L->q[q->w];
 	uint64_t head = atomic_load_explicit(&lq->head, memory_order_acquire);
 	int n = 0;
-	while (lq->posted < head && lq->posted - lq->done < VB_SW_INFLIGHT && q->sq_used + 3 <= q->sq_depth) {
+	while (lq->posted < head && lq->posted - lq->done < VB_SW_INFLIGHT && q->sq_used + 4 <= q->sq_depth) {
 		unsigned slot = (unsigned)(lq->posted & (g->depth - 1));
 		if (post_tail(g, q, L, slot) != 0)
 			return -1;
@@ -200,7 +193,7 @@ void vb_sw_done(struct vb_group *g, struct vb_cqp *q, const struct ibv_wc *wc, u
 		q->overflow++;
 	/* slots are reused in order: done moves over committed ones */
 	q->sw_fin[slot] = 1;
-	while (lq->done < lq->posted && q->sw_fin[lq->done & (g->depth - 1)]) {
+	while (lq->done < lq->posted && (q->sw_fin[lq->done & (g->depth - 1)] & 1)) {
 		q->sw_fin[lq->done & (g->depth - 1)] = 0;
 		lq->done++;
 	}

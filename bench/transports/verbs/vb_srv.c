@@ -115,9 +115,9 @@ struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t err
 			 c->durable ? "--durable" : c->xrc ? "--xrc" : "--recv-mode mp");
 		return NULL;
 	}
-	if (os && c->slot_size < WIRE_HDR_SIZE + 8) {
-		snprintf(err, errlen, "system %s: a slot ends in an 8-byte marker, so --slot-size %u is too small; "
-			 "use at least %u", c->system, c->slot_size, (unsigned)(WIRE_HDR_SIZE + 8 + WIRE_ALIGN - 1) /
+	if (os && c->slot_size < WIRE_HDR_SIZE + 16) {
+		snprintf(err, errlen, "system %s: a slot ends in a 16-byte length and marker, so --slot-size %u is too "
+			 "small; use at least %u", c->system, c->slot_size, (unsigned)(WIRE_HDR_SIZE + 16 + WIRE_ALIGN - 1) /
 			 WIRE_ALIGN * WIRE_ALIGN);
 		return NULL;
 	}

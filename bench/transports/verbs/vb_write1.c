@@ -12,9 +12,9 @@
  *                                        executed (only the worker's CPU
  *                                        stores it; clients READ it)
  *     off 4096   ring r at 4096 + r * K * slot_size, K = VB_W1_SLOTS
- *                slots of slot_size bytes:
- *                  [0, len)              the request (wire format)
- *                  [slot_size - 8, +8)   u64 marker = the entry's ticket + 1
+ *                slots of slot_size bytes, each entry at the slot's end
+ *                (vb_os_entry): the request, u32 len, and last the
+ *                u64 marker = the entry's ticket + 1
  *
  *   A connection (one client thread's QP to one worker; delegation is
  *   refused) is given a free ring by the connection-manager thread, which
@@ -22,7 +22,7 @@
  *   rkey, K and the address of its head word.
  *
  *   Client: its n-th request to the worker goes to slot n % K as one RDMA
- *   WRITE of slot_size bytes whose last 8 carry the marker n + 1; it may
+ *   WRITE of the entry, the marker n + 1 in its last 8 bytes; it may
  *   write entry n only when n < head + K, with head a cached value of the
  *   ring's head word, refreshed by an 8-byte RDMA READ when the ring looks
  *   full (a wait, counted per episode in onesided_full_waits, as
@@ -36,7 +36,7 @@
  *   writing a WRITE's bytes in increasing address order (PCIe posted-write
  *   ordering: vendor practice, not a guarantee of the RDMA specification;
  *   seed 004, Jasny et al.), so the marker, the WRITE's last bytes, lands
- *   after the request; the marker is the ticket, so a slot's stale entry
+ *   after the request and its length; the marker is the ticket, so a slot's stale entry
  *   from K tickets ago never passes.  An arrived entry gets the worker's
  *   next ticket in discovery order, which is the order the executor runs
  *   (exec.h); at most ring_slots entries are between discovery and
@@ -176,8 +176,8 @@ int vb_w1_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
 const void *vb_w1_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *avail)
 {
 	struct vb_worker *w = &s->w[wi];
-	*avail = s->c.slot_size - 8;
-	return w1_slot(s, w, w->w1_ring[slot & s->mask], w->w1_pos[slot & s->mask]);
+	return vb_os_req(w1_slot(s, w, w->w1_ring[slot & s->mask], w->w1_pos[slot & s->mask]), s->c.slot_size,
+			 avail);
 }
 
 void vb_w1_release(struct tp_server *s, unsigned wi, uint64_t slot)
@@ -195,13 +195,67 @@ void vb_w1_release(struct tp_server *s, unsigned wi, uint64_t slot)
 /* client                                                              */
 
 /*
- * Owner: the WRITE of the lane's request n (slot of buf) to q's ring, or
- * 0 when the ring has no room by the cached head; then a READ of the head
- * word is posted (one at a time, signaled, tag VB_TAG_HEAD) and the wait
- * counted once per episode.  1: wr is filled (the caller signals it).
+ * A one-sided entry (write1 and seqwrite) in a slot of slot_size bytes
+ * ends at the slot's end, so one WRITE of only the entry's bytes carries
+ * it and its marker is at a fixed place:
+ *
+ *   [slot_size - 16 - pad8(len), +len)   the request
+ *   [slot_size - 16, +4)                 u32 len
+ *   [slot_size - 8, +8)                  u64 marker = ticket + 1, written last
+ *
+ * vb_os_entry moves the request (at buf, len bytes, where the lane put it;
+ * unless shaped) into that shape in buf and fills wr (unsignaled, linked to nothing) with
+ * the WRITE of it to the slot at raddr.  Writing the whole slot instead
+ * would carry slot_size bytes (2 KiB by default) for a 100-byte request,
+ * and a second WRITE for the marker a second packet.
  */
-int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t n, uint8_t *buf,
-	       struct ibv_send_wr *wr, struct ibv_sge *sg, struct ibv_send_wr *rd, struct ibv_sge *rsg, int *rd_used)
+static size_t os_off(unsigned slot_size, uint32_t len)
+{
+	return slot_size - 16 - (((size_t)len + 7) & ~(size_t)7);
+}
+
+void vb_os_entry(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint8_t *buf, uint32_t len,
+		 int shaped, uint64_t raddr, uint64_t marker, struct ibv_send_wr *wr, struct ibv_sge *sg)
+{
+	size_t off = os_off(g->slot_size, len);
+	if (!shaped)   /* a seqwrite retry has it in place already */
+		memmove(buf + off, buf, len);
+	put32(buf + g->slot_size - 16, len);
+	put32(buf + g->slot_size - 12, 0);
+	memcpy(buf + g->slot_size - 8, &marker, 8);
+	sg->addr = (uintptr_t)(buf + off);
+	sg->length = (uint32_t)(g->slot_size - off);
+	sg->lkey = L->mr->lkey;
+	memset(wr, 0, sizeof *wr);
+	wr->sg_list = sg;
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_RDMA_WRITE;
+	wr->send_flags = sg->length <= q->max_inline ? IBV_SEND_INLINE : 0;
+	wr->wr.rdma.remote_addr = raddr + off;
+	wr->wr.rdma.rkey = q->os_rkey;
+}
+
+/* Worker: the request of an arrived entry in slot (vb_os_entry), or the
+ * slot with *avail 0 when its length is impossible. */
+const void *vb_os_req(const uint8_t *slot, unsigned slot_size, size_t *avail)
+{
+	uint32_t len = get32(slot + slot_size - 16);
+	if (len < WIRE_HDR_SIZE || len > slot_size - 16) {
+		*avail = 0;
+		return slot;
+	}
+	*avail = len;
+	return slot + os_off(slot_size, len);
+}
+
+/*
+ * Owner: the WRITE of the lane's request n (len bytes at buf) into q's
+ * ring (vb_os_entry: 1), or 0 when the ring has no room by the cached
+ * head; then wr may hold a READ of the head word (*rd_used; one at a
+ * time, signaled, tag VB_TAG_HEAD) and the wait is counted per episode.
+ */
+int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t n, uint8_t *buf, uint32_t len,
+	       struct ibv_send_wr *wr, struct ibv_sge *sg, int *rd_used)
 {
 	*rd_used = 0;
 	if (n >= q->os_head + q->os_k) {
@@ -209,17 +263,17 @@ int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t
 		q->os_waiting = 1;
 		if (!q->os_hread && q->sq_used < q->sq_depth) {
 			uint8_t *dst = L->sbuf + (size_t)g->workers * g->depth * g->slot_size + (size_t)q->w * 64;
-			rsg->addr = (uintptr_t)dst;
-			rsg->length = 8;
-			rsg->lkey = L->mr->lkey;
-			memset(rd, 0, sizeof *rd);
-			rd->sg_list = rsg;
-			rd->num_sge = 1;
-			rd->opcode = IBV_WR_RDMA_READ;
-			rd->send_flags = IBV_SEND_SIGNALED;
-			rd->wr_id = (uint64_t)VB_TAG_HEAD | (uint64_t)q->w << 16 | 1ull << 32;
-			rd->wr.rdma.remote_addr = q->os_head_addr;
-			rd->wr.rdma.rkey = q->os_rkey;
+			sg->addr = (uintptr_t)dst;
+			sg->length = 8;
+			sg->lkey = L->mr->lkey;
+			memset(wr, 0, sizeof *wr);
+			wr->sg_list = sg;
+			wr->num_sge = 1;
+			wr->opcode = IBV_WR_RDMA_READ;
+			wr->send_flags = IBV_SEND_SIGNALED;
+			wr->wr_id = (uint64_t)VB_TAG_HEAD | (uint64_t)q->w << 16 | 1ull << 32;
+			wr->wr.rdma.remote_addr = q->os_head_addr;
+			wr->wr.rdma.rkey = q->os_rkey;
 			q->os_hread = 1;
 			q->os_head_reads++;
 			*rd_used = 1;
@@ -227,18 +281,7 @@ int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t
 		return 0;
 	}
 	q->os_waiting = 0;
-	uint64_t mk = n + 1;
-	memcpy(buf + g->slot_size - 8, &mk, 8);
-	sg->addr = (uintptr_t)buf;
-	sg->length = g->slot_size;
-	sg->lkey = L->mr->lkey;
-	memset(wr, 0, sizeof *wr);
-	wr->sg_list = sg;
-	wr->num_sge = 1;
-	wr->opcode = IBV_WR_RDMA_WRITE;
-	wr->send_flags = g->slot_size <= q->max_inline ? IBV_SEND_INLINE : 0;
-	wr->wr.rdma.remote_addr = q->os_addr + (n % q->os_k) * g->slot_size;
-	wr->wr.rdma.rkey = q->os_rkey;
+	vb_os_entry(g, q, L, buf, len, 0, q->os_addr + (n % q->os_k) * g->slot_size, n + 1, wr, sg);
 	return 1;
 }
 
