@@ -843,6 +843,8 @@ json_t *client_result(struct client *cl)
 		"not_found", (json_int_t)nf, "errors", (json_int_t)serr,
 		"stray_events", (json_int_t)stray, "loaded", (json_int_t)loaded,
 		"sent_nilext", (json_int_t)cls_sent[0], "sent_non_nilext", (json_int_t)cls_sent[1]);
+	if (cl->c.sys->label)   /* e.g. write1: "not linearizable by design" (system.h) */
+		json_object_set_new(j, "system_label", json_string(cl->c.sys->label));
 	uint64_t busy = 0;
 	for (unsigned i = 0; i < cl->c.threads; i++)
 		busy += cl->t[i].busy_posts;

@@ -36,7 +36,9 @@
  *                      generates (shows that generation, done before a
  *                      request is due, is not in its latency)
  *   skip-recovery      durable shm and verbs: do not replay rings (shm_recover.c, vb_durable.c)
- *   claim-stall-ms:N   shm client: every 64th nilext write sleeps N ms between
+ *   claim-stall-ms:N   shm client (and verbs seqwrite: between its FAA and
+ *                      its WRITE, vb_seqwrite_cli.c; every 64th write
+ *                      there): every 64th nilext write sleeps N ms between
  *                      claiming its slot and writing into it, as a thread
  *                      preempted on a loaded host does (not a protocol bug:
  *                      a correct server loses nothing); it counts as fired

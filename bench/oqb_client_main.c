@@ -194,6 +194,12 @@ int main(int argc, char **argv)
 			transport_hint(transport_name_list[o.transport]));
 		goto out;
 	}
+	if (system_check_transport(cc.sys, cc.tp->name, err, sizeof err) != 0) {
+		fprintf(stderr, "oqb-client: %s\n", err);
+		goto out;
+	}
+	if (cc.sys->label)
+		fprintf(stderr, "oqb-client: system %s: %s\n", cc.sys->name, cc.sys->label);
 	cc.gen = gen_lookup(wl, "--workload", err, sizeof err);
 	if (!cc.gen) {
 		fprintf(stderr, "oqb-client: %s\n", err);

@@ -185,6 +185,10 @@ int main(int argc, char **argv)
 			transport_hint(transport_name_list[o.transport]));
 		return 2;
 	}
+	if (system_check_transport(sc.sys, sc.tp->name, err, sizeof err) != 0) {
+		log_msg(LOG_ERR, "%s", err);
+		return 2;
+	}
 	sc.be = backend_find(o.backend);
 	if (!sc.be) {
 		log_msg(LOG_ERR, "--backend %s: unknown backend; expected one of: %s", o.backend, backend_names());

@@ -9,6 +9,12 @@
  *             (RC hardware ACK; shm: slot publish)
  *   rawrpc    the software response                  execute, then respond
  *   deferred  the software ACK                       ACK at dequeue, execute
+ *   write1    (verbs) the RDMA WRITE into the        nothing (polls the rings,
+ *             client's own ring completes            executes later); NOT
+ *                                                    linearizable by design
+ *   seqwrite  (verbs) the FAA on the slot's state    nothing (runs the log in
+ *             word after the WRITE into the log      slot order)
+ *             slot an FAA on the log's tail gave
  *
  * Non-nilext requests (get) and non-idempotent ones (incr) always commit on
  * the software response sent after execution (paper §4 Rule 2, §5.3).
@@ -26,7 +32,17 @@ struct system_def {
 	const char *name;
 	enum commit_on nilext_commit;
 	const char *summary;
+	/* the one transport whose data path the system is (a one-sided
+	 * design: verbs), or NULL: any */
+	const char *transport;
+	/* shown beside the system in every output, or NULL */
+	const char *label;
 };
+
+#define SYSTEM_NOT_LINEARIZABLE "not linearizable by design"
+
+/* 0, or -1 with err naming why system s cannot run over transport tp. */
+int system_check_transport(const struct system_def *s, const char *tp, char *err, size_t errlen);
 
 /* The system with this name, or NULL (see system_names for the list). */
 const struct system_def *system_find(const char *name);

@@ -13,6 +13,7 @@ refused unknown_top_key '.duraton_s = 2' duraton_s 'did you mean "duration_s"'
 refused wrong_type '.duration_s = "long"' duration_s number string
 refused bad_system '.systems = ["oq", "rawrpcc"]' 'systems[1]' rawrpcc 'did you mean "rawrpc"'
 refused duplicate_system '.systems = ["oq", "oq"]' 'systems[1]' twice
+refused write1_on_shm '.systems = ["oq", "write1"] | .transport = "shm"' 'systems[1]' 'runs only over transport verbs' 'set "transport": "verbs"'
 refused empty_sweep '.arrival.loads_ops = []' loads_ops
 refused load_not_number '.arrival.loads_ops = [1000, "fast"]' 'loads_ops[1]' fast
 refused missing_required 'del(.workload)' workload

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-guests.sh - the single-VM guest scripts over verbs, in ONE boot of the
 # Soft-RoCE VM (make test, make test-verbs): tests/verbs/guest-group.sh runs
-# them in turn (OQB_GUESTS, default "check rnr"; make test-long runs
+# them in turn (OQB_GUESTS, default "check rnr onesided"; make test-long runs
 # "engines", about 80 s of the guest on a quiet host):
 #  - guest-check.sh: `oqb check` on verbs runs, delegation off and on, and
 #    the verbs-applicable faults of bench/fault.h caught (CHECK_VERBS_SEEDS,
@@ -9,7 +9,10 @@
 #  - guest-engines.sh: memcached, RocksDB and a plugin engine over verbs,
 #    histories checked;
 #  - guest-rnr.sh: receiver not ready driven past capacity (RNR_LOADS,
-#    RNR_DURATION_S; make test-faults-rnr: RNR_LOADS=config).
+#    RNR_DURATION_S; make test-faults-rnr: RNR_LOADS=config);
+#  - guest-onesided.sh: system write1 (per-client WRITE rings) beside oq,
+#    8 threads on 2 hosts checked, and the scripted pair whose violations
+#    `oqb check` counts (about 2 min of the guest under KVM).
 # One boot for several: a boot and the guest's set-up cost about as
 # much as a short script under TCG.  Their lines are relayed; a shape case
 # of guest-rnr.sh that fails in the guest is decided here on the host's
@@ -21,7 +24,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 . tests/vm/vm-test-lib.sh
 : "${OQB_BIN:?run through tests/run-tests.sh (make test)}"
-GUESTS=${OQB_GUESTS:-check rnr}
+GUESTS=${OQB_GUESTS:-check rnr onesided}
 
 vm_preflight verbs-guests jq:jq || finish
 "$OQB_BIN/oqb-server" --list-devices >/dev/null 2>&1

@@ -55,7 +55,8 @@ static struct vb_lane *lane_open(struct vb_group *g, unsigned idx, unsigned max_
 	L->idx = idx;
 	L->client_id = g->block << VB_LANE_BITS | idx;
 	L->evcap = vb_pow2_at_least(2 * (max_outstanding ? max_outstanding : 1024) + 2 * D + 64);
-	size_t bytes = (size_t)W * D * g->slot_size + (size_t)W * 64;
+	/* requests, READ targets, and seqwrite's atomics' results */
+	size_t bytes = (size_t)W * D * g->slot_size + (size_t)W * 64 + (size_t)W * D * 8;
 	L->sbuf = vb_alloc_pages(bytes);
 	if (!L->sbuf)
 		goto oom;
@@ -237,6 +238,11 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 		snprintf(err, errlen, "verbs: worker %u does not exist (the server has %u)", wi, g->workers);
 		return -1;
 	}
+	if (g->os && len > g->slot_size - 16) {
+		snprintf(err, errlen, "request of %u B does not fit a %u B one-sided log slot, whose last 16 B are its "
+			 "length and marker; start the server with a larger --slot-size", len, g->slot_size);
+		return -1;
+	}
 	if (len > g->slot_size) {
 		snprintf(err, errlen, "request of %u B does not fit a %u B receive slot; start the server with a larger "
 			 "--slot-size", len, g->slot_size);
@@ -270,7 +276,7 @@ static int lane_put(struct tp_client *c, unsigned wi, const void *req, uint32_t 
 	unsigned slot = (unsigned)(h & (D - 1));
 	const int dur = g->durable_srv && len >= WIRE_HDR_SIZE && (get16((const uint8_t *)req + 16) & WIRE_F_DURABLE);
 	const struct vb_cqp *q = &g->q[wi];
-	direct = direct && !dur && !q->shared && len <= q->max_inline && lq->posted == h && q->sq_used < q->sq_depth;
+	direct = direct && !g->os && !dur && !q->shared && len <= q->max_inline && lq->posted == h && q->sq_used < q->sq_depth;
 	if (!direct)
 		memcpy(L->sbuf + ((size_t)wi * D + slot) * g->slot_size, req, len);
 	lq->mseq[slot] = seq;
@@ -413,6 +419,18 @@ json_t *vb_cli_stats(struct tp_client *c)
 		"request_slots_per_worker", (int)g->depth, "durable_reads_possible", g->durable_srv);
 	if (g->xrc)
 		json_object_set_new(j, "xrc", json_true());
+	if (g->os) {
+		/* write1 and seqwrite (vb_write1.c, vb_seqwrite_cli.c) */
+		uint64_t fw = 0, hr = 0, rt = 0;
+		for (unsigned w = 0; w < g->workers; w++) {
+			fw += g->q[w].os_full_waits;
+			hr += g->q[w].os_head_reads;
+			rt += g->q[w].sw_retries;
+		}
+		json_object_set_new(j, "onesided", json_pack("{s:s,s:I,s:I,s:I}",
+			"system", g->os == VB_OS_WRITE1 ? "write1" : "seqwrite", "onesided_full_waits", (json_int_t)fw,
+			"head_reads", (json_int_t)hr, "seqwrite_retries", (json_int_t)rt));
+	}
 	/* QP-level counters are the group's: with delegation every thread
 	 * reports the same shared totals. */
 	json_object_set_new(j, "qp_totals", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",

@@ -118,7 +118,7 @@ void vb_repost_bufs(struct vb_group *g, const uint32_t *bi, unsigned n)
 }
 
 /* Hands an event to lane L (owner side); -1 if its ring is full. */
-static int push_ev(struct vb_lane *L, unsigned w, const struct vb_ev *e)
+int vb_push_ev(struct vb_lane *L, unsigned w, const struct vb_ev *e)
 {
 	struct vb_lq *lq = &L->q[w];
 	uint64_t h = atomic_load_explicit(&lq->ev_head, memory_order_relaxed);
@@ -166,6 +166,22 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 		unsigned wq = (unsigned)(wc[i].wr_id >> 16) & 0xffffu, nreq = (unsigned)(wc[i].wr_id >> 48);
 		struct vb_cqp *qq = wq < g->workers ? &g->q[wq] : q;
 		qq->sq_used -= nwr <= qq->sq_used ? nwr : qq->sq_used;
+		if (li == VB_TAG_SW) {
+			/* a seqwrite atomic (vb_seqwrite_cli.c) */
+			if (wc[i].status != IBV_WC_SUCCESS)
+				break_wc(g, qq, &wc[i]);
+			else
+				vb_sw_done(g, qq, &wc[i], t);
+			continue;
+		}
+		if (li == VB_TAG_HEAD) {
+			/* a one-sided ring's head READ (vb_write1.c) */
+			if (wc[i].status != IBV_WC_SUCCESS)
+				break_wc(g, qq, &wc[i]);
+			else
+				vb_w1_head_done(g, qq);
+			continue;
+		}
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			break_wc(g, qq, &wc[i]);
 			/* A failed completion says nothing was ACKed: its requests
@@ -189,7 +205,7 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 				.seq = lq->mseq[lq->done & (D - 1)], .kind = TP_EV_DELIVERED, .buf = VB_NOBUF, .t = t,
 			};
 			lq->done++;
-			if (push_ev(L, qq->w, &e) != 0)
+			if (vb_push_ev(L, qq->w, &e) != 0)
 				qq->overflow++;
 		}
 		atomic_store_explicit(&lq->done_pub, lq->done, memory_order_release);
@@ -237,7 +253,7 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 		/* with XRC every worker replies on one QP: the reply names it */
 		unsigned rw = q->shared && r.worker < g->workers ? r.worker : q->w;
 		q->responses++;
-		if (push_ev(L, rw, &e) != 0) {
+		if (vb_push_ev(L, rw, &e) != 0) {
 			q->overflow++;
 			vb_repost_bufs(g, &bi, 1);
 		}
@@ -298,6 +314,12 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 		if (!L)
 			continue;
 		struct vb_lq *lq = &L->q[q->w];
+		if (g->os == VB_OS_SEQWRITE) {
+			/* vb_seqwrite_cli.c: the FAA on the log's tail first */
+			int k2 = vb_sw_post_new(g, q, L);
+			q->rr++;
+			return k2 > 0 ? k2 : 0;
+		}
 		uint64_t head = atomic_load_explicit(&lq->head, memory_order_acquire);
 		/* WRs and requests of this lane's run since its last signaled
 		 * WR; last: that WR, or -1 */
@@ -311,14 +333,30 @@ static int owner_post(struct vb_group *g, struct vb_cqp *q)
 				full = 1;
 				break;
 			}
-			if (nwr + need > 32)
-				break;   /* chain full: post it, come back next time */
+			if (nwr + need + (g->os != VB_OS_NONE) > 32)
+				break;   /* chain full (one-sided: room for a head READ too) */
 			uint32_t len = lq->mlen[slot];
 			uint8_t *buf = L->sbuf + ((size_t)q->w * D + slot) * g->slot_size;
-			struct ibv_send_wr *sw = chain_wr(&wr[nwr], &sg[nwr], q, L, buf, len);
-			sw->opcode = IBV_WR_SEND;
-			sw->send_flags = len <= q->max_inline ? IBV_SEND_INLINE : 0;
-			q->inline_sends += len <= q->max_inline;
+			if (g->os == VB_OS_WRITE1) {
+				/* vb_write1.c: a WRITE into this QP's ring, or
+				 * (no room by the cached head) a READ of the head */
+				int rd_used;
+				if (!vb_w1_fill(g, q, L, lq->posted, buf, len, &wr[nwr], &sg[nwr], &rd_used)) {
+					if (rd_used) {
+						nwr++;
+						q->sq_used++;
+						q->signaled++;
+					}
+					full = 1;
+					break;
+				}
+				q->inline_sends += (wr[nwr].send_flags & IBV_SEND_INLINE) != 0;
+			} else {
+				struct ibv_send_wr *sw = chain_wr(&wr[nwr], &sg[nwr], q, L, buf, len);
+				sw->opcode = IBV_WR_SEND;
+				sw->send_flags = len <= q->max_inline ? IBV_SEND_INLINE : 0;
+				q->inline_sends += len <= q->max_inline;
+			}
 			last = (int)nwr++;
 			run_wrs += need;
 			run_reqs++;

@@ -41,7 +41,7 @@
 #define VB_REJECT_MAGIC   0x4f514272u
 #define VB_CANARY_MAGIC   0x4f514263u   /* "cBQO": a canary pinger's hello (vb_canary.c) */
 #define VB_HELLO_LEN      32
-#define VB_ACCEPT_LEN     72
+#define VB_ACCEPT_LEN     96           /* 72 + write1's ring (vb_write1.c) */
 #define VB_REJECT_LEN     128
 
 #define VB_HF_DELEGATED   0x1
@@ -50,6 +50,8 @@
 #define VB_AF_SLOT_RING   0x2
 #define VB_AF_PMEM        0x4
 #define VB_AF_XRC         0x8          /* requests go over XRC; this QP carries replies */
+#define VB_AF_WRITE1      0x10         /* system write1: requests are WRITEs into this QP's ring */
+#define VB_AF_SEQWRITE    0x20         /* system seqwrite: FAA on the worker's log tail, then WRITE */
 #define VB_XRC_MAX_WORKERS 44          /* SRQ numbers in the 196-byte accept data */
 #define VB_XACCEPT_LEN(w) (16 + 4 * (w))
 
@@ -88,6 +90,20 @@
 #define VB_HELD_MAX       256
 #define VB_RECV_CHAIN     64           /* receive WRs posted in one call, at most */
 #define VB_NOBUF          UINT32_MAX
+#define VB_TAG_HEAD       0xfffeu      /* send_tag lane of a one-sided head READ */
+
+/* one-sided systems (vb_write1.c) */
+enum { VB_OS_NONE = 0, VB_OS_WRITE1 = 1, VB_OS_SEQWRITE = 2 };
+#define VB_TAG_SW         0xfffdu      /* send_tag lane of a seqwrite FAA (vb_seqwrite_cli.c) */
+#define VB_SW_INFLIGHT    40           /* seqwrite requests in flight per QP: 3 WRs each, and a READ */
+#define VB_W1_RINGS       64           /* write1 rings (connections) per worker */
+#define VB_W1_SLOTS       64           /* entries per write1 ring (K) */
+enum { W1_FREE = 0, W1_LIVE = 1, W1_CLOSING = 2 };
+struct vb_w1ring {
+	_Atomic int state;         /* W1_*: the CM thread takes and closes, the worker frees */
+	uint64_t seen;             /* entries discovered (worker) */
+	uint64_t consumed;         /* entries released (worker); published as the head word */
+};
 
 enum { RM_SRQ = 0, RM_SLOT_RING = 1, RM_MP = 2 };
 
@@ -131,6 +147,9 @@ struct vb_sconn {
 	_Atomic uint32_t inflight;     /* replies posted, not yet completed */
 	uint32_t sq_depth, max_inline;
 	uint8_t state, delegated, established, stalled;
+	int w1ring;                    /* write1: the ring this QP writes, or -1 */
+	uint64_t serial;               /* order of acceptance (seqwrite's quarantine) */
+	uint64_t sw_landed;            /* seqwrite: 1 + the last ticket this QP landed (worker) */
 	uint64_t closing_since;
 	/* CK_XREPLY: every worker replies on this QP, so it has its own lock,
 	 * send CQ and reply buffers (one per send-queue entry) */
@@ -179,6 +198,27 @@ struct vb_worker {
 	uint64_t reply_too_big, unknown_client, send_errors, reply_waits, log_budget;
 	_Atomic unsigned qps;
 	const char *last_recv_error;
+	/* write1 (vb_write1.c) */
+	uint8_t *w1_mem;
+	size_t w1_len;
+	struct ibv_mr *w1_mr;
+	struct vb_w1ring *w1;
+	uint16_t *w1_ring;             /* per ticket & mask: ring of the entry */
+	uint32_t *w1_pos;              /* per ticket & mask: slot in that ring */
+	uint64_t w1_next, w1_released;
+	unsigned w1_rr;
+	/* seqwrite (vb_seqwrite.c) */
+	uint8_t *sw_mem;
+	size_t sw_len;
+	struct ibv_mr *sw_mr;
+	struct ibv_cq *sw_cq;
+	struct ibv_qp *sw_lb[2];       /* the loopback pair: [0] posts, [1] answers */
+	uint8_t *sw_fin;
+	uint64_t *sw_void;             /* per position: 1 + conn_serial at the void, or 0 */
+	uint64_t sw_next, sw_released, sw_rearm, sw_head_pub, sw_wait_since;
+	unsigned sw_lb_out;
+	int sw_void_done;
+	uint64_t sw_voided, sw_void_lost, sw_quarantine_ended, sw_marker_late, sw_lb_errors;
 };
 
 /*
@@ -197,6 +237,7 @@ extern const struct vb_recv_hooks *const vb_mp_hooks;
 struct tp_server {
 	struct tp_srv_conf c;
 	int mode;
+	int os;                        /* VB_OS_*: a one-sided system's data path */
 	const struct vb_recv_hooks *hooks;  /* mode's own data path, or NULL */
 	char endpoint[160], host[128], devname[64], system[17];
 	struct rdma_event_channel *ch;
@@ -218,6 +259,7 @@ struct tp_server {
 	uint32_t *cfree;
 	unsigned ncfree, conns_hi;
 	uint32_t next_block;
+	_Atomic uint64_t conn_serial;  /* connections accepted (vb_sconn.serial) */
 	uint64_t sys_hash;
 	unsigned rnr_set_failed;
 	uint64_t conn_total, conn_rejected, disconnects, conn_delegated;
@@ -296,6 +338,17 @@ struct vb_cqp {                /* the QP to one server worker */
 	/* counters, under mu */
 	uint64_t sends, inline_sends, reads, post_calls, send_completions, responses, signaled, polls;
 	uint64_t stray, bad, overflow;
+	/* one-sided systems: the remote ring, its cached head (vb_write1.c) */
+	uint64_t os_addr, os_head_addr, os_head;
+	uint32_t os_rkey, os_k;
+	int os_hread, os_waiting;
+	uint64_t os_full_waits, os_head_reads;
+	uint64_t os_slots_off;         /* seqwrite: where the log's slots start */
+	uint64_t *sw_tick;             /* seqwrite, per request slot: its ticket */
+	uint8_t *sw_stage;             /* seqwrite, per request slot: SW_* */
+	uint8_t *sw_fin;               /* seqwrite, per request slot: 1 committed, not yet counted done;
+				        * 2 the entry is shaped in the buffer (a retry) */
+	uint64_t sw_retries, sw_commits;
 };
 
 struct vb_group {              /* QPs to every worker of one server */
@@ -304,6 +357,7 @@ struct vb_group {              /* QPs to every worker of one server */
 	unsigned port;
 	int delegated, durable_srv;
 	int stamp_sends;               /* owner_poll stamps send completions (set on connecting) */
+	int os;                        /* VB_OS_*: the server's one-sided data path */
 	unsigned refs;
 	unsigned workers, slot_size, ring_slots, min_rnr, sflags, depth, rdepth, sq_depth;
 	uint32_t block, server_pid;
@@ -436,6 +490,37 @@ int vb_xrc_reply(struct tp_server *s, struct vb_worker *w, struct vb_sconn *c, u
 		 const struct wire_resp *rr, const void *val, uint32_t len);
 int vb_connect_xrc(struct vb_group *g, const struct tp_cli_conf *cc, uint64_t started, uint64_t deadline,
 		   char *err, size_t errlen);
+
+/* vb_write1.c: system write1's rings (server) and WRITEs (client) */
+int vb_w1_init(struct tp_server *s, struct vb_worker *w, char *err, size_t errlen);
+void vb_w1_free(struct vb_worker *w);
+int vb_w1_take(struct tp_server *s, struct vb_worker *w);
+void vb_w1_close(struct vb_worker *w, int r);
+void vb_w1_accept(struct tp_server *s, struct vb_worker *w, int r, uint8_t *acc);
+int vb_w1_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max);
+const void *vb_w1_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *avail);
+void vb_w1_release(struct tp_server *s, unsigned wi, uint64_t slot);
+int vb_w1_fill(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint64_t n, uint8_t *buf, uint32_t len,
+	       struct ibv_send_wr *wr, struct ibv_sge *sg, int *rd_used);
+void vb_os_entry(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, uint8_t *buf, uint32_t len,
+		 int shaped, uint64_t raddr, uint64_t marker, struct ibv_send_wr *wr, struct ibv_sge *sg);
+const void *vb_os_req(const uint8_t *slot, unsigned slot_size, size_t *avail);
+void vb_w1_head_done(struct vb_group *g, struct vb_cqp *q);
+
+/* vb_seqwrite.c: system seqwrite's log (server) */
+int vb_sw_init(struct tp_server *s, struct vb_worker *w, char *err, size_t errlen);
+void vb_sw_free(struct vb_worker *w);
+void vb_sw_accept(struct tp_server *s, struct vb_worker *w, uint8_t *acc);
+int vb_sw_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max);
+const void *vb_sw_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *avail);
+void vb_sw_release(struct tp_server *s, unsigned wi, uint64_t slot);
+json_t *vb_sw_stats(struct vb_worker *w);
+
+/* vb_seqwrite_cli.c: system seqwrite's client side (the QP's owner) */
+int vb_sw_post_new(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L);
+void vb_sw_done(struct vb_group *g, struct vb_cqp *q, const struct ibv_wc *wc, uint64_t t);
+void vb_sw_room(struct vb_group *g, struct vb_cqp *q);
+int vb_push_ev(struct vb_lane *L, unsigned w, const struct vb_ev *e);
 
 /* vb_cli_conn.c: a client's connections */
 int vb_canon_endpoint(const char *ep, struct sockaddr_storage *dst, unsigned *port, char *out, size_t outlen,

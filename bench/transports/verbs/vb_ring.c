@@ -339,6 +339,8 @@ oom:
 
 void vb_worker_free(struct tp_server *s, struct vb_worker *w)
 {
+	vb_w1_free(w);
+	vb_sw_free(w);
 	vb_destroy_srq(w->srq);
 	vb_destroy_cq(w->rcq);
 	vb_destroy_cq(w->scq);
@@ -371,6 +373,10 @@ int vb_srv_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
 	vb_srv_flush(s, wi);
 	if (max > 64)
 		max = 64;
+	if (s->os == VB_OS_WRITE1)
+		return vb_w1_poll(s, wi, a, max);
+	if (s->os == VB_OS_SEQWRITE)
+		return vb_sw_poll(s, wi, a, max);
 	if (s->hooks)
 		return s->hooks->poll(s, w, a, max);
 	int n = ibv_poll_cq(w->rcq, max, wc);
@@ -403,6 +409,10 @@ const void *vb_srv_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *
 {
 	struct vb_worker *w = &s->w[wi];
 	uint64_t pos = slot & s->mask;
+	if (s->os == VB_OS_WRITE1)
+		return vb_w1_req(s, wi, slot, avail);
+	if (s->os == VB_OS_SEQWRITE)
+		return vb_sw_req(s, wi, slot, avail);
 	if (w->tick[pos] != slot || !w->ok[pos]) {
 		*avail = 0;
 		return NULL;
@@ -416,6 +426,14 @@ const void *vb_srv_req(struct tp_server *s, unsigned wi, uint64_t slot, size_t *
 void vb_srv_release(struct tp_server *s, unsigned wi, uint64_t slot)
 {
 	struct vb_worker *w = &s->w[wi];
+	if (s->os == VB_OS_WRITE1) {
+		vb_w1_release(s, wi, slot);
+		return;
+	}
+	if (s->os == VB_OS_SEQWRITE) {
+		vb_sw_release(s, wi, slot);
+		return;
+	}
 	if (s->hooks) {
 		s->hooks->release(s, w, slot);
 		return;

@@ -106,6 +106,21 @@ struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t err
 	}
 	if (parse_recv_mode(c->recv_mode, &mode, err, errlen) != 0)
 		return NULL;
+	int os = !c->system ? VB_OS_NONE : !strcmp(c->system, "write1") ? VB_OS_WRITE1 :
+		 !strcmp(c->system, "seqwrite") ? VB_OS_SEQWRITE : VB_OS_NONE;
+	if (os && (c->durable || c->xrc || mode == RM_MP)) {
+		snprintf(err, errlen, "system %s: requests are RDMA WRITEs into server memory, which %s does not "
+			 "have; run %s without %s", c->system, c->durable ? "durable mode (--durable)" :
+			 c->xrc ? "XRC (--xrc)" : "recv_mode mp", c->system,
+			 c->durable ? "--durable" : c->xrc ? "--xrc" : "--recv-mode mp");
+		return NULL;
+	}
+	if (os && c->slot_size < WIRE_HDR_SIZE + 16) {
+		snprintf(err, errlen, "system %s: a slot ends in a 16-byte length and marker, so --slot-size %u is too "
+			 "small; use at least %u", c->system, c->slot_size, (unsigned)(WIRE_HDR_SIZE + 16 + WIRE_ALIGN - 1) /
+			 WIRE_ALIGN * WIRE_ALIGN);
+		return NULL;
+	}
 	if (!c->addr || !*c->addr) {
 		snprintf(err, errlen, "verbs: no address to listen on; give --addr with the IP address of the "
 			 "RDMA device's network interface (oqb-server --list-devices shows the GIDs)");
@@ -123,6 +138,7 @@ struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t err
 	}
 	s->c = *c;
 	s->mode = mode;
+	s->os = os;
 	s->hooks = mode == RM_MP ? vb_mp_hooks : NULL;
 	s->mask = c->ring_slots - 1;
 	s->next_block = 1;
@@ -276,7 +292,9 @@ struct tp_server *vb_srv_open(const struct tp_srv_conf *c, char *err, size_t err
 		}
 	}
 	for (unsigned i = 0; i < c->workers; i++)
-		if (vb_worker_init(s, i, err, errlen) != 0)
+		if (vb_worker_init(s, i, err, errlen) != 0 ||
+		    (s->os == VB_OS_WRITE1 && vb_w1_init(s, &s->w[i], err, errlen) != 0) ||
+		    (s->os == VB_OS_SEQWRITE && vb_sw_init(s, &s->w[i], err, errlen) != 0))
 			goto fail;
 	if (rdma_listen(s->listen, 1024) != 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->endpoint, strerror(errno));
@@ -330,6 +348,8 @@ json_t *vb_srv_stats(struct tp_server *s)
 			"unknown_client", (json_int_t)w->unknown_client, "send_errors", (json_int_t)w->send_errors,
 			"qps", (int)atomic_load(&w->qps),
 			"req_to_execute", (json_int_t)(w->hdr ? w->hdr->req_to_execute : 0));
+		if (w->sw_mem)
+			json_object_set_new(o, "seqwrite", vb_sw_stats(w));
 		if (w->last_recv_error)
 			json_object_set_new(o, "last_recv_error", json_string(w->last_recv_error));
 		if (w->recovered)

@@ -54,6 +54,8 @@ void vb_conn_close(struct tp_server *s, struct vb_sconn *c)
 	/* Moves the QP to the error state: replies still queued complete
 	 * with a flush status, which returns their buffers to the worker. */
 	rdma_disconnect(c->id);
+	if (c->kind == CK_RC && c->w1ring >= 0)
+		vb_w1_close(&s->w[c->worker], c->w1ring);
 	c->closing_since = clock_ns();
 	s->disconnects++;
 	atomic_fetch_sub(&s->qps_live, 1);
@@ -209,7 +211,8 @@ static void rc_accept(struct tp_server *s, struct rdma_cm_event *ev, struct vb_s
 	memset(acc, 0, sizeof acc);
 	vb_accept_head(acc, c->block, s->c.workers,
 		       (s->c.durable ? VB_AF_DURABLE : 0) | (s->mode == RM_SLOT_RING ? VB_AF_SLOT_RING : 0) |
-		       (w->pmem_file ? VB_AF_PMEM : 0) | (c->kind == CK_XREPLY ? VB_AF_XRC : 0));
+		       (w->pmem_file ? VB_AF_PMEM : 0) | (c->kind == CK_XREPLY ? VB_AF_XRC : 0) |
+		       (c->w1ring >= 0 ? VB_AF_WRITE1 : 0) | (s->os == VB_OS_SEQWRITE ? VB_AF_SEQWRITE : 0));
 	put32(acc + 16, s->c.slot_size);
 	put32(acc + 20, s->c.ring_slots);
 	put64(acc + 24, (uint64_t)(uintptr_t)&w->hdr->flush_word);
@@ -218,6 +221,10 @@ static void rc_accept(struct tp_server *s, struct rdma_cm_event *ev, struct vb_s
 	put64(acc + 40, s->sys_hash);
 	memcpy(acc + 48, s->system, 16);
 	put32(acc + 64, (uint32_t)getpid());
+	if (c->w1ring >= 0)
+		vb_w1_accept(s, w, c->w1ring, acc);
+	if (s->os == VB_OS_SEQWRITE)
+		vb_sw_accept(s, w, acc);
 	vb_accept_conn(s, ev, c, acc, VB_ACCEPT_LEN, peer);
 }
 
@@ -314,6 +321,23 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	c->pid = get32(h + 20);
 	c->thread = get32(h + 24);
 	c->delegated = (flags & VB_HF_DELEGATED) != 0;
+	c->w1ring = -1;
+	c->serial = atomic_fetch_add(&s->conn_serial, 1) + 1;
+	c->sw_landed = 0;
+	if (s->os != VB_OS_NONE && c->delegated) {
+		s->cfree[s->ncfree++] = ci;
+		code = 8;
+		snprintf(why, sizeof why, "%s: one client thread per QP, so delegation "
+			 "does not apply; run it without --delegation", s->system);
+		goto reject;
+	}
+	if (s->os == VB_OS_WRITE1 && (c->w1ring = vb_w1_take(s, w)) < 0) {
+		s->cfree[s->ncfree++] = ci;
+		code = 9;
+		snprintf(why, sizeof why, "worker %u has no free write1 ring: at most %d client threads per worker; "
+			 "run fewer client threads", worker, VB_W1_RINGS);
+		goto reject;
+	}
 	c->sq_depth = c->delegated ? VB_SRV_SQ_DELEG : VB_SRV_SQ;
 	if (c->sq_depth > (uint32_t)s->da.max_qp_wr)
 		c->sq_depth = (uint32_t)s->da.max_qp_wr;
@@ -323,6 +347,7 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 
 	int qerr = conn_qp(s, c, w, id);
 	if (qerr) {
+		vb_w1_close(w, c->w1ring);
 		if (c->kind == CK_XREPLY)
 			vb_xreply_free(c);
 		s->cfree[s->ncfree++] = ci;
