@@ -101,7 +101,7 @@ done
 cp "$T/client-other" "$T/other/.c" && mv -f "$T/other/.c" "$T/other/oqb-client"
 wait $pid
 rc=$?
-if [ $rc -eq 1 ] && grep -q "is build $fake, but this run's is $mine (oqb-server in bin_dir $T/other" "$T/swap.out" &&
+if [ $rc -eq 5 ] && grep -q "is build $fake, but this run's is $mine (oqb-server in bin_dir $T/other" "$T/swap.out" &&
    jq -e '.status == "failed" and (.error.message | test("is build"))' "$T/swap/run.json" >/dev/null; then
 	ok rooms_hello_other_build
 else
