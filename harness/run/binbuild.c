@@ -116,12 +116,19 @@ static int ask_host(struct launcher *l, const char *host, const char *bin_dir, c
 }
 
 json_t *binbuild_run(struct launcher *l, const struct runconf *rc, const char *bin_dir, const char *expect_id,
-		     const char *expect_from, char *err, size_t errlen)
+		     const char *expect_from, int *no_answer, char *err, size_t errlen)
 {
 	json_t *procs = json_array(), *server = NULL;
+	int dummy;
 
-	if (ask_host(l, rc->server_host, bin_dir, "server", procs, &server, err, errlen) < 0)
+	if (!no_answer)
+		no_answer = &dummy;
+	*no_answer = 0;
+
+	if (ask_host(l, rc->server_host, bin_dir, "server", procs, &server, err, errlen) < 0) {
+		*no_answer = 1;
 		goto fail;
+	}
 	const char *ref = binbuild_id(server);
 	if (expect_id && strcmp(expect_id, ref) != 0) {
 		err_set(err, errlen, "oqb-server on %s (bin_dir %s) is build %s, but %s is build %s: the run would "
@@ -137,8 +144,10 @@ json_t *binbuild_run(struct launcher *l, const struct runconf *rc, const char *b
 			seen |= strcmp(rc->client_hosts[k], rc->client_hosts[i]) == 0;
 		if (seen)
 			continue;
-		if (ask_host(l, rc->client_hosts[i], bin_dir, "client", procs, &b, err, errlen) < 0)
+		if (ask_host(l, rc->client_hosts[i], bin_dir, "client", procs, &b, err, errlen) < 0) {
+			*no_answer = 1;
 			goto fail;
+		}
 		if (strcmp(binbuild_id(b), ref) != 0) {
 			err_set(err, errlen, "the processes of this run do not share one build: oqb-server on %s "
 				"(bin_dir %s) is build %s, oqb-client on %s (bin_dir %s) is build %s; install one "

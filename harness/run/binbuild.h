@@ -47,9 +47,11 @@ json_t *binbuild_local(const char *bin_dir, char *err, size_t errlen);
  * expect_from names, e.g. "--base DIR's oqb-server"), with rc's transport
  * and, for system erpc, eRPC in it.  Returns the run's record
  * {build_id, server: the server's build, processes: [{host, role,
- * bin_dir, build_id}]}, or NULL with err naming both ids and bin_dirs.
+ * bin_dir, build_id}]}, or NULL with err naming both ids and bin_dirs;
+ * then *no_answer (if not NULL) is 1 when a host gave no build at all (the
+ * launcher, the host or its binary failed: an error, not bad input).
  */
 json_t *binbuild_run(struct launcher *l, const struct runconf *rc, const char *bin_dir, const char *expect_id,
-		     const char *expect_from, char *err, size_t errlen);
+		     const char *expect_from, int *no_answer, char *err, size_t errlen);
 
 #endif

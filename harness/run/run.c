@@ -629,9 +629,14 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 	/* The binaries' build, asked of them on their hosts; a dry run starts
 	 * nothing elsewhere, so it asks only on this host. */
 	if (!o->dry_run || strcmp(r->rc.launcher, "local") == 0) {
-		r->build = binbuild_run(&r->l, &r->rc, r->bin, o->expect_build, o->expect_from, err, errlen);
-		if (!r->build)
+		int no_answer;
+		r->build = binbuild_run(&r->l, &r->rc, r->bin, o->expect_build, o->expect_from, &no_answer, err,
+					errlen);
+		if (!r->build) {
+			if (no_answer)
+				rc = OQB_EXIT_ERROR;   /* a host or its launcher failed */
 			goto out;
+		}
 	}
 	if (o->dry_run) {
 		rc = dry_run(r);

@@ -556,7 +556,7 @@ static int sides_check(struct ab *a, const struct runconf *rc, char *err, size_t
 	}
 	int rcode = 0;
 	for (int k = 0; k < 2 && rcode == 0; k++) {
-		json_t *b = binbuild_run(&l, rc, a->side[k].bin, a->side[k].build_id, a->side[k].build_from, e, sizeof e);
+		json_t *b = binbuild_run(&l, rc, a->side[k].bin, a->side[k].build_id, a->side[k].build_from, NULL, e, sizeof e);
 		if (!b) {
 			snprintf(err, errlen, "%s (%s): %s", k ? "--new" : "--base", a->side[k].bin, e);
 			rcode = -1;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "exitcodes.h"
 #include "compare.h"
 #include "plotcmd.h"
 #include "result.h"
@@ -99,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_quiet(1);
 		rc = plot_main(4, plot);
 		fuzz_quiet(0);
-		FUZZ_ASSERT(rc == 1, "plot exited %d writing to /dev/full", rc);
+		FUZZ_ASSERT(rc == OQB_EXIT_ERROR, "plot exited %d writing to /dev/full", rc);
 	}
 	close(fd);
 	return 0;

@@ -81,14 +81,15 @@ for p in $(jq -r '.hosts.processes[].pid' "$OUT/run.json" 2>/dev/null); do
 done
 if [ -z "$alive" ]; then ok no_stray_remote_processes; else notok no_stray_remote_processes "$alive"; fi
 
-# A host key that is not known: ssh refuses, the driver says so and stops.
+# A host key that is not known: ssh refuses the first thing the driver runs
+# there (the server's --build-info), the driver says so and stops (exit 5).
 : >"$T/empty_known_hosts"
 jq --arg kh "$T/empty_known_hosts" '.hosts.ssh.known_hosts = $kh' "$T/ssh.json" >"$T/unknown.json"
 t0=$SECONDS
 TMPDIR=$T "$OQB_BIN/oqb" run "$T/unknown.json" --out "$T/run2" >/dev/null 2>"$T/stderr2"
 rc=$?
 msg=$(cat "$T/stderr2")
-if [ $rc -eq 5 ] && [[ $msg == *"[127.0.0.1:server:0]"* ]] && [[ $msg == *"Host key verification failed"* ]] &&
+if [ $rc -eq 5 ] && [[ $msg == *"oqb-server --build-info on 127.0.0.1"* ]] && [[ $msg == *"Host key verification failed"* ]] &&
 	[ $((SECONDS - t0)) -lt 20 ]; then
 	ok unknown_host_key_refused
 else

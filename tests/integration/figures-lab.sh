@@ -33,7 +33,7 @@ for cfg in "$OQB_ROOT"/configs/fig*.json; do
 		continue
 	fi
 	if head -1 "$T/$name.dry" | grep -q 'launcher ssh, 8 client process(es) x 24 thread(s)' &&
-		grep -q "server 0 on server.lab.example: .*oqb-server .*--transport verbs --workers $workers " "$T/$name.dry" &&
+		grep -q "server 0 on server.lab.example: .*oqb-server .*--transport verbs .*--workers $workers " "$T/$name.dry" &&
 		grep -q 'client 7 on c8.lab.example: .*--threads 24 .*--delegation' "$T/$name.dry"; then
 		ok "$name: lab-scale dry run"
 	else
