@@ -3,7 +3,7 @@
 # at most 4 clients per key (4 client threads, closed loop with one request
 # in flight each, 2 workers: a key never has more than 4 concurrent ops, so
 # the general search stays cheap and a fault has no legal explanation).  For every
-# test-only fault (bench/fault.h) and several seeds (CHECK_FAULT_SEEDS, 5)
+# test-only fault (bench/fault.h) and several seeds (CHECK_FAULT_SEEDS: 3 in make test, 5 in make test-long)
 # the fault must have fired (the faulty process's "OQB_FAULT fired:" count
 # is above zero: a fault that never bent the protocol proves nothing) and
 # the checker must report a violation; the correct server must pass the very
@@ -13,7 +13,7 @@
 # checked and must pass; its checker time and memory are printed.
 source "$(dirname "$0")/../lib.sh"
 
-SEEDS=${CHECK_FAULT_SEEDS:-5}
+SEEDS=${CHECK_FAULT_SEEDS:-3}
 MIN_FIRED=20
 KV='{"kind":"kv","put_ratio":0.5,"del_ratio":0.05,"key_size":8,"value_size":32,"keys":4}'
 # incr needs decimal values: a trace of set/incr/get on 3 keys, and

@@ -423,6 +423,7 @@ else
 fi
 
 # ---- perftest comparison (a benchmark: printed, never checked) -----------
+# OQB_VERBS_BENCH: run-verbs.sh passes 0 in make test, 1 in make test-long.
 if [ -x bench/perftest-compare.sh ] && [ "${OQB_VERBS_BENCH:-1}" = 1 ]; then
 	echo "== perftest comparison (benchmark, not a test)"
 	timeout -k 5 420 bash bench/perftest-compare.sh 2>&1 | sed -u 's/^/  /'

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run-guests.sh - the single-VM guest scripts over verbs, in ONE boot of the
 # Soft-RoCE VM (make test, make test-verbs): tests/verbs/guest-group.sh runs
-# them in turn (OQB_GUESTS, default "check rnr onesided"; make test-long runs
-# "engines", about 80 s of the guest on a quiet host):
+# them in turn (OQB_GUESTS, names separated by spaces or commas, default
+# "check onesided"; make test-long runs "engines,rnr", about 110 s of the
+# guest on a quiet host, and make test-faults-rnr "rnr" at the config's loads):
 #  - guest-check.sh: `oqb check` on verbs runs, delegation off and on, and
 #    the verbs-applicable faults of bench/fault.h caught (CHECK_VERBS_SEEDS,
 #    CHECK_VERBS_FAULTS, CHECK_VERBS_DELEG);
@@ -24,7 +25,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 . tests/vm/vm-test-lib.sh
 : "${OQB_BIN:?run through tests/run-tests.sh (make test)}"
-GUESTS=${OQB_GUESTS:-check rnr onesided}
+GUESTS=${OQB_GUESTS:-check onesided}
+GUESTS=${GUESTS//,/ }
 
 vm_preflight verbs-guests jq:jq || finish
 "$OQB_BIN/oqb-server" --list-devices >/dev/null 2>&1

@@ -51,7 +51,7 @@ fi
 # died in the middle".
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-tests/vm/rxe-vm -t "${OQB_VERBS_VM_TIMEOUT:-720}" -e OQB_VTEST="$vt" -- bash tests/verbs/guest-suite.sh |
+tests/vm/rxe-vm -t "${OQB_VERBS_VM_TIMEOUT:-720}" -e OQB_VTEST="$vt" -e OQB_VERBS_BENCH="${OQB_VERBS_BENCH:-0}" -- bash tests/verbs/guest-suite.sh |
 	tee "$out"
 rc=${PIPESTATUS[0]}
 ran=$(grep -cE '^(ok|not ok) ' "$out")
