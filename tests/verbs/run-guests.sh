@@ -2,8 +2,9 @@
 # run-guests.sh - the single-VM guest scripts over verbs, in ONE boot of the
 # Soft-RoCE VM (make test, make test-verbs): tests/verbs/guest-group.sh runs
 # them in turn (OQB_GUESTS, names separated by spaces or commas, default
-# "check onesided"; make test-long runs "engines,rnr", about 110 s of the
-# guest on a quiet host, and make test-faults-rnr "rnr" at the config's loads):
+# "check onesided"; make test-long runs "engines,rnr,onesided" with
+# ONESIDED_FULL=1 (the killed writer and the four-system sweep), and make
+# test-faults-rnr "rnr" at the config's loads):
 #  - guest-check.sh: `oqb check` on verbs runs, delegation off and on, and
 #    the verbs-applicable faults of bench/fault.h caught (CHECK_VERBS_SEEDS,
 #    CHECK_VERBS_FAULTS, CHECK_VERBS_DELEG);
@@ -35,7 +36,7 @@ if [ $? -eq 2 ]; then
 	finish
 fi
 env=(-e OQB_BIN)
-for v in CHECK_VERBS_SEEDS CHECK_VERBS_FAULTS CHECK_VERBS_DELEG RNR_LOADS RNR_DURATION_S; do
+for v in CHECK_VERBS_SEEDS CHECK_VERBS_FAULTS CHECK_VERBS_DELEG RNR_LOADS RNR_DURATION_S ONESIDED_FULL; do
 	[ -n "${!v+x}" ] && env+=(-e "$v")
 done
 t0=$SECONDS
