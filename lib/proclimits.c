@@ -120,11 +120,12 @@ void lim_client_need(const struct lim_client_shape *c, struct lim_need *n)
 	}
 	n->qps = (long long)(c->delegation ? w : t * w);
 	/* Per thread (lane): depth request slots per worker, depth halved
-	 * until they fit 16 MiB, plus 64 B per worker. */
+	 * until they fit 16 MiB, plus 64 B per worker (READ targets) and 8 B
+	 * per slot (seqwrite's atomics' results, vb_cli.c, in every lane). */
 	unsigned long long d = LIM_VB_LANE_DEPTH;
 	while (d > 2 && d * ss * w > LIM_VB_LANE_CAP)
 		d /= 2;
-	unsigned long long lane = pages(w * d * ss + w * 64);
+	unsigned long long lane = pages(w * d * ss + w * 64 + w * d * 8);
 	/* Per group (a thread, or the process with delegation): response
 	 * buffers, as deep as the response SRQ, at most 64 MiB. */
 	unsigned long long rd = c->delegation ? LIM_VB_RESP_DELEG :

@@ -152,10 +152,20 @@ scale_checks() {
 		([$p[] | select(.role == "server") | .launched_on] | unique) == ["'"$SERVER"'"]'
 	# lib/proclimits.c's formulas against the measurement: what each
 	# process pinned (VmPin) and its descriptors within what it computed
-	jcheck "scale $name: every process within the needs it computed (pinned memory, open files, QPs)" "$R" '
-		all(.points[]; (.server.usage.pinned_kb * 1024 <= .server.needs.locked_bytes) and
-			(.server.usage.fds <= .server.needs.fds) and (.server.transport.qps_peak <= .server.needs.qps) and
-			all(.clients[]; .usage.pinned_kb * 1024 <= .needs.locked_bytes and .usage.fds <= .needs.fds))'
+	# (each excess is named: process, quantity, measured and computed)
+	local over
+	over=$(jq -r '.points[] | .index as $i |
+		(if .server.usage.pinned_kb * 1024 > .server.needs.locked_bytes then "point \($i) server: pinned \(.server.usage.pinned_kb) KiB > \(.server.needs.locked_bytes / 1024) KiB computed" else empty end),
+		(if .server.usage.fds > .server.needs.fds then "point \($i) server: fds \(.server.usage.fds) > \(.server.needs.fds)" else empty end),
+		(if .server.transport.qps_peak > .server.needs.qps then "point \($i) server: QPs \(.server.transport.qps_peak) > \(.server.needs.qps)" else empty end),
+		(.clients | to_entries[] | .key as $c | .value |
+			(if .usage.pinned_kb * 1024 > .needs.locked_bytes then "point \($i) client \($c): pinned \(.usage.pinned_kb) KiB > \(.needs.locked_bytes / 1024) KiB computed" else empty end),
+			(if .usage.fds > .needs.fds then "point \($i) client \($c): fds \(.usage.fds) > \(.needs.fds)" else empty end))' "$R" 2>&1)
+	if [ $? -eq 0 ] && [ -z "$over" ]; then
+		ok "scale $name: every process within the needs it computed (pinned memory, open files, QPs)"
+	else
+		notok "scale $name: every process within the needs it computed (pinned memory, open files, QPs)" "$(echo "$over" | head -8 | tr '\n' ';')"
+	fi
 	# nothing left: every local PID the driver held (the ssh clients) is
 	# gone, and no benchmark process is still running in the guest
 	local alive left
