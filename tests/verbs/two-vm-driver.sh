@@ -91,7 +91,7 @@ doctor pass /tmp/two-vm.json --timeout-s 120
 echo "# vm1: oqb doctor over ssh took $((SECONDS - t0)) s" >&2
 r=1
 [ $DR = 0 ] && drow $SERVER reachable PASS && drow $CLIENT reachable PASS &&
-	drow $SERVER oqb-server "PASS .*the driver's" && drow $CLIENT oqb-client "PASS .*the driver's" &&
+	drow $SERVER oqb-server "PASS .*the server's" && drow $CLIENT oqb-client "PASS .*the server's" &&
 	drow $SERVER "rdma device" "PASS +rxe0 port 1 owns verbs.addr $SERVER" &&
 	drow $SERVER gid "PASS +index [0-9]+ is ::ffff:$SERVER, RoCE v2" &&
 	drow $SERVER "port state" PASS && drow $CLIENT "rdma device" "PASS +rxe0 port 1 routes to verbs.addr $SERVER" &&
