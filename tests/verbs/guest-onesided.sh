@@ -107,13 +107,20 @@ fi
 # ---- the scripted pair: A sets, B gets, the worker lags -------------------
 SET='{"kind":"kv","put_ratio":1,"key_size":16,"value_size":64,"keys":4}'
 GET='{"kind":"kv","put_ratio":0,"key_size":16,"value_size":64,"keys":4}'
+# write1 is caught when B's get overtakes A's committed set in the lag,
+# which the VM's timing does not always give (a make test-long run found
+# 0 violations in 692 ops once): up to 3 runs, and one recorded violation
+# is the proof -- the checker cannot report one of a history that has none.
 for sys in write1 oq seqwrite; do
-	run "pair-$sys" "$sys" server-delay-ns:5000000 16 3 "$SET" "$GET" 1 32 1
-	echo "  pair $sys: $(jq -c '{verdict, ops}' "$T/pair-$sys/check.json" 2>/dev/null) violations $VIOL" >&2
+	for try in 1 2 3; do
+		run "pair-$sys" "$sys" server-delay-ns:5000000 16 3 "$SET" "$GET" 1 32 1
+		echo "  pair $sys, run $try: $(jq -c '{verdict, ops}' "$T/pair-$sys/check.json" 2>/dev/null) violations $VIOL" >&2
+		[ $sys != write1 ] || [ "$VERDICT" = violation ] && break
+	done
 	if [ $sys = write1 ]; then
 		[ "$VERDICT" = violation ] && [ "$VIOL" -gt 0 ] &&
-			ok "onesided: write1, a get after a committed set on another host, lagging worker: $VIOL violation(s) found" ||
-			notok "onesided: write1 scripted pair: verdict $VERDICT, $VIOL violations, $OPS ops (want violation, > 0)" \
+			ok "onesided: write1, a get after a committed set on another host, lagging worker: $VIOL violation(s) found (run $try)" ||
+			notok "onesided: write1 scripted pair: verdict $VERDICT, $VIOL violations, $OPS ops in each of 3 runs (want violation, > 0)" \
 				"$(tail -5 "$T/pair-$sys.check.out" "$T/pair-$sys.srv.err" "$T"/pair-$sys/client-*.err 2>/dev/null)"
 	else
 		[ "$VERDICT" = ok ] && [ "$OPS" -ge 50 ] &&
