@@ -105,15 +105,8 @@ static struct opt cli_tab[sizeof cli_own / sizeof cli_own[0] + 16];
 /* cli_own, then the rows of the settings oqb-client takes, then the end. */
 static int build_tab(void)
 {
-	size_t n = sizeof cli_own / sizeof cli_own[0];
-	size_t cap = sizeof cli_tab / sizeof cli_tab[0] - 1 - n;
-	size_t k = settings_opts(SET_CLIENT, offsetof(struct cli_opts, set), cli_tab + n, cap);
-
-	memcpy(cli_tab, cli_own, sizeof cli_own);
-	if (k == 0)
-		return -1;
-	cli_tab[n + k] = (struct opt){ .name = NULL };
-	return 0;
+	return settings_table(cli_own, sizeof cli_own / sizeof cli_own[0], SET_CLIENT, offsetof(struct cli_opts, set),
+			      cli_tab, sizeof cli_tab / sizeof cli_tab[0]);
 }
 
 static int write_result(const char *path, json_t *res)

@@ -102,15 +102,8 @@ static struct opt srv_tab[sizeof srv_own / sizeof srv_own[0] + 64];
 
 static int build_tab(void)
 {
-	size_t n = sizeof srv_own / sizeof srv_own[0];
-	size_t cap = sizeof srv_tab / sizeof srv_tab[0] - 1 - n;
-	size_t k = settings_opts(SET_SERVER, offsetof(struct srv_opts, set), srv_tab + n, cap);
-
-	memcpy(srv_tab, srv_own, sizeof srv_own);
-	if (k == 0)
-		return -1;
-	srv_tab[n + k] = (struct opt){ .name = NULL };
-	return 0;
+	return settings_table(srv_own, sizeof srv_own / sizeof srv_own[0], SET_SERVER, offsetof(struct srv_opts, set),
+			      srv_tab, sizeof srv_tab / sizeof srv_tab[0]);
 }
 
 static volatile int ctl_lost;

@@ -313,3 +313,15 @@ void settings_print_markdown(FILE *f)
 			s->binaries & SET_CLIENT ? "oqb-client" : "", s->flag, s->help);
 	}
 }
+
+int settings_table(const struct opt *own, size_t nown, unsigned bin, size_t base, struct opt *out, size_t cap)
+{
+	if (cap < nown + 1)
+		return -1;
+	memcpy(out, own, nown * sizeof *own);
+	size_t k = settings_opts(bin, base, out + nown, cap - 1 - nown);
+	if (k == 0)
+		return -1;
+	out[nown + k] = (struct opt){ .name = NULL };
+	return 0;
+}

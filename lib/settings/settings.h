@@ -110,6 +110,14 @@ int settings_owned_by(const struct setting *s, const char *kind);
 size_t settings_opts(unsigned bin, size_t base, struct opt *out, size_t cap);
 
 /*
+ * A binary's whole option table in out (cap entries): its own nown
+ * options first (own, without their end row), then the rows of the
+ * settings bin takes (settings_opts), then the end row.  0, or -1 when
+ * they do not fit cap.
+ */
+int settings_table(const struct opt *own, size_t nown, unsigned bin, size_t base, struct opt *out, size_t cap);
+
+/*
  * After opts_parse: the rules of binary bin's rows (power of two, ...).
  * Returns 0, or -1 with err naming the flag, the value and a valid one.
  */
