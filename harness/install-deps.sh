@@ -10,6 +10,7 @@ PKGS=(
   libjansson-dev libpmem-dev libzstd-dev zstd zlib1g-dev
   rdma-core libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
   gnuplot-nox jq
+  python3    # the separate HdrHistogram decoder (tests/hdr-decode.py, tests/integration/result-file.sh)
   chromium   # loads the figures report headless (tests/integration/report-browser.sh, report-width.sh)
   valgrind   # instruction counts per request (bench/icount.sh, tests/integration/icount.sh)
   memcached  # the memcached back end starts this binary itself, on a UNIX socket (tests/integration/memcached.sh)
