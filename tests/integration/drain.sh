@@ -13,7 +13,7 @@ jq '.name = "drain" | .systems = ["rawrpc"] | .clients = {processes: 1, threads:
 
 # drain_s D: runs the point, prints "rc unanswered sent"
 drain_run() {
-	jq --argjson d "$1" '.timeouts = {drain_s: $d, grace_s: 20}' "$T/base.json" >"$T/d$1.json"
+	jq --argjson d "$1" '.timeouts = {drain_s: $d, grace_s: ($d + 20)}' "$T/base.json" >"$T/d$1.json"
 	OQB_FAULT=server-delay-ns:2000000 "$OQB_BIN/oqb" run "$T/d$1.json" --out "$T/out$1" >"$T/d$1.out" 2>&1
 	echo "$? $(jq -r '.points[0] | "\(.unanswered) \(.sent)"' "$T/out$1/run.json" 2>/dev/null)"
 }
@@ -28,7 +28,7 @@ else
 	notok drain_short_leaves_unanswered "rc=$rc unanswered=$un sent=$sent: $(tail -5 "$T/d0.1.out")"
 fi
 
-read -r rc un sent <<<"$(drain_run 8)"
+read -r rc un sent <<<"$(drain_run 60)"
 if [ "$rc" = 0 ] && [ "$un" = 0 ] && [ "${sent:-0}" -gt 500 ]; then
 	ok "drain_long_answers_all ($sent sent)"
 else
