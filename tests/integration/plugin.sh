@@ -55,8 +55,10 @@ rc=$?
 [ $rc -eq 0 ] && ok "incr trace on the plugin" || notok "incr trace on the plugin" "exit $rc: $(tail -n 5 "$T/incr.out")"
 jcheck "incr on the plugin: histories linearizable" "$T/incr/run.json" \
 	'[.points[].check.verdict] == ["ok", "ok"]'
+# the engine counted incrs at both points: a count of the plugin's own, not
+# a rate (one request in flight beside a load of 20 answered fewer than 100)
 jcheck "incr on the plugin: executed by the engine" "$T/incr/run.json" \
-	'[.points[] | (.server.per_worker | map(.backend.engine.incrs) | add) > 50] == [true, true]'
+	'[.points[] | (.server.per_worker | map(.backend.engine.incrs) | add) > 0] == [true, true]'
 
 # 3. built out of the tree with the documented line, without sanitizers
 if cc -std=c11 -O2 -fPIC -shared -I include -o "$T/plain.so" plugins/example-kv/example_kv.c -ljansson 2>"$T/cc.err"; then

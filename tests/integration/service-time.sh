@@ -24,6 +24,7 @@ jq '.name = "service-time" | .systems = ["oq", "rawrpc"] | .clients = {processes
 	| .canary = false | .rerun_disturbed = 0' "$ROOT/configs/tiny.json" >"$T/base.json"
 
 # 1. a backend that takes 20 us per request, three trials
+shape_begin; shape_mark
 if ! "$OQB_BIN/oqb" run "$T/base.json" --out "$T/r1" >"$T/r1.out" 2>&1; then
 	notok service-run "oqb run failed: $(tail -5 "$T/r1.out")"
 	finish
@@ -33,11 +34,16 @@ jcheck service-present "$R" '[.points[] | .server.service_ns | .all.n > 0 and .s
 	and (.window | test("measured window"))] | length == 2 and all'
 jcheck service-at-least-the-backends-time "$R" '[.points[].server.service_ns.all | .min >= 20000
 	and .p50 >= 20000 and .p50 < 60000] | all'
-# every request of the window timed, none of the load phase's 5,000 sets:
-# the server's count is the clients' measured one, give or take the
-# requests at the window's edges
-jcheck service-window-only "$R" '[.points[] | (.server.service_ns.all.n / .lat_ns.all.n) as $r
-	| $r > 0.8 and $r < 1.25] | all'
+shape_done
+# none of the load phase's 5,000 sets is timed (a count, every run): the
+# server's count is at most the clients' measured one, give or take the
+# requests at the window's edges (about 1,000 a trial against 5,000)
+jcheck service-window-only "$R" '[.points[] | (.server.service_ns.all.n / .lat_ns.all.n) < 1.25] | all'
+# every request of the window timed: a worker that keeps up executes them
+# inside the window; one starved of its CPU runs the last ones after it
+# closes, so this bound is a timing shape (a load of 20 gave under 0.8)
+SHAPE=(service-window-all '[.points[] | (.server.service_ns.all.n / .lat_ns.all.n) > 0.8] | all')
+shape_check "$R" "${SHAPE[@]}"
 jcheck service-merged-over-trials "$R" '[.points[] | .server.service_ns as $s
 	| $s.trials == 3 and ($s.all.n == ([.trials[].service_ns.all.n] | add))
 	and ($s.all.n == $s.nilext.n + $s.non_nilext.n)

