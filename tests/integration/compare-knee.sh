@@ -10,8 +10,9 @@
 # fixed so the verdicts are decided by the logic alone: a knee inside the
 # other's bracket is "same"; apart and beyond the tolerance it is a
 # regression (exit 1), or inconclusive (exit 3) when the lower run's own
-# sweep sustained loads past its knee; a point only one side has is
-# listed "unmatched", never a regression, against a searched or a
+# sweep sustained loads past its knee or single probes decided its loads,
+# and a capped search's knee is never the lower; a point only one side
+# has is listed "unmatched", never a regression, against a searched or a
 # fixed-load NEW; fractions match within 1 % and not beyond; nothing
 # matched is inconclusive.  The history keys a searched run's points by
 # fraction of its knee plus a "knee" series, a fixed run's by load, and
@@ -22,12 +23,13 @@
 ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 OQB=$OQB_BIN/oqb
 
-# One system, two fractions, x4 ramp and one bisection step: a handful of
-# 0.2 s probes, then two 0.2 s points.
-jq '.name = "compare-knee" | .systems = ["oq"] | .duration_s = 0.2 | .warmup_s = 0.1 | .rerun_disturbed = 0
-    | .timeouts = {start_delay_ms: 100}
+# One system, one client process, two fractions, x4 ramp and one
+# bisection step, one probe a load: a handful of 0.2 s probes, then two
+# 0.2 s points.
+jq '.name = "compare-knee" | .systems = ["oq"] | .clients.processes = 1 | .duration_s = 0.2 | .warmup_s = 0.1
+    | .rerun_disturbed = 0 | .timeouts = {start_delay_ms: 100}
     | .arrival.loads_ops = {auto: true, fractions: [0.5, 1.0],
-                            search: {start_ops: 20000, factor: 4, refine: 1, probe_s: 0.2, warmup_s: 0.1}}' \
+                            search: {start_ops: 20000, factor: 4, refine: 1, probe_s: 0.2, warmup_s: 0.1, confirm: 0}}' \
 	"$ROOT/configs/tiny.json" >"$T/k.json"
 if "$OQB" run "$T/k.json" --quiet --out "$T/a" >"$T/a.out" 2>&1 &&
    "$OQB" run "$T/k.json" --quiet --set seed=9 --out "$T/b" >"$T/b.out" 2>&1; then
@@ -69,7 +71,7 @@ fi
 jq '.points |= [.[] | del(.canary_ns) | .checks = [] | .saturated = false
 	| .trials = [range(6) as $i | {lat_ns: {all: {n: 1000, p50: (10000 + $i * 100), p99: (50000 + $i * 500)}},
 	                               achieved_ops: (8000 + $i)}]]
-    | .knee.past_knee = {loads: 0, points: 0, saturated: 0}' "$A" >"$T/s.json"
+    | .knee.past_knee = {loads: 0, points: 0, saturated: 0} | .knee.search.confirm = 1' "$A" >"$T/s.json"
 # scale F: the same run with its knee, bracket and loads times F
 scale() {
 	jq --argjson f "$1" '.knee.ops *= $f | .knee.bracket_ops |= map(if . == null then null else . * $f end)
@@ -95,6 +97,9 @@ cmp_case "and the reverse an improvement" "$T/s020.json" "$T/s.json" 0 \
 jq '.knee.past_knee = {loads: 1, points: 1, saturated: 0}' "$T/s020.json" >"$T/s020p.json"
 cmp_case "a lower knee its own sweep outran is inconclusive (exit 3)" "$T/s.json" "$T/s020p.json" 3 \
 	'.summary.knee.verdict == "inconclusive" and (.summary.knee.why | test("past its knee")) and .summary.regressions == 0'
+jq '.knee.search.confirm = 0' "$T/s020.json" >"$T/s020u.json"
+cmp_case "a lower knee that single probes decided is inconclusive (exit 3)" "$T/s.json" "$T/s020u.json" 3 \
+	'.summary.knee.verdict == "inconclusive" and (.summary.knee.why | test("search.confirm"))'
 jq '.knee.bracket_ops[1] = null | .knee.capped = true' "$T/s020.json" >"$T/s020c.json"
 cmp_case "a capped search's knee is a lower bound, never the lower knee" "$T/s.json" "$T/s020c.json" 0 \
 	'.summary.knee.verdict == "same"'
