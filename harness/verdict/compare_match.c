@@ -141,7 +141,7 @@ json_t *knee_compare(const json_t *base, const json_t *nw, double tol_pct, const
 		} else {
 			*v = worse ? WORSE : BETTER;
 			snprintf(why, sizeof why, "%s by %.0f%%: %s's search saw %.0f ops/s unsustained, below the "
-				 "%.0f ops/s %s's sustained (BASE %s, NEW %s)", worse ? "lower" : "higher",
+				 "%.0f ops/s %s sustained (BASE %s, NEW %s)", worse ? "lower" : "higher",
 				 fabs(change) * 100, worse ? "NEW" : "BASE", worse ? nhi : bhi, worse ? blo : nlo,
 				 worse ? "BASE" : "NEW", bb, nb);
 		}
