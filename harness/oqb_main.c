@@ -39,6 +39,7 @@
 struct run_cli {
 	const char *config;
 	const char *out;
+	const char *loads_from;
 	struct opt_list sets;
 	int dry_run, quiet, strict, pretty;
 };
@@ -52,6 +53,9 @@ static const struct opt run_tab[] = {
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL,
 	  "results directory (default: results/NAME-UTCSTAMP)" },
 	{ "set", OPT_LIST, O(sets), NULL, 0, 0, NULL, SET_HELP },
+	{ "loads-from", OPT_STR, O(loads_from), NULL, 0, 0, NULL,
+	  "BASE_RUN_DIR: run at the loads BASE swept (its knee search's, frozen) instead of searching, so "
+	  "oqb compare matches every point on exact load; BASE must be a run of this experiment" },
 	{ "dry-run", OPT_BOOL, O(dry_run), NULL, 0, 0, NULL,
 	  "check the config and print the plan and command lines; start nothing" },
 	{ "quiet", OPT_BOOL, O(quiet), NULL, 0, 0, NULL, "no progress line per point" },
@@ -80,6 +84,7 @@ static int cmd_run(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.config = c.config;
 	o.out = c.out;
+	o.loads_from = c.loads_from;
 	o.dry_run = c.dry_run;
 	o.quiet = c.quiet;
 	o.strict = c.strict;

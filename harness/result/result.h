@@ -100,6 +100,43 @@ double result_run_canary(const json_t *run);
 const json_t *result_find_point(const json_t *points, const json_t *p);
 
 /*
+ * Which points of two runs measured the same thing (result_match.c).
+ *
+ * A run whose loads came from a knee search (run.json "knee", found_by
+ * "search", harness/run/knee.h) swept fractions of its own knee, so two
+ * such runs share no offered load: their points are matched by fraction
+ * of each run's knee instead.  A point's fraction is the one whose entry
+ * of knee.loads_ops is its offered load (exact: the sweep planned it so);
+ * a load not in that list is offered / knee.  Two fractions are the same
+ * when they differ by at most RESULT_FRACTION_TOL of the larger: the
+ * search rounds fraction x knee down to three significant digits
+ * (knee_round), which moves a load by under 1 %, so a fraction read back
+ * from a rounded load is that close to the planned one.
+ *
+ * result_knee: the knee (knee.ops) of a run that searched for it, with
+ * the bracket its search ended in (lo, and hi; hi is +infinity when no
+ * probe failed, a capped search); NaN for a run of fixed loads, an old
+ * run without "knee", or a search that failed.  lo and hi may be NULL.
+ * result_knee_fraction: p's offered load as a fraction of run's knee, NaN
+ * when run did not search or p has no offered load.
+ * result_fraction_same: whether two fractions match (above).
+ * result_config_measured: a copy of a config (run.json "config") without
+ * the keys that do not change what is measured (name, description, seed,
+ * repeat, canary, checks, check, timeouts, hosts) nor those that
+ * describe the testbed (server.cpus, clients.cpus, verbs.addr,
+ * verbs.port, verbs.device); with drop_loads also without
+ * arrival.loads_ops; whole-valued reals become integers (5000.0 is
+ * 5000).  The history's config fingerprint hashes it, and
+ * `oqb run --loads-from` checks a base's shape with it.  NULL on
+ * allocation failure.
+ */
+#define RESULT_FRACTION_TOL 0.01
+double result_knee(const json_t *run, double *lo, double *hi);
+double result_knee_fraction(const json_t *run, const json_t *p);
+int result_fraction_same(double a, double b);
+json_t *result_config_measured(const json_t *config, int drop_loads);
+
+/*
  * The per-point table: a header line, then one row per entry of
  * run["points"] (one system at one load), comma-separated, quoted where
  * a field needs it (RFC 4180).  A number the point does not have is an

@@ -20,6 +20,7 @@
 #include "run.h"
 #include "binbuild.h"
 #include "run_internal.h"
+#include "loadsfrom.h"
 #include "checks.h"
 #include "finding.h"
 #include "needs.h"
@@ -588,6 +589,41 @@ static void record_error(struct run *r, const struct prun *pr, const char *statu
 	json_object_set_new(r->runj, "status", json_string(status));
 }
 
+/*
+ * The config with its --set overrides into r->rc; with --loads-from, BASE's
+ * loads appended as one more override and BASE checked to be a run of the
+ * same experiment (loadsfrom.h).  0, or -1 with err.
+ */
+static int load_config(struct run *r, char *err, size_t errlen)
+{
+	const struct run_opts *o = r->o;
+	char *set = NULL;
+
+	if (!o->loads_from)
+		return runconf_load_sets(o->config, o->sets, o->nsets, &r->rc, err, errlen);
+	r->loads_from = loadsfrom_read(o->loads_from, o->sets, o->nsets, &set, err, errlen);
+	if (!r->loads_from)
+		return -1;
+	const char **sets = calloc(o->nsets + 1, sizeof *sets);
+	int ret = -1;
+	if (!sets) {
+		snprintf(err, errlen, "out of memory");
+	} else {
+		for (size_t i = 0; i < o->nsets; i++)
+			sets[i] = o->sets[i];
+		sets[o->nsets] = set;
+		ret = runconf_load_sets(o->config, sets, o->nsets + 1, &r->rc, err, errlen);
+		if (ret == 0 && loadsfrom_check(r->loads_from, r->rc.root, o->loads_from, o->config, err,
+						 errlen) < 0) {
+			runconf_free(&r->rc);
+			ret = -1;
+		}
+	}
+	free(sets);
+	free(set);
+	return ret;
+}
+
 int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		   char *err, size_t errlen)
 {
@@ -606,7 +642,8 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 		return OQB_EXIT_ERROR;
 	}
 	r->o = o;
-	if (runconf_load_sets(o->config, o->sets, o->nsets, &r->rc, err, errlen) < 0) {
+	if (load_config(r, err, errlen) < 0) {
+		json_decref(r->loads_from);
 		free(r);
 		return OQB_EXIT_USAGE;
 	}
@@ -693,8 +730,12 @@ int run_experiment(const struct run_opts *o, char *run_dir, size_t run_dir_len,
 	t0 = now_ms();
 	if (r->rc.knee.on && find_knee(r, err, errlen) < 0)
 		rc = OQB_EXIT_ERROR;
-	else if (r->rc.arrival == ARRIVAL_POISSON && !r->rc.knee.on)
-		json_object_set_new(r->runj, "knee", knee_json_fixed(r->rc.loads, r->rc.nloads));
+	else if (r->rc.arrival == ARRIVAL_POISSON && !r->rc.knee.on) {
+		json_t *knee = knee_json_fixed(r->rc.loads, r->rc.nloads);
+		if (r->loads_from)
+			json_object_set_new(knee, "loads_from", loadsfrom_json(r->loads_from, o->loads_from));
+		json_object_set_new(r->runj, "knee", knee);
+	}
 	if (rc == 0 && plan_order(r) < 0) {
 		snprintf(err, errlen, "out of memory planning %zu trials", r->ntrials);
 		rc = OQB_EXIT_ERROR;
@@ -810,6 +851,7 @@ out:
 		launch_close(&r->l);
 	json_decref(r->runj);
 	json_decref(r->build);
+	json_decref(r->loads_from);
 	for (size_t i = 0; i < r->npts; i++) {
 		json_decref(r->pj0[i]);
 		json_decref(r->entries[i]);

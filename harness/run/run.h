@@ -25,6 +25,7 @@ struct run_opts {
 	int pretty;           /* run.json indented (default: compact, result.h) */
 	const char *const *sets;   /* --set KEY=VALUE overrides, in order */
 	size_t nsets;
+	const char *loads_from;    /* --loads-from BASE: its loads, frozen (loadsfrom.h); NULL: none */
 	/* The build id every process must have (oqb ab: its side's BINDIR),
 	 * and what names it in messages; NULL: the server's own (binbuild.h). */
 	const char *expect_build, *expect_from;

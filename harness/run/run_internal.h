@@ -57,6 +57,7 @@ struct run {
 	char run_id[PATH_MAX];
 	char bin[PATH_MAX];
 	json_t *runj;
+	json_t *loads_from;            /* --loads-from's base run (loadsfrom.h), or NULL */
 	FILE *tsv;
 	struct point pts[MAX_POINTS];
 	size_t npts;

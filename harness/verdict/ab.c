@@ -392,8 +392,8 @@ static int write_junit(const struct ab *a, const json_t *doc, int verdict, const
 	size_t i, nfail = 0, nskip = 0;
 	json_array_foreach(pts, i, p) {
 		const char *v = json_string_value(json_object_get(p, "verdict"));
-		nfail += !strcmp(v, "regression") || !strcmp(v, "missing");
-		nskip += !strcmp(v, "inconclusive");
+		nfail += !strcmp(v, "regression");
+		nskip += !strcmp(v, "inconclusive") || !strcmp(v, "unmatched");
 	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"oqb ab ");
 	xml_escape(f, a->config);
@@ -418,11 +418,11 @@ static int write_junit(const struct ab *a, const json_t *doc, int verdict, const
 		xml_escape(f, json_string_value(json_object_get(p, "load")));
 		fprintf(f, "\">");
 		const char *d = json_string_value(json_object_get(p, "detail"));
-		if (!strcmp(v, "regression") || !strcmp(v, "missing")) {
+		if (!strcmp(v, "regression")) {
 			fprintf(f, "<failure message=\"");
 			xml_escape(f, d ? d : v);
 			fprintf(f, "\"/>");
-		} else if (!strcmp(v, "inconclusive")) {
+		} else if (!strcmp(v, "inconclusive") || !strcmp(v, "unmatched")) {
 			fprintf(f, "<skipped message=\"");
 			xml_escape(f, d);
 			fprintf(f, "\"/>");

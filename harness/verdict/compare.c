@@ -7,6 +7,7 @@
  * one with an inconclusive metric and no regression is inconclusive).
  */
 #include "compare.h"
+#include "compare_match.h"
 #include "finding.h"
 #include "checks.h"
 #include "merge.h"
@@ -57,7 +58,6 @@ const struct opts_cmd compare_cmd = {
 	OQB_EXITS_BASE | OQB_EXITS(OQB_EXIT_FAIL) | OQB_EXITS(OQB_EXIT_INCONCLUSIVE),
 };
 
-enum verdict { SAME, WORSE, BETTER, UNDECIDED };
 static const char *const verdict_name[] = { "same", "regression", "improvement", "inconclusive" };
 
 #define MAX_TRIALS 1000
@@ -88,13 +88,6 @@ struct pair {
 	double *kc;                            /* and their canaries (NAN: none) */
 	size_t over[2], of[2];                 /* base, new: trials that did not keep up, of all */
 };
-
-/* A point's sweep key or value (run.json "sweep"), JSON null without one. */
-static json_t *sweep_of(const json_t *p, const char *field)
-{
-	json_t *v = json_object_get(json_object_get(p, "sweep"), field);
-	return v ? v : json_null();
-}
 
 
 /*
@@ -518,29 +511,18 @@ static void adjust(double *p, size_t m, int how)
 	free(adj);
 }
 
-static void load_text(char *load, size_t len, const json_t *bp)
-{
-	if (json_is_number(json_object_get(bp, "offered_ops")))
-		snprintf(load, len, "%.0f", result_num(bp, "offered_ops"));
-	else
-		snprintf(load, len, "closed/%.0f", result_num(bp, "outstanding"));
-	if (json_object_get(bp, "sweep")) {
-		char *v = json_dumps(sweep_of(bp, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
-		size_t l = strlen(load);
-		snprintf(load + l, len - l, "@%.20s", v ? v : "?");
-		free(v);
-	}
-}
-
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *o, const char *new_name)
 {
 	static const char *const mnames[3] = { "p50", "p99", "achieved_ops" };
 	char env[300] = "", line[1800];
 	size_t i, npoints = 0, nreg = 0, nimp = 0, nund = 0, ntests = 0, npairs = 0, npaired = 0, left_out = 0;
+	size_t nunmatched = 0, nmatched = 0;
 	int oom = 0;
 	struct pair *pairs = NULL;
 	double *pv = NULL;
-	json_t *bp, *out = json_array(), *table = json_array();
+	unsigned char *taken = NULL;   /* NEW's points already matched */
+	json_t *bp, *out = json_array(), *table = json_array(), *knee = NULL;
+	enum match_by by = match_mode(base, nw);
 
 	double tol[3] = { o->tolerance_pct / 100, o->tolerance_p99_pct / 100, o->tolerance_pct / 100 };
 	double cb = result_run_canary(base), cn = result_run_canary(nw);
@@ -552,9 +534,11 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	size_t nbase = json_array_size(result_points(base));
 	pairs = calloc(nbase ? nbase : 1, sizeof *pairs);
 	pv = calloc(3 * (nbase ? nbase : 1), sizeof *pv);
-	if (!pairs || !pv || !out || !table) {
+	taken = calloc(json_array_size(result_points(nw)) + 1, 1);
+	if (!pairs || !pv || !taken || !out || !table) {
 		free(pairs);
 		free(pv);
+		free(taken);
 		json_decref(out);
 		json_decref(table);
 		return NULL;
@@ -562,10 +546,13 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	json_array_foreach(result_points(base), i, bp) {
 		struct pair *pr = &pairs[npairs++];
 		pr->bp = bp;
-		pr->np = result_find_point(result_points(nw), bp);
-		load_text(pr->load, sizeof pr->load, bp);
+		long j = match_point(base, nw, bp, by, taken);
+		pr->np = j < 0 ? NULL : json_array_get(result_points(nw), (size_t)j);
+		match_load_text(pr->load, sizeof pr->load, base, bp, by);
 		if (!pr->np)
 			continue;
+		taken[j] = 1;
+		nmatched++;
 		if (pair_rounds(pr, o->canary_drift) < 0) {
 			oom = 1;
 			break;
@@ -586,6 +573,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			pair_free(&pairs[i]);
 		free(pairs);
 		free(pv);
+		free(taken);
 		json_decref(out);
 		json_decref(table);
 		return NULL;
@@ -603,10 +591,19 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 
 		npoints++;
 		if (!pr->np) {
-			nreg++;
-			json_array_append_new(out, json_pack("{s:s?, s:s, s:s}", "system", sys, "load", pr->load,
-							     "verdict", "missing"));
-			snprintf(line, sizeof line, "%-9s %12s  missing in %s", sys ? sys : "?", pr->load, new_name);
+			/* the runs planned different points: nothing to judge, not a regression */
+			char why[300];
+			nunmatched++;
+			if (by == MATCH_KNEE)
+				snprintf(why, sizeof why, "unmatched: %s has no point of %s at %s (of its own knee)",
+					 new_name, sys ? sys : "?", pr->load);
+			else
+				snprintf(why, sizeof why, "unmatched: missing in %s (no point of %s at load %s)",
+					 new_name, sys ? sys : "?", pr->load);
+			json_array_append_new(out, json_pack("{s:s?, s:s, s:s, s:s, s:s}", "system", sys, "load",
+							     pr->load, "verdict", "unmatched", "side", "base",
+							     "detail", why));
+			snprintf(line, sizeof line, "%-9s %12s  %s", sys ? sys : "?", pr->load, why);
 			json_array_append_new(table, json_string(line));
 			continue;
 		}
@@ -669,6 +666,11 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 				json_object_set_new(mj, "why", json_string(m->why));
 			json_object_set_new(row, m->name, mj);
 		}
+		if (by == MATCH_KNEE) {
+			json_object_set_new(row, "fraction", json_real(result_knee_fraction(base, pr->bp)));
+			json_object_set_new(row, "offered_ops_base", json_real(result_num(pr->bp, "offered_ops")));
+			json_object_set_new(row, "offered_ops_new", json_real(result_num(pr->np, "offered_ops")));
+		}
 		if (pr->paired) {
 			/* which rounds the test stands on (oqb ab: never a round it set aside) */
 			json_t *used = json_array();
@@ -687,6 +689,31 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			 c[2], verdict);
 		json_array_append_new(table, json_string(line));
 	}
+	/* NEW's points no BASE point matched: listed, never judged */
+	json_array_foreach(result_points(nw), i, bp) {
+		const char *sys = json_string_value(json_object_get(bp, "system"));
+		char load[64], why[300];
+		if (taken[i])
+			continue;
+		nunmatched++;
+		match_load_text(load, sizeof load, nw, bp, by);
+		snprintf(why, sizeof why, "unmatched: only in %s (BASE has no point of %s at %s%s)", new_name,
+			 sys ? sys : "?", load, by == MATCH_KNEE ? " of its own knee" : "");
+		json_array_append_new(out, json_pack("{s:s?, s:s, s:s, s:s, s:s}", "system", sys, "load", load,
+						     "verdict", "unmatched", "side", "new", "detail", why));
+		snprintf(line, sizeof line, "%-9s %12s  %s", sys ? sys : "?", load, why);
+		json_array_append_new(table, json_string(line));
+	}
+	/* the knees, when both runs searched theirs */
+	if (by == MATCH_KNEE) {
+		enum verdict kv;
+		knee = knee_compare(base, nw, o->tolerance_pct, env[0] ? env : NULL, &kv, line, sizeof line);
+		if (knee)
+			json_array_append_new(table, json_string(line));
+		nreg += kv == WORSE;
+		nimp += kv == BETTER;
+		nund += kv == UNDECIDED;
+	}
 	char how[200];
 	snprintf(how, sizeof how, "alpha %g after %s over %zu tests", o->alpha,
 		 o->correction == 0 ? "Benjamini-Hochberg" : o->correction == 1 ? "Holm" : "no correction", ntests);
@@ -704,7 +731,22 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			 left_out, o->canary_drift);
 		json_array_append_new(notes, json_string(line));
 	}
-	if (!ntests) {
+	int kb = isfinite(result_knee(base, NULL, NULL)), kn = isfinite(result_knee(nw, NULL, NULL));
+	if (by == MATCH_KNEE) {
+		json_array_append_new(notes, json_string("both runs searched their knees: points are matched by "
+			"fraction of each run's own knee, and the knees are compared with their searches' brackets"));
+	} else if (kb != kn) {
+		snprintf(line, sizeof line, "%s searched its knee and %s ran fixed loads: points are matched on exact "
+			 "offered load, and there is no knee to compare (for a fixed-load gate, freeze NEW's loads "
+			 "from BASE: oqb run CONFIG --loads-from BASE_RUN_DIR)", kb ? "BASE" : "NEW", kb ? "NEW" : "BASE");
+		json_array_append_new(notes, json_string(line));
+	}
+	if (nbase && !nmatched) {
+		snprintf(line, sizeof line, "no point of BASE has a partner in NEW, so nothing was judged: the runs "
+			 "planned different points (another config, or loads of their own); run NEW with "
+			 "--loads-from BASE_RUN_DIR, or both with the same config");
+		json_array_append_new(notes, json_string(line));
+	} else if (!ntests) {
 		snprintf(line, sizeof line, "every point has a single trial on one side at least: run-to-run noise "
 			 "cannot be told from a change, so nothing is called a regression or an improvement; set "
 			 "repeat (>= %u) in both runs' configs", mwu_min_n(o->alpha));
@@ -713,10 +755,16 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	json_object_set_new(json_object_get(doc, "summary"), "notes", notes);
 	json_object_set_new(json_object_get(doc, "summary"), "finding", finding_compare(base, nw));
 	json_object_set_new(json_object_get(doc, "summary"), "rounds_left_out", json_integer((json_int_t)left_out));
+	json_object_set_new(json_object_get(doc, "summary"), "matched_by",
+			    json_string(by == MATCH_KNEE ? "knee_fraction" : "load"));
+	json_object_set_new(json_object_get(doc, "summary"), "matched", json_integer((json_int_t)nmatched));
+	json_object_set_new(json_object_get(doc, "summary"), "unmatched", json_integer((json_int_t)nunmatched));
+	json_object_set_new(json_object_get(doc, "summary"), "knee", knee ? knee : json_null());
 	for (i = 0; i < npairs; i++)
 		pair_free(&pairs[i]);
 	free(pairs);
 	free(pv);
+	free(taken);
 	return doc;
 }
 
@@ -777,12 +825,21 @@ int compare_main(int argc, char **argv)
 	/* With --json, stdout stays pure JSON; the summary line goes to stderr. */
 	long long nreg = json_integer_value(json_object_get(sum, "regressions"));
 	long long nund = json_integer_value(json_object_get(sum, "inconclusive"));
+	long long npts = json_integer_value(json_object_get(sum, "points"));
+	long long nmatch = json_integer_value(json_object_get(sum, "matched"));
+	long long nunm = json_integer_value(json_object_get(sum, "unmatched"));
+	const json_t *knee = json_object_get(sum, "knee");
+	char tail[160] = "";
+	if (json_is_object(knee) || nunm)
+		snprintf(tail, sizeof tail, "; matched by %s, %lld unmatched%s%s",
+			 json_is_object(knee) ? "fraction of knee" : "load", nunm, json_is_object(knee) ? ", knee " : "",
+			 json_is_object(knee) ? json_string_value(json_object_get(knee, "verdict")) : "");
 	fprintf(o.json ? stderr : stdout,
-		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%% (p99 %g%%), %s\n",
-		json_integer_value(json_object_get(sum, "points")), nreg,
-		json_integer_value(json_object_get(sum, "improvements")), nund, o.tolerance,
-		o.tolerance_p99, json_string_value(json_object_get(sum, "how")));
-	rc = nreg ? OQB_EXIT_FAIL : nund ? OQB_EXIT_INCONCLUSIVE : OQB_EXIT_OK;
+		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%% (p99 %g%%), %s%s\n",
+		npts, nreg, json_integer_value(json_object_get(sum, "improvements")), nund, o.tolerance,
+		o.tolerance_p99, json_string_value(json_object_get(sum, "how")), tail);
+	/* a comparison that matched no point decided nothing (its note says why) */
+	rc = nreg ? OQB_EXIT_FAIL : nund || (npts && !nmatch) ? OQB_EXIT_INCONCLUSIVE : OQB_EXIT_OK;
 done:
 	json_decref(doc);
 	json_decref(base);

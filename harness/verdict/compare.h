@@ -2,7 +2,9 @@
  * compare.h - `oqb compare BASE.json NEW.json`: the regression gate.
  *
  * Points are matched by system, offered load (closed loop: outstanding)
- * and sweep value.  Per point three metrics are judged: the median over
+ * and sweep value; two runs that both searched their knees by fraction
+ * of each run's knee instead, and their knees are compared with their
+ * searches' brackets (compare_match.h).  Per point three metrics are judged: the median over
  * trials of p50 and of p99 (class "all"), and of achieved throughput.
  *
  * With at least two trials on both sides (config `repeat`), each metric is
@@ -30,8 +32,8 @@
  *                 it is the worse one.
  * Runs with one trial cannot tell run-to-run noise from a change (within-
  * run CIs say nothing about it): a move beyond the tolerance is then
- * inconclusive, never a regression.  A point of BASE missing from NEW is a
- * regression.
+ * inconclusive, never a regression.  A point only one run has is
+ * "unmatched", never a regression (the runs planned different points).
  */
 #ifndef OQB_COMPARE_H
 #define OQB_COMPARE_H
@@ -52,22 +54,27 @@ struct compare_params {
 /*
  * Compares two loaded runs.  Returns {"points": [per BASE point: system,
  * load, verdict (same | regression | improvement | inconclusive |
- * missing), detail, and per metric base/new (medians over trials),
+ * unmatched, then one unmatched row per NEW point no BASE point took,
+ * with side "base" or "new"), detail, under knee matching fraction,
+ * offered_ops_base and offered_ops_new, and per metric base/new (medians over trials),
  * change_pct (the median of all new/base trial ratios, minus 1, in %),
  * mwu_p (the test's p)/p_adjusted/ks_d/ks_p/trials/verdict/why/test (which
  * test: Mann-Whitney U, or van Elteren's stratified test when paired
  * rounds ran on more than one floor, with strata), and with trials paired
  * by round rounds {paired, left_out}], "summary": {points, regressions,
  * improvements, inconclusive, tolerance_pct, alpha, correction, tests,
- * how, notes[], rounds_left_out}, "table": [the text rows]}, or NULL when
- * out of memory.
- * new_name names NEW in "missing" rows.
+ * how, notes[], rounds_left_out, matched_by (knee_fraction | load),
+ * matched, unmatched, knee (knee_compare's, or null; its verdict counts
+ * in regressions, improvements or inconclusive)}, "table": [the text
+ * rows]}, or NULL when out of memory.
+ * new_name names NEW in "unmatched" rows.
  */
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *p, const char *new_name);
 
 /* The `oqb compare` command (exit statuses from lib/exitcodes.h: 0 no
  * regression and nothing undecided, 1 a regression, 2 bad input, 3 no
- * regression but some change could not be decided) and its table. */
+ * regression but some change could not be decided, or no point matched)
+ * and its table. */
 int compare_main(int argc, char **argv);
 extern const struct opts_cmd compare_cmd;
 

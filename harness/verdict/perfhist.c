@@ -73,17 +73,8 @@ static void fp_of(const json_t *v, char fp[17])
 
 void perfhist_config_fp(const json_t *config, char fp[17])
 {
-	static const char *const drop[] = { "name", "description", "seed", "repeat", "canary", "checks",
-					    "check", "timeouts", "hosts", NULL };
-	static const char *const drop_in[][2] = { { "server", "cpus" }, { "clients", "cpus" },
-						  { "verbs", "addr" }, { "verbs", "port" },
-						  { "verbs", "device" } };
-	json_t *c = json_deep_copy(config);
+	json_t *c = result_config_measured(config, 0);   /* the keys that change what is measured */
 
-	for (size_t i = 0; drop[i]; i++)
-		json_object_del(c, drop[i]);
-	for (size_t i = 0; i < sizeof drop_in / sizeof *drop_in; i++)
-		json_object_del(json_object_get(c, drop_in[i][0]), drop_in[i][1]);
 	fp_of(c, fp);
 	json_decref(c);
 }
@@ -182,14 +173,22 @@ static json_t *trial_spread(const json_t *pt, int metric)
 	return out;
 }
 
-/* "SYSTEM@LOAD[,KEY=VALUE]": LOAD is the offered ops/s, or closed/N. */
-static void point_key(const json_t *pt, char *out, size_t len)
+/*
+ * "SYSTEM@LOAD[,KEY=VALUE]": LOAD is the offered ops/s, or closed/N, or
+ * for a run that searched its knee the point's fraction of that knee
+ * ("oq@0.5xknee"), so that the series of one point continues from run to
+ * run while each run's knee, and so its loads, move (result.h).
+ */
+static void point_key(const json_t *run, const json_t *pt, char *out, size_t len)
 {
 	const json_t *sw = json_object_get(pt, "sweep");
 	const char *sys = json_string_value(json_object_get(pt, "system"));
+	double frac = result_knee_fraction(run, pt);
 	size_t l;
 
-	if (json_is_number(json_object_get(pt, "offered_ops")))
+	if (isfinite(frac))
+		snprintf(out, len, "%s@%.3gxknee", sys ? sys : "?", frac);
+	else if (json_is_number(json_object_get(pt, "offered_ops")))
 		snprintf(out, len, "%s@%.0f", sys ? sys : "?", num(pt, "offered_ops"));
 	else
 		snprintf(out, len, "%s@closed/%.0f", sys ? sys : "?", num(pt, "outstanding"));
@@ -237,7 +236,7 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 		const json_t *all = json_object_get(json_object_get(pt, "lat_ns"), "all");
 		json_t *p = json_object();
 		double c = result_canary_ns(pt);
-		point_key(pt, key, sizeof key);
+		point_key(run, pt, key, sizeof key);
 		json_object_set_new(p, "key", json_string(key));
 		json_object_set_new(p, "system", or_null(json_object_get(pt, "system")));
 		json_object_set_new(p, "offered_ops", or_null(json_object_get(pt, "offered_ops")));
@@ -262,6 +261,15 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 			canaries[nc++] = c;
 		json_array_append_new(out, p);
 	}
+	/* A searched run's knee is a series of its own ("knee", as
+	 * achieved_ops): with points keyed by fraction of the knee, a system
+	 * that got slower keeps its latencies and loses knee. */
+	double klo, khi, knee = result_knee(run, &klo, &khi);
+	if (isfinite(knee))
+		json_array_append_new(out, json_pack("{s:s, s:n, s:n, s:n, s:n, s:n, s:f, s:[f, o], s:o}", "key",
+						     "knee", "system", "offered_ops", "outstanding", "p50", "p99",
+						     "achieved_ops", knee, "bracket_ops", klo,
+						     isfinite(khi) ? json_real(khi) : json_null(), "flagged", json_false()));
 	stats_sort(canaries, nc);
 	rec = json_object();
 	json_object_set_new(rec, "schema", json_string(PERFHIST_SCHEMA));
