@@ -25,7 +25,7 @@
  * like with like), against the claim's range ("about two round trips":
  * seqwrite 1.6-2.5x), and the verdict against the claim's linearizable
  * (write1: false, so it holds only when violations were found).  A row
- * holds when both parts hold; a ratio taken from a saturated or flagged
+ * holds when both parts hold (a "no" names the part that failed); a ratio taken from a saturated or flagged
  * point says so.  Nothing here is fixed in the code: the ranges and the
  * expected verdicts come from the claims file, the numbers from the run.
  */
@@ -248,9 +248,11 @@ static json_t *os_claim(FILE *f, const struct frun *r, const json_t *c, const st
 		fprintf(f, "</td><td class=num>%.2g-%.2g x", lo, hi);
 	fputs("</td><td>", f);
 	fg_html_escape(f, verdict);
-	fprintf(f, "</td><td>%s</td><td class=verdict><span class=%s>%s</span></td></tr>\n",
+	fprintf(f, "</td><td>%s</td><td class=verdict><span class=%s>%s</span>%s</td></tr>\n",
 		want_lin ? "linearizable" : "violations found", !strcmp(all, "yes") ? "yes" : !strcmp(all, "no") ?
-		"no" : "na", all);
+		"no" : "na", all, strcmp(all, "no") ? "" : !strcmp(rh, "no") && !strcmp(lh, "no") ?
+		"<span class=caveat>ratio and verdict</span>" : !strcmp(rh, "no") ? "<span class=caveat>the ratio</span>" :
+		"<span class=caveat>the verdict</span>");
 
 	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:[f,f],s:b,s:s,s:I,s:I,s:s,s:s,s:s}", "id", fg_jstr(c, "id", "?"),
 			      "system", sys, "text", fg_jstr(c, "text", ""), "run", r->dir, "ratio_range", lo, hi,

@@ -87,6 +87,10 @@ grep -q "^title[0-9]* = 'write1: linearizable'" "$T/fixed/rep/onesided.gp-params
 	ok "onesided: the legend follows the verdict (write1: linearizable)" ||
 	notok "onesided: legend of the fixed write1" "$(grep title "$T/fixed/rep/onesided.gp-params")"
 check_rows "seqwrite at 1.1x oq: its ratio does not hold" "$T/fast/r/run.json" "$T/fast/rep"
+grep -q '<td>seqwrite</td>.*<span class=no>no</span><span class=caveat>the ratio</span></td></tr>' "$T/fast/rep/index.html" &&
+	grep -q '<td>write1</td>.*<span class=no>no</span><span class=caveat>the verdict</span></td></tr>' "$T/fixed/rep/index.html" &&
+	ok "onesided: a row that does not hold names the part that failed" ||
+	notok "onesided: the failed part of a row" "$(grep -o '<td>seqwrite</td>.*' "$T/fast/rep/index.html" | head -1)"
 jcheck "onesided: seqwrite at 1.1x oq is judged not two round trips" "$T/fast/rep/claims.json" \
 	'.onesided[] | select(.system == "seqwrite") | (.ratio * 100 | round) == 110 and .ratio_holds == "no" and .holds == "no"'
 jcheck "onesided: write1 with no history checked is not measured, never linearizable" "$T/nocheck/rep/claims.json" \
