@@ -192,7 +192,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-.PHONY: all test test-long check deps deps-auto demo figures clean test-verbs test-erpc test-scale test-faults test-faults-rnr microbench bench print-includes \
+.PHONY: all test test-long check deps deps-auto demo figures figures-onesided bench-onesided clean test-verbs test-erpc test-scale test-faults test-faults-rnr microbench bench print-includes \
         test-crash-rocksdb test-dead-hosts test-netem test-faults-verbs print-layer-includes
 all: $(BINS) $(UNIT_BIN)
 
@@ -408,6 +408,23 @@ demo: deps-auto
 figures: deps-auto
 	@$(MAKE) --no-print-directory all
 	@OQB_BIN=$(BIN) harness/figures/figures.sh
+
+# The one-sided designs beside OQ (issue 52; docs/figures.md, "One-sided
+# writes"): configs/onesided-verbs.json in the Soft-RoCE VM, then the
+# report with the figure labelled by the checker's verdicts and the claim
+# rows (harness/figures/onesided.sh); the last line is its index.html.
+figures-onesided: deps-auto
+	@$(MAKE) --no-print-directory all
+	@OQB_BIN=$(BIN) harness/figures/onesided.sh
+
+# The commit latency of seqwrite and write1 against oq's in one boot of the
+# Soft-RoCE VM, 5 runs each, with ib_write_lat and ib_atomic_lat for scale
+# (bench/onesided-lat.sh; docs/systems.md, "Measured"): a benchmark that
+# reports its targets, failing only when a measurement could not be taken.
+bench-onesided: deps-auto
+	@$(MAKE) --no-print-directory all
+	@tests/vm/rxe-vm -t $(or $(ONESIDED_LAT_VM_TIMEOUT),1200) -e OQB_BIN=$(abspath $(BIN)) \
+	  $(if $(RUNS),-e RUNS=$(RUNS)) -- bash bench/onesided-lat.sh
 
 clean:
 	rm -rf build bin

@@ -69,7 +69,9 @@ static const struct opt srv_own[] = {
 	  "--pmem-path is the driver's for one point (set by bin/oqb run): removed here if the driver goes away "
 	  "first, since it then cannot" },
 	{ "void-timeout-ms", OPT_DBL, O(void_timeout_ms), "50", 0.01, 60000, NULL,
-	  "shm: void a claimed slot whose client has not published it after this long" },
+	  "shm: void a claimed ring slot whose client has not published it after this long; verbs, system "
+	  "seqwrite: give up a log slot taken by fetch-and-add and not written after this long (the worker "
+	  "waits no longer for one slot)" },
 	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable mode (persistent receive rings)" },
 	{ "run-dir", OPT_STR, O(run_dir), NULL, 0, -1, NULL, "shm: parent directory of the private run directory "
 	  "(default /dev/shm, or $OQB_RUN_DIR)" },

@@ -78,8 +78,7 @@ int fg_close_w(FILE *f, const char *path, char *err, size_t errlen)
  * p50_flagged p99_flagged saturated (the layout of `oqb plot`'s data).
  * names gets the systems, blank-separated.
  */
-static int write_lt_panel(const struct frun *r, const char *path, char *names, size_t nlen,
-			  char *err, size_t errlen)
+int fg_write_lt_panel(const struct frun *r, const char *path, char *names, size_t nlen, char *err, size_t errlen)
 {
 	FILE *f = fg_open_w(path, err, errlen);
 	size_t j, i;
@@ -105,7 +104,7 @@ static int write_lt_panel(const struct frun *r, const char *path, char *names, s
 }
 
 /* The axes of one panel of metric col (2 = p50, 3 = p99), ltscale.h. */
-static void panel_axes(const struct frun *r, int col, struct lts_axes *a)
+void fg_panel_axes(const struct frun *r, int col, struct lts_axes *a)
 {
 	struct lts_row rows[FG_MAXSYS * FG_MAXPT];
 	size_t n = 0;
@@ -152,7 +151,7 @@ int fg_draw_lt(const char *plotdir, const char *out, const char *stem, struct fr
 		names[0] = '\0';
 		snprintf(data, sizeof data, "%s/%s-%d.dat", out, stem, k + 1);
 		if (panels[k] && panels[k]->nsys) {
-			if (write_lt_panel(panels[k], data, names, sizeof names, err, errlen) < 0) {
+			if (fg_write_lt_panel(panels[k], data, names, sizeof names, err, errlen) < 0) {
 				fclose(f);
 				return -1;
 			}
@@ -171,7 +170,7 @@ int fg_draw_lt(const char *plotdir, const char *out, const char *stem, struct fr
 		struct lts_axes ax;
 		char sfx[8];
 		if (panels[k] && panels[k]->nsys)
-			panel_axes(panels[k], col, &ax);
+			fg_panel_axes(panels[k], col, &ax);
 		else
 			lts_axes_of(NULL, 0, &ax);
 		snprintf(sfx, sizeof sfx, "%d", k + 1);

@@ -25,6 +25,12 @@ double fg_jnum(const json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+double fg_pt_load(const json_t *p)
+{
+	double l = fg_jnum(p, "offered_ops");
+	return isfinite(l) ? l : fg_jnum(p, "outstanding");
+}
+
 void fg_fmt_ops(char *buf, size_t len, double ops)
 {
 	if (!isfinite(ops))
@@ -48,6 +54,18 @@ static int oq_durable(const json_t *run)
 	return 0;
 }
 
+/* Whether a point of the run ran seqwrite or write1 (issue 52's run). */
+static int has_onesided(const json_t *run)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(result_points(run), i, p)
+		if (!strcmp(fg_jstr(p, "system", ""), "seqwrite") || !strcmp(fg_jstr(p, "system", ""), "write1"))
+			return 1;
+	return 0;
+}
+
 static int cmp_pt(const void *a, const void *b)
 {
 	double x = ((const struct fpt *)a)->offered, y = ((const struct fpt *)b)->offered;
@@ -56,11 +74,11 @@ static int cmp_pt(const void *a, const void *b)
 
 static int sys_rank(const char *name)
 {
-	static const char *const order[] = { "oq", "rawrpc", "deferred", "erpc" };
-	for (int i = 0; i < 4; i++)
+	static const char *const order[] = { "oq", "rawrpc", "deferred", "erpc", "seqwrite", "write1" };
+	for (int i = 0; i < 6; i++)
 		if (!strcmp(name, order[i]))
 			return i;
-	return 4;
+	return 6;
 }
 
 static int cmp_sys(const void *a, const void *b)
@@ -95,7 +113,7 @@ static void collect_points(struct frun *r)
 		if (r->sys[j].n == FG_MAXPT)
 			continue;
 		t = &r->sys[j].pt[r->sys[j].n++];
-		t->offered = fg_jnum(p, "offered_ops");
+		t->offered = fg_pt_load(p);
 		t->achieved = fg_jnum(p, "achieved_ops");
 		t->p50 = fg_jnum(all, "p50");
 		t->p99 = fg_jnum(all, "p99");
@@ -247,7 +265,9 @@ static void classify(struct frun *r)
 		 fg_jstr(json_object_get(json_object_get(cf, "server"), "backend"), "kind", "?"));
 	r->durable = oq_durable(r->run);
 	r->slot = -1;
-	if (!strcmp(kind, "echo")) {
+	if (has_onesided(r->run)) {
+		r->fig = FIG_ONESIDED;
+	} else if (!strcmp(kind, "echo")) {
 		r->fig = FIG_6;
 	} else if (!strcmp(skey, "workload.value_size")) {
 		r->fig = FIG_11;
@@ -262,7 +282,7 @@ static void classify(struct frun *r)
 				r->slot = k;
 		r->fig = r->slot >= 0 ? FIG_910 : FIG_NONE;
 	}
-	if (r->fig == FIG_78 || r->fig == FIG_910) {
+	if (r->fig == FIG_78 || r->fig == FIG_910 || r->fig == FIG_ONESIDED) {
 		collect_points(r);
 		find_peak(r);
 	}
@@ -367,7 +387,11 @@ void fg_pick_panels(struct fctx *x)
 			x->fig11 = r;
 		else if (r->fig == FIG_6 && x->nfig6 < 4)
 			x->fig6[x->nfig6++] = r;
+		else if (r->fig == FIG_ONESIDED && better(r, x->onesided))
+			x->onesided = r;
 	}
+	if (x->onesided)
+		x->onesided->drawn = 1;
 	for (int k = 0; k < 4; k++) {
 		const struct frun *c, *m;
 		if ((fg_clusters[k] == 12 || fg_clusters[k] == 31) && fg_faith_pair(x, k, &c, &m)) {

@@ -14,7 +14,9 @@
  *   Fig 6      workload.kind echo: throughput vs requests in flight, one
  *              panel per (64 B | 1 KB) x (volatile | durable);
  *   Fig 11     a sweep of workload.value_size on another workload;
- *   Fig 2      RUNS/tgap-cdf.dat (written by `oqb tgap --cdf`).
+ *   Fig 2      RUNS/tgap-cdf.dat (written by `oqb tgap --cdf`);
+ *   One-sided  a run with seqwrite or write1 among its systems (issue 52,
+ *              figonesided.c; taken before any other figure).
  * Of several runs for one panel the newest (created_utc) is drawn; the
  * report lists the others.  A panel without a run says "not run".
  *
@@ -44,6 +46,8 @@
  *   figclaims.c  the claims table (and claims.json) and the fidelity check
  *   figclean.c   the clean load of a claim (figclean.h)
  *   figfaith.c   the cache against memcached (the faithfulness figure)
+ *   figonesided.c  seqwrite and write1 beside oq: the figure labelled with
+ *                the checker's verdicts, and the one-sided claim rows
  */
 #include "figures.h"
 #include "figures_internal.h"
@@ -114,7 +118,7 @@ static const char *const css =
 	"th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}"
 	"th{background:#f0f0f0}td.num{text-align:right}td.na{color:#999}"
 	"tr.notrun{color:#777}.load,.machine{color:#666;font-size:90%}.caveat{color:#a40;font-size:85%}"
-	"#claims{table-layout:fixed;width:100%}"
+	"#claims{table-layout:fixed;width:100%}#onesided{table-layout:fixed;width:100%}#onesided .caveat{display:block}"
 	"#claims .caveat,#claims .checks,#claims .where,#claims .why,#claims .machine{display:block;text-align:left}"
 	"#claims .checks{color:#666;font-size:80%}#claims .where{color:#444;font-size:85%}"
 	"#claims .why{color:#a40;font-size:85%}#claims td.noclean{color:#a40}"
@@ -135,9 +139,10 @@ static void fig_html(FILE *f, const char *file, const char *caption)
 	fputs("</figcaption></figure>\n", f);
 }
 
-/* OUT/claims.json: the claims table's rows (docs/figures.md); takes cj. */
-static int write_claims_json(json_t *cj, const struct fg_claims_count *n, const char *claims_path, const char *out,
-			     char *err, size_t errlen)
+/* OUT/claims.json: the claims table's rows (docs/figures.md) and the
+ * one-sided claim rows (figonesided.c; none: no key); takes cj and os. */
+static int write_claims_json(json_t *cj, json_t *os, const struct fg_claims_count *n, const char *claims_path,
+			     const char *out, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 32];
 	json_t *doc = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:o}", "schema", "oqbench.claims-report/1",
@@ -146,6 +151,10 @@ static int write_claims_json(json_t *cj, const struct fg_claims_count *n, const 
 				n->clean, "hold_at_clean", n->clean_held, "claims", cj);
 	int rc = 0;
 
+	if (doc && os)
+		json_object_set_new(doc, "onesided", os);
+	else
+		json_decref(os);
 	snprintf(path, sizeof path, "%s/claims.json", out);
 	if (!doc || json_dump_file(doc, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, doc ? strerror(errno) : "out of memory");
@@ -161,7 +170,7 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 	char path[PATH_MAX + 32], cerr[512];
 	FILE *f;
 	struct fg_claims_count n = { 0 };
-	json_t *cj = json_array();
+	json_t *cj = json_array(), *os;
 
 	snprintf(path, sizeof path, "%s/index.html", out);
 	if (!(f = fg_open_w(path, err, errlen)))
@@ -189,7 +198,8 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 	fprintf(f, "<p id=claims-summary>%d claims; %d measured here, of which %d hold in direction at peak; "
 		"%d have a clean comparison, of which %d hold there.</p>\n", n.rows, n.judged, n.held, n.clean,
 		n.clean_held);
-	if (write_claims_json(cj, &n, claims_path, out, err, errlen) < 0) {
+	os = fg_onesided_html(f, x, claims);
+	if (write_claims_json(cj, os, &n, claims_path, out, err, errlen) < 0) {
 		fclose(f);
 		return -1;
 	}
@@ -227,7 +237,7 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 	      "</tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < x->nruns; i++) {
 		const struct frun *r = &x->runs[i];
-		static const char *const fig[] = { "none", "7/8", "9/10", "6", "11" };
+		static const char *const fig[] = { "none", "7/8", "9/10", "6", "11", "one-sided" };
 		char pk[32];
 		fputs("<tr><td>", f);
 		fg_html_escape(f, r->name);
@@ -379,6 +389,7 @@ int figures_main(int argc, char **argv)
 		    fg_draw_fig6(&x, plotdir, outdir, err, sizeof err) < 0 ||
 		    fg_draw_fig11(&x, plotdir, outdir, err, sizeof err) < 0 ||
 		    fg_draw_fig2(o.tgap ? o.tgap : tgap, plotdir, outdir, &have_tgap, err, sizeof err) < 0 ||
+		    fg_draw_onesided(&x, plotdir, outdir, err, sizeof err) < 0 ||
 		    write_report(&x, claims, o.claims, outdir, have_tgap, err, sizeof err) < 0) {
 			fprintf(stderr, "oqb figures: %s\n", err);
 			goto out;

@@ -16,7 +16,7 @@
 #define FG_MAXSYS 8
 #define FG_MAXPT 64
 
-enum { FIG_NONE, FIG_78, FIG_910, FIG_6, FIG_11 };
+enum { FIG_NONE, FIG_78, FIG_910, FIG_6, FIG_11, FIG_ONESIDED };
 
 static const int fg_clusters[4] = { 12, 19, 27, 31 };
 static const double fg_put_ratios[4] = { 1.0, 0.5, 0.05, 0.0 };
@@ -66,6 +66,9 @@ struct fctx {
 	 * cache's in panel78 (figfaith.c) */
 	struct frun *mc78[4];
 	size_t nfig6;
+	/* the newest run with seqwrite or write1 among its systems
+	 * (figonesided.c) */
+	struct frun *onesided;
 };
 
 struct tseries {
@@ -79,6 +82,9 @@ struct tseries {
 const char *fg_jstr(const json_t *o, const char *k, const char *dflt);
 double fg_jnum(const json_t *o, const char *k);   /* NAN when absent */
 void fg_fmt_ops(char *buf, size_t len, double ops);
+/* A point's load: offered ops/s, or requests in flight per client thread
+ * for a closed-loop point (no offered_ops); NAN when neither. */
+double fg_pt_load(const json_t *p);
 const struct fpt *fg_pt_at(const struct fsys *s, double load);
 const struct fsys *fg_sys_of(const struct frun *r, const char *name);
 /* Peak achieved throughput of system sys at sweep index w of a run (NAN: none). */
@@ -98,6 +104,12 @@ int fg_gnuplot_run(const char *script, const char *arg1, const char *arg2, const
 struct tseries *fg_series_get(struct tseries *s, size_t *n, size_t cap, const char *name);
 int fg_write_series(const char *path, struct tseries *s, size_t n, char *names, size_t nlen, char *err,
 		    size_t errlen);
+/* One panel's data as `oqb plot` writes it (a block per system); names
+ * gets the systems, blank-separated. */
+int fg_write_lt_panel(const struct frun *r, const char *path, char *names, size_t nlen, char *err, size_t errlen);
+struct lts_axes;
+/* The axes of one panel of metric col (2 = p50, 3 = p99), ltscale.h. */
+void fg_panel_axes(const struct frun *r, int col, struct lts_axes *a);
 int fg_draw_lt(const char *plotdir, const char *out, const char *stem, struct frun *const panels[4],
 	       const char *const titles[4], int col, const char *title, char *err, size_t errlen);
 int fg_draw_fig6(const struct fctx *x, const char *plotdir, const char *out, char *err, size_t errlen);
@@ -123,6 +135,13 @@ int fg_check_qualitative(const struct fctx *x, FILE *out, FILE *html, char *err,
 int fg_faith_pair(const struct fctx *x, int k, const struct frun **cache, const struct frun **mc);
 int fg_draw_faith(const struct fctx *x, const char *plotdir, const char *out, char *err, size_t errlen);
 void fg_faith_html(FILE *f, const struct fctx *x);
+
+/* ---- figonesided.c: the one-sided designs beside oq (issue 52) ---- */
+/* OUT/onesided.svg through plot/fig-onesided.gp (nothing without a run). */
+int fg_draw_onesided(const struct fctx *x, const char *plotdir, const char *out, char *err, size_t errlen);
+/* The report's section: the figure, the verdicts and the claim rows;
+ * returns the same rows for claims.json (NULL without a run). */
+json_t *fg_onesided_html(FILE *f, const struct fctx *x, const json_t *claims);
 
 /* ---- figures.c ---- */
 /* Writes s to f with &, <, >, " and ' escaped. */

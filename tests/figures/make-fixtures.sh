@@ -79,3 +79,22 @@ for set in holds fails; do
 	      lat_ns: { all: { n: 1000, p50: 5000, p99: 9000 } } } ] }' >"$set/vsize/run.json"
 	printf '# x = %% of requests with T_gap in [0, max gap], y = fraction of traces <= x\n0 0\n5 0.25\n8 0.5\n12 0.75\n40 1\n100 1\n' >"$set/tgap-cdf.dat"
 done
+
+# onesided/recorded/run.json: a real `make figures-onesided` run
+# (configs/onesided-verbs.json in the Soft-RoCE VM, under TCG on a busy
+# 2-core host), trimmed to what `oqb figures` reads; it is rewritten only
+# from a new run: ONESIDED_RUN=RESULTS/onesided-STAMP/runs/onesided-verbs/run.json
+# tests/figures/make-fixtures.sh.  tests/integration/figures-onesided.sh
+# makes its variants from it.
+if [ -n "${ONESIDED_RUN:-}" ]; then
+	mkdir -p onesided/recorded
+	jq '{ schema, name, created_utc, status, git_commit, transport: { name: .transport.name },
+	  hosts: { driver: .hosts.driver }, environment: (.environment | { cpu_model, cpus_online }),
+	  config: (.config | { name, transport, systems, clients, idle, workload, arrival,
+	                       server: { workers: .server.workers, backend: .server.backend } }),
+	  points: [ .points[] | { system, outstanding, offered_ops, achieved_ops, flagged, saturated, flagged_by, repeat,
+	    lat_ns: (.lat_ns | { all: (.all | { n, p50, p99 }), nilext: (.nilext | { n, p50, p99 }) }),
+	    server: { transport: { device: .server.transport.device } },
+	    check: (.check | { verdict, ops, keys, keys_ok, keys_violation }) } | with_entries(select(.value != null)) ] }' \
+		"$ONESIDED_RUN" >onesided/recorded/run.json
+fi

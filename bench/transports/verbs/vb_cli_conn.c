@@ -345,37 +345,35 @@ static int parse_accept(struct vb_group *g, unsigned w, const struct rdma_cm_eve
 	g->q[w].read_rkey = get32(a + 32);
 	if (w == 0)
 		g->os = (flags & VB_AF_WRITE1) ? VB_OS_WRITE1 : (flags & VB_AF_SEQWRITE) ? VB_OS_SEQWRITE : VB_OS_NONE;
-	if (g->os == VB_OS_SEQWRITE) {
-		/* vb_seqwrite.c: the worker's log */
+	if (g->os != VB_OS_NONE) {
+		/* the one-sided area, accept bytes 72-95: seqwrite's log of the
+		 * worker (vb_seqwrite.c) or write1's ring of this QP
+		 * (vb_write1.c): address, rkey, entries, then the log's slots
+		 * offset or the ring's head word */
 		struct vb_cqp *q = &g->q[w];
+		int sw = g->os == VB_OS_SEQWRITE;
 		q->os_addr = get64(a + 72);
 		q->os_rkey = get32(a + 80);
 		q->os_k = get32(a + 84);
-		q->os_slots_off = get64(a + 88);
+		if (sw)
+			q->os_slots_off = get64(a + 88);
+		else
+			q->os_head_addr = get64(a + 88);
 		q->os_head = 0;
-		free(q->sw_tick);
-		free(q->sw_stage);
-		free(q->sw_fin);
-		q->sw_tick = calloc(VB_LANE_DEPTH, sizeof *q->sw_tick);
-		q->sw_stage = calloc(VB_LANE_DEPTH, 1);
-		q->sw_fin = calloc(VB_LANE_DEPTH, 1);
-		if (!(flags & VB_AF_SEQWRITE) || !q->os_k || !q->os_addr || !q->sw_tick || !q->sw_stage || !q->sw_fin) {
-			snprintf(err, errlen, "worker %u of %s runs system seqwrite but sent no log (accept data of %u B), "
-				 "or memory is short; use the same oqbench build on both sides", w, g->endpoint, len);
-			return -1;
+		int ok = (flags & (sw ? VB_AF_SEQWRITE : VB_AF_WRITE1)) && q->os_k && q->os_addr;
+		if (sw) {
+			free(q->sw_tick);
+			free(q->sw_stage);
+			free(q->sw_fin);
+			q->sw_tick = calloc(VB_LANE_DEPTH, sizeof *q->sw_tick);
+			q->sw_stage = calloc(VB_LANE_DEPTH, 1);
+			q->sw_fin = calloc(VB_LANE_DEPTH, 1);
+			ok = ok && q->sw_tick && q->sw_stage && q->sw_fin;
 		}
-	}
-	if (g->os == VB_OS_WRITE1) {
-		/* vb_write1.c: this QP's ring on the worker */
-		struct vb_cqp *q = &g->q[w];
-		q->os_addr = get64(a + 72);
-		q->os_rkey = get32(a + 80);
-		q->os_k = get32(a + 84);
-		q->os_head_addr = get64(a + 88);
-		q->os_head = 0;
-		if (!(flags & VB_AF_WRITE1) || !q->os_k || !q->os_addr) {
-			snprintf(err, errlen, "worker %u of %s runs system write1 but sent no ring (accept data of %u B); "
-				 "use the same oqbench build on both sides", w, g->endpoint, len);
+		if (!ok) {
+			snprintf(err, errlen, "worker %u of %s runs system %s but sent no %s (accept data of %u B)%s; use "
+				 "the same oqbench build on both sides", w, g->endpoint, sw ? "seqwrite" : "write1",
+				 sw ? "log" : "ring", len, sw ? ", or memory is short" : "");
 			return -1;
 		}
 	}

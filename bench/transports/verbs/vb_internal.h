@@ -150,6 +150,12 @@ struct vb_sconn {
 	int w1ring;                    /* write1: the ring this QP writes, or -1 */
 	uint64_t serial;               /* order of acceptance (seqwrite's quarantine) */
 	uint64_t sw_landed;            /* seqwrite: 1 + the last ticket this QP landed (worker) */
+	/* seqwrite: the QP may still land a WRITE or an FAA in the log: set
+	 * before the accept, cleared once rdma_disconnect has put it in the
+	 * error state; written and read under its worker's mu, and the
+	 * quarantine check reads worker, serial and sw_landed only while it
+	 * is set (vb_seqwrite.c, quarantine_over) */
+	uint8_t sw_open;
 	uint64_t closing_since;
 	/* CK_XREPLY: every worker replies on this QP, so it has its own lock,
 	 * send CQ and reply buffers (one per send-queue entry) */

@@ -283,11 +283,15 @@ static int quarantine_over(struct tp_server *s, struct vb_worker *w, uint64_t t)
 	if (__atomic_load_n(sw_state(w, p), __ATOMIC_ACQUIRE) & 1)
 		return 1;
 	int over = 1;
+	unsigned hi = __atomic_load_n(&s->conns_hi, __ATOMIC_ACQUIRE);
+	/* sw_open, and the fields read only while it is set, change under
+	 * w->mu (vb_srv_cm.c): a connection counts from before its accept
+	 * until its QP is in the error state, not by its CM state, which
+	 * turns to closing before the QP stops landing writes */
 	pthread_mutex_lock(&w->mu);
-	for (unsigned i = 0; i < s->conns_hi && over; i++) {
+	for (unsigned i = 0; i < hi && over; i++) {
 		const struct vb_sconn *c = &s->conns[i];
-		if (c->state == CS_LIVE && c->worker == w->idx && c->serial < w->sw_void[p] &&
-		    c->sw_landed <= t)
+		if (c->sw_open && c->worker == w->idx && c->serial < w->sw_void[p] && c->sw_landed <= t)
 			over = 0;
 	}
 	pthread_mutex_unlock(&w->mu);

@@ -54,6 +54,13 @@ void vb_conn_close(struct tp_server *s, struct vb_sconn *c)
 	/* Moves the QP to the error state: replies still queued complete
 	 * with a flush status, which returns their buffers to the worker. */
 	rdma_disconnect(c->id);
+	if (c->sw_open) {
+		/* nothing lands through an errored QP: a seqwrite quarantine
+		 * need not wait for this connection any more */
+		pthread_mutex_lock(&s->w[c->worker].mu);
+		c->sw_open = 0;
+		pthread_mutex_unlock(&s->w[c->worker].mu);
+	}
 	if (c->kind == CK_RC && c->w1ring >= 0)
 		vb_w1_close(&s->w[c->worker], c->w1ring);
 	c->closing_since = clock_ns();
@@ -312,7 +319,7 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	}
 	ci = s->cfree[--s->ncfree];
 	if (ci + 1 > s->conns_hi)
-		s->conns_hi = ci + 1;
+		__atomic_store_n(&s->conns_hi, ci + 1, __ATOMIC_RELEASE);   /* workers read it (vb_seqwrite.c) */
 	c = &s->conns[ci];
 	struct vb_worker *w = &s->w[worker];
 	c->kind = xreq ? CK_XRECV : xreply ? CK_XREPLY : CK_RC;
@@ -323,7 +330,6 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	c->delegated = (flags & VB_HF_DELEGATED) != 0;
 	c->w1ring = -1;
 	c->serial = atomic_fetch_add(&s->conn_serial, 1) + 1;
-	c->sw_landed = 0;
 	if (s->os != VB_OS_NONE && c->delegated) {
 		s->cfree[s->ncfree++] = ci;
 		code = 8;
@@ -364,6 +370,12 @@ static int cm_request(struct tp_server *s, struct rdma_cm_event *ev)
 	/* Publish before accepting: the client may send (and expect a reply)
 	 * as soon as it sees the accept. */
 	int mapped = conn_publish(s, c, ci);
+	if (s->os == VB_OS_SEQWRITE && c->kind == CK_RC) {
+		pthread_mutex_lock(&w->mu);
+		c->sw_landed = 0;
+		c->sw_open = 1;
+		pthread_mutex_unlock(&w->mu);
+	}
 	c->state = CS_LIVE;
 	if (c->kind == CK_RC)
 		atomic_fetch_add(&w->qps, 1);
