@@ -272,15 +272,17 @@ static void merge_patch(json_t *target, const json_t *patch)
 
 int runconf_set_file(json_t *root, const char *path, char *err, size_t errlen)
 {
-	char label[1100];
+	char label[1100], inner[1200];
 	json_t *f, *patch;
 	const char *k;
 	json_t *v;
 	int r = -1;
 
 	snprintf(label, sizeof label, "--set-file %.1000s", path);
-	if (conf_load_file(path, &f, err, errlen) < 0)
+	if (conf_load_file(path, &f, inner, sizeof inner) < 0) {
+		err_set(err, errlen, "--set-file: %s (an overlay, e.g. configs/lab/testbed.json)", inner);
 		return -1;
+	}
 	if (!json_is_object(f)) {
 		err_set(err, errlen, "%s: expected an object {\"about\": \"...\", \"set\": {...}} "
 			"(configs/lab/ has examples)", label);

@@ -94,4 +94,12 @@ printf '{"about": "x", "set": {"server": {"wokers": 4}}}\n' >"$T/typo.json"
 refused "overlay with a misspelt key" "--set-file $T/typo.json: unknown key \"server.wokers\"; did you mean \"server.workers\"" --set-file "$T/typo.json"
 printf '{"server": {"workers": 4}}\n' >"$T/bare.json"
 refused "overlay without about/set" 'an overlay has "about" (text) and "set"' --set-file "$T/bare.json"
+# oqb doctor takes the same overlays: a typo fails naming the file, before any host is asked.
+out=$("$OQB_BIN/oqb" doctor "$OQB_ROOT/configs/tiny.json" --set-file "$T/typo.json" 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--set-file $T/typo.json: unknown key \"server.wokers\"" <<<"$out"; then
+	ok "oqb doctor --set-file: a typo names the file and the key"
+else notok "oqb doctor --set-file: a typo names the file and the key" "exit $rc: $out"; fi
+out=$("$OQB_BIN/oqb" run "$c" --set-file "$T/none.json" --dry-run 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--set-file: $T/none.json: cannot open" <<<"$out"; then ok "a missing overlay is named"
+else notok "a missing overlay is named" "exit $rc: $out"; fi
 finish
