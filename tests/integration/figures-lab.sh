@@ -11,8 +11,8 @@
 # fig7-8-cluster12-verbs.json must plan exactly what cluster 12's lab
 # form plans, so the two cannot drift.  Then --set's paths: a leaf inside
 # loads_ops' search object, an array element, and the refused forms, each
-# naming the path and the fix.  Nothing runs: the hosts are placeholders
-# (RFC 2606 names, an RFC 5737 address).
+# naming the path and the fix, and oqb doctor's overlays.  Nothing runs:
+# the hosts are placeholders (RFC 2606 names, an RFC 5737 address).
 . "$(dirname "$0")/../lib.sh"
 
 lab=$OQB_ROOT/configs/lab
