@@ -154,6 +154,21 @@ $(shell mkdir -p $(O) && printf '#define OQB_BUILD_ID "%s"\n#define OQB_BUILD_FL
   '$(BUILD_FLAGS)' >$(O)/buildid.h.tmp && \
   { cmp -s $(O)/buildid.h.tmp $(O)/buildid.h && rm -f $(O)/buildid.h.tmp || mv -f $(O)/buildid.h.tmp $(O)/buildid.h; })
 
+# The build's configuration: which optional parts it has (they depend on
+# the headers installed: `make demo` installs fewer than `make test`), the
+# compiler and every flag but -Werror (which changes no output).  It lands
+# in $(O)/config.stamp, rewritten only when it changes, and every object
+# depends on it, so a build whose configuration changed (headers installed
+# since, another CC or CFLAGS) is rebuilt whole: a `make test` after a
+# slim `make demo` never reuses binaries built without verbs
+# (tests/integration/build-config.sh).
+BUILD_CONFIG := CC=$(CC) HAVE_VERBS=$(HAVE_VERBS) HAVE_VERBS_EXP=$(HAVE_VERBS_EXP) HAVE_GID_EX=$(HAVE_GID_EX) \
+  HAVE_ROCKSDB=$(HAVE_ROCKSDB) ROCKSDB_HDR_VERSION=$(ROCKSDB_HDR_VERSION) ERPC_DIR=$(ERPC_DIR) \
+  CFLAGS_ALL=$(filter-out -Werror,$(CFLAGS_ALL)) LDLIBS_ALL=$(LDLIBS_ALL)
+$(shell mkdir -p $(O) && printf '%s\n' '$(subst ','',$(BUILD_CONFIG))' | sed 's/ \([A-Z_]*=\)/\n\1/g' \
+  >$(O)/config.stamp.tmp && { cmp -s $(O)/config.stamp.tmp $(O)/config.stamp && rm -f $(O)/config.stamp.tmp || \
+  mv -f $(O)/config.stamp.tmp $(O)/config.stamp; })
+
 MAIN_SRC := $(filter %_main.c,$(ALL_SRC))
 LIB_SRC  := $(filter-out %_main.c,$(ALL_SRC))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
@@ -196,12 +211,12 @@ endif
         test-crash-rocksdb test-dead-hosts test-netem test-faults-verbs print-layer-includes
 all: $(BINS) $(UNIT_BIN)
 
-$(O)/%.o: %.c
+$(O)/%.o: %.c $(O)/config.stamp
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
 	$(Q)$(CC) $(CFLAGS_ALL) $(or $(LAYER_INC),$(INC_ALL)) -c -o $@ $<
 
-$(O)/%.o: %.cc
+$(O)/%.o: %.cc $(O)/config.stamp
 	@mkdir -p $(dir $@)
 	@echo "  CXX   $<"
 	$(Q)g++ $(ERPC_CXXFLAGS) -MMD -MP -c -o $@ $<
@@ -232,7 +247,7 @@ PLUGIN_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard plugins/*/*.c))))
 PLUGIN_SOS  := $(PLUGIN_DIRS:plugins/%=$(O)/plugins/%.so)
 all: $(PLUGIN_SOS)
 define plugin_rule
-$(O)/plugins/$(notdir $(1)).so: $(wildcard $(1)/*.c) include/oqb_plugin.h
+$(O)/plugins/$(notdir $(1)).so: $(wildcard $(1)/*.c) include/oqb_plugin.h $(O)/config.stamp
 	@mkdir -p $(O)/plugins
 	@echo "  SO    $$@"
 	$(Q)$(CC) -std=c11 -g $(OPT) $(WARN) $(if $(filter 1,$(WERROR)),-Werror) -fPIC -shared -Iinclude $(SAN) \
@@ -248,8 +263,12 @@ $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIBA)
 deps:
 	@harness/install-deps.sh
 
+# What the packages are for (harness/install-deps.sh): every package,
+# unless the target says less: `make demo` the shm demo's, `make test` and
+# `make check` those of the test groups they run.
+DEPS_FOR ?= all
 deps-auto:
-	@harness/install-deps.sh --if-missing
+	@harness/install-deps.sh --if-missing $(DEPS_FOR)
 
 # The build steps of the test targets use every CPU.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
@@ -257,6 +276,7 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 # `make test` = build, then every test (unit, integration, verbs-in-VM)
 # but the full-size and multi-VM runs of tests/long.list, which
 # `make test-long` runs; CI (.ci/run) runs both.
+test: DEPS_FOR = $(or $(TESTS),$(ERPC_TESTS))
 test: deps-auto
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@OQB_BIN=$(abspath $(BIN)) OQB_UNIT=$(abspath $(O)/tests) OQB_ERPC_DIR=$(ERPC_DIR) \
@@ -277,6 +297,7 @@ test-erpc: deps-auto
 	  OQB_ERPC=$(if $(ERPC_DIR),1,0) tests/run-tests.sh tests/erpc/config.sh tests/erpc/run-erpc.sh
 
 # Same tests under AddressSanitizer and UBSan, in a separate build tree.
+check: DEPS_FOR = $(or $(TESTS),unit integration verbs)
 check: deps-auto
 	@$(MAKE) --no-print-directory O=build/san BIN=build/san/bin OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
@@ -399,6 +420,7 @@ bench: all
 	@OQB_BIN=$(abspath $(BIN)) bench/icount.sh --check results/baselines/icount.json; rc=$$?; \
 	  if [ $$rc = 3 ]; then OQB_BIN=$(abspath $(BIN)) bench/icount.sh; else exit $$rc; fi
 
+demo: DEPS_FOR = demo
 demo: deps-auto
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@harness/demo.sh

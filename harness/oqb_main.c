@@ -40,18 +40,58 @@ struct run_cli {
 	const char *config;
 	const char *out;
 	const char *loads_from;
-	struct opt_list sets;
+	struct opt_list set_files, sets;
 	int dry_run, quiet, strict, pretty;
 };
 
 #define SET_HELP "KEY=JSON: override a config key before the check, e.g. --set duration_s=0.3 " \
-	"--set 'arrival.loads_ops=[2000]' (plain words need no quotes; null removes a key)"
+	"--set 'arrival.loads_ops=[2000]', --set arrival.loads_ops.search.start_ops=500000, " \
+	"--set 'hosts.clients[0]=node1' (plain words need no quotes; null removes a key; @FILE is --set-file FILE)"
+#define SET_FILE_HELP "FILE: an overlay {\"about\": ..., \"set\": {...}} merged into the config before every " \
+	"--set, in the order given, e.g. configs/lab/testbed.json (docs/config.md)"
+
+static void free_sets(const char **v, const struct opt_list *files)
+{
+	size_t i;
+
+	for (i = 0; v && i < (size_t)files->n; i++)
+		free((char *)v[i]);
+	free(v);
+}
+
+/*
+ * The overrides in the order they apply: each --set-file as "@FILE", then
+ * each --set (runconf_set).  Returns a malloc'd array of *n, or NULL.
+ */
+static const char **all_sets(const struct opt_list *files, const struct opt_list *sets, size_t *n)
+{
+	const char **v = calloc((size_t)files->n + (size_t)sets->n + 1, sizeof *v);
+	size_t i, k = 0;
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < (size_t)files->n; i++) {
+		size_t len = strlen(files->v[i]) + 2;
+		char *at = malloc(len);
+		if (!at) {
+			free_sets(v, files);
+			return NULL;
+		}
+		snprintf(at, len, "@%s", files->v[i]);
+		v[k++] = at;
+	}
+	for (i = 0; i < (size_t)sets->n; i++)
+		v[k++] = sets->v[i];
+	*n = k;
+	return v;
+}
 
 #define O(f) offsetof(struct run_cli, f)
 static const struct opt run_tab[] = {
 	{ "CONFIG", OPT_ARG, O(config), NULL, 0, 0, NULL, "the experiment's config file (docs/config.md)" },
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL,
 	  "results directory (default: results/NAME-UTCSTAMP)" },
+	{ "set-file", OPT_LIST, O(set_files), NULL, 0, 0, NULL, SET_FILE_HELP },
 	{ "set", OPT_LIST, O(sets), NULL, 0, 0, NULL, SET_HELP },
 	{ "loads-from", OPT_STR, O(loads_from), NULL, 0, 0, NULL,
 	  "BASE_RUN_DIR: run at the loads BASE swept (its knee search's, frozen) instead of searching, so "
@@ -76,6 +116,7 @@ static int cmd_run(int argc, char **argv)
 {
 	struct run_cli c;
 	struct run_opts o;
+	const char **sets;
 	char err[20000], dir[4096];
 	int r = opts_command(&run_cmd, &c, argc, argv);
 
@@ -89,9 +130,14 @@ static int cmd_run(int argc, char **argv)
 	o.quiet = c.quiet;
 	o.strict = c.strict;
 	o.pretty = c.pretty;
-	o.sets = c.sets.v;
-	o.nsets = (size_t)c.sets.n;
+	sets = all_sets(&c.set_files, &c.sets, &o.nsets);
+	o.sets = sets;
+	if (!sets) {
+		fprintf(stderr, "oqb run: out of memory\n");
+		return OQB_EXIT_ERROR;
+	}
 	r = run_experiment(&o, dir, sizeof dir, err, sizeof err);
+	free_sets(sets, &c.set_files);
 	if (r != 0) {
 		fprintf(stderr, "oqb run: %s\n", err);
 		if (dir[0])
@@ -105,7 +151,7 @@ static int cmd_run(int argc, char **argv)
 
 struct doctor_cli {
 	const char *config;
-	struct opt_list sets;
+	struct opt_list set_files, sets;
 	int json;
 	double timeout_s;
 };
@@ -113,6 +159,7 @@ struct doctor_cli {
 #define O(f) offsetof(struct doctor_cli, f)
 static const struct opt doctor_tab[] = {
 	{ "CONFIG", OPT_ARG, O(config), NULL, 0, 0, NULL, "the config whose hosts to check, as for oqb run" },
+	{ "set-file", OPT_LIST, O(set_files), NULL, 0, 0, NULL, "FILE: an overlay merged into the config, as for oqb run" },
 	{ "set", OPT_LIST, O(sets), NULL, 0, 0, NULL, "KEY=JSON: override a config key, as for oqb run" },
 	{ "json", OPT_BOOL, O(json), NULL, 0, 0, NULL, "print the checks as JSON instead of the table" },
 	{ "timeout-s", OPT_DBL, O(timeout_s), "10", 0.5, 600, NULL,
@@ -130,17 +177,24 @@ static int cmd_doctor(int argc, char **argv)
 {
 	struct doctor_cli c;
 	struct doctor_opts o;
+	const char **sets;
 	int r = opts_command(&doctor_cmd, &c, argc, argv);
 
 	if (r != OPTS_GO)
 		return r;
 	memset(&o, 0, sizeof o);
 	o.config = c.config;
-	o.sets = c.sets.v;
-	o.nsets = (size_t)c.sets.n;
+	sets = all_sets(&c.set_files, &c.sets, &o.nsets);
+	o.sets = sets;
+	if (!sets) {
+		fprintf(stderr, "oqb doctor: out of memory\n");
+		return OQB_EXIT_ERROR;
+	}
 	o.json = c.json;
 	o.timeout_s = c.timeout_s;
-	return doctor_run(&o);
+	r = doctor_run(&o);
+	free_sets(sets, &c.set_files);
+	return r;
 }
 
 static void print_keys(const struct conf_key *k, const char *prefix)

@@ -119,7 +119,9 @@ static const char *const css =
 	"th{background:#f0f0f0}td.num{text-align:right}td.na{color:#999}"
 	"tr.notrun{color:#777}.load,.machine{color:#666;font-size:90%}.caveat{color:#a40;font-size:85%}"
 	"#claims{table-layout:fixed;width:100%}#onesided{table-layout:fixed;width:100%}#onesided .caveat{display:block}"
-	"#claims .caveat,#claims .checks,#claims .where,#claims .why,#claims .machine{display:block;text-align:left}"
+	"#claims .caveat,#claims .checks,#claims .where,#claims .why,#claims .machine,#claims .mech,#claims .trend"
+	"{display:block;text-align:left}#claims .mech,#claims .trend{color:#555;font-size:85%}"
+	"td.verdict span.standin{background:#fff3d6}tr.standin{color:#555}"
 	"#claims .checks{color:#666;font-size:80%}#claims .where{color:#444;font-size:85%}"
 	"#claims .why{color:#a40;font-size:85%}#claims td.noclean{color:#a40}"
 	"col.c-claim{width:22%}col.c-paper{width:6%}col.c-peak{width:11%}col.c-80{width:14%}"
@@ -145,10 +147,10 @@ static int write_claims_json(json_t *cj, json_t *os, const struct fg_claims_coun
 			     const char *out, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 32];
-	json_t *doc = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i},s:o}", "schema", "oqbench.claims-report/1",
+	json_t *doc = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i},s:o}", "schema", "oqbench.claims-report/1",
 				"paper_claims", claims_path ? claims_path : "docs/paper-claims.json", "summary",
 				"claims", n->rows, "measured", n->judged, "hold_at_peak", n->held, "clean",
-				n->clean, "hold_at_clean", n->clean_held, "claims", cj);
+				n->clean, "hold_at_clean", n->clean_held, "stand_in", n->stand_in, "claims", cj);
 	int rc = 0;
 
 	if (doc && os)
@@ -196,8 +198,9 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 	fputs("<h2>Claims</h2>\n", f);
 	fg_claims_table(f, x, claims, cj, &n);
 	fprintf(f, "<p id=claims-summary>%d claims; %d measured here, of which %d hold in direction at peak; "
-		"%d have a clean comparison, of which %d hold there.</p>\n", n.rows, n.judged, n.held, n.clean,
-		n.clean_held);
+		"%d have a clean comparison, of which %d hold there; %d measured on a stand-in for the paper's "
+		"mechanism (trend only, not counted).</p>\n", n.rows, n.judged, n.held, n.clean, n.clean_held,
+		n.stand_in);
 	os = fg_onesided_html(f, x, claims);
 	if (write_claims_json(cj, os, &n, claims_path, out, err, errlen) < 0) {
 		fclose(f);

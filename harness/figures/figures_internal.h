@@ -123,6 +123,7 @@ struct fg_claims_count {
 	int held;        /* of them, whose direction holds at peak */
 	int clean;       /* of them, with a clean comparison (figclean.h) */
 	int clean_held;  /* of those, whose direction holds there */
+	int stand_in;    /* measured on a stand-in for the claim's mechanism: trend only, not counted above */
 };
 /* Writes the claims table to f and, when out is an array, one object per
  * claim to it (claims.json); adds to n. */

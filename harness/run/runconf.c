@@ -17,7 +17,6 @@
 #include "trials.h"
 #include "settings.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -830,145 +829,6 @@ static int check_workload(struct runconf *rc, char *err, size_t errlen)
 	return 0;
 }
 
-/* ------------------------------------------------------------ overrides */
-
-/*
- * Checks a dotted key against the schema, part by part, so a typo is named
- * with the nearest valid key before anything else happens.  Below an
- * object without a schema (workload) any key goes: its owner checks it.
- * `label` starts the message ("--set x=1", "sweep.key").  Returns 0 or -1.
- */
-static int check_key_path(const char *key, const char *label, char *err, size_t errlen)
-{
-	const struct conf_key *schema = runconf_schema();
-	const char *p = key;
-	char part[128], done[512] = "";
-
-	if (!*key) {
-		err_set(err, errlen, "%s: empty key", label);
-		return -1;
-	}
-	if (strchr(key, '[')) {
-		err_set(err, errlen, "%s: \"%s\": keys are dotted paths of object keys; to change an array "
-			"give it whole, e.g. --set 'arrival.loads_ops=[2000, 4000]'", label, key);
-		return -1;
-	}
-	while (*p) {
-		const char *dot = strchr(p, '.');
-		size_t n = dot ? (size_t)(dot - p) : strlen(p);
-		const struct conf_key *k;
-
-		if (n == 0 || n >= sizeof part || (dot && !dot[1])) {
-			err_set(err, errlen, "%s: \"%s\" is not a dotted key such as arrival.loads_ops", label, key);
-			return -1;
-		}
-		memcpy(part, p, n);
-		part[n] = '\0';
-		for (k = schema; k->name && strcmp(k->name, part) != 0; k++)
-			;
-		if (!k->name) {
-			const char *names[64];
-			size_t nn = 0;
-			for (k = schema; k->name && nn < 64; k++)
-				names[nn++] = k->name;
-			const char *near = conf_nearest(part, names, nn);
-			err_set(err, errlen, "%s: unknown key \"%s%s\"%s%s%s%s (oqb config-keys lists them)", label,
-				done, part, near ? "; did you mean \"" : "", near ? done : "", near ? near : "",
-				near ? "\"?" : "");
-			return -1;
-		}
-		snprintf(done + strlen(done), sizeof done - strlen(done), "%s.", part);
-		p += n + (dot ? 1 : 0);
-		if (!*p)
-			break;
-		if (k->type != CONF_OBJ) {
-			err_set(err, errlen, "%s: \"%.*s\" is not an object, so it has no key \"%s\"", label,
-				(int)strlen(done) - 1, done, p);
-			return -1;
-		}
-		if (!k->sub)
-			return 0;   /* free-form below: its owner checks */
-		schema = k->sub;
-	}
-	return 0;
-}
-
-/* Sets (value non-NULL, reference stolen) or removes (NULL) root[key],
- * making the parent objects a dotted key needs. */
-static int put_path(json_t *root, const char *key, json_t *value, const char *label,
-		    char *err, size_t errlen)
-{
-	char buf[512], *part, *dot;
-	json_t *obj = root;
-
-	snprintf(buf, sizeof buf, "%s", key);
-	part = buf;
-	while ((dot = strchr(part, '.')) != NULL) {
-		*dot = '\0';
-		json_t *c = json_object_get(obj, part);
-		if (!c) {
-			if (!value)
-				return 0;   /* removing what is not there */
-			c = json_object();
-			json_object_set_new(obj, part, c);
-		} else if (!json_is_object(c)) {
-			err_set(err, errlen, "%s: \"%s\" is not an object in the config, so it has no key \"%s\"",
-				label, part, dot + 1);
-			json_decref(value);
-			return -1;
-		}
-		obj = c;
-		part = dot + 1;
-	}
-	if (value)
-		json_object_set_new(obj, part, value);
-	else
-		json_object_del(obj, part);
-	return 0;
-}
-
-int runconf_set(json_t *root, const char *spec, char *err, size_t errlen)
-{
-	const char *eq = strchr(spec, '=');
-	char key[256], label[300];
-	json_error_t je;
-	json_t *v;
-
-	snprintf(label, sizeof label, "--set %.280s", spec);
-	if (!eq || eq == spec) {
-		err_set(err, errlen, "%s: expected KEY=VALUE, e.g. --set duration_s=0.3 or "
-			"--set 'arrival.loads_ops=[2000, 4000]'", label);
-		return -1;
-	}
-	if ((size_t)(eq - spec) >= sizeof key) {
-		err_set(err, errlen, "%s: key too long", label);
-		return -1;
-	}
-	memcpy(key, spec, (size_t)(eq - spec));
-	key[eq - spec] = '\0';
-	if (check_key_path(key, label, err, errlen) < 0)
-		return -1;
-	v = json_loads(eq + 1, JSON_DECODE_ANY, &je);
-	if (!v) {
-		/* Plain words need no quotes; what looks like JSON must be JSON. */
-		const char *t = eq + 1;
-		while (isspace((unsigned char)*t))
-			t++;
-		if (*t == '[' || *t == '{' || *t == '"') {
-			err_set(err, errlen, "%s: the value is not valid JSON: %s (column %d); quote the whole "
-				"argument for the shell, e.g. --set 'arrival.loads_ops=[2000, 4000]'", label,
-				je.text, je.column);
-			return -1;
-		}
-		v = json_string(eq + 1);
-	}
-	if (json_is_null(v)) {
-		json_decref(v);
-		v = NULL;
-	}
-	return put_path(root, key, v, label, err, errlen);
-}
-
 /* ---------------------------------------------------------------- load */
 
 static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t errlen);
@@ -989,7 +849,7 @@ static int check_sweep(struct runconf *rc, char *err, size_t errlen)
 	rc->sweep_key = conf_str(sw, "key", "");
 	rc->sweep_values = json_object_get(sw, "values");
 	snprintf(label, sizeof label, "%s: sweep.key", rc->path);
-	if (check_key_path(rc->sweep_key, label, err, errlen) < 0)
+	if (runconf_check_key(rc->sweep_key, label, err, errlen) < 0)
 		return -1;
 	for (i = 0; k_unsweepable[i]; i++) {
 		size_t n = strlen(k_unsweepable[i]);
@@ -1035,7 +895,7 @@ static int check_sweep(struct runconf *rc, char *err, size_t errlen)
 
 		json_object_del(copy, "sweep");
 		snprintf(rc->variants[i].path, sizeof rc->variants[i].path, "%s", rc->path);
-		bad = put_path(copy, rc->sweep_key, json_is_null(val) ? NULL : json_incref(val), label,
+		bad = runconf_put(copy, rc->sweep_key, json_is_null(val) ? NULL : json_incref(val), label,
 			       inner, sizeof inner) < 0;
 		if (bad)
 			json_decref(copy);

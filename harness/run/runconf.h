@@ -165,16 +165,43 @@ int runconf_load_sets(const char *path, const char *const *sets, size_t nsets,
 		      struct runconf *rc, char *err, size_t errlen);
 
 /*
- * Applies one override "KEY=VALUE" to a config's JSON.  KEY is a dotted
- * path of schema keys ("arrival.loads_ops", "server.backend.kind"; below
- * `workload` any key, the generator checks them); a misspelt part is an
- * error naming the nearest valid key.  VALUE is JSON ([2000], 0.3, true,
- * {"kind":"ycsb"}, "text"); text that is not JSON is taken as a string,
- * so plain words need no quotes.  null removes the key.  Missing parent
- * objects are created.  Types and ranges are left to the config check.
+ * Applies one override "KEY=VALUE" to a config's JSON (runconf_set.c).
+ * KEY is a path to any leaf: dotted object keys, an array element by its
+ * index in brackets ("arrival.loads_ops.search.start_ops",
+ * "hosts.clients[0]").  It is checked against the schema as far as the
+ * schema goes (a misspelt part is an error naming the nearest valid key);
+ * below a free-form key (workload, arrival.loads_ops) the owner's check
+ * judges it.  VALUE is JSON ([2000], 0.3, true, {"kind":"ycsb"}, "text");
+ * text that is not JSON is taken as a string, so plain words need no
+ * quotes.  null removes the key.  Missing parent objects are created; an
+ * index must name an existing element.  "@FILE" applies the overlay FILE
+ * (runconf_set_file).  Types and ranges are left to the config check.
  * Returns 0, or -1 with err.
  */
 int runconf_set(json_t *root, const char *spec, char *err, size_t errlen);
+
+/*
+ * Applies the overlay at path, {"about": TEXT, "set": PATCH}: PATCH merges
+ * into root as an RFC 7386 merge patch (objects merge key by key, null
+ * removes, other values replace), each of its keys checked as a --set key.
+ * Returns 0, or -1 with err naming the file and the key.
+ */
+int runconf_set_file(json_t *root, const char *path, char *err, size_t errlen);
+
+/*
+ * Checks a key path (runconf_set's grammar) against the schema; `label`
+ * starts the message ("--set x=1", "sweep.key").  Returns 0 or -1.
+ */
+int runconf_check_key(const char *key, const char *label, char *err, size_t errlen);
+
+/*
+ * Sets (value non-NULL, its reference taken even on failure) or removes
+ * (NULL) the element at key (runconf_set's grammar, not checked against the
+ * schema), making the parent objects the path needs; an index must name an
+ * existing element.  Returns 0, or -1 with err starting with label.
+ */
+int runconf_put(json_t *root, const char *key, json_t *value, const char *label,
+		char *err, size_t errlen);
 
 void runconf_free(struct runconf *rc);
 

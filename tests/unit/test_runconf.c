@@ -123,15 +123,85 @@ TEST(set_errors_name_the_fix)
 	CHECK(runconf_set(root, "=3", err, sizeof err) < 0);
 	CHECK(runconf_set(root, "arrival.loads_ops=[1,", err, sizeof err) < 0);
 	CHECK(strstr(err, "not valid JSON"), "%s", err);
-	CHECK(runconf_set(root, "systems[0]=oq", err, sizeof err) < 0);
-	CHECK(strstr(err, "give it whole"), "%s", err);
-	CHECK(runconf_set(root, "duration_s.x=1", err, sizeof err) < 0);
+	CHECK(runconf_set(root, "systems[2]=oq", err, sizeof err) < 0);
+	CHECK(strstr(err, "\"systems\" has 2 elements, so there is no [2]; to make it longer give the "
+		     "whole array"), "%s", err);
+	CHECK(runconf_set(root, "systems[x]=oq", err, sizeof err) < 0);
+	CHECK(strstr(err, "is not a key path"), "%s", err);
+	CHECK(runconf_set(root, "arrival.loads_ops.search.start_ops=5", err, sizeof err) < 0);
+	CHECK(strstr(err, "\"arrival.loads_ops\" is an array in the config, not an object"), "%s", err);
+	CHECK(runconf_set(root, "hosts.clients[0]=a", err, sizeof err) < 0);
+	CHECK(strstr(err, "\"hosts.clients\" is not in the config"), "%s", err);
+	CHECK(runconf_set(root, "server.workers.x=1", err, sizeof err) < 0);
 	CHECK(strstr(err, "is not an object"), "%s", err);
 	CHECK(runconf_set(root, "arrival.=1", err, sizeof err) < 0);
 	/* A key the schema knows whose value in the file is not an object. */
 	json_object_set_new(root, "verbs", json_integer(1));
 	CHECK(runconf_set(root, "verbs.xrc=true", err, sizeof err) < 0);
-	CHECK(strstr(err, "not an object in the config"), "%s", err);
+	CHECK(strstr(err, "\"verbs\" is a number in the config, not an object"), "%s", err);
+	json_decref(root);
+}
+
+/* Any leaf: inside loads_ops' automatic form, and array elements by index. */
+TEST(set_reaches_any_leaf)
+{
+	json_t *root = json_loads(base_cfg, 0, NULL);
+	char err[1024];
+
+	REQUIRE(root);
+	CHECK(runconf_set(root, "arrival.loads_ops={\"auto\":true,\"search\":{\"probe_s\":1}}", err,
+			  sizeof err) == 0, "%s", err);
+	CHECK(runconf_set(root, "arrival.loads_ops.search.start_ops=500000", err, sizeof err) == 0, "%s", err);
+	CHECK(json_number_value(conf_path(root, "arrival.loads_ops.search.start_ops")) == 500000);
+	CHECK(json_number_value(conf_path(root, "arrival.loads_ops.search.probe_s")) == 1,
+	      "the search's other keys stay");
+	CHECK(runconf_set(root, "systems[1]=deferred", err, sizeof err) == 0, "%s", err);
+	CHECK(strcmp(json_string_value(json_array_get(json_object_get(root, "systems"), 1)), "deferred") == 0);
+	CHECK(json_array_size(json_object_get(root, "systems")) == 2);
+	CHECK(runconf_set(root, "systems[0]=null", err, sizeof err) == 0, "%s", err);
+	CHECK(json_array_size(json_object_get(root, "systems")) == 1, "null removes the element");
+	json_decref(root);
+}
+
+/* An overlay merges (RFC 7386): objects key by key, null removes, the rest replaces. */
+TEST(set_file_merges_and_checks_keys)
+{
+	json_t *root = json_loads(base_cfg, 0, NULL);
+	char err[1024], path[512], spec[520];
+	const char *dir = getenv("TMPDIR");
+	FILE *f;
+	int fd;
+
+	REQUIRE(root);
+	snprintf(path, sizeof path, "%s/oqb_overlay_XXXXXX", dir && *dir ? dir : P_tmpdir);
+	fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("{\"about\": \"t\", \"set\": {\"server\": {\"workers\": 4, \"backend\": {\"memory_mb\": 32}},"
+	      " \"systems\": [\"oq\"], \"workload\": {\"keys\": null}}}", f);
+	fclose(f);
+	CHECK(runconf_set_file(root, path, err, sizeof err) == 0, "%s", err);
+	CHECK(json_integer_value(conf_path(root, "server.workers")) == 4);
+	CHECK(json_integer_value(conf_path(root, "server.backend.memory_mb")) == 32);
+	CHECK(strcmp(json_string_value(conf_path(root, "server.backend.kind")), "cache") == 0, "merged, not replaced");
+	CHECK(json_array_size(json_object_get(root, "systems")) == 1, "an array replaces");
+	CHECK(conf_path(root, "workload.keys") == NULL, "null removes");
+	CHECK(json_integer_value(conf_path(root, "workload.value_size")) == 64);
+	f = fopen(path, "w");
+	REQUIRE(f);
+	fputs("{\"set\": {\"server\": {\"wokers\": 4}}}", f);
+	fclose(f);
+	snprintf(spec, sizeof spec, "@%s", path);
+	CHECK(runconf_set(root, spec, err, sizeof err) < 0);
+	CHECK(strstr(err, "unknown key \"server.wokers\"; did you mean \"server.workers\"?"), "%s", err);
+	CHECK(strstr(err, "--set-file "), "%s", err);
+	f = fopen(path, "w");
+	REQUIRE(f);
+	fputs("{\"server\": {\"workers\": 4}}", f);
+	fclose(f);
+	CHECK(runconf_set_file(root, path, err, sizeof err) < 0);
+	CHECK(strstr(err, "unknown key \"server\"; an overlay has \"about\""), "%s", err);
+	unlink(path);
 	json_decref(root);
 }
 
@@ -311,6 +381,7 @@ TEST(cleanup)
 		unlink(g_path);
 }
 
-UNIT_MAIN(set_parses_values, set_errors_name_the_fix, load_applies_and_records_overrides,
+UNIT_MAIN(set_parses_values, set_errors_name_the_fix, set_reaches_any_leaf, set_file_merges_and_checks_keys,
+	  load_applies_and_records_overrides,
 	  sweep_makes_checked_variants, durable_and_pmem_dir, verbs_keys_need_verbs, prefault_is_the_cache_backends,
 	  start_delay_follows_the_launcher, cleanup)
