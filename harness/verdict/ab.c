@@ -522,6 +522,15 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 		doc ? json_string_value(json_object_get(sum, "how")) : "no comparison",
 		json_number_value(json_object_get(json_object_get(noise, "before"), "median_ns")),
 		json_number_value(json_object_get(json_object_get(noise, "after"), "median_ns")));
+	const json_t *hosts = json_object_get(json_object_get(noise, "before"), "hosts"), *h;
+	if (json_array_size(hosts) > 1) {
+		fprintf(f, "Canary before, on each tested host:");
+		json_array_foreach(hosts, i, h)
+			fprintf(f, "%s %s %.0f ns (spread x%.2f)", i ? "," : "", json_string_value(json_object_get(h, "host")),
+				json_number_value(json_object_get(h, "median_ns")),
+				json_number_value(json_object_get(h, "spread")));
+		fprintf(f, ".\n\n");
+	}
 	if (json_is_string(json_object_get(noise, "note")))
 		fprintf(f, "**%s**\n\n", json_string_value(json_object_get(noise, "note")));
 	if (a->nkept < a->rounds || a->mixed) {

@@ -18,10 +18,11 @@
 #    inconclusive), the summary written; the builds staged with sbcast
 #    (OQB_STAGE) are the ones gated.
 #  - the verbs gate: the noise pre-check runs on both tested nodes (a
-#    stand-in oqb-floor records where it ran), and with no RDMA device
-#    here the first round fails, so the job exits 5, the gate's status; a
-#    NEW build whose oqb-client on n2 is another build is refused before
-#    anything runs (exit 2, naming n2).
+#    stand-in oqb-floor records where it ran); n1's canary is steady and
+#    n2's spreads x2, so the gate is too noisy to judge, naming n2, and
+#    the job exits 4, the gate's status, with the summary listing each
+#    node's canary; a NEW build whose oqb-client on n2 is another build is
+#    refused before anything runs (exit 2, naming n2).
 . "$(dirname "$0")/../lib.sh"
 ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/slurm/cluster.sh"
@@ -128,28 +129,39 @@ if [ "${SLURM_CI_GATE:-0}" = 1 ]; then
 	slurm_nothing_left gate "$T/gate/shm/r01-new" "$SHM0"
 fi
 
-# the verbs gate: a stand-in oqb-floor records the node it ran on
+# the verbs gate: a stand-in oqb-floor records the node it ran on, and
+# reads a steady 100 ns on n1 but 100 and 200 ns in turn on n2: the
+# server's node is calm, a client node is not, and the gate must say so
 mkdir -p "$T/vbin"
 for p in oqb oqb-server oqb-client oqb-vfloor; do ln -s "$OQB_BIN/$p" "$T/vbin/$p"; done
 cat >"$T/vbin/oqb-floor" <<SH
 #!/bin/sh
+n=\$(cat "$T/floor-nodes" 2>/dev/null | wc -l)
 echo "\${SLURMD_NODENAME:-none}" >>"$T/floor-nodes"
-echo '{"rtt_ns": {"p50": 100}, "rounds": 1000}'
+p50=100
+[ "\${SLURMD_NODENAME:-}" = n2 ] && p50=\$((100 + 100 * (n % 2)))
+echo "{\"rtt_ns\": {\"p50\": \$p50}, \"rounds\": 1000}"
 SH
 chmod +x "$T/vbin/oqb-floor"
-export OQB_BASE=$T/vbin OQB_NEW=$T/vbin OQB_GATES=verbs OQB_OUT=$T/vgate
+export OQB_BASE=$T/vbin OQB_NEW=$T/vbin OQB_GATES=verbs OQB_OUT=$T/vgate OQB_AB_ARGS='--noise-retries 0'
 unset OQB_STAGE
 sbatch -W -N2 -t 5 -o "$T/vgate.log" "$ROOT/configs/ci/oqb-gate.sbatch" >"$T/vgate.submit" 2>&1
 rc=$?
 code=$(jq -r .exit_status "$T/vgate/verbs/ab.json" 2>/dev/null)
-if [ $rc -eq 5 ] && [ "$code" = 5 ]; then ok "verbs_gate_failed_run_exits_5"
-else notok verbs_gate_failed_run_exits_5 "sbatch exit $rc, ab.json ${code:-none}: $(grep -v '^ ' "$T/vgate.log" | tail -4)"; fi
+if [ $rc -eq 4 ] && [ "$code" = 4 ] && grep -q 'spread by x2.00 on n2 (limit x1.5)' "$T/vgate.log"; then
+	ok "verbs_gate_noisy_client_node_exits_4"
+else
+	notok verbs_gate_noisy_client_node_exits_4 "sbatch exit $rc, ab.json ${code:-none}: $(grep -v '^ ' "$T/vgate.log" | tail -4)"
+fi
 nodes=$(sort "$T/floor-nodes" 2>/dev/null | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')
 if [ "$nodes" = "n1:5 n2:5 " ]; then ok "verbs_gate_noise_on_both_tested_nodes ($nodes)"
 else notok verbs_gate_noise_on_both_tested_nodes "oqb-floor ran on: ${nodes:-nowhere}"; fi
-jcheck verbs_gate_noise_hosts_listed "$T/vgate/verbs/ab.json" '[.noise.before.hosts[].host] == ["n1", "n2"]'
-if grep -q "^## oqb ab: verbs gate .*, exit 5" "$T/vgate/summary.md" 2>/dev/null; then ok verbs_gate_summary_written
-else notok verbs_gate_summary_written "$(head -3 "$T/vgate/summary.md" 2>&1)"; fi
+jcheck verbs_gate_noise_hosts_listed "$T/vgate/verbs/ab.json" '[.noise.before.hosts[].host] == ["n1", "n2"] and
+	.noise.before.worst_spread == 2 and .noise.before.spread == 1'
+if grep -q "^## oqb ab: verbs gate .*, exit 4" "$T/vgate/summary.md" 2>/dev/null &&
+	grep -q "^Canary before, on each tested host: n1 100 ns (spread x1.00), n2 200 ns (spread x2.00)" "$T/vgate/summary.md"; then
+	ok verbs_gate_summary_written
+else notok verbs_gate_summary_written "$(head -8 "$T/vgate/summary.md" 2>&1)"; fi
 
 # NEW whose oqb-client on n2 is another build: refused before anything runs
 mkdir -p "$T/nbin"
@@ -173,7 +185,6 @@ else
 	notok gate_refuses_other_build_on_a_host "sbatch exit $rc: $(grep -v '^ ' "$T/ngate.log" | tail -3)"
 fi
 unset OQB_BASE OQB_NEW OQB_GATES OQB_OUT OQB_CONFIGS OQB_AB_ARGS
-slurm_nothing_left vgate "$T/vgate/verbs/r01-new" "$SHM0"
 
 slurm_cluster_stop
 finish
