@@ -30,6 +30,7 @@ TOOLS=(
   zstd jq bsdextrautils gnuplot-nox
   rdma-core ibverbs-utils rdmacm-utils perftest
   python3    # the separate HdrHistogram decoder (tests/hdr-decode.py, tests/integration/result-file.sh)
+  python3-yaml  # reads the CI snippets to run them (tests/ci-snippets.py, tests/integration/ci-snippets.sh)
   chromium   # loads the figures report headless (tests/integration/report-browser.sh, report-width.sh)
   valgrind   # instruction counts per request (bench/icount.sh, tests/integration/icount.sh)
   memcached  # the memcached back end starts this binary itself, on a UNIX socket (tests/integration/memcached.sh)

@@ -14,6 +14,7 @@
 #include "gen.h"
 #include "cpus.h"
 #include "launch.h"
+#include "hostsrc.h"
 #include "trials.h"
 #include "settings.h"
 
@@ -30,6 +31,7 @@ static const char *const k_systems[] = { "oq", "rawrpc", "deferred", "erpc", "wr
 static const char *const k_backends[] = { "null", "cache", "pmkv", "memcached", "rocksdb", "plugin", NULL };
 static const char *const k_arrivals[] = { "poisson", "closed", NULL };
 static const char *const k_launchers[] = { "local", "ssh", "slurm", NULL };
+static const char *const k_host_sources[] = { "slurm", "cloudlab", NULL };
 
 /*
  * The driver's own keys of the sections that also hold settings rows
@@ -68,7 +70,7 @@ static const struct conf_key clients_own[] = {
 };
 
 static const struct conf_key verbs_own[] = {
-	{ "addr", CONF_STR, 0, 0, 0, NULL, NULL, "server's address on the RDMA network (default: hosts.server)" },
+	{ "addr", CONF_STR, 0, 0, 0, NULL, NULL, "server's address on the RDMA network (default: hosts.server; hosts.from \"cloudlab\": the server's LAN address)" },
 	{ NULL }
 };
 
@@ -170,9 +172,12 @@ static const struct conf_key ssh_keys[] = {
 };
 
 static const struct conf_key hosts_keys[] = {
-	{ "server", CONF_STR, 0, 0, 0, NULL, NULL, "server host (default 127.0.0.1)" },
+	{ "from", CONF_STR, 0, 0, 0, k_host_sources, NULL, "take the hosts from the Slurm allocation (SLURM_JOB_NODELIST) or a CloudLab/Emulab manifest (hosts.manifest): the server on the first node (or hosts.server), the clients on the others (shm: on the server's)" },
+	{ "manifest", CONF_STR, 0, 0, 0, NULL, NULL, "from \"cloudlab\": the experiment's manifest RSpec file" },
+	{ "lan", CONF_STR, 0, 0, 0, NULL, NULL, "from \"cloudlab\": the <link> client_id of the experiment LAN to use (default: the manifest's only link)" },
+	{ "server", CONF_STR, 0, 0, 0, NULL, NULL, "server host (default 127.0.0.1; with from: the first node)" },
 	{ "clients", CONF_ARR_STR, 0, 0, 0, NULL, NULL, "client hosts, used round-robin (default [server])" },
-	{ "launcher", CONF_STR, 0, 0, 0, k_launchers, NULL, "local, ssh or slurm (default local)" },
+	{ "launcher", CONF_STR, 0, 0, 0, k_launchers, NULL, "local, ssh or slurm (default local; from slurm: slurm, from cloudlab: ssh)" },
 	{ "ssh", CONF_OBJ, 0, 0, 0, NULL, ssh_keys, "ssh settings" },
 	{ "bin_dir", CONF_STR, 0, 0, 0, NULL, NULL, "directory of oqb-server/oqb-client on the hosts (default: next to oqb)" },
 	{ "ctl_addr", CONF_STR, 0, 0, 0, NULL, NULL, "address the hosts use to reach the driver (default: 127.0.0.1 or this host's name)" },
@@ -462,6 +467,11 @@ static int check_hosts(struct runconf *rc, char *err, size_t errlen)
 	rc->launcher = conf_str(h, "launcher", "local");
 	rc->server_host = conf_str(h, "server", "127.0.0.1");
 	rc->nclient_hosts = 0;
+	if (json_object_get(h, "from")) {
+		if (hostsrc_resolve(rc, h, err, errlen) < 0)
+			return -1;
+		cl = NULL;
+	}
 	json_array_foreach(cl, i, v) {
 		if (i >= RUNCONF_MAX_HOSTS) {
 			err_set(err, errlen, "%s: hosts.clients: at most %d hosts", rc->path, RUNCONF_MAX_HOSTS);
@@ -785,7 +795,7 @@ static int check_verbs(struct runconf *rc, char *err, size_t errlen)
 			"or set \"transport\": \"verbs\"", rc->path, rc->transport);
 		return -1;
 	}
-	rc->verbs_addr = is_verbs ? conf_str(v, "addr", rc->server_host) : NULL;
+	rc->verbs_addr = is_verbs ? conf_str(v, "addr", rc->lan_addr ? rc->lan_addr : rc->server_host) : NULL;
 	rc->recv_mode = conf_str(v, "recv_mode", NULL);
 	rc->device = conf_str(v, "device", NULL);
 	rc->ib_port = conf_int(v, "ib_port", -1);
@@ -1156,6 +1166,8 @@ void runconf_free(struct runconf *rc)
 	}
 	json_decref(rc->root);
 	rc->root = NULL;
+	json_decref(rc->hosts_from);
+	rc->hosts_from = NULL;
 	json_decref(rc->overrides);
 	rc->overrides = NULL;
 }

@@ -116,6 +116,8 @@ struct runconf {
 	const char *scratch_dir;       /* --run-dir of the server, or NULL */
 	int shared_fs;                 /* hosts.shared_fs: the results directory is on every host */
 	const json_t *ssh;             /* hosts.ssh object, or NULL */
+	json_t *hosts_from;            /* hosts.from: the nodes it named (hostsrc.h), or NULL */
+	const char *lan_addr;          /* hosts.from "cloudlab": the server's LAN address, or NULL */
 
 	/* timeouts (seconds unless named) */
 	double hello_s, grace_s, stop_s, exit_s, start_delay_ms;

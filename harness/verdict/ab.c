@@ -31,6 +31,7 @@
 #include "runjson.h"
 #include "stats.h"
 #include "trials.h"
+#include "launch.h"
 
 #define AB_MAX_ROUNDS 200
 #define AB_MAX_REGIME_RERUNS 50
@@ -131,32 +132,104 @@ struct ab {
 	unsigned nkept;
 	double regime_ns;          /* the regime's canary, or -1 */
 	int mixed;                 /* more rounds off it than --regime-reruns: all kept */
+	/* the hosts the config tests, where the canary is measured */
+	struct runconf rc;         /* the config as the gate runs it (its hosts, launcher) */
+	int rc_loaded;
+	struct launcher l;
+	int l_open;
+	const char *floor_hosts[RUNCONF_MAX_HOSTS];   /* distinct, the server's first */
+	size_t nfloor_hosts;
 };
 
-/* The canary: oqb-floor's p50, FLOOR_REPS times. */
-static int floor_check(const struct ab *a, double *v, char *err, size_t errlen)
+/* One host's canary: oqb-floor's p50, FLOOR_REPS times, started on host
+ * through the config's launcher from BASE's BINDIR (the same path on every
+ * host, as the runs use it). */
+static int floor_host(struct ab *a, const char *host, double *v, char *err, size_t errlen)
 {
-	char prog[PATH_MAX + 16], out[4096];
+	char prog[PATH_MAX + 16], out[4096], lerr[512];
 	snprintf(prog, sizeof prog, "%s/oqb-floor", a->side[0].bin);
 	char *argv[] = { prog, "--max-ms", "300", "20000", NULL };
-	for (int i = 0; i < FLOOR_REPS; i++) {
-		json_error_t je;
-		if (run_capture(argv, out, sizeof out) != 0) {
-			snprintf(err, errlen, "%s failed: %.200s", prog, out);
-			return -1;
+	char **w = a->l.ops->wrap(&a->l, host, NULL, argv, lerr, sizeof lerr);
+	if (!w) {
+		snprintf(err, errlen, "%s on %s (launcher %s): %s", prog, host, a->l.ops->name, lerr);
+		return -1;
+	}
+	int rcode = 0;
+	for (int i = 0; i < FLOOR_REPS && rcode == 0; i++) {
+		const char *brace;
+		json_t *j = NULL;
+		if (launch_capture(w, 30000, out, sizeof out) != 0) {
+			snprintf(err, errlen, "%s on %s (launcher %s) failed: %.200s", prog, host, a->l.ops->name, out);
+			rcode = -1;
+			break;
 		}
-		json_t *j = json_loads(out, 0, &je);
+		brace = strchr(out, '{');   /* a launcher may print its notes first */
+		if (brace)
+			j = json_loads(brace, JSON_DISABLE_EOF_CHECK, NULL);
 		v[i] = json_number_value(json_object_get(json_object_get(j, "rtt_ns"), "p50"));
 		int rounds = (int)json_integer_value(json_object_get(j, "rounds"));
 		json_decref(j);
 		if (!(v[i] > 0) && rounds > 0)
 			v[i] = 300e6;   /* not one round trip measured in 300 ms: the machine is that busy */
 		if (!(v[i] > 0)) {
-			snprintf(err, errlen, "%s printed no rtt_ns.p50: %.200s", prog, out);
-			return -1;
+			snprintf(err, errlen, "%s on %s printed no rtt_ns.p50: %.200s", prog, host, out);
+			rcode = -1;
 		}
 	}
+	launch_argv_free(w);
+	return rcode;
+}
+
+static json_t *floor_json(const double *v);
+
+/*
+ * The noise check's canary on every host the config tests (the server's
+ * first; a busy client host disturbs a gate as much as a busy server).
+ * v: the server host's readings, the gate's reference; *hosts (new, may be
+ * NULL): one floor_json per host with its "host"; *worst: the largest
+ * spread of any host, *worst_host that host.
+ */
+static int floor_check(struct ab *a, double *v, json_t **hosts, double *worst, const char **worst_host, char *err,
+		       size_t errlen)
+{
+	double hv[FLOOR_REPS];
+	json_t *hj = json_array();
+	*worst = 0;
+	*worst_host = a->nfloor_hosts ? a->floor_hosts[0] : "";
+	for (size_t h = 0; h < a->nfloor_hosts; h++) {
+		if (floor_host(a, a->floor_hosts[h], h ? hv : v, err, errlen) < 0) {
+			json_decref(hj);
+			return -1;
+		}
+		json_t *f = floor_json(h ? hv : v);
+		double sp = json_number_value(json_object_get(f, "spread"));
+		if (sp > *worst) {
+			*worst = sp;
+			*worst_host = a->floor_hosts[h];
+		}
+		json_object_set_new(f, "host", json_string(a->floor_hosts[h]));
+		json_array_append_new(hj, f);
+	}
+	if (hosts)
+		*hosts = hj;
+	else
+		json_decref(hj);
 	return 0;
+}
+
+/* The hosts of rc the canary is measured on: the server's, then each
+ * client host not seen before. */
+static void floor_hosts_of(struct ab *a, const struct runconf *rc)
+{
+	a->nfloor_hosts = 0;
+	a->floor_hosts[a->nfloor_hosts++] = rc->server_host;
+	for (size_t i = 0; i < rc->nclient_hosts; i++) {
+		int seen = 0;
+		for (size_t k = 0; k < a->nfloor_hosts; k++)
+			seen |= strcmp(a->floor_hosts[k], rc->client_hosts[i]) == 0;
+		if (!seen && a->nfloor_hosts < RUNCONF_MAX_HOSTS)
+			a->floor_hosts[a->nfloor_hosts++] = rc->client_hosts[i];
+	}
 }
 
 static double median5(const double *v)
@@ -449,6 +522,15 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 		doc ? json_string_value(json_object_get(sum, "how")) : "no comparison",
 		json_number_value(json_object_get(json_object_get(noise, "before"), "median_ns")),
 		json_number_value(json_object_get(json_object_get(noise, "after"), "median_ns")));
+	const json_t *hosts = json_object_get(json_object_get(noise, "before"), "hosts"), *h;
+	if (json_array_size(hosts) > 1) {
+		fprintf(f, "Canary before, on each tested host:");
+		json_array_foreach(hosts, i, h)
+			fprintf(f, "%s %s %.0f ns (spread x%.2f)", i ? "," : "", json_string_value(json_object_get(h, "host")),
+				json_number_value(json_object_get(h, "median_ns")),
+				json_number_value(json_object_get(h, "spread")));
+		fprintf(f, ".\n\n");
+	}
 	if (json_is_string(json_object_get(noise, "note")))
 		fprintf(f, "**%s**\n\n", json_string_value(json_object_get(noise, "note")));
 	if (a->nkept < a->rounds || a->mixed) {
@@ -617,11 +699,11 @@ int ab_main(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct runconf rc;
-		if (runconf_load_sets(a->config, a->sets, a->nsets, &rc, err, sizeof err) < 0) {
+		if (runconf_load_sets(a->config, a->sets, a->nsets, &a->rc, err, sizeof err) < 0) {
 			fprintf(stderr, "oqb ab: %s\n", err);
 			goto out;
 		}
+		a->rc_loaded = 1;
 		char stamp[32];
 		time_t now = time(NULL);
 		struct tm tm;
@@ -630,15 +712,23 @@ int ab_main(int argc, char **argv)
 		if (a->c.out)
 			snprintf(a->dir, sizeof a->dir, "%s", a->c.out);
 		else
-			snprintf(a->dir, sizeof a->dir, "results/ab-%s-%s", rc.name, stamp);
+			snprintf(a->dir, sizeof a->dir, "results/ab-%s-%s", a->rc.name, stamp);
 		/* each side's processes on their hosts are its BINDIR's build,
 		 * checked before anything runs (each run checks again) */
-		int bad = sides_check(a, &rc, err, sizeof err);
-		runconf_free(&rc);
+		int bad = sides_check(a, &a->rc, err, sizeof err);
 		if (bad) {
 			fprintf(stderr, "oqb ab: %s\n", err);
 			goto out;
 		}
+		/* the canary is measured on the tested hosts, through the
+		 * launcher that starts the runs' processes there */
+		char e[4096];
+		if (launch_open(&a->l, a->rc.launcher, a->rc.ssh, e, sizeof e) < 0) {
+			fprintf(stderr, "oqb ab: hosts.launcher %s: %s\n", a->rc.launcher, e);
+			goto out;
+		}
+		a->l_open = 1;
+		floor_hosts_of(a, &a->rc);
 	}
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof path, "%s/ab.json", a->dir);
@@ -662,22 +752,27 @@ int ab_main(int argc, char **argv)
 	 * before the gate gives up; every attempt is kept. */
 	json_t *attempts = json_array();
 	double spread = 0;
+	const char *noisy_host = "";
 	noise = json_object();
 	for (int k = 0; k <= a->c.noise_retries; k++) {
 		if (k) {
 			if (!a->c.quiet)
-				fprintf(stderr, "oqb ab: the canary spread by x%.2f (limit x%g); measuring it again in %g s "
-					"(%d of %d)\n", spread, a->c.noise_limit, a->c.noise_wait_s, k, a->c.noise_retries);
+				fprintf(stderr, "oqb ab: the canary on %s spread by x%.2f (limit x%g); measuring it again "
+					"in %g s (%d of %d)\n", noisy_host, spread, a->c.noise_limit, a->c.noise_wait_s, k,
+					a->c.noise_retries);
 			clock_sleep_until(clock_ns() + (uint64_t)(a->c.noise_wait_s * 1e9));
 		}
-		if (floor_check(a, pre, err, sizeof err) < 0) {
+		json_t *hosts = NULL;
+		if (floor_check(a, pre, &hosts, &spread, &noisy_host, err, sizeof err) < 0) {
 			fprintf(stderr, "oqb ab: noise pre-check: %s\n", err);
 			json_decref(attempts);
 			verdict = AB_RUNFAIL;
 			goto out;
 		}
 		json_t *f = floor_json(pre);
-		spread = json_number_value(json_object_get(f, "spread"));
+		json_object_set_new(f, "host", json_string(a->floor_hosts[0]));
+		json_object_set_new(f, "hosts", hosts);
+		json_object_set_new(f, "worst_spread", json_real(spread));
 		json_array_append(attempts, f);
 		json_object_set_new(noise, "before", f);
 		if (spread <= a->c.noise_limit)
@@ -685,10 +780,11 @@ int ab_main(int argc, char **argv)
 	}
 	json_object_set_new(noise, "before_attempts", attempts);
 	if (spread > a->c.noise_limit) {
-		snprintf(err, sizeof err, "the canary's readings before the gate spread by x%.2f (limit x%g), in %d "
+		snprintf(err, sizeof err, "the canary's readings before the gate spread by x%.2f on %s (limit x%g), in %d "
 			 "attempt(s) %g s apart: the machine is too noisy to judge; nothing was run. Run the gate "
 			 "when the machine is quieter, or give the canary longer to settle with --noise-retries "
-			 "and --noise-wait-s", spread, a->c.noise_limit, a->c.noise_retries + 1, a->c.noise_wait_s);
+			 "and --noise-wait-s", spread, noisy_host, a->c.noise_limit, a->c.noise_retries + 1,
+			 a->c.noise_wait_s);
 		json_object_set_new(noise, "note", json_string(err));
 		verdict = AB_NOISY;
 		goto report;
@@ -750,13 +846,20 @@ int ab_main(int argc, char **argv)
 	 * verdict stands on the rounds whose two sides' canaries agree
 	 * (compare pairs them), so a machine that changed between rounds does
 	 * not spoil it; the change is recorded and said. */
-	if (floor_check(a, post, err, sizeof err) == 0) {
+	double post_spread;
+	const char *post_host;
+	json_t *post_hosts = NULL;
+	if (floor_check(a, post, &post_hosts, &post_spread, &post_host, err, sizeof err) == 0) {
 		/* the same rule as the rounds': an after-canary on another floor
 		 * than the gate's is measured again after a wait, as the
 		 * pre-check is, so a flip at the end is not taken for a move */
 		json_t *aatt = json_array();
 		for (int k = 0;; k++) {
-			json_array_append_new(aatt, floor_json(post));
+			json_t *f = floor_json(post);
+			json_object_set_new(f, "host", json_string(a->floor_hosts[0]));
+			json_object_set_new(f, "hosts", post_hosts);
+			post_hosts = NULL;
+			json_array_append_new(aatt, f);
 			if (k >= a->c.noise_retries || regime_same(median5(post), a->regime_ns, a->c.regime_factor))
 				break;
 			if (!a->c.quiet)
@@ -764,7 +867,7 @@ int ab_main(int argc, char **argv)
 					"gate's %.0f ns; measuring it again in %g s (%d of %d)\n", median5(post),
 					a->regime_ns, a->c.noise_wait_s, k + 1, a->c.noise_retries);
 			clock_sleep_until(clock_ns() + (uint64_t)(a->c.noise_wait_s * 1e9));
-			if (floor_check(a, post, err, sizeof err) < 0)
+			if (floor_check(a, post, &post_hosts, &post_spread, &post_host, err, sizeof err) < 0)
 				break;
 		}
 		json_object_set_new(noise, "after_attempts", aatt);
@@ -834,6 +937,10 @@ report:
 	}
 out:
 	if (a) {
+		if (a->l_open)
+			launch_close(&a->l);
+		if (a->rc_loaded)
+			runconf_free(&a->rc);
 		for (int k = 0; k < 2; k++)
 			for (unsigned rr = 0; rr < AB_MAX_RUNS; rr++)
 				json_decref(a->side[k].runs[rr]);
