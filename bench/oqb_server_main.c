@@ -202,19 +202,8 @@ int main(int argc, char **argv)
 	sc.tpc.min_rnr_timer = (unsigned)o.set.min_rnr_timer;
 	sc.tpc.xrc = o.set.xrc;
 	sc.bc.kind = sc.be->name;
-	sc.bc.service_ns = o.set.service_ns;
-	sc.bc.service_exp = o.set.service_dist == 1;
-	sc.bc.memory_mb = o.set.memory_mb;
-	sc.bc.prefault = o.set.prefault;
-	sc.bc.mc_path = o.set.memcached_path;
-	sc.bc.mc_threads = (unsigned)o.set.memcached_threads;
-	sc.bc.max_item_mb = (unsigned)o.set.max_item_mb;
+	sc.bc.set = o.set;   /* the back ends' settings, by their rows' fields */
 	sc.bc.run_dir = o.run_dir;
-	sc.bc.rdb_wal = o.set.rdb_wal;
-	sc.bc.rdb_sync = o.set.rdb_sync;
-	sc.bc.rdb_write_buffer_mb = (unsigned)o.set.write_buffer_mb;
-	sc.bc.rdb_max_write_buffers = (unsigned)o.set.max_write_buffers;
-	sc.bc.rdb_path = o.set.rdb_path;
 	sc.bc.persist_dir = o.pmem_path;
 	sc.bc.durable = o.durable;
 	sc.bc.plugin_path = o.plugin_path;
@@ -239,7 +228,6 @@ int main(int argc, char **argv)
 			o.durable ? "--durable" : "--backend pmkv", o.durable ? "receive rings" : "pools");
 		return 2;
 	}
-	sc.bc.pool_mb = o.set.pool_mb;
 	sc.bc.seed = o.seed;
 	static struct cpu_plan cpus;
 	if (cpus_plan(o.set.srv_cpus, (unsigned)o.cpu_first, (unsigned)o.set.workers, o.set.device, 0, 0, &cpus, err, sizeof err) < 0) {
