@@ -123,6 +123,27 @@ void result_trial_set_aside(json_t *t);
  */
 double result_num(const json_t *o, const char *key);
 const json_t *result_points(const json_t *run);
+
+/*
+ * A point's fields by what they are, not by their spelling in the file.
+ * result_lat: the summary of class cls ("all", "nilext", "non_nilext") of
+ * a point's or a trial's lat_ns, NULL when it has none.
+ * result_service: the same of a point's server.service_ns (cls NULL: the
+ * service_ns object itself, with its sample_every and window).
+ * result_spread: a point's spread of percentile pct ("p50", "p99") of
+ * class cls over its trials ({min, median, max, values}), or NULL.
+ * result_trials: a point's kept trials (json_array_size 0 when none).
+ * result_saturated: whether the point (or trial) saturated.
+ * result_offered: its offered load in ops/s, NaN for closed loop.
+ * result_achieved: its achieved ops/s, NaN when missing.
+ */
+const json_t *result_lat(const json_t *o, const char *cls);
+const json_t *result_service(const json_t *p, const char *cls);
+const json_t *result_spread(const json_t *p, const char *cls, const char *pct);
+const json_t *result_trials(const json_t *p);
+int result_saturated(const json_t *p);
+double result_offered(const json_t *p);
+double result_achieved(const json_t *p);
 double result_canary_ns(const json_t *p);
 double result_run_canary(const json_t *run);
 const json_t *result_find_point(const json_t *points, const json_t *p);
