@@ -127,7 +127,8 @@ const json_t *result_points(const json_t *run);
 /*
  * A point's fields by what they are, not by their spelling in the file.
  * result_lat: the summary of class cls ("all", "nilext", "non_nilext") of
- * a point's or a trial's lat_ns, NULL when it has none.
+ * a point's or a trial's lat_ns, NULL when it has none (cls NULL: the
+ * lat_ns object itself, as result_class_hist takes it).
  * result_service: the same of a point's server.service_ns (cls NULL: the
  * service_ns object itself, with its sample_every and window).
  * result_spread: a point's spread of percentile pct ("p50", "p99") of

@@ -22,7 +22,8 @@ const json_t *result_points(const json_t *run)
 
 const json_t *result_lat(const json_t *o, const char *cls)
 {
-	return json_object_get(json_object_get(o, "lat_ns"), cls);
+	const json_t *lat = json_object_get(o, "lat_ns");
+	return cls ? json_object_get(lat, cls) : lat;
 }
 
 const json_t *result_service(const json_t *p, const char *cls)
