@@ -32,15 +32,13 @@ struct cli_opts {
 	int system, transport, arrival;
 	const char *server, *workload, *ctl, *out, *log;
 	int outstanding, max_outstanding, rank, nprocesses;
-	double rate, duration_s, warmup_s, drain_s;
+	double rate, duration_s, warmup_s;
 	uint64_t seed;
 	int durable;
-	double connect_timeout_s;
 	const char *history;
 	double history_keys, history_clock_bound_us;
 	int history_numeric;
 	int cpu_first, cpu_reserved;
-	double idle_nap_us, idle_spin_us;
 	int build_id, host_facts, expect_workers, expect_slot_size;
 	struct setting_vals set;   /* the config's settings: lib/settings/ rows */
 };
@@ -63,19 +61,12 @@ static const struct opt cli_own[] = {
 	  "open loop: most requests in flight per thread (more waits, and shows as latency)" },
 	{ "duration-s", OPT_DBL, O(duration_s), "5", 0.01, 86400, NULL, "measured period (s)" },
 	{ "warmup-s", OPT_DBL, O(warmup_s), "1", 0, 3600, NULL, "warm-up before it, not measured (s)" },
-	{ "drain-s", OPT_DBL, O(drain_s), "1", 0, 600, NULL, "how long to wait for answers after the end (s)" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed" },
 	{ "cpu-first", OPT_INT, O(cpu_first), "0", 0, 1023, NULL,
 	  "auto placement: how many usable CPUs, counted from the last, to skip (set by the driver per host)" },
 	{ "cpu-reserved", OPT_INT, O(cpu_reserved), "0", 0, 1023, NULL,
 	  "auto placement: CPUs taken from the first by a server on this host (to say when they would be shared)" },
 	{ "durable", OPT_BOOL, O(durable), NULL, 0, -1, NULL, "durable commits (the server must be durable too)" },
-	{ "connect-timeout-s", OPT_DBL, O(connect_timeout_s), "15", 0.1, 600, NULL,
-	  "verbs: give up connecting after this long" },
-	{ "idle-nap-us", OPT_DBL, O(idle_nap_us), "0", 0, 1e6, NULL,
-	  "an idle client thread sleeps this long at a time once it has spun --idle-spin-us (0: it spins, the default; docs/scale.md)" },
-	{ "idle-spin-us", OPT_DBL, O(idle_spin_us), "200", 0, 1e7, NULL,
-	  "with --idle-nap-us: how long an idle client thread spins before its first nap" },
 	{ "history", OPT_STR, O(history), NULL, 0, -1, NULL,
 	  "record every operation on the sampled keys into DIR/history-rR-tT.bin (oqb check reads them)" },
 	{ "history-keys", OPT_DBL, O(history_keys), "1", 1e-9, 1, NULL,
@@ -208,15 +199,15 @@ int main(int argc, char **argv)
 	cc.max_outstanding = (unsigned)o.max_outstanding;
 	cc.warmup_ns = (uint64_t)(o.warmup_s * 1e9);
 	cc.duration_ns = (uint64_t)(o.duration_s * 1e9);
-	cc.drain_ns = (uint64_t)(o.drain_s * 1e9);
+	cc.drain_ns = (uint64_t)(o.set.drain_s * 1e9);
 	cc.seed = o.seed;
 	cc.rank = (unsigned)o.rank;
 	cc.nprocesses = (unsigned)o.nprocesses;
 	cc.durable = o.durable;
 	cc.delegation = o.set.delegation;
-	cc.connect_timeout_ms = (unsigned)(o.connect_timeout_s * 1000);
-	cc.idle.nap_ns = (uint64_t)(o.idle_nap_us * 1e3);
-	cc.idle.spin_ns = (uint64_t)(o.idle_spin_us * 1e3);
+	cc.connect_timeout_ms = (unsigned)(o.set.connect_s * 1000);
+	cc.idle.nap_ns = (uint64_t)(o.set.idle_nap_us * 1e3);
+	cc.idle.spin_ns = (uint64_t)(o.set.idle_spin_us * 1e3);
 	cc.history.dir = o.history;
 	cc.history.keys = o.history_keys;
 	cc.history.numeric = o.history_numeric;

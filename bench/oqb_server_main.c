@@ -48,7 +48,6 @@ struct srv_opts {
 	int list_devices, list_settings, build_id, host_facts;
 	uint64_t expect_conns;
 	int cpu_first;
-	double idle_nap_us, idle_spin_us;
 	struct setting_vals set;   /* the config's settings: lib/settings/ rows */
 };
 
@@ -86,10 +85,6 @@ static const struct opt srv_own[] = {
 	{ "build-id", OPT_BOOL, O(build_id), NULL, 0, -1, NULL, "print this build's id and exit" },
 	{ "host-facts", OPT_BOOL, O(host_facts), NULL, 0, -1, NULL,
 	  "print this host's facts as JSON (build, limits, CPUs, clocks, RDMA devices; for oqb doctor) and exit" },
-	{ "idle-nap-us", OPT_DBL, O(idle_nap_us), "0", 0, 1e6, NULL,
-	  "an idle worker sleeps this long at a time once it has spun --idle-spin-us (0: it spins, the default; docs/scale.md)" },
-	{ "idle-spin-us", OPT_DBL, O(idle_spin_us), "200", 0, 1e7, NULL,
-	  "with --idle-nap-us: how long an idle worker spins before its first nap" },
 	{ "seed", OPT_U64, O(seed), "1", 0, -1, NULL, "random seed (service times)" },
 	{ "cpu-first", OPT_INT, O(cpu_first), "0", 0, 1023, NULL,
 	  "auto placement: index of the first usable CPU to take (set by the driver per host)" },
@@ -191,8 +186,8 @@ int main(int argc, char **argv)
 	}
 	const char *recv_mode = settings_choice("verbs", "recv_mode", o.set.recv_mode);
 	sc.tpc.workers = (unsigned)o.set.workers;
-	sc.idle.nap_ns = (uint64_t)(o.idle_nap_us * 1e3);
-	sc.idle.spin_ns = (uint64_t)(o.idle_spin_us * 1e3);
+	sc.idle.nap_ns = (uint64_t)(o.set.idle_nap_us * 1e3);
+	sc.idle.spin_ns = (uint64_t)(o.set.idle_spin_us * 1e3);
 	sc.tpc.ring_slots = (unsigned)o.set.ring_slots;
 	sc.tpc.slot_size = (unsigned)o.set.slot_size;
 	sc.tpc.run_dir = o.run_dir;
@@ -209,19 +204,8 @@ int main(int argc, char **argv)
 	sc.tpc.min_rnr_timer = (unsigned)o.set.min_rnr_timer;
 	sc.tpc.xrc = o.set.xrc;
 	sc.bc.kind = sc.be->name;
-	sc.bc.service_ns = o.set.service_ns;
-	sc.bc.service_exp = o.set.service_dist == 1;
-	sc.bc.memory_mb = o.set.memory_mb;
-	sc.bc.prefault = o.set.prefault;
-	sc.bc.mc_path = o.set.memcached_path;
-	sc.bc.mc_threads = (unsigned)o.set.memcached_threads;
-	sc.bc.max_item_mb = (unsigned)o.set.max_item_mb;
+	sc.bc.set = o.set;   /* the back ends' settings, by their rows' fields */
 	sc.bc.run_dir = o.run_dir;
-	sc.bc.rdb_wal = o.set.rdb_wal;
-	sc.bc.rdb_sync = o.set.rdb_sync;
-	sc.bc.rdb_write_buffer_mb = (unsigned)o.set.write_buffer_mb;
-	sc.bc.rdb_max_write_buffers = (unsigned)o.set.max_write_buffers;
-	sc.bc.rdb_path = o.set.rdb_path;
 	sc.bc.persist_dir = o.pmem_path;
 	sc.bc.durable = o.durable;
 	sc.bc.plugin_path = o.plugin_path;
@@ -246,7 +230,6 @@ int main(int argc, char **argv)
 			o.durable ? "--durable" : "--backend pmkv", o.durable ? "receive rings" : "pools");
 		return 2;
 	}
-	sc.bc.pool_mb = o.set.pool_mb;
 	sc.bc.seed = o.seed;
 	static struct cpu_plan cpus;
 	if (cpus_plan(o.set.srv_cpus, (unsigned)o.cpu_first, (unsigned)o.set.workers, o.set.device, 0, 0, &cpus, err, sizeof err) < 0) {

@@ -7,6 +7,9 @@ For each object that has an "hdr" string it prints one JSON line:
   {"path": "points[0].lat_ns.all", "n": N from the object, "total": counts
    decoded, "counters": non-empty counters, "p50", "p99", "p999": recomputed,
    "printed": [p50, p99, p999] as the object says}
+A point's summary without "hdr" (oqbench.run/3) is its kept trials'
+histograms added counter by counter, a trial's "all" its "nilext" and
+"non_nilext" added; its line says "from": "trials".
 The encoding (HdrHistogram's V2 compressed form) is read from its
 published layout: base64, a 0x1c84931x cookie, a zlib stream holding a
 40-byte header and ZigZag LEB128 counts, a negative one a run of zeros.
@@ -94,16 +97,58 @@ def walk(v, path):
             yield from walk(x, "%s[%d]" % (path, i))
 
 
+def add(into, c):
+    for i, k in c.items():
+        into[i] = into.get(i, 0) + k
+
+
+def trial_counts(classes, cls):
+    """A trial's class cls: its own text, or for "all" its other two."""
+    h = classes.get(cls)
+    if not isinstance(h, dict) or not h.get("n"):
+        return {}
+    if isinstance(h.get("hdr"), str):
+        return counts_of(h["hdr"])
+    if cls != "all":
+        raise ValueError("a trial's %s has no hdr" % cls)
+    c = trial_counts(classes, "nilext")
+    add(c, trial_counts(classes, "non_nilext"))
+    return c
+
+
+def derived(run):
+    """(path, summary, counts) of each point summary kept without its text."""
+    for i, pt in enumerate(run.get("points", [])):
+        trials = pt.get("trials") or []
+        for side, path in (("lat_ns", "lat_ns"), ("service_ns", "server.service_ns")):
+            classes = pt.get("lat_ns") if side == "lat_ns" else (pt.get("server") or {}).get("service_ns")
+            if not isinstance(classes, dict) or not trials:
+                continue
+            for cls in ("all", "nilext", "non_nilext"):
+                h = classes.get(cls)
+                if not isinstance(h, dict) or "hdr" in h or "n" not in h:
+                    continue
+                c = {}
+                for t in trials:
+                    add(c, trial_counts(t.get(side) or {}, cls))
+                yield "points[%d].%s.%s" % (i, path, cls), h, c
+
+
+def line(path, h, c, frm):
+    n = h["n"]
+    out = {"path": path, "n": n, "total": sum(c.values()), "counters": len(c), "from": frm,
+           "printed": [h.get("p50"), h.get("p99"), h.get("p999")]}
+    for name, p in (("p50", 50), ("p99", 99), ("p999", 99.9)):
+        out[name] = percentile(c, n, h["min"], h["max"], p)
+    print(json.dumps(out))
+
+
 def main():
     run = json.load(open(sys.argv[1]))
     for path, h in walk(run, ""):
-        c = counts_of(h["hdr"])
-        n = h["n"]
-        out = {"path": path, "n": n, "total": sum(c.values()), "counters": len(c),
-               "printed": [h.get("p50"), h.get("p99"), h.get("p999")]}
-        for name, p in (("p50", 50), ("p99", 99), ("p999", 99.9)):
-            out[name] = percentile(c, n, h["min"], h["max"], p)
-        print(json.dumps(out))
+        line(path, h, counts_of(h["hdr"]), "hdr")
+    for path, h, c in derived(run):
+        line(path, h, c, "trials")
 
 
 if __name__ == "__main__":

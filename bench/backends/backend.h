@@ -16,35 +16,28 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "kvop.h"
+#include "settings.h"
 
 struct backend_conf {
 	const char *kind;        /* "null", "cache", "pmkv", "memcached", "rocksdb" */
-	/* null */
-	uint64_t service_ns;     /* mean service time; 0 = return at once */
-	int service_exp;         /* 1: exponential with that mean; 0: fixed */
-	/* cache, memcached */
-	uint64_t memory_mb;      /* memory limit for items, per worker */
-	int prefault;            /* allocate and touch all memory_mb pages at open */
-	/* pmkv */
-	const char *path;        /* pool file (per worker: caller appends .wN) */
-	uint64_t pool_mb;
+	/*
+	 * The back ends' settings as the server parsed them from its flags:
+	 * one row each in lib/settings/be_*.def (type, default, bounds, help),
+	 * read here by the row's field (set.memory_mb, set.write_buffer_mb,
+	 * set.service_dist, ...), never copied into fields of their own.  A
+	 * number left 0 or a string NULL (a test's own conf) is the back
+	 * end's default.
+	 */
+	struct setting_vals set;
+	/* what the server works out, not a setting */
+	const char *path;        /* pmkv: pool file (per worker: caller appends .wN) */
 	uint64_t seed;           /* for random service times */
 	int worker;              /* partition index */
-	unsigned workers;        /* how many partitions the server has */
-	/* memcached (its -m is memory_mb x workers) */
-	const char *mc_path;     /* binary: a path, or a name on PATH */
-	unsigned mc_threads;     /* -t; 0: one per worker */
-	unsigned max_item_mb;    /* -I, in MiB */
-	const char *run_dir;     /* parent of its private run directory (NULL: $OQB_RUN_DIR or /dev/shm) */
+	unsigned workers;        /* how many partitions the server has (memcached's -m is memory_mb x workers) */
+	const char *run_dir;     /* parent of its private run directory (NULL: $OQB_RUN_DIR or /dev/shm); rocksdb's too */
 	/* plugin */
 	const char *plugin_path;    /* the shared object */
 	const char *plugin_options; /* backend.options as JSON text (NULL: "{}") */
-	/* rocksdb (be_rocksdb.c; run_dir above is also its private directory's parent) */
-	int rdb_wal;             /* 1: write-ahead log */
-	int rdb_sync;            /* 1: fdatasync the WAL before a write returns */
-	unsigned rdb_write_buffer_mb;    /* memtable size */
-	unsigned rdb_max_write_buffers;  /* memtables, the one written and those being flushed */
-	const char *rdb_path;    /* the user's directory for the DBs, kept; NULL: persist_dir, else private */
 	const char *persist_dir; /* the server's --pmem-path, or NULL */
 	int durable;             /* the server runs --durable: the store must survive a crash */
 };

@@ -476,7 +476,7 @@ static void touch(void *p, size_t len)
 
 static struct backend *cache_open(const struct backend_conf *c, char *err, size_t errlen)
 {
-	uint64_t mb = c->memory_mb ? c->memory_mb : CACHE_DEFAULT_MB;
+	uint64_t mb = c->set.memory_mb ? c->set.memory_mb : CACHE_DEFAULT_MB;
 
 	if (mb > CACHE_MAX_MB) {
 		snprintf(err, errlen, "cache backend: memory_mb %" PRIu64 " is too large "
@@ -496,7 +496,7 @@ static struct backend *cache_open(const struct backend_conf *c, char *err, size_
 	if (!b->pages || !b->buckets)
 		goto oom;
 	b->mask = nb - 1;
-	if (c->prefault) {
+	if (c->set.prefault) {
 		/* One mapping for all pages, asked for in huge pages where the
 		 * kernel gives them (transparent huge pages in "madvise" mode,
 		 * as on Debian), as memcached's -L does: fewer faults now and

@@ -540,10 +540,10 @@ static struct backend *mc_open(const struct backend_conf *c, char *err, size_t e
 	pthread_mutex_lock(&daemon_lock);
 	if (!daemon_) {
 		struct mcd_conf mc = {
-			.bin = c->mc_path, .run_parent = c->run_dir,
-			.memory_mb = (c->memory_mb ? c->memory_mb : 64) * workers,
-			.threads = c->mc_threads ? c->mc_threads : workers,
-			.max_item_mb = c->max_item_mb ? c->max_item_mb : 2,
+			.bin = c->set.memcached_path, .run_parent = c->run_dir,
+			.memory_mb = (c->set.memory_mb ? c->set.memory_mb : 64) * workers,
+			.threads = c->set.memcached_threads > 0 ? (unsigned)c->set.memcached_threads : workers,
+			.max_item_mb = c->set.max_item_mb > 0 ? (unsigned)c->set.max_item_mb : 2u,
 		};
 		daemon_ = mcd_start(&mc, err, errlen);
 	}

@@ -37,8 +37,8 @@ static struct backend *null_open(const struct backend_conf *c, char *err, size_t
 		snprintf(err, errlen, "null backend: out of memory");
 		return NULL;
 	}
-	b->service_ns = c->service_ns;
-	b->service_exp = c->service_exp;
+	b->service_ns = c->set.service_ns;
+	b->service_exp = c->set.service_dist == 1;   /* service_dist's choices: fixed, exp */
 	/* Stream 0x6e756c6c ("null") keeps these draws apart from any other
 	 * generator seeded from the same run seed and worker. */
 	rng_seed_multi(&b->rng, c->seed, 0x6e756c6cu, (uint64_t)(int64_t)c->worker);

@@ -1015,7 +1015,7 @@ struct backend {
 
 static struct backend *pmkv_be_open(const struct backend_conf *c, char *err, size_t errlen)
 {
-	uint64_t mb = c->pool_mb ? c->pool_mb : PMKV_DEFAULT_POOL_MB;
+	uint64_t mb = c->set.pool_mb ? c->set.pool_mb : PMKV_DEFAULT_POOL_MB;
 	char *file = NULL;
 	struct backend *b;
 

@@ -93,7 +93,7 @@ struct backend {
 	rocksdb_writeoptions_t *wo;
 	rocksdb_readoptions_t *ro;
 	int worker, priv, wal, sync, tmpfs;
-	unsigned write_buffer_mb, max_write_buffers;
+	struct setting_vals set;    /* the settings it was opened with (its rows'), for its stats */
 	char path[PATH_MAX];
 	_Atomic int dead;           /* set (release) after why[] is written */
 	char why[1024];             /* path and message, truncated to fit */
@@ -288,7 +288,7 @@ static void priv_release(void)
 /* The directory for worker's DB into b->path; 0 or -1 with err. */
 static int place(struct backend *b, const struct backend_conf *c, char *err, size_t errlen)
 {
-	const char *base = c->rdb_path && *c->rdb_path ? c->rdb_path : c->persist_dir;
+	const char *base = c->set.rdb_path && *c->set.rdb_path ? c->set.rdb_path : c->persist_dir;
 	if (base) {
 		if (mkdir(base, 0700) != 0 && errno != EEXIST) {
 			snprintf(err, errlen, "rocksdb: cannot create the directory %s for its DBs: %s; give a "
@@ -343,12 +343,12 @@ static void rdb_close(struct backend *b)
 
 static struct backend *rdb_open(const struct backend_conf *c, char *err, size_t errlen)
 {
-	if (c->rdb_sync && !c->rdb_wal) {
+	if (c->set.rdb_sync && !c->set.rdb_wal) {
 		snprintf(err, errlen, "rocksdb: sync true needs wal true (RocksDB refuses a synced write without "
 			 "its write-ahead log); set server.backend.wal true (--rocksdb-wal 1) or sync false");
 		return NULL;
 	}
-	if (c->durable && !c->rdb_wal) {
+	if (c->durable && !c->set.rdb_wal) {
 		snprintf(err, errlen, "rocksdb: a durable server needs wal true: with wal false a committed write "
 			 "that is still in the memtable is lost when the server crashes; set server.backend.wal "
 			 "true (--rocksdb-wal 1), or run without durable");
@@ -357,8 +357,8 @@ static struct backend *rdb_open(const struct backend_conf *c, char *err, size_t 
 	/* The bounds are the rows' (lib/settings/be_rocksdb.def): a caller
 	 * other than oqb-server's flags (a test, an embedding) gets the same. */
 	char why[200];
-	if (settings_check_num("server.backend", "write_buffer_mb", c->rdb_write_buffer_mb, why, sizeof why) < 0 ||
-	    settings_check_num("server.backend", "max_write_buffer_number", c->rdb_max_write_buffers, why,
+	if (settings_check_num("server.backend", "write_buffer_mb", c->set.write_buffer_mb, why, sizeof why) < 0 ||
+	    settings_check_num("server.backend", "max_write_buffer_number", c->set.max_write_buffers, why,
 			       sizeof why) < 0) {
 		snprintf(err, errlen, "rocksdb: %s", why);
 		return NULL;
@@ -369,18 +369,17 @@ static struct backend *rdb_open(const struct backend_conf *c, char *err, size_t 
 		return NULL;
 	}
 	b->worker = c->worker;
-	b->wal = c->rdb_wal;
-	b->sync = c->rdb_sync;
-	b->write_buffer_mb = c->rdb_write_buffer_mb;
-	b->max_write_buffers = c->rdb_max_write_buffers;
+	b->wal = c->set.rdb_wal;
+	b->sync = c->set.rdb_sync;
+	b->set = c->set;
 	if (place(b, c, err, errlen) != 0) {
 		rdb_close(b);
 		return NULL;
 	}
 	rocksdb_options_t *opt = rocksdb_options_create();
 	rocksdb_options_set_create_if_missing(opt, 1);
-	rocksdb_options_set_write_buffer_size(opt, (size_t)c->rdb_write_buffer_mb << 20);
-	rocksdb_options_set_max_write_buffer_number(opt, (int)c->rdb_max_write_buffers);
+	rocksdb_options_set_write_buffer_size(opt, (size_t)c->set.write_buffer_mb << 20);
+	rocksdb_options_set_max_write_buffer_number(opt, (int)c->set.max_write_buffers);
 	rocksdb_options_set_compression(opt, rocksdb_no_compression);
 	rocksdb_options_set_keep_log_file_num(opt, 4);   /* its LOG files: a crash test restarts it often */
 	/* the options take ownership of the operator */
@@ -396,8 +395,8 @@ static struct backend *rdb_open(const struct backend_conf *c, char *err, size_t 
 		return NULL;
 	}
 	b->wo = rocksdb_writeoptions_create();
-	rocksdb_writeoptions_set_sync(b->wo, (unsigned char)(c->rdb_sync != 0));
-	rocksdb_writeoptions_disable_WAL(b->wo, c->rdb_wal ? 0 : 1);
+	rocksdb_writeoptions_set_sync(b->wo, (unsigned char)(c->set.rdb_sync != 0));
+	rocksdb_writeoptions_disable_WAL(b->wo, c->set.rdb_wal ? 0 : 1);
 	b->ro = rocksdb_readoptions_create();
 	return b;
 }
@@ -409,7 +408,7 @@ static json_t *rdb_stats(struct backend *b)
 		json_object_set_new(ops, kv_op_name(i), json_integer((json_int_t)b->ops[i]));
 	json_object_set_new(ops, "unsupported", json_integer((json_int_t)b->bad_ops));
 	json_t *opts = json_pack("{s:b,s:b,s:i,s:i,s:s,s:s}", "wal", b->wal, "sync", b->sync, "write_buffer_mb",
-				 (int)b->write_buffer_mb, "max_write_buffer_number", (int)b->max_write_buffers,
+				 b->set.write_buffer_mb, "max_write_buffer_number", b->set.max_write_buffers,
 				 "compression", "none", "merge_operator", "oqb-add-u64-decimal");
 	json_t *surv = json_pack("{s:b,s:b}", "process_crash", b->wal, "power_loss", b->wal && b->sync && !b->tmpfs);
 	json_t *db = json_pack("{s:o,s:o,s:s,s:o}", "options", opts, "survives", surv,

@@ -61,6 +61,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "crashtest.h"
+#include "settings.h"
 #include "kvop.h"
 #include "rundir.h"
 #include "rng.h"
@@ -121,16 +122,18 @@ static const struct conf_key ct_verbs_schema[] = {
 	{ NULL },
 };
 
-static const struct conf_key ct_schema[] = {
+/* Bounds 0, 0 below: the key is a server setting, its bounds and rule
+ * are its row's (lib/settings/), filled in by ct_schema_rows. */
+static struct conf_key ct_schema[] = {
 	{ "name", CONF_STR, 0, 0, 0, NULL, NULL, "name of this crash test" },
 	{ "crashes", CONF_INT, 0, 1, 1e7, NULL, NULL, "how many times to kill the server" },
-	{ "workers", CONF_INT, 0, 1, 64, NULL, NULL, "server workers" },
+	{ "workers", CONF_INT, 0, 0, 0, NULL, NULL, "server workers" },
 	{ "threads", CONF_INT, 0, 1, 64, NULL, NULL, "client threads" },
 	{ "keys_per_thread", CONF_INT, 0, 1, 1e6, NULL, NULL, "keys each thread writes" },
 	{ "value_size", CONF_INT, 0, 24, 4096, NULL, NULL, "bytes per value (>= 24)" },
 	{ "kill_after_ms", CONF_ARR_NUM, 0, 0.1, 1e6, NULL, NULL, "[min, max] ms between restart and kill" },
-	{ "ring_slots", CONF_INT, 0, 2, 1 << 20, NULL, NULL, "receive slots per worker" },
-	{ "pool_mb", CONF_INT, 0, 1, 1 << 20, NULL, NULL, "pmkv pool per worker (MiB)" },
+	{ "ring_slots", CONF_INT, 0, 0, 0, NULL, NULL, "receive slots per worker" },
+	{ "pool_mb", CONF_INT, 0, 0, 0, NULL, NULL, "pmkv pool per worker (MiB)" },
 	{ "seed", CONF_INT, 0, 0, 9e18, NULL, NULL, "random seed" },
 	{ "dir", CONF_STR, 0, 0, 0, NULL, NULL, "directory for rings and pools (default: a new one)" },
 	{ "restart_timeout_s", CONF_NUM, 0, 1, 3600, NULL, NULL, "how long a restart may take" },
@@ -156,6 +159,45 @@ static const struct conf_key ct_schema[] = {
 	  "--idle-nap-us; default 0: they spin), for a machine with fewer CPUs than threads" },
 	{ NULL },
 };
+
+/* The crash config's keys that are the server's settings, and their rows. */
+static const struct {
+	const char *key, *section, *row;
+} ct_rows[] = {
+	{ "workers", "server", "workers" },
+	{ "ring_slots", "server", "ring_slots" },
+	{ "pool_mb", "server.backend", "pool_mb" },
+};
+#define CT_NROWS (sizeof ct_rows / sizeof ct_rows[0])
+
+/* ct_schema's bounds of those keys from their rows (once). */
+static void ct_schema_rows(void)
+{
+	for (size_t i = 0; i < CT_NROWS; i++) {
+		const struct setting *s = settings_find(ct_rows[i].section, ct_rows[i].row);
+		for (struct conf_key *k = ct_schema; s && k->name; k++)
+			if (!strcmp(k->name, ct_rows[i].key)) {
+				k->min = s->min;
+				k->max = s->max;
+			}
+	}
+}
+
+/* The rows' rules (ring_slots a power of two) on j's values of those keys.
+ * 0, or -1 with err naming the file and the key. */
+static int ct_check_rows(const json_t *j, const char *cfg, char *err, size_t errlen)
+{
+	char why[512];
+	for (size_t i = 0; i < CT_NROWS; i++) {
+		const json_t *v = json_object_get(j, ct_rows[i].key);
+		if (v && settings_check_num(ct_rows[i].section, ct_rows[i].row, json_number_value(v), why,
+					    sizeof why) < 0) {
+			snprintf(err, errlen, "%s: %s", cfg, why);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 /*
  * Test hook, for tests/integration/crashtest-killed.sh: a tester killed at
@@ -604,7 +646,9 @@ int crashtest_main(int argc, char **argv)
 	const char *cfg = cli.config, *out = cli.out;
 	int crashes_override = cli.crashes;
 	json_t *j = NULL;
-	if (conf_load_file(cfg, &j, err, sizeof err) != 0 || conf_check(j, ct_schema, cfg, err, sizeof err) != 0) {
+	ct_schema_rows();
+	if (conf_load_file(cfg, &j, err, sizeof err) != 0 || conf_check(j, ct_schema, cfg, err, sizeof err) != 0 ||
+	    ct_check_rows(j, cfg, err, sizeof err) != 0) {
 		fprintf(stderr, "oqb crashtest: %s\n", err);
 		json_decref(j);
 		return OQB_EXIT_USAGE;

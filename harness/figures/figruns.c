@@ -27,7 +27,7 @@ double fg_jnum(const json_t *o, const char *k)
 
 double fg_pt_load(const json_t *p)
 {
-	double l = fg_jnum(p, "offered_ops");
+	double l = result_offered(p);
 	return isfinite(l) ? l : fg_jnum(p, "outstanding");
 }
 
@@ -96,8 +96,8 @@ static void collect_points(struct frun *r)
 
 	json_array_foreach(result_points(r->run), i, p) {
 		const char *s = fg_jstr(p, "system", NULL);
-		const json_t *all = json_object_get(json_object_get(p, "lat_ns"), "all");
-		const json_t *sp = json_object_get(json_object_get(p, "spread"), "all");
+		const json_t *all = result_lat(p, "all");
+		const json_t *s50 = result_spread(p, "all", "p50"), *s99 = result_spread(p, "all", "p99");
 		struct fpt *t;
 
 		if (!s || json_integer_value(json_object_get(all, "n")) <= 0 ||
@@ -114,31 +114,31 @@ static void collect_points(struct frun *r)
 			continue;
 		t = &r->sys[j].pt[r->sys[j].n++];
 		t->offered = fg_pt_load(p);
-		t->achieved = fg_jnum(p, "achieved_ops");
-		t->p50 = fg_jnum(all, "p50");
-		t->p99 = fg_jnum(all, "p99");
-		t->lo50 = sp ? fg_jnum(json_object_get(sp, "p50"), "min") : t->p50;
-		t->hi50 = sp ? fg_jnum(json_object_get(sp, "p50"), "max") : t->p50;
-		t->lo99 = sp ? fg_jnum(json_object_get(sp, "p99"), "min") : t->p99;
-		t->hi99 = sp ? fg_jnum(json_object_get(sp, "p99"), "max") : t->p99;
+		t->achieved = result_achieved(p);
+		t->p50 = result_num(all, "p50");
+		t->p99 = result_num(all, "p99");
+		t->lo50 = s50 ? result_num(s50, "min") : t->p50;
+		t->hi50 = s50 ? result_num(s50, "max") : t->p50;
+		t->lo99 = s99 ? result_num(s99, "min") : t->p99;
+		t->hi99 = s99 ? result_num(s99, "max") : t->p99;
 		t->flagged = json_is_true(json_object_get(p, "flagged"));
-		t->saturated = json_is_true(json_object_get(p, "saturated"));
+		t->saturated = result_saturated(p);
 		for (int q = 0; q < 2; q++)
 			t->flag_q[q] = checks_point_flagged(p, q ? "p99" : "p50", t->warns_q[q], sizeof t->warns_q[q]);
 		t->trials = json_is_integer(json_object_get(p, "repeat")) ?
 			    (int)json_integer_value(json_object_get(p, "repeat")) : 1;
-		const json_t *svc = json_object_get(json_object_get(p, "server"), "service_ns");
-		const json_t *sa = json_object_get(svc, "all"), *ci = json_object_get(sa, "p50_ci");
+		const json_t *svc = result_service(p, NULL);
+		const json_t *sa = result_service(p, "all"), *ci = json_object_get(sa, "p50_ci");
 		t->svc_every = (int)json_integer_value(json_object_get(svc, "sample_every"));
 		t->svc_n = fg_jnum(sa, "n");
 		t->svc50 = fg_jnum(sa, "p50");
 		t->svc99 = fg_jnum(sa, "p99");
 		t->svc50_lo = json_is_number(json_array_get(ci, 0)) ? json_number_value(json_array_get(ci, 0)) : NAN;
 		t->svc50_hi = json_is_number(json_array_get(ci, 1)) ? json_number_value(json_array_get(ci, 1)) : NAN;
-		t->svc_nil50 = fg_jnum(json_object_get(svc, "nilext"), "n") > 0 ?
-			       fg_jnum(json_object_get(svc, "nilext"), "p50") : NAN;
-		t->svc_non50 = fg_jnum(json_object_get(svc, "non_nilext"), "n") > 0 ?
-			       fg_jnum(json_object_get(svc, "non_nilext"), "p50") : NAN;
+		t->svc_nil50 = result_num(result_service(p, "nilext"), "n") > 0 ?
+			       result_num(result_service(p, "nilext"), "p50") : NAN;
+		t->svc_non50 = result_num(result_service(p, "non_nilext"), "n") > 0 ?
+			       result_num(result_service(p, "non_nilext"), "p50") : NAN;
 		if (!(t->svc_n > 0))
 			t->svc50 = t->svc99 = t->svc50_lo = t->svc50_hi = NAN;
 	}

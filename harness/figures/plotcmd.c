@@ -161,7 +161,7 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 		json_t *rows[1024];
 		size_t n = 0;
 		json_array_foreach(points, i, p) {
-			const json_t *all = json_object_get(json_object_get(p, "lat_ns"), "all");
+			const json_t *all = result_lat(p, "all");
 			if (strcmp(json_string_value(json_object_get(p, "system")), seen[j]) != 0 ||
 			    sweep_index(p) != seen_sw[j] ||
 			    json_integer_value(json_object_get(all, "n")) <= 0 || n >= 1024)
@@ -182,18 +182,18 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 			fprintf(f, "\n\n");
 		fprintf(f, "# system %s\n", name);
 		for (i = 0; i < n; i++) {
-			const json_t *all = json_object_get(json_object_get(rows[i], "lat_ns"), "all");
-			const json_t *sp = json_object_get(json_object_get(rows[i], "spread"), "all");
-			double p50 = json_number_value(json_object_get(all, "p50"));
-			double p99 = json_number_value(json_object_get(all, "p99"));
-			const json_t *s50 = json_object_get(sp, "p50"), *s99 = json_object_get(sp, "p99");
+			/* a point with samples has its percentiles and achieved_ops */
+			const json_t *all = result_lat(rows[i], "all");
+			double p50 = result_num(all, "p50");
+			double p99 = result_num(all, "p99");
+			const json_t *s50 = result_spread(rows[i], "all", "p50"), *s99 = result_spread(rows[i], "all", "p99");
 			int flagged = json_is_true(json_object_get(rows[i], "flagged"));
-			int sat = json_is_true(json_object_get(rows[i], "saturated"));
-			double ach = json_number_value(json_object_get(rows[i], "achieved_ops"));
-			double lo50 = s50 ? json_number_value(json_object_get(s50, "min")) : p50;
-			double hi50 = s50 ? json_number_value(json_object_get(s50, "max")) : p50;
-			double lo99 = s99 ? json_number_value(json_object_get(s99, "min")) : p99;
-			double hi99 = s99 ? json_number_value(json_object_get(s99, "max")) : p99;
+			int sat = result_saturated(rows[i]);
+			double ach = result_achieved(rows[i]);
+			double lo50 = s50 ? result_num(s50, "min") : p50;
+			double hi50 = s50 ? result_num(s50, "max") : p50;
+			double lo99 = s99 ? result_num(s99, "min") : p99;
+			double hi99 = s99 ? result_num(s99, "max") : p99;
 			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d %d\n", ach, p50, p99,
 				json_number_value(json_object_get(rows[i], "offered_ops")), flagged, lo50, hi50, lo99, hi99,
 				checks_point_flagged(rows[i], "p50", NULL, 0), checks_point_flagged(rows[i], "p99", NULL, 0),
@@ -292,11 +292,11 @@ static int write_tp_data(const json_t *run, const char *path, char *names, size_
 		for (size_t w = 0; w < nv && w < RUNCONF_MAX_SWEEP; w++) {
 			double best = -1;
 			json_array_foreach(points, i, p) {
-				const json_t *all = json_object_get(json_object_get(p, "lat_ns"), "all");
+				const json_t *all = result_lat(p, "all");
 				if (strcmp(json_string_value(json_object_get(p, "system")), seen[j]) != 0 ||
 				    sweep_index(p) != (long long)w || json_integer_value(json_object_get(all, "n")) <= 0)
 					continue;
-				double a = json_number_value(json_object_get(p, "achieved_ops"));
+				double a = result_achieved(p);
 				if (a > best)
 					best = a;
 			}

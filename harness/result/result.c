@@ -26,6 +26,8 @@ int result_version(const json_t *run)
 	if (!s)
 		return 0;
 	if (!strcmp(s, RESULT_SCHEMA))
+		return 3;
+	if (!strcmp(s, RESULT_SCHEMA_V2))
 		return 2;
 	if (!strcmp(s, RESULT_SCHEMA_V1))
 		return 1;
@@ -58,9 +60,9 @@ json_t *result_load(const char *path, char *err, size_t errlen)
 	}
 	schema = json_string_value(json_object_get(r, "schema"));
 	if (!result_version(r)) {
-		snprintf(err, errlen, "%s: schema is \"%s\", expected \"%s\" or the older \"%s\" (is this an "
-			 "oqb run.json? one from a newer oqb needs that oqb to read it)", path,
-			 schema ? schema : "(none)", RESULT_SCHEMA, RESULT_SCHEMA_V1);
+		snprintf(err, errlen, "%s: schema is \"%s\", expected \"%s\" or the older \"%s\" or \"%s\" (is "
+			 "this an oqb run.json? one from a newer oqb needs that oqb to read it)", path,
+			 schema ? schema : "(none)", RESULT_SCHEMA, RESULT_SCHEMA_V2, RESULT_SCHEMA_V1);
 		json_decref(r);
 		return NULL;
 	}
@@ -195,7 +197,9 @@ int result_hist(struct hist *h, const json_t *s, char *err, size_t errlen)
 		return hist_from_json(h, s, err, errlen);
 	if (!text) {
 		hist_reset(h);
-		snprintf(err, errlen, "neither \"hdr\" (oqbench.run/2) nor \"bins\" (oqbench.run/1)");
+		snprintf(err, errlen, "neither \"hdr\" (oqbench.run/2 and later) nor \"bins\" (oqbench.run/1)%s",
+			 json_object_get(s, "p50") ? ": a summary that keeps its numbers only (a point's, from its "
+			 "trials: result_point_hist; a trial set aside keeps none)" : "");
 		return -1;
 	}
 	if (exact(s, "n", &n, err, errlen) < 0 || exact(s, "min", &min, err, errlen) < 0 ||

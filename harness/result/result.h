@@ -2,14 +2,18 @@
  * result.h - run.json, the result of one `oqb run`: the one module that
  * reads and writes it (harness/result/README.md).
  *
- * Versions.  "oqbench.run/2" (written now) keeps each histogram once, as
+ * Versions.  "oqbench.run/3" (written now) keeps each histogram once, as
  * HdrHistogram's compressed interchange text ("hdr", lib/hdrenc.h) beside
  * the exact n, min, max, sum and overflow: every counter, so every
  * percentile and the bins, comes back from it bit for bit
- * (result_hist).  "oqbench.run/1" (before) kept a histogram up to three
- * times: oqbench's [index, count] "bins", "ranges_ns" and "hdr"; it still
- * opens, and result_hist reads its bins.  Nothing else differs between
- * the two, so every reader takes either.
+ * (result_hist).  Where a histogram is the sum of others it keeps its
+ * numbers and not the text: a trial's "all" (its other two classes), a
+ * point's classes (its kept trials', result_point_hist); a trial set
+ * aside (discarded_trials) keeps only its numbers.  "oqbench.run/2" kept
+ * the point's text too, and "oqbench.run/1" kept a histogram up to three
+ * times: oqbench's [index, count] "bins", "ranges_ns" and "hdr".  Both
+ * still open (result_hist reads bins), and nothing else differs between
+ * the three, so every reader takes any of them.
  *
  * The file is compact (one line, no indentation) unless pretty is asked
  * for, and beside it summary.csv holds one row per point (result_csv.c).
@@ -21,7 +25,8 @@
 #include <jansson.h>
 #include "hist.h"
 
-#define RESULT_SCHEMA    "oqbench.run/2"
+#define RESULT_SCHEMA    "oqbench.run/3"
+#define RESULT_SCHEMA_V2 "oqbench.run/2"
 #define RESULT_SCHEMA_V1 "oqbench.run/1"
 
 /* The name of the per-point table written beside run.json. */
@@ -34,7 +39,7 @@
  */
 json_t *result_load(const char *path, char *err, size_t errlen);
 
-/* 2 for "oqbench.run/2", 1 for "oqbench.run/1", 0 for anything else. */
+/* 3, 2 or 1 for "oqbench.run/3", "/2" or "/1"; 0 for anything else. */
 int result_version(const json_t *run);
 
 /*
@@ -80,6 +85,29 @@ json_t *result_trial_classes(const json_t *lat);
 int result_class_hist(struct hist *h, const json_t *lat, const char *cls, char *err, size_t errlen);
 
 /*
+ * A point's histogram: class cls ("all", "nilext", "non_nilext") of field
+ * "lat_ns" or "service_ns" (server.service_ns).  Its own "hdr" or "bins"
+ * when it keeps them (older files, a point without trials), else its kept
+ * trials' histograms of that class merged (result_class_hist each),
+ * checked against the point's n, min and max.  0, or -1 with err.
+ */
+int result_point_hist(struct hist *h, const json_t *p, const char *field, const char *cls, char *err,
+		      size_t errlen);
+
+/*
+ * What run.json stores of point p (as harness/run/trials.c builds it):
+ * drops the "hdr" of each of its summaries that is exactly its trials'
+ * merged, counter for counter (one that is not keeps it).
+ */
+void result_point_compact(json_t *p);
+
+/*
+ * What run.json stores of a trial set aside (discarded_trials, never
+ * merged): its numbers, checks and reason, not its histograms' encodings.
+ */
+void result_trial_set_aside(json_t *t);
+
+/*
  * Typed access, so that a key's spelling and a missing number's meaning
  * live here.  A missing number is NaN, never 0, in every reader.
  *
@@ -95,6 +123,28 @@ int result_class_hist(struct hist *h, const json_t *lat, const char *cls, char *
  */
 double result_num(const json_t *o, const char *key);
 const json_t *result_points(const json_t *run);
+
+/*
+ * A point's fields by what they are, not by their spelling in the file.
+ * result_lat: the summary of class cls ("all", "nilext", "non_nilext") of
+ * a point's or a trial's lat_ns, NULL when it has none (cls NULL: the
+ * lat_ns object itself, as result_class_hist takes it).
+ * result_service: the same of a point's server.service_ns (cls NULL: the
+ * service_ns object itself, with its sample_every and window).
+ * result_spread: a point's spread of percentile pct ("p50", "p99") of
+ * class cls over its trials ({min, median, max, values}), or NULL.
+ * result_trials: a point's kept trials (json_array_size 0 when none).
+ * result_saturated: whether the point (or trial) saturated.
+ * result_offered: its offered load in ops/s, NaN for closed loop.
+ * result_achieved: its achieved ops/s, NaN when missing.
+ */
+const json_t *result_lat(const json_t *o, const char *cls);
+const json_t *result_service(const json_t *p, const char *cls);
+const json_t *result_spread(const json_t *p, const char *cls, const char *pct);
+const json_t *result_trials(const json_t *p);
+int result_saturated(const json_t *p);
+double result_offered(const json_t *p);
+double result_achieved(const json_t *p);
 double result_canary_ns(const json_t *p);
 double result_run_canary(const json_t *run);
 const json_t *result_find_point(const json_t *points, const json_t *p);

@@ -20,6 +20,44 @@ const json_t *result_points(const json_t *run)
 	return json_object_get(run, "points");
 }
 
+const json_t *result_lat(const json_t *o, const char *cls)
+{
+	const json_t *lat = json_object_get(o, "lat_ns");
+	return cls ? json_object_get(lat, cls) : lat;
+}
+
+const json_t *result_service(const json_t *p, const char *cls)
+{
+	const json_t *svc = json_object_get(json_object_get(p, "server"), "service_ns");
+	return cls ? json_object_get(svc, cls) : svc;
+}
+
+const json_t *result_spread(const json_t *p, const char *cls, const char *pct)
+{
+	const json_t *s = json_object_get(json_object_get(json_object_get(p, "spread"), cls), pct);
+	return json_is_object(s) ? s : NULL;
+}
+
+const json_t *result_trials(const json_t *p)
+{
+	return json_object_get(p, "trials");
+}
+
+int result_saturated(const json_t *p)
+{
+	return json_is_true(json_object_get(p, "saturated"));
+}
+
+double result_offered(const json_t *p)
+{
+	return result_num(p, "offered_ops");
+}
+
+double result_achieved(const json_t *p)
+{
+	return result_num(p, "achieved_ops");
+}
+
 double result_canary_ns(const json_t *p)
 {
 	return result_num(p, "canary_ns");

@@ -74,14 +74,6 @@ static int push_settings(char ***argv, unsigned bin, const struct runconf *rc)
 	return e;
 }
 
-/* idle.nap_us: the same idle behaviour for workers and client threads. */
-static int push_idle(char ***argv, const struct runconf *rc)
-{
-	if (rc->idle_nap_us <= 0)
-		return 0;
-	return push_num(argv, "--idle-nap-us", rc->idle_nap_us) | push_num(argv, "--idle-spin-us", rc->idle_spin_us);
-}
-
 static int same_host(const char *a, const char *b)
 {
 	return strcmp(a, b) == 0 || (host_is_local(a) && host_is_local(b));
@@ -151,7 +143,6 @@ char **procargs_server(const char *bin, const struct runconf *top, const struct 
 	if (!strcmp(point_transport(rc, pt), "verbs"))
 		e |= push_num(&a, "--expect-conns", (double)needs_server_conns(rc));
 	e |= push_num(&a, "--seed", (double)trial_seed(rc, pt));
-	e |= push_idle(&a, rc);
 	e |= push_kv(&a, "--ctl", ctl_hp);
 	e |= push_kv(&a, "--rank", "0");
 	e |= push_extra(&a, rc->server_extra);
@@ -201,10 +192,6 @@ char **procargs_client(const char *bin, const struct runconf *top, const struct 
 		if (rc->slot_size >= 0)
 			e |= push_num(&a, "--expect-slot-size", (double)rc->slot_size);
 	}
-	if (rc->connect_s > 0)
-		e |= push_num(&a, "--connect-timeout-s", rc->connect_s);
-	e |= push_num(&a, "--drain-s", rc->drain_s);
-	e |= push_idle(&a, rc);
 	e |= push_kv(&a, "--ctl", ctl_hp);
 	e |= push_num(&a, "--rank", rank);
 	if (out)
@@ -242,7 +229,6 @@ char **procargs_vfloor(const char *bin, const struct runconf *rc, const char *ct
 		e |= push_num(&a, "--connect-timeout-s", CANARY_CONNECT_S);
 	}
 	e |= push_num(&a, "--cpu", cpu);
-	e |= push_idle(&a, rc);
 	e |= push_kv(&a, "--ctl", ctl_hp);
 	e |= push_kv(&a, "--rank", "0");
 	if (e) {

@@ -461,6 +461,7 @@ static void set_aside(struct run *r, size_t i, json_t *d, const char *why, const
 {
 	json_object_set_new(d, "discarded", json_string(why));
 	json_object_set_new(d, "reason", json_string(reason));
+	result_trial_set_aside(d);   /* merged nowhere: its numbers, not its histograms */
 	if (!r->discarded[i])
 		r->discarded[i] = json_array();
 	json_array_append_new(r->discarded[i], d);
@@ -527,6 +528,7 @@ static int rebuild_points(struct run *r, char *err, size_t errlen)
 				json_decref(pts);
 				return -1;
 			}
+			result_point_compact(p);   /* its histograms live in its trials */
 			if (r->discarded[i])
 				json_object_set(p, "discarded_trials", r->discarded[i]);
 			json_t *reg = regime_of_point(r->entries[i], r->discarded[i],

@@ -40,7 +40,22 @@ static const char *const k_host_sources[] = { "slurm", "cloudlab", NULL };
  * the settings rows of that section (build_schema); the docs' list of the
  * settings comes from the same rows (oqb-server --list-settings).
  */
-static struct conf_key backend_keys[48], server_keys[32], clients_keys[24], verbs_keys[24];
+static struct conf_key backend_keys[48], server_keys[32], clients_keys[24], verbs_keys[24], timeouts_keys[16],
+	idle_keys[8];
+
+/* timeouts and idle: the driver's own timeouts here; drain_s, connect_s
+ * (the clients') and idle's keys (the server's and clients') are rows,
+ * lib/settings/timing.def. */
+static const struct conf_key timeouts_own[] = {
+	{ "hello_s", CONF_NUM, 0, 0.1, 3600, NULL, NULL, "wait for each process to report ready (default 30)" },
+	{ "start_delay_ms", CONF_NUM, 0, 0, 60000, NULL, NULL, "GO tells clients to start this much later (default 20 with launcher local, else 300)" },
+	{ "grace_s", CONF_NUM, 0, 0, 3600, NULL, NULL, "slack after warmup+duration before a point times out (default 15)" },
+	{ "stop_s", CONF_NUM, 0, 0.1, 3600, NULL, NULL, "wait for the server's DONE after STOP (default 15)" },
+	{ "exit_s", CONF_NUM, 0, 0.1, 600, NULL, NULL, "wait for processes to exit before signals (default 5)" },
+	{ NULL }
+};
+
+static const struct conf_key idle_own[] = { { NULL } };
 
 static const struct conf_key backend_own[] = {
 	{ "kind", CONF_STR, 1, 0, 0, k_backends, NULL, "KV backend: null, cache, pmkv, memcached, rocksdb or plugin" },
@@ -125,6 +140,13 @@ static long long row_default(const char *section, const char *key)
 	return s && s->def ? strtoll(s->def, NULL, 10) : 0;
 }
 
+/* The same for a number that need not be whole. */
+static double row_default_num(const char *section, const char *key)
+{
+	const struct setting *s = settings_find(section, key);
+	return s && s->def ? strtod(s->def, NULL) : 0;
+}
+
 static void build_schema(void)
 {
 	static int built;
@@ -135,7 +157,9 @@ static void build_schema(void)
 	if (build_section(backend_keys, sizeof backend_keys / sizeof backend_keys[0], backend_own, "server.backend") ||
 	    build_section(server_keys, sizeof server_keys / sizeof server_keys[0], server_own, "server") ||
 	    build_section(clients_keys, sizeof clients_keys / sizeof clients_keys[0], clients_own, "clients") ||
-	    build_section(verbs_keys, sizeof verbs_keys / sizeof verbs_keys[0], verbs_own, "verbs")) {
+	    build_section(verbs_keys, sizeof verbs_keys / sizeof verbs_keys[0], verbs_own, "verbs") ||
+	    build_section(timeouts_keys, sizeof timeouts_keys / sizeof timeouts_keys[0], timeouts_own, "timeouts") ||
+	    build_section(idle_keys, sizeof idle_keys / sizeof idle_keys[0], idle_own, "idle")) {
 		/* a build with more rows than the arrays: a programming error */
 		fprintf(stderr, "oqb: the config schema has more settings rows than runconf.c's arrays hold\n");
 		abort();
@@ -187,22 +211,6 @@ static const struct conf_key hosts_keys[] = {
 	{ NULL }
 };
 
-static const struct conf_key timeouts_keys[] = {
-	{ "hello_s", CONF_NUM, 0, 0.1, 3600, NULL, NULL, "wait for each process to report ready (default 30)" },
-	{ "start_delay_ms", CONF_NUM, 0, 0, 60000, NULL, NULL, "GO tells clients to start this much later (default 20 with launcher local, else 300)" },
-	{ "grace_s", CONF_NUM, 0, 0, 3600, NULL, NULL, "slack after warmup+duration before a point times out (default 15)" },
-	{ "stop_s", CONF_NUM, 0, 0.1, 3600, NULL, NULL, "wait for the server's DONE after STOP (default 15)" },
-	{ "exit_s", CONF_NUM, 0, 0.1, 600, NULL, NULL, "wait for processes to exit before signals (default 5)" },
-	{ "connect_s", CONF_NUM, 0, 0.1, 600, NULL, NULL, "verbs: each client thread's bound on opening its connections (client default 15)" },
-	{ "drain_s", CONF_NUM, 0, 0, 3600, NULL, NULL, "after its last send a client waits this long for answers before it counts the rest unanswered (default 1; below grace_s)" },
-	{ NULL }
-};
-
-static const struct conf_key idle_keys[] = {
-	{ "nap_us", CONF_NUM, 0, 0, 1e6, NULL, NULL, "an idle server worker or client thread sleeps this long at a time (default 0: they spin)" },
-	{ "spin_us", CONF_NUM, 0, 0, 1e7, NULL, NULL, "how long it spins after its last work before it naps (default 200)" },
-	{ NULL }
-};
 
 static const struct conf_key top_keys[] = {
 	{ "name", CONF_STR, 1, 0, 0, NULL, NULL, "experiment name (letters, digits, . _ -)" },
@@ -1062,8 +1070,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->grace_s = conf_num(to, "grace_s", 15);
 	rc->stop_s = conf_num(to, "stop_s", 15);
 	rc->exit_s = conf_num(to, "exit_s", 5);
-	rc->connect_s = conf_num(to, "connect_s", -1);
-	rc->drain_s = conf_num(to, "drain_s", 1);
+	rc->drain_s = conf_num(to, "drain_s", row_default_num("timeouts", "drain_s"));
 	if (rc->drain_s >= rc->grace_s) {
 		/* The clients drain inside the point's grace: a drain as long
 		 * would time the point out instead of counting what is late. */
@@ -1071,8 +1078,6 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 			"or lower drain_s", rc->path, rc->drain_s, rc->grace_s);
 		goto fail;
 	}
-	rc->idle_nap_us = conf_num(json_object_get(rc->root, "idle"), "nap_us", 0);
-	rc->idle_spin_us = conf_num(json_object_get(rc->root, "idle"), "spin_us", 200);
 
 	if (check_hosts(rc, err, errlen) < 0)
 		goto fail;

@@ -121,9 +121,7 @@ struct runconf {
 
 	/* timeouts (seconds unless named) */
 	double hello_s, grace_s, stop_s, exit_s, start_delay_ms;
-	double connect_s;              /* timeouts.connect_s, or -1: the client's default */
-	double drain_s;                /* timeouts.drain_s: the clients' wait for late answers */
-	double idle_nap_us, idle_spin_us;   /* idle: nap_us 0 = spin (lib/idle.h) */
+	double drain_s;                /* timeouts.drain_s (its row's), for the check against grace_s */
 };
 
 /* One measurement point of the sweep. */

@@ -150,7 +150,7 @@ static json_t *num_or_null(double v)
 /* [min, median, max] of a metric over the point's trials, or null. */
 static json_t *trial_spread(const json_t *pt, int metric)
 {
-	const json_t *trials = json_object_get(pt, "trials"), *t;
+	const json_t *trials = result_trials(pt), *t;
 	size_t i, n = 0, cap = json_array_size(trials);
 	double *v = malloc((cap ? cap : 1) * sizeof *v), med;
 	json_t *out;
@@ -158,8 +158,8 @@ static json_t *trial_spread(const json_t *pt, int metric)
 	if (!v)
 		return json_null();
 	json_array_foreach(trials, i, t) {
-		const json_t *all = json_object_get(json_object_get(t, "lat_ns"), "all");
-		double x = metric == 2 ? num(t, "achieved_ops") : num(all, metric_names[metric]);
+		const json_t *all = result_lat(t, "all");
+		double x = metric == 2 ? result_achieved(t) : result_num(all, metric_names[metric]);
 		if (isfinite(x) && (metric == 2 || num(all, "n") > 0))
 			v[n++] = x;
 	}
@@ -188,8 +188,8 @@ static void point_key(const json_t *run, const json_t *pt, char *out, size_t len
 
 	if (isfinite(frac))
 		snprintf(out, len, "%s@%.3gxknee", sys ? sys : "?", frac);
-	else if (json_is_number(json_object_get(pt, "offered_ops")))
-		snprintf(out, len, "%s@%.0f", sys ? sys : "?", num(pt, "offered_ops"));
+	else if (!isnan(result_offered(pt)))
+		snprintf(out, len, "%s@%.0f", sys ? sys : "?", result_offered(pt));
 	else
 		snprintf(out, len, "%s@closed/%.0f", sys ? sys : "?", num(pt, "outstanding"));
 	if (json_is_object(sw)) {
@@ -233,7 +233,7 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	out = json_array();
 	json_array_foreach(pts, i, pt) {
-		const json_t *all = json_object_get(json_object_get(pt, "lat_ns"), "all");
+		const json_t *all = result_lat(pt, "all");
 		json_t *p = json_object();
 		double c = result_canary_ns(pt);
 		point_key(run, pt, key, sizeof key);
@@ -249,9 +249,9 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 					    num_or_null(num(all, "n") > 0 ? num(all, metric_names[m]) : NAN));
 			json_object_set_new(p, ci, or_null(json_object_get(all, ci)));
 		}
-		json_object_set_new(p, "achieved_ops", num_or_null(num(pt, "achieved_ops")));
+		json_object_set_new(p, "achieved_ops", num_or_null(result_achieved(pt)));
 		json_object_set_new(p, "n", num_or_null(num(all, "n")));
-		json_object_set_new(p, "trials", json_integer((json_int_t)json_array_size(json_object_get(pt, "trials"))));
+		json_object_set_new(p, "trials", json_integer((json_int_t)json_array_size(result_trials(pt))));
 		json_object_set_new(p, "spread", json_pack("{s:o, s:o, s:o}", "p50", trial_spread(pt, 0),
 							   "p99", trial_spread(pt, 1), "achieved_ops",
 							   trial_spread(pt, 2)));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # finding.sh - `oqb run` writes the run's finding into run.json
-# (harness/verdict/finding.h): on configs/tiny.json with two trials per
+# (harness/trust/finding.h): on configs/tiny.json with two trials per
 # point, a ratio of oq's median to rawrpc's with its 95 % CI and the
 # per-load medians equal to the points' merged ones, or, when this host
 # saturated a load, a text that says why there is no number; and a run

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# result-file.sh - run.json as harness/result/ writes it (oqbench.run/2)
+# result-file.sh - run.json as harness/result/ writes it (oqbench.run/3)
 # and reads it back, against a short real run and a run.json that the
 # previous version wrote (tests/data/run-v1-tiny.json: oqbench.run/1,
 # tiny with one load, 4 trials a point, written by the oqb before it):
 #   compact    one line, no "bins" or "ranges_ns" anywhere; --pretty
 #              indents the same content;
-#   once       every histogram summary carries one encoding ("hdr"), and a
-#              trial's "all" none: it is nilext + non_nilext, whose n add up;
+#   once       every histogram is stored once: a trial's nilext and
+#              non_nilext as "hdr", its "all" (their sum) and a point's
+#              classes (its trials' sum) as numbers only;
 #   lossless   tests/hdr-decode.py (a decoder written apart from
-#              lib/hdrenc.c) finds n values in every encoding and recomputes
-#              the printed p50, p99 and p999 exactly;
+#              lib/hdrenc.c) finds n values in every encoding, and in every
+#              point's trials added up, and recomputes the printed p50, p99
+#              and p999 exactly;
+#   budget     the stored encodings per trial, and the bytes per trial and
+#              per point, within what keeps make demo's run.json under 2 MB;
 #   csv        summary.csv has the documented columns and one row per point,
 #              with the point's numbers;
 #   old files  compare, history and plot read the oqbench.run/1 file, and
@@ -39,20 +43,26 @@ R=$T/new/run.json
 # --- compact, each histogram once ------------------------------------------
 check result_compact test "$(wc -l <"$R")" -le 1
 check result_pretty_indented test "$(wc -l <"$T/pretty/run.json")" -gt 100
-jcheck result_schema "$R" '.schema == "oqbench.run/2" and .status == "ok"'
+jcheck result_schema "$R" '.schema == "oqbench.run/3" and .status == "ok"'
 jcheck result_no_second_encoding "$R" '[.. | objects | select(has("bins") or has("ranges_ns"))] | length == 0'
-jcheck result_point_summaries_have_hdr "$R" 'all(.points[]; all(.lat_ns[]; .hdr | type == "string"))
-	and all(.points[].server.service_ns | objects | (.all, .nilext, .non_nilext) | objects; .hdr | type == "string")'
+jcheck result_point_summaries_from_trials "$R" '(.points | length) > 0 and all(.points[]; (.trials | length) > 0 and
+	all(.lat_ns[]; (has("hdr") | not) and (.p99 | type == "number")))
+	and all(.points[].server.service_ns | objects | (.all, .nilext, .non_nilext) | objects; (has("hdr") | not) and has("p50"))'
 jcheck result_trial_all_once "$R" '[.points[].trials[]] | length > 0 and all(.[]; (.lat_ns.all | has("hdr") | not)
 	and .lat_ns.all.n == .lat_ns.nilext.n + .lat_ns.non_nilext.n and (.lat_ns.nilext.hdr | type == "string"))'
+# at most a trial's two classes of latency and of service time carry an
+# encoding; a point with trials and a trial set aside carry none
+jcheck result_encodings_per_trial "$R" '([.. | objects | select(has("hdr"))] | length) <=
+	4 * ([.points[].trials[]] | length) and all(.points[]; [.discarded_trials[]? | .. | objects | select(has("hdr"))] | length == 0)'
 python3 "$ROOT/tests/hdr-decode.py" "$R" | jq -s . >"$T/dec.json"
-jcheck result_lossless "$T/dec.json" 'length > 0 and all(.[]; .total == .n and [.p50, .p99, .p999] == .printed)'
+jcheck result_lossless "$T/dec.json" 'any(.[]; .from == "trials") and any(.[]; .from == "hdr")
+	and all(.[]; .total == .n and [.p50, .p99, .p999] == .printed)'
 # the decoder itself must be able to fail: one changed count is caught
 jq -c '.points[0].lat_ns.all.n += 1' "$R" >"$T/bad.json"
 python3 "$ROOT/tests/hdr-decode.py" "$T/bad.json" | jq -s . >"$T/dec-bad.json"
 jcheck result_decoder_control "$T/dec-bad.json" 'any(.[]; .total != .n)'
 # pretty and compact hold the same kind of document
-jcheck result_pretty_same_shape "$T/pretty/run.json" '.schema == "oqbench.run/2" and
+jcheck result_pretty_same_shape "$T/pretty/run.json" '.schema == "oqbench.run/3" and
 	([.. | objects | select(has("bins"))] | length == 0) and (.points | length) > 0'
 
 # --- summary.csv -----------------------------------------------------------

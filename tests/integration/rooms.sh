@@ -38,6 +38,31 @@ printf '#include "runconf.h"\nint x;\n' >"$T/probe2.c"   # the control: its own 
 cc $inc -fsyntax-only "$T/probe2.c" 2>"$T/probe2.err" && ok rooms_harness_includes_own ||
 	notok rooms_harness_includes_own "$(cat "$T/probe2.err")"
 
+# 1b. harness/'s folders include each other one way: the edges "FROM TO"
+# (a file of FROM includes a header that lives in TO) sort topologically
+# (tsort refuses a loop); the control is a made-up loop
+harness_edges() {
+	for f in harness/*/*.[ch]; do
+		from=$(basename "$(dirname "$f")")
+		sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | while IFS= read -r h; do
+			for to in harness/*/; do
+				to=$(basename "$to")
+				[ "$to" != "$from" ] && [ -f "harness/$to/$h" ] && echo "$from $to"
+			done
+		done
+	done | sort -u
+}
+harness_edges >"$T/edges"
+if [ -s "$T/edges" ] && tsort "$T/edges" >/dev/null 2>"$T/tsort.err" &&
+   grep -q '^run result$' "$T/edges" && grep -q '^verdict run$' "$T/edges"; then
+	ok rooms_harness_no_circle
+else
+	notok rooms_harness_no_circle "harness/ folders include each other in a circle: $(cat "$T/tsort.err") (edges: $(tr '\n' ',' <"$T/edges"))"
+fi
+{ cat "$T/edges"; echo "result verdict"; } | tsort >/dev/null 2>&1 &&
+	notok rooms_harness_circle_control "tsort accepted a loop (result -> verdict -> run -> result)" ||
+	ok rooms_harness_circle_control
+
 # 2. bin/oqb's symbols and libraries
 LIBB=$(dirname "$OQB_UNIT")/liboqb-bench.a
 if [ ! -f "$LIBB" ]; then

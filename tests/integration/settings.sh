@@ -5,7 +5,9 @@
 # docs line, fails here); every row's flag is in the --help of the binary
 # that takes it, with the row's default; a value beyond a binary's real
 # bound or rule (workers 100, ring_slots 1000, slot_size 100) is refused
-# by `oqb run --dry-run` and `oqb doctor` before anything starts, naming
+# by `oqb run --dry-run` and `oqb doctor` (and `oqb crashtest`, whose
+# config takes workers, ring_slots and pool_mb by the server's rows)
+# before anything starts, naming
 # the key, the bound and a valid value.  (That the flags `oqb run` emits
 # from the rows reach the server: rocksdb.sh's write_buffer_mb in the
 # server's echo, test_runconf's server_flag.)
@@ -61,6 +63,16 @@ refused workers_100 '.server.workers = 100' server.workers 100 '1 to 64'
 refused ring_slots_1000 '.server.ring_slots = 1000' server.ring_slots 'power of two' 'e.g. 1024'
 refused slot_size_100 '.server.slot_size = 100' server.slot_size 'multiple of 64' 'e.g. 128'
 refused other_kinds_key '.server.backend.write_buffer_mb = 8' write_buffer_mb 'not used by kind "cache"' rocksdb
+
+# the crash tester's config takes the server's keys by the same rows
+for c in 'workers 100 1 to 64' 'ring_slots 1000 power of two'; do
+	set -- $c
+	echo "{\"name\": \"rows\", \"crashes\": 1, \"$1\": $2}" >"$T/ct-$1.json"
+	out=$("$OQB_BIN/oqb" crashtest "$T/ct-$1.json" 2>&1); rc=$?
+	shift 2
+	[ $rc -eq 2 ] && [[ $out == *"ct-"*": "*"$*"* ]] && ok "crashtest_${c%% *}_from_row" ||
+		notok "crashtest_${c%% *}_from_row" "exit $rc: $out"
+done
 
 # the binary refuses the same by its rows
 out=$("$OQB_BIN/oqb-server" --ring-slots 1000 2>&1); rc=$?

@@ -118,7 +118,7 @@ static json_int_t spend(struct backend *b, int ops)
 
 TEST(fixed_service_time)
 {
-	struct backend_conf c = { .kind = "null", .service_ns = 20000 };
+	struct backend_conf c = { .kind = "null", .set.service_ns = 20000 };
 	char err[128];
 	struct backend *b = null_backend_ops.open(&c, err, sizeof err);
 	REQUIRE(b, "%s", err);
@@ -131,7 +131,7 @@ TEST(fixed_service_time)
 
 TEST(exponential_service_time)
 {
-	struct backend_conf c = { .kind = "null", .service_ns = 2000, .service_exp = 1,
+	struct backend_conf c = { .kind = "null", .set.service_ns = 2000, .set.service_dist = 1,
 				  .seed = 42, .worker = 3 };
 	char err[128];
 	const int n = 20000;

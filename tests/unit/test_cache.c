@@ -22,7 +22,7 @@ static uint8_t outbuf[KV_MAX_VALUE];
 
 static struct backend *open_cache_with(uint64_t mb, int prefault)
 {
-	struct backend_conf c = { .kind = "cache", .memory_mb = mb, .prefault = prefault };
+	struct backend_conf c = { .kind = "cache", .set.memory_mb = mb, .set.prefault = prefault };
 	char err[256] = "";
 	struct backend *b = cache_backend_ops.open(&c, err, sizeof err);
 	if (!b)
@@ -463,10 +463,10 @@ TEST(differential_against_reference)
 TEST(open_limits)
 {
 	char err[256] = "";
-	struct backend_conf c = { .kind = "cache", .memory_mb = (uint64_t)CACHE_MAX_MB + 1 };
+	struct backend_conf c = { .kind = "cache", .set.memory_mb = (uint64_t)CACHE_MAX_MB + 1 };
 	CHECK(cache_backend_ops.open(&c, err, sizeof err) == NULL);
 	CHECK(strstr(err, "memory_mb") != NULL, "error names the setting: %s", err);
-	c.memory_mb = 0;   /* default size */
+	c.set.memory_mb = 0;   /* default size */
 	struct backend *b = cache_backend_ops.open(&c, err, sizeof err);
 	REQUIRE(b);
 	struct cache_stats st;

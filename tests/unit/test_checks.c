@@ -1,6 +1,6 @@
 /*
  * test_checks.c - the sample-adequacy self-checks (ci_p99, ci_p999 in
- * harness/verdict/checks.c): a tail known from a handful of samples warns, the
+ * harness/trust/checks.c): a tail known from a handful of samples warns, the
  * same shape with many samples passes, the thresholds come from the
  * config, the defaults are the ones docs/trust.md names, and a percentile
  * whose CI reaches past the largest sample is never passed; and

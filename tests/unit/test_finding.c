@@ -1,5 +1,5 @@
 /*
- * test_finding.c - the run's finding (harness/verdict/finding.h) on fixed
+ * test_finding.c - the run's finding (harness/trust/finding.h) on fixed
  * trials: the ratio of medians read from merged histograms, its bootstrap
  * CI over trials, saturated loads left out, and the degenerate cases
  * (one load, one trial, no oq, one system, no points) that must say why

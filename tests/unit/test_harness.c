@@ -407,7 +407,88 @@ TEST(flagged_by_follows_what_each_warning_concerns)
 	json_decref(srv);
 }
 
+/* h and g hold the same values, counter by counter. */
+static int hist_same(const struct hist *h, const struct hist *g)
+{
+	return h->n == g->n && h->min == g->min && h->max == g->max && h->sum == g->sum &&
+	       h->overflow == g->overflow && !memcmp(h->counts, g->counts, sizeof h->counts);
+}
+
+TEST(point_histograms_live_in_trials)
+{
+	/* Three trials merged into a point: run.json keeps the point's
+	 * numbers and not its encodings (result_point_compact), and
+	 * result_point_hist merges the trials back into the histogram the
+	 * point was built from, bit for bit.  A point whose trials do not
+	 * add up to it keeps its encoding; a point whose encoding is gone
+	 * and whose trials were changed is refused; a trial set aside keeps
+	 * its numbers only. */
+	struct check_conf cc;
+	checks_defaults(&cc);
+	struct point pt = { .idx = 0, .system = "oq", .offered_ops = 1000 };
+	json_t *srv = json_pack("{s:s}", "schema", "oqbench.server/1");
+	json_t *entries = json_array(), *pj0 = NULL;
+	static const uint64_t hi[3] = { 2000, 9000, 40000 };
+	static const char *const cls[3] = { "all", "nilext", "non_nilext" };
+	struct hist *full[3] = { hist_new(), hist_new(), hist_new() }, *back = hist_new();
+	char err[256];
+	REQUIRE(full[0] && full[1] && full[2] && back);
+	for (unsigned t = 0; t < 3; t++) {
+		json_t *none = json_array();
+		int r = add_trial(entries, &pj0, &pt, srv, t, hi[t], 100, none, err, sizeof err);
+		json_decref(none);
+		REQUIRE(r == 0, "%s", err);
+	}
+	json_t *p = trials_point(pj0, entries, &cc, err, sizeof err);
+	REQUIRE(p, "%s", err);
+	json_t *lat = json_object_get(p, "lat_ns");
+	for (int c = 0; c < 3; c++) {
+		REQUIRE(result_hist(full[c], json_object_get(lat, cls[c]), err, sizeof err) == 0, "%s", err);
+		CHECK(full[c]->n > 0, "%s has samples", cls[c]);
+	}
+	result_point_compact(p);
+	for (int c = 0; c < 3; c++) {
+		json_t *s = json_object_get(lat, cls[c]);
+		CHECK(!json_object_get(s, "hdr") && json_object_get(s, "p99"), "%s: numbers kept, encoding dropped",
+		      cls[c]);
+		CHECK(result_point_hist(back, p, "lat_ns", cls[c], err, sizeof err) == 0, "%s: %s", cls[c], err);
+		CHECK(hist_same(back, full[c]), "%s: the trials merged are the point", cls[c]);
+	}
+	CHECK(result_point_hist(back, p, "bogus_ns", "all", err, sizeof err) == -1 && strstr(err, "bogus_ns"),
+	      "%s", err);
+	/* a trial lost after the fact: the point no longer adds up */
+	json_object_set_new(p, "trials", json_deep_copy(entries));   /* trials_point shares entries */
+	json_array_remove(json_object_get(p, "trials"), 2);
+	CHECK(result_point_hist(back, p, "lat_ns", "nilext", err, sizeof err) == -1 && strstr(err, "damaged"),
+	      "a point its trials do not make is refused: %s", err);
+	json_decref(p);
+
+	/* trials that do not add up to the point's stored histogram: it keeps its own */
+	p = trials_point(pj0, entries, &cc, err, sizeof err);
+	REQUIRE(p, "%s", err);
+	json_object_set_new(p, "trials", json_deep_copy(entries));
+	json_array_remove(json_object_get(p, "trials"), 2);
+	result_point_compact(p);
+	CHECK(json_is_string(json_object_get(json_object_get(json_object_get(p, "lat_ns"), "all"), "hdr")),
+	      "a point that is not its trials' sum keeps its encoding");
+	json_decref(p);
+
+	/* a trial set aside */
+	json_t *d = json_deep_copy(json_array_get(entries, 1));
+	result_trial_set_aside(d);
+	CHECK(!json_object_get(json_object_get(json_object_get(d, "lat_ns"), "nilext"), "hdr") &&
+	      json_object_get(json_object_get(json_object_get(d, "lat_ns"), "nilext"), "p50"),
+	      "a trial set aside keeps its numbers, not its encodings");
+	json_decref(d);
+	for (int c = 0; c < 3; c++)
+		hist_free(full[c]);
+	hist_free(back);
+	json_decref(pj0);
+	json_decref(entries);
+	json_decref(srv);
+}
+
 UNIT_MAIN(script_quotes_every_word, shell_quote_keeps_plain_words, ssh_command_checks_host_keys,
 	  local_start_reports_exec_failure, merge_sums_bins_never_averages, host_is_local_cases,
 	  rerun_policy_stops_and_resumes, trial_agreement_names_a_changed_canary,
-	  flagged_by_follows_what_each_warning_concerns)
+	  flagged_by_follows_what_each_warning_concerns, point_histograms_live_in_trials)

@@ -188,7 +188,7 @@ TEST(backend_live)
 {
 	if (!have_memcached())
 		SKIP("memcached is not installed (make deps installs it)");
-	struct backend_conf c = { .kind = "memcached", .memory_mb = 16, .max_item_mb = 1, .mc_threads = 1,
+	struct backend_conf c = { .kind = "memcached", .set.memory_mb = 16, .set.max_item_mb = 1, .set.memcached_threads = 1,
 				  .workers = 1, .worker = 0 };
 	char err[2048];
 	struct backend *b = memcached_backend_ops.open(&c, err, sizeof err);
@@ -235,10 +235,10 @@ TEST(backend_live)
 	memcached_backend_ops.close(b);
 
 	/* a binary that is not there: a clear error */
-	c.mc_path = "/nonexistent/memcached";
+	c.set.memcached_path = "/nonexistent/memcached";
 	CHECK(memcached_backend_ops.open(&c, err, sizeof err) == NULL && strstr(err, "memcached_path"), "%s", err);
-	c.mc_path = NULL;
-	c.max_item_mb = 16;   /* more than half of 16 MiB */
+	c.set.memcached_path = NULL;
+	c.set.max_item_mb = 16;   /* more than half of 16 MiB */
 	CHECK(memcached_backend_ops.open(&c, err, sizeof err) == NULL && strstr(err, "max_item_mb"), "%s", err);
 }
 

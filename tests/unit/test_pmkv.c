@@ -811,7 +811,7 @@ TEST(backend_interface)
 	CHECK(strcmp(ops->name, "pmkv") == 0 && ops->version == BACKEND_OPS_VERSION);
 
 	pool_path(p, sizeof p, "be");
-	struct backend_conf c = { .kind = "pmkv", .path = p, .pool_mb = 1, .worker = 3 };
+	struct backend_conf c = { .kind = "pmkv", .path = p, .set.pool_mb = 1, .worker = 3 };
 	struct backend *b = ops->open(&c, err, sizeof err);
 	REQUIRE(b, "%s", err);
 	snprintf(f, sizeof f, "%s.w3", p);
@@ -866,7 +866,7 @@ TEST(backend_interface)
 	c.path = NULL;
 	CHECK(ops->open(&c, err, sizeof err) == NULL && strstr(err, "path"), "%s", err);
 	c.path = p;
-	c.pool_mb = 1ull << 40;
+	c.set.pool_mb = 1ull << 40;
 	CHECK(ops->open(&c, err, sizeof err) == NULL && strstr(err, "pool_mb"), "%s", err);
 }
 

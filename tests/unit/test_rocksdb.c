@@ -38,8 +38,8 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 
 static struct backend_conf conf(const char *path)
 {
-	struct backend_conf c = { .kind = "rocksdb", .rdb_wal = 1, .rdb_write_buffer_mb = 4,
-				  .rdb_max_write_buffers = 2, .rdb_path = path, .run_dir = tmp, .workers = 1 };
+	struct backend_conf c = { .kind = "rocksdb", .set.rdb_wal = 1, .set.write_buffer_mb = 4,
+				  .set.max_write_buffers = 2, .set.rdb_path = path, .run_dir = tmp, .workers = 1 };
 	return c;
 }
 
@@ -136,14 +136,14 @@ TEST(bad_options_are_refused_by_name)
 	SKIP_IF_NO_TMP();
 	char err[512] = "";
 	struct backend_conf c = conf(NULL);
-	c.rdb_wal = 0;
-	c.rdb_sync = 1;
+	c.set.rdb_wal = 0;
+	c.set.rdb_sync = 1;
 	CHECK(!rocksdb_backend_ops.open(&c, err, sizeof err) && strstr(err, "sync true needs wal true"), "%s", err);
-	c.rdb_sync = 0;
+	c.set.rdb_sync = 0;
 	c.durable = 1;
 	CHECK(!rocksdb_backend_ops.open(&c, err, sizeof err) && strstr(err, "durable server needs wal true"), "%s", err);
 	c = conf(NULL);
-	c.rdb_write_buffer_mb = 0;
+	c.set.write_buffer_mb = 0;
 	CHECK(!rocksdb_backend_ops.open(&c, err, sizeof err) && strstr(err, "write_buffer_mb 0"), "%s", err);
 	c = conf("/proc/no-such-dir/db");
 	CHECK(!rocksdb_backend_ops.open(&c, err, sizeof err) && strstr(err, "/proc/no-such-dir/db"), "%s", err);
@@ -158,7 +158,7 @@ TEST(stats_record_build_and_options_and_private_dir_goes)
 	SKIP_IF_NO_TMP();
 	char err[512];
 	struct backend_conf c = conf(NULL);
-	c.rdb_wal = 0;
+	c.set.rdb_wal = 0;
 	struct backend *b = rocksdb_backend_ops.open(&c, err, sizeof err);
 	REQUIRE(b, "open: %s", err);
 	json_t *st = rocksdb_backend_ops.stats_json(b);

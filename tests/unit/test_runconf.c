@@ -32,6 +32,30 @@ static int server_flag(const struct runconf *rc, const char *flag, const char *v
 	return found;
 }
 
+/* Whether argv a holds flag (followed by val, unless val is NULL); frees a. */
+static int argv_has(char **a, const char *flag, const char *val)
+{
+	int found = 0;
+	for (size_t i = 0; a && a[i]; i++)
+		if (!strcmp(a[i], flag) && (!val || (a[i + 1] && !strcmp(a[i + 1], val))))
+			found = 1;
+	launch_argv_free(a);
+	return found;
+}
+
+/* The same for client 0 of rc's first point, and for its verbs canary. */
+static int client_flag(const struct runconf *rc, const char *flag, const char *val)
+{
+	struct point pt[4];
+	if (runconf_plan(rc, pt, 4) == 0)
+		return 0;
+	return argv_has(procargs_client("/bin", rc, &pt[0], "127.0.0.1:1", "ep", 0, NULL), flag, val);
+}
+
+static int vfloor_flag(const struct runconf *rc, const char *flag)
+{
+	return argv_has(procargs_vfloor("/bin", rc, "127.0.0.1:1", NULL, -1), flag, NULL);
+}
 
 /* A small valid config; tests change it with --set style overrides. */
 static const char *base_cfg =
@@ -381,7 +405,34 @@ TEST(cleanup)
 		unlink(g_path);
 }
 
+TEST(timeouts_and_idle_are_rows)
+{
+	/* timeouts.drain_s and connect_s are the clients' rows, idle's keys
+	 * the server's and the clients': bounded by the rows (drain_s's 600,
+	 * the client's own), passed as flags only when set, and never to a
+	 * binary that does not take them (the verbs canary) */
+	struct runconf rc;
+	char err[4096];
+
+	REQUIRE(load(&rc, err, sizeof err, 0) == 0, "%s", err);
+	CHECK(!client_flag(&rc, "--drain-s", NULL) && !client_flag(&rc, "--idle-nap-us", NULL) &&
+	      !server_flag(&rc, "--idle-nap-us", NULL), "not given: the binaries' defaults");
+	CHECK(rc.drain_s == 1, "the driver's drain_s is the row's default: %g", rc.drain_s);
+	runconf_free(&rc);
+	REQUIRE(load(&rc, err, sizeof err, 3, "timeouts.drain_s=2", "timeouts.connect_s=30", "idle.nap_us=50") == 0,
+		"%s", err);
+	CHECK(client_flag(&rc, "--drain-s", "2") && client_flag(&rc, "--connect-timeout-s", "30") &&
+	      client_flag(&rc, "--idle-nap-us", "50") && server_flag(&rc, "--idle-nap-us", "50"),
+	      "the rows' keys become the flags of the binaries that take them");
+	CHECK(!server_flag(&rc, "--drain-s", NULL) && !vfloor_flag(&rc, "--idle-nap-us"),
+	      "a binary that does not take a row gets no flag for it");
+	runconf_free(&rc);
+	CHECK(load(&rc, err, sizeof err, 2, "timeouts.drain_s=601", "timeouts.grace_s=3600") < 0 && strstr(err, "drain_s"),
+	      "drain_s beyond the client's bound is refused before anything starts: %s", err);
+	CHECK(load(&rc, err, sizeof err, 1, "idle.nap_us=-1") < 0 && strstr(err, "nap_us"), "%s", err);
+}
+
 UNIT_MAIN(set_parses_values, set_errors_name_the_fix, set_reaches_any_leaf, set_file_merges_and_checks_keys,
 	  load_applies_and_records_overrides,
 	  sweep_makes_checked_variants, durable_and_pmem_dir, verbs_keys_need_verbs, prefault_is_the_cache_backends,
-	  start_delay_follows_the_launcher, cleanup)
+	  start_delay_follows_the_launcher, timeouts_and_idle_are_rows, cleanup)

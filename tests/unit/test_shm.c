@@ -36,8 +36,8 @@ static struct server *start_server(const char *system, const char *backend, unsi
 	c.tpc.system = system;
 	c.tpc.void_timeout_ns = void_ms * 1000000ull;
 	c.bc.kind = backend;
-	c.bc.memory_mb = 16;
-	c.bc.service_ns = service_ns;
+	c.bc.set.memory_mb = 16;
+	c.bc.set.service_ns = service_ns;
 	struct server *s = server_start(&c, err, sizeof err);
 	if (!s)
 		fprintf(stderr, "server_start: %s\n", err);

@@ -37,7 +37,7 @@ static int fill_conf(struct server_conf *c, const char *dir)
 	c->tpc.pmem_path = dir;
 	c->tpc.void_timeout_ns = 2000000ull;   /* 2 ms */
 	c->bc.kind = "cache";
-	c->bc.memory_mb = 16;
+	c->bc.set.memory_mb = 16;
 	return c->sys && c->be;
 }
 

@@ -1,6 +1,6 @@
 /*
  * test_stall.c - the stall meter (lib/stall.h) and the stalls self-check
- * (harness/verdict/checks.c): gaps over the threshold count whole and only inside
+ * (harness/trust/checks.c): gaps over the threshold count whole and only inside
  * the counted span, a pass's slack is honoured, the kept events are the
  * last ones, a server's stalls count only where they overlap the client's
  * window, and the check warns above stall_share and passes below it.

@@ -77,7 +77,7 @@ static double pt_median(const struct fpt *f, const unsigned *mult)
  * histogram that cannot be read: the point is then not usable). */
 static int pt_load(struct fpt *f, const char *cls)
 {
-	const json_t *trials = json_object_get(f->p, "trials"), *t;
+	const json_t *trials = result_trials(f->p), *t;
 	size_t nt = json_array_size(trials), i, k = 0;
 	struct hist **h = calloc(nt ? nt : 1, sizeof *h);
 	unsigned char *seen = calloc(HIST_NCOUNTS, 1);
@@ -86,17 +86,18 @@ static int pt_load(struct fpt *f, const char *cls)
 	if (!h || !seen)
 		goto out;
 	if (!nt) {     /* a run.json from before trials: the point is its one trial */
-		const json_t *c = json_object_get(json_object_get(f->p, "lat_ns"), cls);
-		if (getn(c, "n") > 0 && (h[0] = hist_new()) && class_hist(h[0], json_object_get(f->p, "lat_ns"), cls) == 0)
+		char e[256];
+		if (getn(result_lat(f->p, cls), "n") > 0 && (h[0] = hist_new()) &&
+		    result_point_hist(h[0], f->p, "lat_ns", cls, e, sizeof e) == 0)
 			k = 1;
 	}
 	json_array_foreach(trials, i, t) {
-		const json_t *c = json_object_get(json_object_get(t, "lat_ns"), cls);
+		const json_t *c = result_lat(t, cls);
 		if (!(getn(c, "n") > 0))
 			continue;
 		if (!(h[k] = hist_new()))
 			goto out;
-		if (class_hist(h[k], json_object_get(t, "lat_ns"), cls) < 0 || !h[k]->n)
+		if (class_hist(h[k], result_lat(t, NULL), cls) < 0 || !h[k]->n)
 			goto out;
 		k++;
 	}
@@ -295,9 +296,8 @@ json_t *finding_of_run(const json_t *run)
 	json_object_set_new(fd, "statistic", json_string("p50"));
 	/* the nilext median where every point below saturation has one */
 	json_array_foreach(points, i, p)
-		if (!json_is_true(json_object_get(p, "saturated")) &&
-		    getn(json_object_get(json_object_get(p, "lat_ns"), "all"), "n") > 0 &&
-		    !(getn(json_object_get(json_object_get(p, "lat_ns"), "nilext"), "n") > 0))
+		if (!result_saturated(p) && getn(result_lat(p, "all"), "n") > 0 &&
+		    !(getn(result_lat(p, "nilext"), "n") > 0))
 			cls = "all";
 	json_object_set_new(fd, "class", json_string(cls));
 	json_array_foreach(points, i, p) {
@@ -316,7 +316,7 @@ json_t *finding_of_run(const json_t *run)
 		if (j == ncond && ncond < MAXCOND)
 			cond[ncond++] = p;
 		f->cond = j;
-		if (f->sys >= MAXSYS || f->cond >= MAXCOND || json_is_true(json_object_get(p, "saturated")))
+		if (f->sys >= MAXSYS || f->cond >= MAXCOND || result_saturated(p))
 			continue;
 		pt_load(f, cls);
 		f->usable = f->nt > 0 && f->median > 0;
