@@ -148,6 +148,8 @@ static void thread_fail(struct cthread *t, const char *what, const char *msg)
 static __attribute__((noinline)) void record_tagged(struct cthread *t, unsigned cls, uint64_t lat, unsigned tag,
 						    unsigned worker)
 {
+	if (!tag)
+		return;
 	if (worker)
 		t->ntag_worker[cls]++;
 	if (!(tag & STALL_TAG_HOST)) {
@@ -198,9 +200,9 @@ static int poll_events(struct cthread *t, uint64_t now)
 			 * the two halves (client_result), which hold it exactly */
 			hist_record(t->h[p->cls], lat);
 			hist_record(t->half[p->t_int >= t->mid], lat);
-			unsigned tag = mark | stall_tag(&t->stall, p->t_int);
-			if (__builtin_expect(tag != 0, 0))
-				record_tagged(t, p->cls, lat, tag, mark);
+			/* one compare when no stall is near (stall.h) */
+			if (__builtin_expect(mark != 0, 0) || __builtin_expect(p->t_int <= t->stall.mark_until, 0))
+				record_tagged(t, p->cls, lat, mark | stall_tag(&t->stall, p->t_int), mark);
 		}
 		if (now >= t->warm_end && now < t->end)
 			t->committed_in_window++;
