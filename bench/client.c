@@ -27,6 +27,7 @@
 #include "hist.h"
 #include "history_rec.h"
 #include "log.h"
+#include "probe.h"
 #include "rng.h"
 #include "stall.h"
 #include "usage.h"
@@ -89,6 +90,11 @@ struct cthread {
 	struct idle_state idle;   /* naps when idle (lib/idle.h) */
 	uint64_t cpu_ns;          /* CPU time the thread got from start to end */
 	struct stall_meter stall; /* the time it did not run in the window (stall.h) */
+	/* tagged requests of the window (stall.h): the host's, per class, in
+	 * a histogram (allocated at the first) so that the untagged ones are
+	 * the class's less these; the unattributed ones counted */
+	struct hist *tagged[CLS_ALL];
+	uint64_t ntag_host[CLS_ALL], ntag_unatt[CLS_ALL], ntag_worker[CLS_ALL];
 };
 
 struct client {
@@ -105,6 +111,7 @@ struct client {
 	uint64_t measured_ns;
 	uint64_t steal_ticks, total_ticks;   /* host CPU time from GO to the end */
 	uint64_t connect_ns, connect_max_ns; /* every thread's cli_open, and the slowest */
+	struct probe *probe;           /* per thread CPU (lib/probe.h), or NULL */
 };
 
 #define REQBUF (KV_MAX_VALUE + 4096)
@@ -136,6 +143,26 @@ static void thread_fail(struct cthread *t, const char *what, const char *msg)
 	}
 }
 
+/* A tagged request of the window (rare): tag is STALL_TAG_* bits, from the
+ * thread's own stalls and the worker's mark on the reply (worker). */
+static __attribute__((noinline)) void record_tagged(struct cthread *t, unsigned cls, uint64_t lat, unsigned tag,
+						    unsigned worker)
+{
+	if (!tag)
+		return;
+	if (worker)
+		t->ntag_worker[cls]++;
+	if (!(tag & STALL_TAG_HOST)) {
+		t->ntag_unatt[cls]++;
+		return;
+	}
+	t->ntag_host[cls]++;
+	if (!t->tagged[cls])
+		t->tagged[cls] = hist_new();
+	if (t->tagged[cls])
+		hist_record(t->tagged[cls], lat);
+}
+
 /* Handles events until none is pending; returns how many it handled. */
 static int poll_events(struct cthread *t, uint64_t now)
 {
@@ -157,6 +184,7 @@ static int poll_events(struct cthread *t, uint64_t now)
 		p->busy = 0;
 		t->outstanding--;
 		t->committed++;
+		unsigned mark = ev[i].mark;   /* the worker's stall tag on its reply (wire.h) */
 		if (t->hrec)
 			hrec_commit(t->hrec, &ev[i], now);
 		if (ev[i].status == KV_NOT_FOUND)
@@ -172,6 +200,9 @@ static int poll_events(struct cthread *t, uint64_t now)
 			 * the two halves (client_result), which hold it exactly */
 			hist_record(t->h[p->cls], lat);
 			hist_record(t->half[p->t_int >= t->mid], lat);
+			/* one compare when no stall is near (stall.h) */
+			if (__builtin_expect(mark != 0, 0) || __builtin_expect(p->t_int <= t->stall.mark_until, 0))
+				record_tagged(t, p->cls, lat, mark | stall_tag(&t->stall, p->t_int), mark);
 		}
 		if (now >= t->warm_end && now < t->end)
 			t->committed_in_window++;
@@ -489,6 +520,7 @@ static void *thread_main(void *arg)
 	/* A pass issues at most 32 and polls at most 64: it fits in the
 	 * threshold, so no slack (stall.h), but for a nap it chose. */
 	stall_init(&t->stall, 0, start, t->warm_end, t->end);
+	stall_evidence(&t->stall, probe_of(cl->probe, t->cpu));
 	for (;;) {
 		uint64_t now = clock_ns();
 		stall_tick(&t->stall, now, napped);
@@ -529,6 +561,8 @@ static void *thread_main(void *arg)
 		 * interval and weaken the check. */
 		if (t->q_n == t->q_timed && !t->gen_done && !t->hrec)
 			prepare(t, 0, 0, 0);
+		if (!did && !t->q_timed)
+			stall_idle(&t->stall, now);   /* back on its schedule: a stall's backlog is gone (R) */
 		if (did) {
 			idle = 0;
 			idle_busy(&t->idle);
@@ -612,6 +646,7 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		t->half[1] = hist_new();
 		t->gaps = malloc(GAPS_MAX * sizeof *t->gaps);
 		t->cpu = c->cpus && c->cpus->n > (int)i ? c->cpus->cpu[i] : -1;
+		stall_init(&t->stall, 0, 0, 0, 0);   /* no evidence yet: nothing to free */
 		if (!t->pend || !t->arena || !t->bigbuf || !t->h[0] || !t->h[1] || !t->lag || !t->half[0] ||
 		    !t->half[1] || !t->gaps) {
 			snprintf(err, errlen, "out of memory");
@@ -723,12 +758,17 @@ int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen
 {
 	uint64_t s0 = 0, t0 = 0, s1 = 0, t1 = 0;
 	int have = read_steal(&s0, &t0);
+	/* the probes before GO: each thread takes its CPU's as its window starts */
+	if (cl->c.probe_ns && cl->c.cpus && cl->c.cpus->n > 0 && !cl->c.manual)
+		cl->probe = probe_start(cl->c.cpus->cpu, (unsigned)(cl->c.cpus->n < (int)cl->c.threads ? cl->c.cpus->n
+										   : (int)cl->c.threads), cl->c.probe_ns);
 	gate_open(cl, clock_ns() + start_in_ns);
 	for (unsigned i = 0; i < cl->c.threads; i++)
 		if (cl->t[i].started) {
 			pthread_join(cl->t[i].th, NULL);
 			cl->t[i].started = 0;
 		}
+	probe_stop(cl->probe);
 	if (history_close_all(cl, err, errlen) != 0)
 		return -1;
 	if (have && read_steal(&s1, &t1) && t1 > t0) {
@@ -777,8 +817,11 @@ static json_t *trust_json(struct client *cl)
 		"steal_ticks", (json_int_t)cl->steal_ticks, "total_ticks", (json_int_t)cl->total_ticks);
 	json_object_set_new(j, "cpu_ns", cpu);
 	json_t *st = json_array();
-	for (unsigned i = 0; i < cl->c.threads; i++)
-		json_array_append_new(st, stall_json(&cl->t[i].stall));
+	for (unsigned i = 0; i < cl->c.threads; i++) {
+		json_t *sj = stall_json(&cl->t[i].stall);
+		json_object_set_new(sj, "window", stall_window_json(&cl->t[i].stall, cl->t[i].warm_end, cl->t[i].end));
+		json_array_append_new(st, sj);
+	}
 	json_object_set_new(j, "stalls", st);
 	/* the window in wall-clock time, which the server's stalls are timed in */
 	if (cl->c.threads) {
@@ -790,6 +833,45 @@ static json_t *trust_json(struct client *cl)
 	hist_free(h0);
 	hist_free(h1);
 	return j;
+}
+
+/*
+ * The window's requests by tag (lib/stall.h): "sys_lat_ns" per class, the
+ * requests no host stall touched (each class's histogram less its
+ * host-tagged ones: m[] are the classes' merged histograms, left as they
+ * are); "host" and "unattributed" counts per class ("worker": those of
+ * them the worker's mark tagged); "probe", the probes' own record.
+ */
+static json_t *tags_json(struct client *cl, struct hist *const *m)
+{
+	struct hist *sys[NCLS];
+	json_t *lat = json_object(), *nh = json_object(), *nu = json_object(), *nw = json_object();
+	for (int k = 0; k < NCLS; k++)
+		sys[k] = hist_new();
+	for (int k = 0; k < CLS_ALL; k++) {
+		uint64_t h = 0, u = 0, w = 0;
+		if (sys[k] && m[k])
+			hist_merge(sys[k], m[k]);
+		for (unsigned i = 0; i < cl->c.threads; i++) {
+			struct cthread *t = &cl->t[i];
+			if (sys[k] && t->tagged[k])
+				hist_subtract(sys[k], t->tagged[k]);
+			h += t->ntag_host[k];
+			u += t->ntag_unatt[k];
+			w += t->ntag_worker[k];
+		}
+		if (sys[CLS_ALL] && sys[k])
+			hist_merge(sys[CLS_ALL], sys[k]);
+		json_object_set_new(nh, cls_name[k], json_integer((json_int_t)h));
+		json_object_set_new(nu, cls_name[k], json_integer((json_int_t)u));
+		json_object_set_new(nw, cls_name[k], json_integer((json_int_t)w));
+	}
+	for (int k = 0; k < NCLS; k++) {
+		json_object_set_new(lat, cls_name[k], sys[k] ? hist_to_json(sys[k]) : json_null());
+		hist_free(sys[k]);
+	}
+	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "sys_lat_ns", lat, "host", nh, "unattributed", nu, "worker", nw,
+			 "probe", probe_json(cl->probe));
 }
 
 json_t *client_result(struct client *cl)
@@ -891,6 +973,7 @@ json_t *client_result(struct client *cl)
 	}
 	json_object_set_new(j, "transport_stats", tstats);
 	json_object_set_new(j, "lat_ns", lat);
+	json_object_set_new(j, "host_tags", tags_json(cl, m));
 	json_object_set_new(j, "summary_ns", sum);
 	if (cl->c.threads && cl->t[0].gen && cl->c.gen->describe) {
 		json_t *d = cl->c.gen->describe(cl->t[0].gen);
@@ -922,6 +1005,9 @@ void client_destroy(struct client *cl)
 		hist_free(t->lag);
 		hist_free(t->half[0]);
 		hist_free(t->half[1]);
+		hist_free(t->tagged[0]);
+		hist_free(t->tagged[1]);
+		stall_free(&t->stall);
 		free(t->gaps);
 		hrec_close(t->hrec, NULL, 0);
 		free(t->pend);
@@ -929,6 +1015,7 @@ void client_destroy(struct client *cl)
 		free(t->bigbuf);
 	}
 	free(cl->t);
+	probe_free(cl->probe);
 	pthread_cond_destroy(&cl->go_cv);
 	pthread_mutex_destroy(&cl->go_mu);
 	free(cl);

@@ -38,6 +38,7 @@ struct client_conf {
 	struct idle_conf idle;       /* what an idle thread does (lib/idle.h); zero: spin */
 	struct hrec_conf history;    /* record histories; history.dir NULL: off */
 	const struct cpu_plan *cpus; /* thread i runs on cpus->cpu[i]; NULL or n = 0: unpinned */
+	uint64_t probe_ns;           /* a probe per thread CPU wakes this often (lib/probe.h); 0: none */
 	int manual;                  /* no threads and no load phase: the caller drives
 					thread 0 with client_step_issue/poll (oqb-icount) */
 };

@@ -223,6 +223,7 @@ int main(int argc, char **argv)
 			"spinning threads share CPUs, latencies will include scheduling delays", o.set.threads,
 			o.cpu_first, cpus.available);
 	cc.cpus = &cpus;
+	cc.probe_ns = (uint64_t)o.set.cli_probe_us * 1000;
 
 	/* The process's start, split for the driver's run.json (HELLO):
 	 * reaching the driver, then client_prepare (connections, load). */

@@ -186,6 +186,7 @@ int main(int argc, char **argv)
 	}
 	const char *recv_mode = settings_choice("verbs", "recv_mode", o.set.recv_mode);
 	sc.tpc.workers = (unsigned)o.set.workers;
+	sc.probe_ns = (uint64_t)o.set.srv_probe_us * 1000;
 	sc.idle.nap_ns = (uint64_t)(o.set.idle_nap_us * 1e3);
 	sc.idle.spin_ns = (uint64_t)(o.set.idle_spin_us * 1e3);
 	sc.tpc.ring_slots = (unsigned)o.set.ring_slots;

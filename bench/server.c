@@ -103,6 +103,7 @@ struct server {
 	_Atomic int stop;
 	int stopped;
 	struct worker *w;
+	struct probe *probe;      /* per worker CPU (lib/probe.h), or NULL */
 };
 
 static void reply(struct worker *w, const struct wire_req *h, unsigned kind,
@@ -110,7 +111,9 @@ static void reply(struct worker *w, const struct wire_req *h, unsigned kind,
 {
 	struct server *s = w->s;
 	struct wire_resp r = {
+		/* inside a stall's interval (lib/stall.h) the reply says so */
 		.seq = h->seq, .status = status, .val_len = val_len, .kind = (uint8_t)kind,
+		.mark = (uint8_t)stall_mark_now(&w->stall),
 		.op = h->op, .worker = (uint16_t)w->idx, .client_id = h->client_id,
 	};
 	if (s->c.tp->srv_reply(s->tp, w->idx, h->client_id, &r, val) != 0)
@@ -452,6 +455,7 @@ static void worker_loop(struct worker *w)
 	/* A pass that ran n requests may take up to n * STALL_SLACK_NS beyond
 	 * the threshold before the gap after it counts as a stall. */
 	stall_init(&w->stall, 0, born, born, 0);
+	stall_evidence(&w->stall, probe_of(s->probe, w->cpu));
 	int ran = 0;
 	uint64_t napped = 0;
 	idle_thread_init(&s->c.idle);
@@ -467,11 +471,15 @@ static void worker_loop(struct worker *w)
 		if ((ran = worker_step(w, arr)) > 0) {
 			idle = 0;
 			idle_busy(&w->idle);
-		} else if (++idle >= 256) {
-			/* Spin, but let other threads on this core run; or nap
-			 * (server.idle, lib/idle.h). */
-			idle = 0;
-			napped = idle_pause(&w->idle, &s->c.idle, clock_ns(), 0);
+		} else {
+			/* nothing to do: a host stall's backlog is gone (R) */
+			stall_idle(&w->stall, clock_ns());
+			if (++idle >= 256) {
+				/* Spin, but let other threads on this core run;
+				 * or nap (server.idle, lib/idle.h). */
+				idle = 0;
+				napped = idle_pause(&w->idle, &s->c.idle, clock_ns(), 0);
+			}
 		}
 	}
 	w->life_ns = clock_ns() - born;
@@ -575,6 +583,10 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 		free(s);
 		return NULL;
 	}
+	/* the probes first, so each worker finds its CPU's when its loop starts */
+	if (c->probe_ns && c->cpus && c->cpus->n > 0 && !c->manual)
+		s->probe = probe_start(c->cpus->cpu, (unsigned)(c->cpus->n < (int)c->tpc.workers ? c->cpus->n
+										 : (int)c->tpc.workers), c->probe_ns);
 	/* Each worker's thread starts first and opens its own instance, one
 	 * worker after another (a backend's first open may start the store
 	 * the others then reach: memcached). */
@@ -583,6 +595,7 @@ struct server *server_start(const struct server_conf *c, char *err, size_t errle
 		w->s = s;
 		w->idx = i;
 		w->cpu = c->cpus && c->cpus->n > (int)i ? c->cpus->cpu[i] : -1;
+		stall_init(&w->stall, 0, 0, 0, 0);   /* no evidence yet: nothing to free */
 		w->on_executed = c->tpc.durable ? c->tp->srv_executed : NULL;
 		for (unsigned f = 0; f <= WIRE_F_ALL; f++)
 			w->rule[f] = (uint8_t)system_commit_rule(c->sys, f);
@@ -679,6 +692,7 @@ void server_stop(struct server *s)
 	if (fault_on(FAULT_SERVER_DELAY))
 		for (unsigned i = 0; i < s->c.tpc.workers; i++)
 			fault_fired_add(FAULT_SERVER_DELAY, s->w[i].fw.delayed);
+	probe_stop(s->probe);   /* its CPU time final, for server_stats */
 	s->stopped = 1;
 }
 
@@ -763,7 +777,11 @@ json_t *server_stats(struct server *s)
 		json_object_set_new(wj, "life_ns", json_integer((json_int_t)w->life_ns));
 		json_object_set_new(wj, "involuntary_switches", json_integer(w->nivcsw));
 		json_object_set_new(wj, "cpu_ns", json_integer((json_int_t)w->cpu_ns));
-		json_object_set_new(wj, "stalls", stall_json(&w->stall));
+		json_t *sj = stall_json(&w->stall);
+		if (atomic_load(&s->win_set))   /* the measured window's gaps by class (stall.h) */
+			json_object_set_new(sj, "window", stall_window_json(&w->stall, atomic_load(&s->win_from),
+									    atomic_load(&s->win_to)));
+		json_object_set_new(wj, "stalls", sj);
 		if (w->svc[0]) {
 			struct hist *h = hist_new();
 			if (h) {
@@ -816,6 +834,7 @@ json_t *server_stats(struct server *s)
 		json_object_set_new(j, "transport", t);
 	}
 	json_object_set_new(j, "usage", usage_json());
+	json_object_set_new(j, "probe", probe_json(s->probe));
 	return j;
 }
 
@@ -844,7 +863,9 @@ void server_destroy(struct server *s)
 		hist_free(w->svc[1]);
 		free(w->valbuf);
 		free(w->isvoid);
+		stall_free(&w->stall);
 	}
+	probe_free(s->probe);
 	if (s->tp)
 		s->c.tp->srv_close(s->tp);
 	free(s->w);

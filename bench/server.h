@@ -25,6 +25,7 @@ struct server_conf {
 					  (the single-threaded instruction-count driver) */
 	unsigned service_sample;       /* time the backend call of one request in this many
 					  on average (1: every one; 0: none); see below */
+	uint64_t probe_ns;             /* a probe per worker CPU wakes this often (lib/probe.h); 0: none */
 	int window_from_go;            /* record no service time until server_window
 					  (a driver's server: not the clients' load phase) */
 };

@@ -334,7 +334,7 @@ void wire_encode_resp(void *buf, const struct wire_resp *r)
 	uint8_t *p = buf;
 
 	put64(p + 0, r->seq);
-	put32(p + 8, r->status);
+	put32(p + 8, (r->status & ~WIRE_S_MARKS) | (uint32_t)(r->mark & 3u) << WIRE_S_SHIFT);
 	put32(p + 12, r->val_len);
 	p[16] = r->kind;
 	p[17] = r->op;
@@ -349,6 +349,8 @@ void wire_decode_resp(const void *buf, struct wire_resp *r)
 
 	r->seq = get64(p + 0);
 	r->status = get32(p + 8);
+	r->mark = (uint8_t)(r->status >> WIRE_S_SHIFT);
+	r->status &= ~WIRE_S_MARKS;
 	r->val_len = get32(p + 12);
 	r->kind = p[16];
 	r->op = p[17];

@@ -26,7 +26,9 @@
  *
  *   off size field
  *     0  8   seq        the request's seq
- *     8  4   status     enum kv_status
+ *     8  4   status     enum kv_status in bits 0-29; bit 30: sent inside a
+ *                        host stall's interval of the worker, bit 31: inside
+ *                        an unattributed one (WIRE_S_*, lib/stall.h's tags)
  *    12  4   val_len
  *    16  1   kind       enum wire_resp_kind
  *    17  1   op
@@ -59,6 +61,12 @@
 
 enum wire_resp_kind { WIRE_RESP = 1, WIRE_ACK = 2 };
 
+/* The status word's top bits: the worker's stall tag (STALL_TAG_HOST 1,
+ * STALL_TAG_UNATT 2) shifted up; wire_encode_resp puts wire_resp.mark
+ * there and wire_decode_resp takes it back out, so status never has it. */
+#define WIRE_S_SHIFT    30
+#define WIRE_S_MARKS    (3u << WIRE_S_SHIFT)
+
 struct wire_req {            /* host-order view of a request header */
 	uint64_t csum;
 	uint32_t size;
@@ -83,6 +91,7 @@ struct wire_resp {
 	uint16_t worker;
 	uint32_t client_id;
 	uint64_t reserved;
+	uint8_t  mark;     /* the status word's top bits (WIRE_S_*): not in status */
 };
 
 /* Padded length of a request with these key and value lengths. */

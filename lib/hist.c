@@ -78,6 +78,33 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->max = src->max;
 }
 
+void hist_subtract(struct hist *dst, const struct hist *src)
+{
+	unsigned lo = HIST_NCOUNTS, hi = 0;
+	for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
+		dst->counts[i] -= src->counts[i] < dst->counts[i] ? src->counts[i] : dst->counts[i];
+		if (dst->counts[i]) {
+			if (lo == HIST_NCOUNTS)
+				lo = i;
+			hi = i;
+		}
+	}
+	dst->n -= src->n < dst->n ? src->n : dst->n;
+	dst->sum -= src->sum;
+	dst->overflow -= src->overflow < dst->overflow ? src->overflow : dst->overflow;
+	if (!dst->n || lo == HIST_NCOUNTS) {
+		dst->min = UINT64_MAX;
+		dst->max = 0;
+		dst->sum = 0;
+		return;
+	}
+	uint64_t l = hist_index_low(lo), h = hist_index_low(hi) + hist_index_width(hi) - 1;
+	if (l > dst->min)
+		dst->min = l;
+	if (h < dst->max)
+		dst->max = h;
+}
+
 uint64_t hist_rank(uint64_t n, double p)
 {
 	if (n == 0)

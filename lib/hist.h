@@ -89,6 +89,11 @@ uint64_t hist_index_mid(unsigned i);
 
 /* dst += src: the same as having recorded both streams into dst. */
 void hist_merge(struct hist *dst, const struct hist *src);
+/* Takes src, a part of what dst recorded, out of dst, bin by bin (the
+ * untagged requests are all of them less the tagged).  n, sum and the
+ * bins are exact; min and max become the bounds of the lowest and highest
+ * bins left, within dst's own extremes. */
+void hist_subtract(struct hist *dst, const struct hist *src);
 
 /*
  * Rank (1-based) of the p-th percentile among n values: ceil(p/100 * n),

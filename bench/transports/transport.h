@@ -82,6 +82,7 @@ struct tp_event {
 	uint8_t kind;            /* enum tp_event_kind */
 	uint8_t op;
 	uint16_t worker;
+	uint8_t mark;            /* the worker's stall tag on its reply (wire.h WIRE_S_*), else 0 */
 	const uint8_t *val;      /* valid until the next cli_poll */
 	/* clock_ns() when the transport found the event (a completion's CQ
 	 * poll), for a transport whose cli_poll does work after that which

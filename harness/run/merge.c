@@ -10,6 +10,7 @@
  */
 #include "merge.h"
 #include "devctr.h"
+#include "hosttags.h"
 #include "result.h"
 
 #include <math.h>
@@ -169,6 +170,13 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 	json_object_set_new(p, "lat_ns", lat);
 	for (c = 0; c < NCLASSES; c++)
 		json_object_set_new(lat, classes[c], result_hist_summary(sum[c]));
+	/* the requests apart by host stall (hosttags.h); none from an older build */
+	err[0] = 0;
+	json_t *ht = hosttags_point(clients, nclients, server, lat, err, errlen);
+	if (ht)
+		json_object_set_new(p, "host_tags", ht);
+	else if (err[0])
+		goto fail;
 	if (server) {
 		json_t *srv = json_deep_copy(server);
 		if (!srv || merge_service(srv, err, errlen) < 0) {
@@ -177,6 +185,12 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 			json_decref(srv);
 			goto fail;
 		}
+		/* the workers' host stall lengths are in host_tags, once, as a
+		 * summary: not their bins a second time */
+		size_t wi;
+		json_t *wv;
+		json_array_foreach(json_object_get(srv, "per_worker"), wi, wv)
+			json_object_del(json_object_get(wv, "stalls"), "host_len_ns");
 		json_object_set_new(p, "server", srv);
 	} else {
 		json_object_set_new(p, "server", json_null());

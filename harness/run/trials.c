@@ -9,6 +9,7 @@
 
 #include "checks.h"
 #include "devctr.h"
+#include "hosttags.h"
 #include "hist.h"
 #include "merge.h"
 #include "result.h"
@@ -86,6 +87,9 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	 * (result_trial_classes); the point's are merged from them
 	 * (trial_hist). */
 	json_object_set_new(e, "lat_ns", result_trial_classes(json_object_get(pj, "lat_ns")));
+	json_t *ht = hosttags_trial(json_object_get(pj, "host_tags"));   /* hosttags.h */
+	if (ht)
+		json_object_set_new(e, "host_tags", ht);
 	/* the server's service times likewise (bench/server.h) */
 	const json_t *svc = json_object_get(json_object_get(pj, "server"), "service_ns");
 	if (json_object_get(svc, "all")) {
@@ -351,7 +355,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 		json_object_set_new(lat, classes[c], result_hist_summary(sum[c]));
 	json_object_set_new(p, "lat_ns", lat);
 	lat = NULL;
-	if (service_over(p, entries, err, errlen) < 0)
+	if (service_over(p, entries, err, errlen) < 0 || hosttags_over(p, entries, err, errlen) < 0)
 		goto fail;
 	for (size_t k = 0; k < MERGE_NCOUNTERS; k++)
 		json_object_set_new(p, merge_counters[k], json_integer((json_int_t)tot[k]));

@@ -522,7 +522,7 @@ static int erpc_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 			continue;
 		}
 		ev[n] = (struct tp_event){
-			.seq = r.seq, .status = r.status, .val_len = r.val_len,
+			.seq = r.seq, .status = r.status, .mark = r.mark, .val_len = r.val_len,
 			.kind = r.kind == WIRE_ACK ? TP_EV_ACK : TP_EV_RESP, .op = r.op,
 			.worker = r.worker, .val = c->ans[i].resp + WIRE_RESP_HDR,
 		};

@@ -550,6 +550,7 @@ int shm_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 			struct tp_event *e = &ev[k++];
 			e->seq = r.seq;
 			e->status = r.status;
+			e->mark = r.mark;
 			e->val_len = r.val_len;
 			e->kind = r.kind == WIRE_ACK ? TP_EV_ACK : TP_EV_RESP;
 			e->op = r.op;

@@ -359,7 +359,8 @@ int vb_cli_poll(struct tp_client *c, struct tp_event *ev, int max)
 			const struct vb_ev *e = &lq->ev[t & (L->evcap - 1)];
 			struct tp_event *o = &ev[k++];
 			o->seq = e->seq;
-			o->status = e->status;
+			o->status = e->status & ~WIRE_S_MARKS;
+			o->mark = (uint8_t)(e->status >> WIRE_S_SHIFT);
 			o->val_len = e->val_len;
 			o->kind = e->kind;
 			o->op = e->op;

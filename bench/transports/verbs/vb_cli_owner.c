@@ -247,7 +247,8 @@ static int owner_poll(struct vb_group *g, struct vb_cqp *q)
 			continue;
 		}
 		struct vb_ev e = {
-			.seq = r.seq, .status = r.status, .val_len = r.val_len, .buf = bi,
+			/* the worker's stall mark rides in the status word's top bits to the lane (vb_cli.c) */
+			.seq = r.seq, .status = r.status | (uint32_t)r.mark << WIRE_S_SHIFT, .val_len = r.val_len, .buf = bi,
 			.kind = r.kind == WIRE_ACK ? TP_EV_ACK : TP_EV_RESP, .op = r.op, .t = t,
 		};
 		/* with XRC every worker replies on one QP: the reply names it */

@@ -1,0 +1,138 @@
+/*
+ * test_hosttags.c - whose a stall was and which requests it tagged
+ * (lib/stall.h, lib/probe.h, harness/run/hosttags.h): a gap the probe's
+ * late wake-up covers is the host's and tags the requests whose window
+ * meets [start, R]; one the probe woke on time through, or one the thread
+ * blocked in, is the system's and tags nothing; one with no evidence is
+ * unattributed, never the host's; the worker marks what it sends inside
+ * the interval only; the untagged histogram is all less the tagged, bin
+ * for bin; a percentile is set by the host when most above it are tagged.
+ * The probe here is a stand-in: records written with probe_record, as
+ * the probe thread writes them, so the cases are exact on any machine.
+ */
+#include "unit.h"
+#include "hist.h"
+#include "hosttags.h"
+#include "probe.h"
+#include "stall.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MS 1000000ull
+
+/* A meter from t0 with the stand-in probe pc and no kernel evidence (the
+ * test thread's own run-queue delay is the machine's, not the case's). */
+static void meter(struct stall_meter *m, struct probe_cpu *pc, uint64_t t0)
+{
+	stall_init(m, 50000, t0, t0, 0);
+	m->probe = pc;
+}
+
+TEST(classify_rule)
+{
+	/* the host's when run-queue delay or late wake-ups cover half */
+	CHECK_EQ_U64(stall_classify(1000, 500, 0, 0, 0), STALL_HOST);
+	CHECK_EQ_U64(stall_classify(1000, 0, 600, 0, 1), STALL_HOST);
+	CHECK_EQ_U64(stall_classify(1000, 400, 0, 1, 0), STALL_SYS);     /* it blocked */
+	CHECK_EQ_U64(stall_classify(1000, 0, 0, 0, 1), STALL_SYS);       /* the CPU was there */
+	CHECK_EQ_U64(stall_classify(1000, 100, 100, 0, 0), STALL_UNATT); /* no evidence either way */
+}
+
+TEST(host_stall_tags_its_interval_to_R)
+{
+	struct probe_cpu *pc = calloc(1, sizeof *pc);
+	REQUIRE(pc);
+	struct stall_meter m;
+	uint64_t t = 100 * MS;
+	meter(&m, pc, t);
+	/* on-time wake-ups every ms, then the CPU away 5 ms: one late wake */
+	for (uint64_t k = 1; k <= 3; k++)
+		probe_record(pc, t - 4 * MS + k * MS, t - 4 * MS + k * MS + 2000);
+	stall_tick(&m, t += 10000, 0);
+	CHECK_EQ_U64(stall_mark_now(&m), 0);
+	uint64_t s0 = t;
+	probe_record(pc, s0 + MS, s0 + 5 * MS);          /* due 1 ms in, woke at the end */
+	stall_tick(&m, t = s0 + 5 * MS, 0);              /* the thread runs again */
+	CHECK_EQ_U64(m.count, 1);
+	CHECK_EQ_U64(m.cls_count[STALL_HOST], 1);
+	CHECK_EQ_U64(m.probe_ns, 4 * MS);
+	REQUIRE(m.host_len && m.host_len->n == 1);
+	/* backlog: the worker marks what it sends until its first idle pass */
+	CHECK_EQ_U64(stall_mark_now(&m), STALL_TAG_HOST);
+	CHECK_EQ_U64(stall_tag(&m, s0 - 3 * MS), STALL_TAG_HOST);   /* sent before, committed after */
+	stall_tick(&m, t += 20000, 0);
+	CHECK_EQ_U64(stall_mark_now(&m), STALL_TAG_HOST);
+	uint64_t R = t + 30000;
+	stall_idle(&m, R);
+	CHECK_EQ_U64(stall_mark_now(&m), 0);
+	CHECK_EQ_U64(m.ev[0].backlog_ns, R - (s0 + 5 * MS));
+	/* a request intended at R or before met the interval; one after, not */
+	CHECK_EQ_U64(stall_tag(&m, R), STALL_TAG_HOST);
+	CHECK_EQ_U64(stall_tag(&m, R + 1), 0);
+	CHECK_EQ_U64(stall_tag(&m, s0 + MS), STALL_TAG_HOST);
+	json_t *w = stall_window_json(&m, 0, UINT64_MAX);
+	CHECK(json_integer_value(json_object_get(w, "host_ns")) == (json_int_t)(5 * MS - 10000 + 10000),
+	      "host_ns %lld", (long long)json_integer_value(json_object_get(w, "host_ns")));
+	json_decref(w);
+	stall_free(&m);
+	free(pc);
+}
+
+TEST(own_delay_and_no_evidence_are_not_the_hosts)
+{
+	struct probe_cpu *pc = calloc(1, sizeof *pc);
+	REQUIRE(pc);
+	struct stall_meter m;
+	uint64_t t = 100 * MS;
+	meter(&m, pc, t);
+	/* a 1 ms busy delay of its own: the probe woke on time inside it */
+	probe_record(pc, t + MS / 2, t + MS / 2 + 3000);
+	stall_tick(&m, t += MS, 0);
+	CHECK_EQ_U64(m.cls_count[STALL_SYS], 1);
+	CHECK_EQ_U64(stall_mark_now(&m), 0);
+	CHECK_EQ_U64(stall_tag(&m, t - 2 * MS), 0);
+	/* a gap with no wake-up in it and no kernel word: unattributed, its
+	 * requests counted apart and never the host's */
+	stall_tick(&m, t += 300000, 0);
+	CHECK_EQ_U64(m.cls_count[STALL_UNATT], 1);
+	CHECK_EQ_U64(m.cls_count[STALL_HOST], 0);
+	CHECK_EQ_U64(stall_mark_now(&m), STALL_TAG_UNATT);
+	CHECK_EQ_U64(stall_tag(&m, t - 100000), STALL_TAG_UNATT);
+	stall_idle(&m, t + 1000);
+	CHECK_EQ_U64(stall_tag(&m, t + 2000), 0);
+	CHECK(m.host_len == NULL, "a host histogram without a host stall");
+	stall_free(&m);
+	free(pc);
+}
+
+TEST(untagged_is_all_less_tagged)
+{
+	struct hist *all = hist_new(), *tag = hist_new();
+	REQUIRE(all && tag);
+	for (uint64_t v = 1000; v < 2000; v++)
+		hist_record(all, v);                      /* the system's: 1-2 us */
+	for (int i = 0; i < 20; i++) {
+		hist_record(all, 5 * MS + (uint64_t)i);   /* 20 stalled by the host */
+		hist_record(tag, 5 * MS + (uint64_t)i);
+	}
+	struct hist *sys = hist_new();
+	REQUIRE(sys);
+	hist_merge(sys, all);
+	hist_subtract(sys, tag);
+	CHECK_EQ_U64(sys->n, 1000);
+	CHECK(sys->max < 2100 && sys->min >= 1000, "min %llu max %llu", (unsigned long long)sys->min,
+	      (unsigned long long)sys->max);
+	CHECK(hist_percentile(sys, 99) < 2100, "system P99 %llu", (unsigned long long)hist_percentile(sys, 99));
+	/* raw P99 is the host's (20 of 1020 above ~P98), the median is not */
+	CHECK(hosttags_set_by_host(all, sys, 99) == 1, "P99 not set by the host");
+	CHECK(hosttags_set_by_host(all, sys, 50) == 0, "p50 set by the host");
+	/* with nothing tagged nothing is the host's */
+	CHECK(hosttags_set_by_host(all, all, 99) == 0, "untagged P99 set by the host");
+	hist_free(all);
+	hist_free(tag);
+	hist_free(sys);
+}
+
+UNIT_MAIN(classify_rule, host_stall_tags_its_interval_to_R, own_delay_and_no_evidence_are_not_the_hosts,
+	  untagged_is_all_less_tagged)
