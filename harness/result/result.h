@@ -86,7 +86,8 @@ int result_class_hist(struct hist *h, const json_t *lat, const char *cls, char *
 
 /*
  * A point's histogram: class cls ("all", "nilext", "non_nilext") of field
- * "lat_ns" or "service_ns" (server.service_ns).  Its own "hdr" or "bins"
+ * "lat_ns", "service_ns" (server.service_ns) or "sys_lat_ns" (the untagged
+ * requests', host_tags.sys_lat_ns: harness/run/hosttags.h).  Its own "hdr" or "bins"
  * when it keeps them (older files, a point without trials), else its kept
  * trials' histograms of that class merged (result_class_hist each),
  * checked against the point's n, min and max.  0, or -1 with err.
@@ -97,13 +98,15 @@ int result_point_hist(struct hist *h, const json_t *p, const char *field, const 
 /*
  * What run.json stores of point p (as harness/run/trials.c builds it):
  * drops the "hdr" of each of its summaries that is exactly its trials'
- * merged, counter for counter (one that is not keeps it).
+ * merged, counter for counter (one that is not keeps it), for each of
+ * result_point_hist's fields.
  */
 void result_point_compact(json_t *p);
 
 /*
  * What run.json stores of a trial set aside (discarded_trials, never
- * merged): its numbers, checks and reason, not its histograms' encodings.
+ * merged): its numbers, checks and reason, not its histograms' encodings
+ * (host_tags' included).
  */
 void result_trial_set_aside(json_t *t);
 

@@ -1,8 +1,8 @@
 /*
  * result_point.c - a point's histograms, stored once: in its trials.
  *
- * A point's lat_ns and server.service_ns summaries are its kept trials'
- * histograms merged counter by counter (harness/run/trials.c), so from
+ * A point's lat_ns, server.service_ns and host_tags.sys_lat_ns summaries
+ * are its kept trials' histograms merged counter by counter (harness/run/trials.c), so from
  * "oqbench.run/3" on the point keeps their numbers (n, percentiles, CIs,
  * min, max, sum) and not the encoding: result_point_compact drops it
  * where it is exactly that merge, and result_point_hist merges the trials
@@ -19,20 +19,29 @@
 static const char *const classes[] = { "all", "nilext", "non_nilext" };
 #define NCLASSES 3
 
-/* 0 for "lat_ns", 1 for "service_ns", -1 for anything else. */
+/* The sides a point keeps per class: the clients' latency, the server's
+ * service time, and the untagged requests' latency (host_tags, the
+ * system's tail: harness/run/hosttags.h). */
+static const char *const sides[] = { "lat_ns", "service_ns", "sys_lat_ns" };
+#define NSIDES 3
+
+/* The side's index in sides, -1 for anything else. */
 static int side_of(const char *field)
 {
-	if (!strcmp(field, "lat_ns"))
-		return 0;
-	return strcmp(field, "service_ns") == 0 ? 1 : -1;
+	for (int i = 0; i < NSIDES; i++)
+		if (!strcmp(field, sides[i]))
+			return i;
+	return -1;
 }
 
 /* The object that holds the classes of side svc: a point keeps its
  * service times under "server", a trial at its top. */
 static json_t *classes_of(const json_t *o, int svc, int is_point)
 {
-	if (!svc)
+	if (svc == 0)
 		return json_object_get(o, "lat_ns");
+	if (svc == 2)
+		return json_object_get(json_object_get(o, "host_tags"), "sys_lat_ns");
 	return json_object_get(is_point ? json_object_get(o, "server") : o, "service_ns");
 }
 
@@ -56,7 +65,7 @@ static int trials_merged(struct hist *h, const json_t *p, int svc, const char *c
 		if (!(result_num(json_object_get(lat, cls), "n") > 0))
 			continue;
 		if (result_class_hist(one, lat, cls, e, sizeof e) < 0) {
-			snprintf(err, errlen, "trials[%zu].%s.%s: %s", i, svc ? "service_ns" : "lat_ns", cls, e);
+			snprintf(err, errlen, "trials[%zu].%s.%s: %s", i, sides[svc], cls, e);
 			hist_free(one);
 			hist_reset(h);
 			return -1;
@@ -77,7 +86,7 @@ int result_point_hist(struct hist *h, const json_t *p, const char *field, const 
 
 	if (svc < 0) {
 		hist_reset(h);
-		snprintf(err, errlen, "no histogram field \"%s\" (lat_ns or service_ns)", field);
+		snprintf(err, errlen, "no histogram field \"%s\" (lat_ns, service_ns or sys_lat_ns)", field);
 		return -1;
 	}
 	lat = classes_of(p, svc, 1);
@@ -116,7 +125,7 @@ void result_point_compact(json_t *p)
 
 	if (!a || !b || !json_array_size(json_object_get(p, "trials")))
 		goto done;
-	for (int svc = 0; svc < 2; svc++)
+	for (int svc = 0; svc < NSIDES; svc++)
 		for (int c = 0; c < NCLASSES; c++) {
 			json_t *s = json_object_get(classes_of(p, svc, 1), classes[c]);
 			if (!json_object_get(s, "hdr") || result_hist(a, s, e, sizeof e) < 0 ||
@@ -132,10 +141,14 @@ done:
 
 void result_trial_set_aside(json_t *t)
 {
-	for (int svc = 0; svc < 2; svc++)
+	json_t *len = json_object_get(json_object_get(t, "host_tags"), "host_len_ns");
+
+	for (int svc = 0; svc < NSIDES; svc++)
 		for (int c = 0; c < NCLASSES; c++) {
 			json_t *s = json_object_get(classes_of(t, svc, 0), classes[c]);
 			json_object_del(s, "hdr");
 			json_object_del(s, "bins");
 		}
+	json_object_del(len, "hdr");
+	json_object_del(len, "bins");
 }

@@ -50,10 +50,14 @@ jcheck result_point_summaries_from_trials "$R" '(.points | length) > 0 and all(.
 	and all(.points[].server.service_ns | objects | (.all, .nilext, .non_nilext) | objects; (has("hdr") | not) and has("p50"))'
 jcheck result_trial_all_once "$R" '[.points[].trials[]] | length > 0 and all(.[]; (.lat_ns.all | has("hdr") | not)
 	and .lat_ns.all.n == .lat_ns.nilext.n + .lat_ns.non_nilext.n and (.lat_ns.nilext.hdr | type == "string"))'
-# at most a trial's two classes of latency and of service time carry an
-# encoding; a point with trials and a trial set aside carry none
+# at most a trial's two classes of latency, of service time and of the
+# untagged requests' latency (host_tags.sys_lat_ns), and its host stall
+# lengths, carry an encoding: 7; a point's host_tags.sys_lat_ns is its
+# trials' merged and carries none either, nor does a trial set aside
 jcheck result_encodings_per_trial "$R" '([.. | objects | select(has("hdr"))] | length) <=
-	4 * ([.points[].trials[]] | length) and all(.points[]; [.discarded_trials[]? | .. | objects | select(has("hdr"))] | length == 0)'
+	7 * ([.points[].trials[]] | length) + ([.points[] | .host_tags.host_len_ns | objects | select(has("hdr"))] | length)
+	and all(.points[]; [.discarded_trials[]? | .. | objects | select(has("hdr"))] | length == 0)
+	and all(.points[]; [.host_tags.sys_lat_ns? | objects | .[] | objects | select(has("hdr"))] | length == 0)'
 python3 "$ROOT/tests/hdr-decode.py" "$R" | jq -s . >"$T/dec.json"
 jcheck result_lossless "$T/dec.json" 'any(.[]; .from == "trials") and any(.[]; .from == "hdr")
 	and all(.[]; .total == .n and [.p50, .p99, .p999] == .printed)'
