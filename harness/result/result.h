@@ -104,6 +104,22 @@ int result_point_hist(struct hist *h, const json_t *p, const char *field, const 
 void result_point_compact(json_t *p);
 
 /*
+ * A trial's untagged requests of class cls (its host_tags.sys_lat_ns):
+ * their own encoding ("hdr"), or its lat_ns of that class less the tagged
+ * ones' ("tagged_hdr"), counter by counter, with the exact n, min, max,
+ * sum and overflow of the summary; "all" is the other two together.  0, or
+ * -1 with err.
+ */
+int result_trial_sys_hist(struct hist *h, const json_t *t, const char *cls, char *err, size_t errlen);
+
+/*
+ * What run.json stores of trial t's untagged requests: per class, the
+ * shorter of their own encoding and the tagged requests' (which
+ * result_trial_sys_hist reads back), checked by reading it back.
+ */
+void result_trial_compact(json_t *t);
+
+/*
  * What run.json stores of a trial set aside (discarded_trials, never
  * merged): its numbers, checks and reason, not its histograms' encodings
  * (host_tags' included).

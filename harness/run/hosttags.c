@@ -190,7 +190,7 @@ int hosttags_over(json_t *p, const json_t *entries, char *err, size_t errlen)
 			continue;
 		nt++;
 		for (int c = 0; c < NCLS && rc == 0; c++) {
-			if (result_class_hist(one, json_object_get(t, "sys_lat_ns"), cls[c], e2, sizeof e2) < 0) {
+			if (result_trial_sys_hist(one, e, cls[c], e2, sizeof e2) < 0) {
 				snprintf(err, errlen, "trial %zu: host_tags.sys_lat_ns.%s: %s", i, cls[c], e2);
 				rc = -1;
 			} else {

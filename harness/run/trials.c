@@ -88,8 +88,10 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	 * (trial_hist). */
 	json_object_set_new(e, "lat_ns", result_trial_classes(json_object_get(pj, "lat_ns")));
 	json_t *ht = hosttags_trial(json_object_get(pj, "host_tags"));   /* hosttags.h */
-	if (ht)
+	if (ht) {
 		json_object_set_new(e, "host_tags", ht);
+		result_trial_compact(e);   /* the shorter of the untagged and the tagged encodings */
+	}
 	/* the server's service times likewise (bench/server.h) */
 	const json_t *svc = json_object_get(json_object_get(pj, "server"), "service_ns");
 	if (json_object_get(svc, "all")) {

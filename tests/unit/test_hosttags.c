@@ -12,7 +12,9 @@
  */
 #include "unit.h"
 #include "hist.h"
+#include "hdrenc.h"
 #include "hosttags.h"
+#include "result.h"
 #include "probe.h"
 #include "stall.h"
 
@@ -134,5 +136,72 @@ TEST(untagged_is_all_less_tagged)
 	hist_free(sys);
 }
 
+/* A trial as run.json keeps it: lat_ns's and host_tags.sys_lat_ns's
+ * classes, "all" as a count only (harness/run/trials.c). */
+static json_t *trial_of(const struct hist *l1, const struct hist *l2, const struct hist *s1, const struct hist *s2)
+{
+	return json_pack("{s:{s:o,s:o,s:{s:I}},s:{s:{s:o,s:o,s:{s:I}}}}", "lat_ns", "nilext", result_hist_summary(l1),
+			 "non_nilext", result_hist_summary(l2), "all", "n", (json_int_t)(l1->n + l2->n), "host_tags",
+			 "sys_lat_ns", "nilext", result_hist_summary(s1), "non_nilext", result_hist_summary(s2), "all",
+			 "n", (json_int_t)(s1->n + s2->n));
+}
+
+static int same_counts(const struct hist *a, const struct hist *b)
+{
+	return a->n == b->n && a->min == b->min && a->max == b->max && a->sum == b->sum &&
+	       !memcmp(a->counts, b->counts, sizeof a->counts);
+}
+
+TEST(trial_keeps_the_shorter_of_untagged_and_tagged)
+{
+	/* nilext: 20 of 2,000 tagged (a calm trial), non_nilext: all but 20
+	 * tagged (a busy one); each class keeps the smaller encoding and
+	 * reads back the same untagged counters, n, min, max and sum */
+	struct hist *l1 = hist_new(), *l2 = hist_new(), *s1 = hist_new(), *s2 = hist_new(), *h = hist_new();
+	REQUIRE(l1 && l2 && s1 && s2 && h);
+	for (uint64_t i = 0; i < 2000; i++) {
+		uint64_t v = 1000 + i * 37 % 50000;
+		hist_record(l1, v);
+		if (i % 100)
+			hist_record(s1, v);
+		hist_record(l2, v + 3 * MS);
+		if (i % 100 == 0)
+			hist_record(s2, v + 3 * MS);
+	}
+	json_t *t = trial_of(l1, l2, s1, s2);
+	REQUIRE(t);
+	result_trial_compact(t);
+	const json_t *sl = json_object_get(json_object_get(t, "host_tags"), "sys_lat_ns");
+	CHECK(json_object_get(json_object_get(sl, "nilext"), "tagged_hdr") &&
+	      !json_object_get(json_object_get(sl, "nilext"), "hdr"), "nilext keeps the tagged requests' encoding");
+	CHECK(json_object_get(json_object_get(sl, "non_nilext"), "hdr") &&
+	      !json_object_get(json_object_get(sl, "non_nilext"), "tagged_hdr"), "non_nilext keeps its own");
+	char err[512];
+	CHECK(result_trial_sys_hist(h, t, "nilext", err, sizeof err) == 0 && same_counts(h, s1), "nilext: %s", err);
+	CHECK(result_trial_sys_hist(h, t, "non_nilext", err, sizeof err) == 0 && same_counts(h, s2), "non_nilext: %s",
+	      err);
+	CHECK(result_trial_sys_hist(h, t, "all", err, sizeof err) == 0 && h->n == s1->n + s2->n, "all: %s", err);
+	/* a tagged encoding that is not a part of lat_ns is refused, named */
+	struct hist *bad = hist_new();
+	REQUIRE(bad);
+	hist_record(bad, 9 * MS);
+	char *enc = hdr_encode_b64(bad, err, sizeof err);
+	REQUIRE(enc);
+	json_object_set_new(json_object_get(sl, "nilext"), "tagged_hdr", json_string(enc));
+	CHECK(result_trial_sys_hist(h, t, "nilext", err, sizeof err) < 0 && strstr(err, "damaged"), "%s", err);
+	free(enc);
+	/* a trial set aside keeps neither */
+	result_trial_set_aside(t);
+	CHECK(!json_object_get(json_object_get(sl, "nilext"), "tagged_hdr") &&
+	      !json_object_get(json_object_get(sl, "non_nilext"), "hdr"), "a trial set aside keeps an encoding");
+	json_decref(t);
+	hist_free(bad);
+	hist_free(l1);
+	hist_free(l2);
+	hist_free(s1);
+	hist_free(s2);
+	hist_free(h);
+}
+
 UNIT_MAIN(classify_rule, host_stall_tags_its_interval_to_R, own_delay_and_no_evidence_are_not_the_hosts,
-	  untagged_is_all_less_tagged)
+	  untagged_is_all_less_tagged, trial_keeps_the_shorter_of_untagged_and_tagged)
