@@ -64,6 +64,23 @@ static void derive(json_t *ht, const struct hist *all, const struct hist *sys, c
 							 "p999", hosttags_set_by_host(all, sys, 99.9)));
 }
 
+/* The host_tags object of a point or a client: the untagged histograms
+ * per class, the counts, the stall times and lengths, and what they give
+ * (derive).  Takes cn's and st's references as json_pack's "O" does not:
+ * the caller still owns them.  NULL on allocation failure. */
+static json_t *tags_object(struct hist *const sys[NCLS], json_t *const cn[NCOUNTS], json_t *st,
+			   const struct hist *len, const struct hist *all, const json_t *lat)
+{
+	json_t *sl = json_object(), *ht;
+	for (int c = 0; c < NCLS; c++)
+		json_object_set_new(sl, cls[c], result_hist_summary(sys[c]));
+	ht = json_pack("{s:o,s:O,s:O,s:O,s:O,s:o}", "sys_lat_ns", sl, "tagged", cn[0], "unattributed", cn[1],
+		       "worker", cn[2], "stall_ns", st, "host_len_ns", len->n ? result_hist_summary(len) : json_null());
+	if (ht)
+		derive(ht, all, sys[0], lat);
+	return ht;
+}
+
 /* One thread's window stalls ("window" of a stall_json) into st. */
 static void add_window(json_t *st, const json_t *w)
 {
@@ -139,14 +156,7 @@ json_t *hosttags_point(json_t *const *clients, size_t nclients, const json_t *se
 			ok = 0;
 	}
 	if (ok && any && result_hist(all, json_object_get(lat, "all"), err, errlen) == 0) {
-		json_t *sl = json_object();
-		for (int c = 0; c < NCLS; c++)
-			json_object_set_new(sl, cls[c], result_hist_summary(sys[c]));
-		ht = json_pack("{s:o,s:O,s:O,s:O,s:O,s:o}", "sys_lat_ns", sl, "tagged", cn[0], "unattributed", cn[1],
-			       "worker", cn[2], "stall_ns", st,
-			       "host_len_ns", len->n ? result_hist_summary(len) : json_null());
-		if (ht)
-			derive(ht, all, sys[0], lat);
+		ht = tags_object(sys, cn, st, len, all, lat);
 	}
 	for (int c = 0; c < NCOUNTS; c++)
 		json_decref(cn[c]);
@@ -223,16 +233,9 @@ int hosttags_over(json_t *p, const json_t *entries, char *err, size_t errlen)
 		snprintf(err, errlen, "lat_ns.all: %s", e2);
 		rc = -1;
 	} else if (rc == 0) {
-		json_t *sl = json_object();
-		for (int c = 0; c < NCLS; c++)
-			json_object_set_new(sl, cls[c], result_hist_summary(sys[c]));
-		json_t *ht = json_pack("{s:o,s:O,s:O,s:O,s:O,s:o}", "sys_lat_ns", sl, "tagged", cn[0],
-				       "unattributed", cn[1], "worker", cn[2], "stall_ns", st,
-				       "host_len_ns", len->n ? result_hist_summary(len) : json_null());
-		if (ht) {
-			derive(ht, all, sys[0], lat);
+		json_t *ht = tags_object(sys, cn, st, len, all, lat);
+		if (ht)
 			json_object_set_new(p, "host_tags", ht);
-		}
 	}
 	for (int c = 0; c < NCOUNTS; c++)
 		json_decref(cn[c]);
