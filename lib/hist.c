@@ -78,6 +78,16 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->max = src->max;
 }
 
+int hist_is_part(const struct hist *whole, const struct hist *part)
+{
+	if (part->n > whole->n)
+		return 0;
+	for (unsigned i = 0; i < HIST_NCOUNTS; i++)
+		if (part->counts[i] > whole->counts[i])
+			return 0;
+	return 1;
+}
+
 void hist_subtract(struct hist *dst, const struct hist *src)
 {
 	unsigned lo = HIST_NCOUNTS, hi = 0;

@@ -94,6 +94,9 @@ void hist_merge(struct hist *dst, const struct hist *src);
  * bins are exact; min and max become the bounds of the lowest and highest
  * bins left, within dst's own extremes. */
 void hist_subtract(struct hist *dst, const struct hist *src);
+/* 1 when every bin of part holds at most what whole's does (part can be
+ * taken out of whole with hist_subtract and leave no bin short), else 0. */
+int hist_is_part(const struct hist *whole, const struct hist *part);
 
 /*
  * Rank (1-based) of the p-th percentile among n values: ceil(p/100 * n),

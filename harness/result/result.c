@@ -167,8 +167,7 @@ json_t *result_hist_summary(const struct hist *h)
 	return j;
 }
 
-/* An exact field of a summary: a non-negative integer. */
-static int exact(const json_t *s, const char *key, uint64_t *out, char *err, size_t errlen)
+int result_exact(const json_t *s, const char *key, uint64_t *out, char *err, size_t errlen)
 {
 	const json_t *v = json_object_get(s, key);
 	if (!json_is_integer(v) || json_integer_value(v) < 0) {
@@ -202,8 +201,8 @@ int result_hist(struct hist *h, const json_t *s, char *err, size_t errlen)
 			 "trials: result_point_hist; a trial set aside keeps none)" : "");
 		return -1;
 	}
-	if (exact(s, "n", &n, err, errlen) < 0 || exact(s, "min", &min, err, errlen) < 0 ||
-	    exact(s, "max", &max, err, errlen) < 0 || exact(s, "overflow", &ovf, err, errlen) < 0) {
+	if (result_exact(s, "n", &n, err, errlen) < 0 || result_exact(s, "min", &min, err, errlen) < 0 ||
+	    result_exact(s, "max", &max, err, errlen) < 0 || result_exact(s, "overflow", &ovf, err, errlen) < 0) {
 		hist_reset(h);
 		return -1;
 	}
@@ -301,7 +300,7 @@ int result_class_hist(struct hist *h, const json_t *lat, const char *cls, char *
 
 	if (!c || strcmp(cls, "all") != 0 || json_object_get(c, "hdr") || json_object_get(c, "bins"))
 		return result_hist(h, c, err, errlen);
-	if (exact(c, "n", &n, err, errlen) < 0) {
+	if (result_exact(c, "n", &n, err, errlen) < 0) {
 		hist_reset(h);
 		return -1;
 	}

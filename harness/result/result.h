@@ -168,6 +168,15 @@ double result_canary_ns(const json_t *p);
 double result_run_canary(const json_t *run);
 const json_t *result_find_point(const json_t *points, const json_t *p);
 
+/* An exact count of summary s: s[key] as a non-negative integer into
+ * *out, 0; -1 with err naming the key when it is missing or not one. */
+int result_exact(const json_t *s, const char *key, uint64_t *out, char *err, size_t errlen);
+
+/* Whole-valued reals in v become integers, recursively, so that 5000.0
+ * and 5000 compare and hash alike (result_config_measured, the history's
+ * fingerprints). */
+void result_whole_reals(json_t *v);
+
 /*
  * Which points of two runs measured the same thing (result_match.c).
  *

@@ -48,8 +48,7 @@ int result_fraction_same(double a, double b)
 	return isfinite(a) && isfinite(b) && fabs(a - b) <= RESULT_FRACTION_TOL * fmax(fabs(a), fabs(b));
 }
 
-/* Whole-valued reals become integers, recursively, so 5000.0 == 5000. */
-static void whole_reals(json_t *v)
+void result_whole_reals(json_t *v)
 {
 	const char *k;
 	json_t *c;
@@ -62,7 +61,7 @@ static void whole_reals(json_t *v)
 			if (json_is_real(c) && d == floor(d) && fabs(d) < 9e15)
 				json_object_set_new(v, k, json_integer((json_int_t)d));
 			else
-				whole_reals(c);
+				result_whole_reals(c);
 		}
 	} else if (json_is_array(v)) {
 		json_array_foreach(v, i, c) {
@@ -70,7 +69,7 @@ static void whole_reals(json_t *v)
 			if (json_is_real(c) && d == floor(d) && fabs(d) < 9e15)
 				json_array_set_new(v, i, json_integer((json_int_t)d));
 			else
-				whole_reals(c);
+				result_whole_reals(c);
 		}
 	}
 }
@@ -91,6 +90,6 @@ json_t *result_config_measured(const json_t *config, int drop_loads)
 		json_object_del(c, drop[i]);
 	for (size_t i = 0; i < nin; i++)
 		json_object_del(json_object_get(c, drop_in[i][0]), drop_in[i][1]);
-	whole_reals(c);
+	result_whole_reals(c);
 	return c;
 }

@@ -56,18 +56,6 @@ static json_t *classes_of(const json_t *o, int svc, int is_point)
 	return json_object_get(is_point ? json_object_get(o, "server") : o, "service_ns");
 }
 
-/* An exact count of a summary: a non-negative integer. */
-static int count_of(const json_t *s, const char *key, uint64_t *out, char *err, size_t errlen)
-{
-	const json_t *v = json_object_get(s, key);
-	if (!json_is_integer(v) || json_integer_value(v) < 0) {
-		snprintf(err, errlen, "\"%s\" is missing or not a non-negative integer", key);
-		return -1;
-	}
-	*out = (uint64_t)json_integer_value(v);
-	return 0;
-}
-
 int result_trial_sys_hist(struct hist *h, const json_t *t, const char *cls, char *err, size_t errlen)
 {
 	const json_t *sl = json_object_get(json_object_get(t, "host_tags"), "sys_lat_ns");
@@ -80,7 +68,7 @@ int result_trial_sys_hist(struct hist *h, const json_t *t, const char *cls, char
 
 	if (!strcmp(cls, "all") && c && !json_object_get(c, "hdr") && !text) {
 		/* a trial's "all" is its other two classes together */
-		if (count_of(c, "n", &n, err, errlen) < 0 || !(tg = hist_new())) {
+		if (result_exact(c, "n", &n, err, errlen) < 0 || !(tg = hist_new())) {
 			hist_reset(h);
 			return -1;
 		}
@@ -106,8 +94,8 @@ int result_trial_sys_hist(struct hist *h, const json_t *t, const char *cls, char
 	if (!text)
 		return result_class_hist(h, sl, cls, err, errlen);
 	hist_reset(h);
-	if (count_of(c, "n", &n, err, errlen) < 0 || count_of(c, "min", &min, err, errlen) < 0 ||
-	    count_of(c, "max", &max, err, errlen) < 0 || count_of(c, "overflow", &ovf, err, errlen) < 0 ||
+	if (result_exact(c, "n", &n, err, errlen) < 0 || result_exact(c, "min", &min, err, errlen) < 0 ||
+	    result_exact(c, "max", &max, err, errlen) < 0 || result_exact(c, "overflow", &ovf, err, errlen) < 0 ||
 	    !json_is_number(json_object_get(c, "sum")))
 		return -1;
 	l = hist_new();
@@ -119,18 +107,14 @@ int result_trial_sys_hist(struct hist *h, const json_t *t, const char *cls, char
 	else if (hdr_decode_b64(text, tg, e, sizeof e) < 0)
 		snprintf(err, errlen, "\"tagged_hdr\": %s", e);
 	else {
-		rc = 0;
-		for (size_t i = 0; i < HIST_NCOUNTS && rc == 0; i++) {
-			if (tg->counts[i] > l->counts[i])
-				rc = -1;
-			else
-				h->counts[i] = l->counts[i] - tg->counts[i];
-		}
-		if (rc < 0 || tg->n > l->n || l->n - tg->n != n) {
+		rc = hist_is_part(l, tg) && l->n - tg->n == n ? 0 : -1;
+		if (rc == 0) {
+			hist_subtract(l, tg);
+			memcpy(h->counts, l->counts, sizeof h->counts);
+		} else {
 			snprintf(err, errlen, "\"tagged_hdr\" (%llu values) is not a part of lat_ns.%s (%llu) that "
 				 "leaves \"n\" %llu: the file is damaged", (unsigned long long)tg->n, cls,
 				 (unsigned long long)l->n, (unsigned long long)n);
-			rc = -1;
 		}
 	}
 	if (rc == 0) {
@@ -267,16 +251,13 @@ void result_trial_compact(json_t *t)
 		json_t *s = json_object_get(sl, classes[c]);
 		const char *hdr = json_string_value(json_object_get(s, "hdr"));
 		char *enc;
-		size_t i;
 
 		if (!hdr || result_hist(u, s, e, sizeof e) < 0 ||
 		    result_class_hist(l, json_object_get(t, "lat_ns"), classes[c], e, sizeof e) < 0)
 			continue;
-		for (i = 0; i < HIST_NCOUNTS && u->counts[i] <= l->counts[i]; i++)
-			l->counts[i] -= u->counts[i];   /* l becomes the tagged requests */
-		if (i < HIST_NCOUNTS || l->n < u->n)
+		if (!hist_is_part(l, u))
 			continue;   /* not a part of lat_ns: keep it as it is */
-		l->n -= u->n;
+		hist_subtract(l, u);   /* l becomes the tagged requests */
 		enc = hdr_encode_b64(l, e, sizeof e);
 		if (enc && strlen(enc) < strlen(hdr)) {
 			json_t *keep = json_string(hdr);

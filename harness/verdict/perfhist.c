@@ -32,39 +32,12 @@ static const int metric_dir[NMETRICS] = { 1, 1, -1 };
 
 /* ---- fingerprints ---- */
 
-/* Whole-valued reals become integers, recursively, so 5000.0 == 5000. */
-static void normalise(json_t *v)
-{
-	const char *k;
-	json_t *c;
-	size_t i;
-
-	if (json_is_object(v)) {
-		void *tmp;
-		json_object_foreach_safe(v, tmp, k, c) {
-			double d = json_real_value(c);
-			if (json_is_real(c) && d == floor(d) && fabs(d) < 9e15)
-				json_object_set_new(v, k, json_integer((json_int_t)d));
-			else
-				normalise(c);
-		}
-	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, c) {
-			double d = json_real_value(c);
-			if (json_is_real(c) && d == floor(d) && fabs(d) < 9e15)
-				json_array_set_new(v, i, json_integer((json_int_t)d));
-			else
-				normalise(c);
-		}
-	}
-}
-
 static void fp_of(const json_t *v, char fp[17])
 {
 	json_t *c = json_deep_copy(v);
 	char *s;
 
-	normalise(c);
+	result_whole_reals(c);
 	s = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	snprintf(fp, 17, "%016llx", (unsigned long long)history_key_hash(s ? s : "", s ? strlen(s) : 0));
 	free(s);

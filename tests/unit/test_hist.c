@@ -340,8 +340,29 @@ TEST(json_errors_name_the_field)
 	hist_free(h);
 }
 
+TEST(is_part_bin_by_bin)
+{
+	/* a part fits in every bin; one value more in any bin, or in a bin the
+	 * whole lacks, is not a part */
+	struct hist *w = hist_new(), *p = hist_new();
+	REQUIRE(w && p);
+	for (uint64_t v = 100; v < 5000; v += 7)
+		hist_record(w, v);
+	for (uint64_t v = 100; v < 5000; v += 70)
+		hist_record(p, v);
+	CHECK(hist_is_part(w, p) == 1, "a subset of the values is a part");
+	CHECK(hist_is_part(w, w) == 1, "the whole is a part of itself");
+	hist_record(p, 100);   /* twice in a bin the whole holds once */
+	CHECK(hist_is_part(w, p) == 0, "a bin over the whole's count");
+	hist_reset(p);
+	hist_record(p, 9000000);
+	CHECK(hist_is_part(w, p) == 0, "a bin the whole does not hold");
+	hist_free(w);
+	hist_free(p);
+}
+
 UNIT_MAIN(index_layout_is_contiguous, random_values_land_in_their_counter,
 	  bound_is_reached_at_powers_of_two, empty_and_small_values_are_exact,
 	  rank_rounds_up_without_float_noise, percentiles_within_stated_bound,
 	  merge_equals_recording_everything_once, overflow_is_clamped_and_counted,
-	  json_round_trip_is_bit_exact, json_errors_name_the_field)
+	  json_round_trip_is_bit_exact, json_errors_name_the_field, is_part_bin_by_bin)
