@@ -17,7 +17,10 @@
  *    way), 6 with the control socket.  LIM_FD_BASE (16) is about twice the
  *    most seen, for what libraries open; a durable server adds one ring
  *    file per worker; per client thread LIM_FD_PER_THREAD (1) is the
- *    measured cost.
+ *    measured cost.  Every measured thread (a server's worker, a client's
+ *    thread) also keeps its own /proc/thread-self/schedstat open for its
+ *    stall meter (lib/stall.c), LIM_FD_PER_METER (1): the scale test saw a
+ *    16-worker server hold 23 and a 16-thread client 38.
  *  - pinned bytes: a region pins the pages it spans, counted per region.
  *    Client: exact, e.g. 4 workers x 8 threads: 20,512 KiB measured and
  *    computed (8 x (516 KiB request slots + 2 MiB responses)); with
@@ -39,6 +42,7 @@
 #define LIM_PAGE            4096ull
 #define LIM_FD_BASE         16
 #define LIM_FD_PER_THREAD   1
+#define LIM_FD_PER_METER    1   /* a stall meter's schedstat */
 /* Mirrors of the verbs transport's sizes (bench/transports/verbs/
  * vb_internal.h), which lib/ cannot include; tests/verbs/guest-scale.sh
  * checks that they agree in effect: every process's measured pinned
@@ -86,7 +90,8 @@ void lim_server_need(const struct lim_server_shape *s, struct lim_need *n)
 	unsigned long long slots = s->ring_slots ? s->ring_slots : 1024;
 
 	memset(n, 0, sizeof *n);
-	n->fds = LIM_FD_BASE + (s->durable ? (long long)w : 0);   /* a ring file per worker */
+	n->fds = LIM_FD_BASE + (long long)(w * LIM_FD_PER_METER)
+		 + (s->durable ? (long long)w : 0);   /* a ring file per worker */
 	if (!strcmp(s->transport, "shm"))
 		return;
 	if (!strcmp(s->transport, "erpc")) {
@@ -111,7 +116,7 @@ void lim_client_need(const struct lim_client_shape *c, struct lim_need *n)
 	unsigned long long ss = c->slot_size ? c->slot_size : LIM_DEFAULT_SLOT;
 
 	memset(n, 0, sizeof *n);
-	n->fds = LIM_FD_BASE + (long long)(t * LIM_FD_PER_THREAD);
+	n->fds = LIM_FD_BASE + (long long)(t * (LIM_FD_PER_THREAD + LIM_FD_PER_METER));
 	if (!strcmp(c->transport, "shm"))
 		return;
 	if (!strcmp(c->transport, "erpc")) {
