@@ -30,6 +30,7 @@
 #include "probe.h"
 #include "rng.h"
 #include "stall.h"
+#include "tagtrace.h"
 #include "usage.h"
 
 enum { CLS_NILEXT = 0, CLS_NON = 1, CLS_ALL = 2, NCLS = 3 };
@@ -95,6 +96,7 @@ struct cthread {
 	 * the class's less these; the unattributed ones counted */
 	struct hist *tagged[CLS_ALL];
 	uint64_t ntag_host[CLS_ALL], ntag_unatt[CLS_ALL], ntag_worker[CLS_ALL];
+	struct tagtrace *trace;   /* test-only (tagtrace.h), or NULL */
 };
 
 struct client {
@@ -143,11 +145,19 @@ static void thread_fail(struct cthread *t, const char *what, const char *msg)
 	}
 }
 
-/* A tagged request of the window (rare): tag is STALL_TAG_* bits, from the
- * thread's own stalls and the worker's mark on the reply (worker). */
-static __attribute__((noinline)) void record_tagged(struct cthread *t, unsigned cls, uint64_t lat, unsigned tag,
-						    unsigned worker)
+/* A request of the window that may be tagged (rare: the reply carries a
+ * mark, or a stall's interval reaches its intended send), or any when
+ * tracing: its tag is the STALL_TAG_* bits of the thread's own stalls and
+ * of the worker's mark on the reply (mark's WIRE_MARK_TAGS; a test-only
+ * fault's mark is no tag, wire.h). */
+static __attribute__((noinline)) void record_tagged(struct cthread *t, const struct pend *p, uint64_t end,
+						    uint64_t lat, unsigned mark)
 {
+	unsigned cls = p->cls, worker = mark & WIRE_MARK_TAGS, tag = 0;
+	if (worker || p->t_int <= t->stall.mark_until)
+		tag = worker | stall_tag(&t->stall, p->t_int);
+	if (t->trace)
+		tagtrace_add(t->trace, p->t_int, end, tag, mark, cls);
 	if (!tag)
 		return;
 	if (worker)
@@ -201,8 +211,9 @@ static int poll_events(struct cthread *t, uint64_t now)
 			hist_record(t->h[p->cls], lat);
 			hist_record(t->half[p->t_int >= t->mid], lat);
 			/* one compare when no stall is near (stall.h) */
-			if (__builtin_expect(mark != 0, 0) || __builtin_expect(p->t_int <= t->stall.mark_until, 0))
-				record_tagged(t, p->cls, lat, mark | stall_tag(&t->stall, p->t_int), mark);
+			if (__builtin_expect(mark != 0, 0) || __builtin_expect(p->t_int <= t->stall.mark_until, 0) ||
+			    __builtin_expect(t->trace != NULL, 0))
+				record_tagged(t, p, end, lat, mark);
 		}
 		if (now >= t->warm_end && now < t->end)
 			t->committed_in_window++;
@@ -679,6 +690,8 @@ struct client *client_prepare(const struct client_conf *c, char *err, size_t err
 		if (c->history.dir && !(t->hrec = hrec_open(&c->history, c->rank, i, t->client_id,
 							    pcap, err, errlen)))
 			goto fail;
+		if (!(t->trace = tagtrace_open(c->rank, i, err, errlen)) && err[0])
+			goto fail;
 	}
 	if (c->manual) {
 		for (unsigned i = 0; i < c->threads; i++) {
@@ -1010,6 +1023,9 @@ void client_destroy(struct client *cl)
 		stall_free(&t->stall);
 		free(t->gaps);
 		hrec_close(t->hrec, NULL, 0);
+		char te[256];
+		if (tagtrace_close(t->trace, te, sizeof te) != 0)
+			log_msg(LOG_WARN, "client thread %u: tag trace not written: %s", t->idx, te);
 		free(t->pend);
 		free(t->arena);
 		free(t->bigbuf);

@@ -395,8 +395,10 @@ void fault_worker_free(struct fault_worker *f)
 int fault_exec(struct fault_worker *f, const struct backend_ops *ops, struct backend *be,
 	       const struct backend_req *br, struct backend_out *out)
 {
+	f->just_delayed = 0;
 	if (fault_on(FAULT_SERVER_DELAY) && fault_delay_pick(&f->delay_acc, fault_delay_frac_ppb)) {
 		f->delayed++;
+		f->just_delayed = 1;   /* its reply carries WIRE_MARK_FAULT (wire.h) */
 		if (fault_delay_sleep)
 			fault_sleep(fault_delay_ns);
 		else

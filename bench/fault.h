@@ -187,6 +187,7 @@ struct fault_worker {
 	char val[24];
 	int64_t delay_acc;                 /* server-delay-frac: fault_delay_pick */
 	uint64_t delayed;                  /* requests server-delay delayed */
+	uint8_t just_delayed;              /* the last fault_exec delayed its request */
 };
 
 /* Sets up worker w's fault state (x and isvoid are the worker's, of

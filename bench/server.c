@@ -106,14 +106,15 @@ struct server {
 	struct probe *probe;      /* per worker CPU (lib/probe.h), or NULL */
 };
 
+/* extra: WIRE_MARK_FAULT from the faults' copy of run_slot, else 0 */
 static void reply(struct worker *w, const struct wire_req *h, unsigned kind,
-		  unsigned status, const void *val, uint32_t val_len)
+		  unsigned status, const void *val, uint32_t val_len, unsigned extra)
 {
 	struct server *s = w->s;
 	struct wire_resp r = {
 		/* inside a stall's interval (lib/stall.h) the reply says so */
 		.seq = h->seq, .status = status, .val_len = val_len, .kind = (uint8_t)kind,
-		.mark = (uint8_t)stall_mark_now(&w->stall),
+		.mark = (uint8_t)(stall_mark_now(&w->stall) | extra),
 		.op = h->op, .worker = (uint16_t)w->idx, .client_id = h->client_id,
 	};
 	if (s->c.tp->srv_reply(s->tp, w->idx, h->client_id, &r, val) != 0)
@@ -192,7 +193,7 @@ static inline __attribute__((always_inline)) void run_slot(struct worker *w, uin
 		w->misrouted++;
 		if (w->on_executed)
 			w->on_executed(s->tp, w->idx, slot);
-		reply(w, &h, WIRE_RESP, KV_ERR_BAD, NULL, 0);
+		reply(w, &h, WIRE_RESP, KV_ERR_BAD, NULL, 0, 0);
 		return;
 	}
 	enum commit_on rule = (enum commit_on)w->rule[h.flags & WIRE_F_ALL];   /* wire_check bounds flags */
@@ -200,7 +201,7 @@ static inline __attribute__((always_inline)) void run_slot(struct worker *w, uin
 		/* durable: the request is persistent before the ACK commits it */
 		if (s->c.tpc.durable && tp->srv_persist_req)
 			tp->srv_persist_req(s->tp, w->idx, slot);
-		reply(w, &h, WIRE_ACK, KV_OK, NULL, 0);
+		reply(w, &h, WIRE_ACK, KV_OK, NULL, 0, 0);
 		tp->srv_flush(s->tp, w->idx);   /* the ACK leaves before execution */
 	}
 	/* async: nothing that carries this result is sent, so a backend
@@ -232,7 +233,8 @@ executed:
 	if (w->on_executed)
 		w->on_executed(s->tp, w->idx, slot);
 	if (rule == COMMIT_RESPONSE)
-		reply(w, &h, WIRE_RESP, out.status, out.val, out.val_len);
+		reply(w, &h, WIRE_RESP, out.status, out.val, out.val_len,
+		      faults && w->fw.just_delayed ? WIRE_MARK_FAULT : 0);
 }
 
 /* Runs (or passes over, if voided) one slot whose turn it is, and

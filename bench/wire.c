@@ -334,7 +334,7 @@ void wire_encode_resp(void *buf, const struct wire_resp *r)
 	uint8_t *p = buf;
 
 	put64(p + 0, r->seq);
-	put32(p + 8, (r->status & ~WIRE_S_MARKS) | (uint32_t)(r->mark & 3u) << WIRE_S_SHIFT);
+	put32(p + 8, (r->status & ~WIRE_S_MARKS) | (uint32_t)(r->mark & 7u) << WIRE_S_SHIFT);
 	put32(p + 12, r->val_len);
 	p[16] = r->kind;
 	p[17] = r->op;

@@ -62,10 +62,16 @@
 enum wire_resp_kind { WIRE_RESP = 1, WIRE_ACK = 2 };
 
 /* The status word's top bits: the worker's stall tag (STALL_TAG_HOST 1,
- * STALL_TAG_UNATT 2) shifted up; wire_encode_resp puts wire_resp.mark
- * there and wire_decode_resp takes it back out, so status never has it. */
-#define WIRE_S_SHIFT    30
-#define WIRE_S_MARKS    (3u << WIRE_S_SHIFT)
+ * STALL_TAG_UNATT 2) and WIRE_MARK_FAULT shifted up; wire_encode_resp
+ * puts wire_resp.mark there and wire_decode_resp takes it back out, so
+ * status never has it. */
+#define WIRE_S_SHIFT    29
+#define WIRE_S_MARKS    (7u << WIRE_S_SHIFT)
+/* Test-only (bench/fault.h, server-delay): the worker's fault delayed this
+ * very request.  Never a stall tag: a delay the system makes is the
+ * system's (the tagger's negative control, bench/tagger-validate.sh). */
+#define WIRE_MARK_FAULT 4u
+#define WIRE_MARK_TAGS  3u   /* the bits that are the worker's stall tag */
 
 struct wire_req {            /* host-order view of a request header */
 	uint64_t csum;

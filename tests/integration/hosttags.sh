@@ -10,7 +10,11 @@
 #    delay vouches for the stalls, the worker's mark and the client's tags
 #    reach run.json, and the raw P99 is set by the host;
 #  - a delay the system makes (OQB_FAULT server-delay, busy, 2 % of the
-#    requests, 1 ms): it stays in the system's P99.
+#    requests, 1 ms): it stays in the system's P99;
+#  - the per-request trace (OQB_TAG_TRACE, bench/tagtrace.h) that
+#    bench/tagger-validate.sh judges the tagger by: one row per measured
+#    request, its host tags the point's count, and the worker's fault
+#    mark on the replies it delayed (invariants).
 . "$(dirname "$0")/../lib.sh"
 ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 
@@ -78,10 +82,22 @@ fi
 # --- the system's own delay stays the system's ---------------------------
 cfg 5000 '["rawrpc"]' 1 >"$T/fault.json"
 host_mark
-if OQB_FAULT=server-delay-ns:1000000,server-delay-frac:0.02 "$OQB_BIN/oqb" run "$T/fault.json" --out "$T/fault" --quiet \
-	>"$T/fault.out" 2>"$T/fault.err"; then
+mkdir -p "$T/trace"
+if OQB_TAG_TRACE=$T/trace OQB_FAULT=server-delay-ns:1000000,server-delay-frac:0.02 "$OQB_BIN/oqb" run "$T/fault.json" \
+	--out "$T/fault" --quiet >"$T/fault.out" 2>"$T/fault.err"; then
 	R=$T/fault/run.json
 	invariants fault "$R"
+	if python3 "$ROOT/bench/tagger-judge.py" "$T/trace" >"$T/judge.json" 2>"$T/judge.err"; then
+		jq -n --slurpfile r "$R" --slurpfile j "$T/judge.json" '{run: $r[0], j: $j[0]}' >"$T/both.json"
+		jcheck "trace: a row per measured request, its host tags the point's" "$T/both.json" \
+			'.run.points[0] as $p | $p.lat_ns.all.n == .j.requests and $p.host_tags.tagged.all == .j.host_tagged and .j.requests > 0'
+		# the worker marks the replies it delayed: some in the window,
+		# never more than it delayed in all (warm-up and drain included)
+		jcheck "trace: the fault marks the replies it delayed" "$T/both.json" \
+			'.run.points[0].server.fault_delayed as $d | .j.fault_marked > 0 and .j.fault_marked <= $d'
+	else
+		notok "trace: judged" "$(cat "$T/judge.err")"
+	fi
 	# 2 % of rawrpc's requests waited 1 ms in the worker: its system P99
 	# holds them unless host stalls tagged more than 1 % of them.  The
 	# tags are the code under test's own word, so a skip takes its

@@ -411,6 +411,23 @@ TEST(response_roundtrip)
 	CHECK(buf[16] == WIRE_ACK && buf[17] == KV_OP_INCR);
 	CHECK(buf[18] == 0x34 && buf[19] == 0x12);
 	CHECK(buf[20] == 0xBE && buf[23] == 0xCA);
+	CHECK_EQ_U64(d.mark, 0);
+}
+
+/* The stall tags and the fault's mark ride in the status word's top bits,
+ * each alone and together, and never leak into the status. */
+TEST(response_marks)
+{
+	uint8_t buf[WIRE_RESP_HDR];
+	for (unsigned m = 0; m <= 7; m++) {
+		struct wire_resp r = { .seq = 9, .status = KV_ERR_NOSPACE, .kind = WIRE_RESP, .mark = (uint8_t)m }, d;
+		wire_encode_resp(buf, &r);
+		wire_decode_resp(buf, &d);
+		CHECK_EQ_U64(d.mark, m);
+		CHECK_EQ_U64(d.status, KV_ERR_NOSPACE);
+	}
+	CHECK((WIRE_MARK_FAULT & WIRE_MARK_TAGS) == 0);
+	CHECK(((WIRE_MARK_FAULT | WIRE_MARK_TAGS) << WIRE_S_SHIFT) == WIRE_S_MARKS);
 }
 
 TEST(op_and_status_names)
@@ -434,4 +451,4 @@ TEST(op_and_status_names)
 UNIT_MAIN(roundtrip_fields, byte_layout, encode_limits, value_pattern,
 	  every_bit_flip_rejected, byte_swaps_rejected, header_corruptions,
 	  huge_size_at_end_of_buffer, fuzz_never_accepts, csum_properties,
-	  req_len_alignment, response_roundtrip, op_and_status_names)
+	  req_len_alignment, response_roundtrip, response_marks, op_and_status_names)
