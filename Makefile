@@ -207,7 +207,7 @@ ifeq ($(V),1)
 Q :=
 endif
 
-.PHONY: all test test-long check deps deps-auto demo figures figures-onesided bench-onesided clean test-verbs test-erpc test-scale test-faults test-faults-rnr microbench bench print-includes \
+.PHONY: all test test-long check deps deps-auto demo figures figures-onesided bench-onesided bench-tagger bench-tagger-verbs clean test-verbs test-erpc test-scale test-faults test-faults-rnr microbench bench print-includes \
         test-crash-rocksdb test-dead-hosts test-netem test-faults-verbs print-layer-includes
 all: $(BINS) $(UNIT_BIN)
 
@@ -447,6 +447,17 @@ bench-onesided: deps-auto
 	@$(MAKE) --no-print-directory all
 	@tests/vm/rxe-vm -t $(or $(ONESIDED_LAT_VM_TIMEOUT),1200) -e OQB_BIN=$(abspath $(BIN)) \
 	  $(if $(RUNS),-e RUNS=$(RUNS)) -- bash bench/onesided-lat.sh
+
+# The host-stall tagger against injected stalls and system-made delays
+# (bench/tagger-validate.sh; docs/trust.md, "Validating the tagger"): on
+# shm here, and on verbs in the Soft-RoCE VM.  Root; a quiet machine.
+bench-tagger: all
+	@bash bench/tagger-validate.sh $(PAIRS)
+
+bench-tagger-verbs: deps-auto
+	@$(MAKE) --no-print-directory all
+	@tests/vm/rxe-vm -t $(or $(TAGGER_VM_TIMEOUT),1500) -e OQB_BIN=$(abspath $(BIN)) -e TRANSPORT=verbs \
+	  -- bash bench/tagger-validate.sh $(PAIRS)
 
 clean:
 	rm -rf build bin

@@ -23,51 +23,68 @@
 #     requests delayed by a burst are tagged, oq's nilext commits (which
 #     the worker is not on the path of unless the ring filled) are not,
 #     beyond the client thread's own stalls.
+#  4. the probe's cost: interleaved calm pairs with the probes on (the
+#     default period) and off (server.probe_us = clients.probe_us = 0):
+#     rawrpc's p50 with over without, and the CPU the server's probe took
+#     per wake-up and as a share of its CPU.
 #
 # Usage: bench/tagger-validate.sh [PAIRS (5)]   (from the checkout, after make)
-# Environment: LOAD (10000 ops/s), BURST_MS (5), PERIOD_MS (50), KEEP=1
-# keeps the runs.
+# Environment: LOAD (ops/s: 10000 on shm, 500 on verbs), DURATION_S (the
+# measured window: 1.0 s on shm, 3.0 on verbs), BURST_MS (5),
+# PERIOD_MS (50), KEEP=1 keeps the runs; TRANSPORT=verbs with RXE_IP (the
+# RDMA device's address) runs it on verbs: make bench-tagger-verbs does
+# so in the Soft-RoCE VM, make bench-tagger on shm here.
 set -u
 cd "$(dirname "$0")/.."
+oqb=${OQB_BIN:-bin}/oqb
 pairs=${1:-5}
-load=${LOAD:-10000}
+transport=${TRANSPORT:-shm}
+case $transport in
+(shm) load=${LOAD:-10000}; dur=${DURATION_S:-1.0}; verbs= ;;
+(verbs) load=${LOAD:-500}; dur=${DURATION_S:-3.0}
+	[ -n "${RXE_IP:-}" ] || { echo "tagger-validate: TRANSPORT=verbs needs RXE_IP, the RDMA device's address" >&2; exit 2; }
+	verbs=", \"verbs\": { \"addr\": \"$RXE_IP\" }" ;;
+(*) echo "tagger-validate: TRANSPORT=$transport: shm or verbs" >&2; exit 2 ;;
+esac
 burst=${BURST_MS:-5}
 period=${PERIOD_MS:-50}
-oqb=bin/oqb
 [ "$(id -u)" = 0 ] || { echo "tagger-validate: needs root (the hog runs SCHED_FIFO)" >&2; exit 2; }
 [ -x "$oqb" ] || { echo "tagger-validate: $oqb missing; run make first" >&2; exit 2; }
 out=$(mktemp -d "${TMPDIR:-/tmp}/oqb-tagger.XXXXXX")
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$out"' EXIT
-echo "tagger-validate: $pairs pairs per case, load $load ops/s, bursts of $burst ms every $period ms; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "tagger-validate: $pairs pairs per case, $transport, load $load ops/s, bursts of $burst ms every $period ms; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cfg() {   # cfg SYSTEMS > FILE
 	cat <<JSON
-{ "name": "tagger", "transport": "shm", "systems": $1,
+{ "name": "tagger", "transport": "$transport", "systems": $1$verbs,
   "server": { "workers": 1, "backend": { "kind": "null" } },
   "clients": { "processes": 1, "threads": 1 },
   "workload": { "kind": "kv", "put_ratio": 0.5, "key_size": 16, "value_size": 64, "keys": 1000 },
   "arrival": { "kind": "poisson", "loads_ops": [$load] },
-  "warmup_s": 0.3, "duration_s": 1.0, "repeat": 1, "rerun_budget": 0, "canary": false, "seed": 5 }
+  "warmup_s": 0.3, "duration_s": $dur, "repeat": 1, "rerun_budget": 0, "canary": false, "seed": 5 }
 JSON
 }
 cfg '["rawrpc"]' >"$out/rawrpc.json"
 
-# run NAME CONFIG [HOGCPU] [ENV...]: one traced run, with a hog if HOGCPU
-# is a CPU ("-" for none); the hog lasts longer than the run.
+# run NAME CONFIG HOGCPU [ENV...] [--set ...]: one traced run, with a hog
+# if HOGCPU is a CPU ("-" for none; the hog lasts longer than the run);
+# ENV (VAR=VALUE words) for oqb run, the rest its arguments.
 run() {
-	local name=$1 conf=$2 cpu=$3 d=$out/$1 hog=
+	local name=$1 conf=$2 cpu=$3 d=$out/$1 hog= envs=()
 	shift 3
+	while [ $# -gt 0 ] && [[ $1 == *=* ]] && [[ $1 != --* ]]; do envs+=("$1"); shift; done
 	mkdir -p "$d/trace"
 	if [ "$cpu" != - ]; then
-		python3 tests/hog-burst.py "$cpu" 6 "$burst" "$period" "$d/bursts" >"$d/hog.out" 2>&1 &
+		python3 tests/hog-burst.py "$cpu" "$(awk -v d="$dur" 'BEGIN { print d + 5 }')" "$burst" "$period" "$d/bursts" >"$d/hog.out" 2>&1 &
 		hog=$!
 		sleep 0.05
 	fi
-	env OQB_TAG_TRACE="$d/trace" "$@" "$oqb" run "$conf" --out "$d/run" --quiet >/dev/null 2>"$d/err"
+	env OQB_TAG_TRACE="$d/trace" "${envs[@]}" "$oqb" run "$conf" --out "$d/run" --quiet "$@" >/dev/null 2>"$d/err"
 	local rc=$?
 	[ -n "$hog" ] && wait "$hog"
 	if [ $rc -ne 0 ]; then
-		echo "  $name: oqb run failed: $(tail -1 "$d/err")" >&2
+		echo "  $name: oqb run failed:" >&2
+		grep -v '^oqb: warning' "$d/err" | tail -6 | sed 's/^/    /' >&2
 		return 1
 	fi
 	python3 bench/tagger-judge.py "$d/trace" ${hog:+"$d/bursts"} >"$d/judge.json" || return 1
@@ -155,4 +172,23 @@ done
 echo "hog on the worker's CPU, nilext requests delayed by a burst and tagged the host's, medians of $(wc -l <"$out/path.tsv") runs:" \
 	"oq $(cut -f1 "$out/path.tsv" | median | awk '{ printf "%.1f %%", 100 * $1 }') of $(cut -f3 "$out/path.tsv" | median) (its other nilext requests: $(cut -f4 "$out/path.tsv" | median | awk '{ printf "%.1f %%", 100 * $1 }')), rawrpc $(cut -f2 "$out/path.tsv" | median | awk '{ printf "%.1f %%", 100 * $1 }')" \
 	"(oq's commit does not wait for the worker: its tags come from the client thread's own stalls, and from ring-full waits)"
+# --- 4. the probe's cost -------------------------------------------------
+: >"$out/probe.tsv"
+for i in $(seq 1 "$pairs"); do
+	on=probe-on-$i off=probe-off-$i
+	if [ $((i % 2)) = 1 ]; then
+		run "$on" "$out/rawrpc.json" - && run "$off" "$out/rawrpc.json" - --set server.probe_us=0 --set clients.probe_us=0 || continue
+	else
+		run "$off" "$out/rawrpc.json" - --set server.probe_us=0 --set clients.probe_us=0 && run "$on" "$out/rawrpc.json" - || continue
+	fi
+	printf '%s\t%s\t%s\n' "$(jq -r '.points[0].lat_ns.all.p50' "$out/$on/run/run.json")" \
+		"$(jq -r '.points[0].lat_ns.all.p50' "$out/$off/run/run.json")" \
+		"$(jq -r '[.points[0].server.probe.cpus[]? | select(.wakes > 0) | .cpu_ns / .wakes] | (add / length) // "nan"' "$out/$on/run/run.json")" \
+		>>"$out/probe.tsv"
+done
+pon=$(cut -f1 "$out/probe.tsv" | median) poff=$(cut -f2 "$out/probe.tsv" | median) pw=$(cut -f3 "$out/probe.tsv" | median)
+per=$(jq -r '.points[0].server.probe.period_ns // 1000000' "$out/calm/run/run.json")
+echo "the probe's cost, medians of $(wc -l <"$out/probe.tsv") interleaved pairs: rawrpc p50 $poff ns without, $pon ns with" \
+	"(x$(awk -v a="$pon" -v b="$poff" 'BEGIN { printf "%.3f", a / b }')); a wake-up $(awk -v w="$pw" 'BEGIN { printf "%.1f", w / 1000 }') us" \
+	"of CPU every $((per / 1000)) us, $(awk -v w="$pw" -v p="$per" 'BEGIN { printf "%.2f %%", 100 * w / p }') of the worker's CPU"
 echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)${KEEP:+; runs kept in $out}"

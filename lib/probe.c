@@ -70,6 +70,13 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t probe_budget_step(uint64_t period_ns, uint64_t cpu_ns, uint64_t wall_ns)
+{
+	if (!wall_ns || period_ns >= PROBE_MAX_PERIOD_NS || cpu_ns * 100 <= wall_ns * PROBE_BUDGET_PCT)
+		return period_ns;
+	return period_ns * 2 < PROBE_MAX_PERIOD_NS ? period_ns * 2 : PROBE_MAX_PERIOD_NS;
+}
+
 static void *probe_main(void *arg)
 {
 	struct probe_cpu *c = arg;
@@ -79,7 +86,10 @@ static void *probe_main(void *arg)
 	snprintf(name, sizeof name, "oqb-probe%d", c->cpu);
 	pthread_setname_np(pthread_self(), name);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	uint64_t due = clock_ns() + p->period_ns;
+	uint64_t period = p->period_ns;
+	atomic_store_explicit(&c->period_ns, period, memory_order_relaxed);
+	uint64_t due = clock_ns() + period, look_cpu = thread_cpu_ns(), look_wall = clock_ns();
+	unsigned since = 0;
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
 		struct timespec ts = { .tv_sec = (time_t)(due / 1000000000ull), .tv_nsec = (long)(due % 1000000000ull) };
 		int r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
@@ -89,9 +99,21 @@ static void *probe_main(void *arg)
 		probe_record(c, due, now);
 		/* the next deadline on the grid, past now: a long absence is one
 		 * late wake-up, not a burst of them */
-		due += p->period_ns;
+		due += period;
 		if (due <= now)
-			due += ((now - due) / p->period_ns + 1) * p->period_ns;
+			due += ((now - due) / period + 1) * period;
+		if (++since == PROBE_BUDGET_EVERY) {   /* its own cost, now and then */
+			uint64_t cpu = thread_cpu_ns(), wall = clock_ns();
+			uint64_t next = probe_budget_step(period, cpu - look_cpu, wall - look_wall);
+			if (next != period) {
+				period = next;
+				c->backoffs++;
+				atomic_store_explicit(&c->period_ns, period, memory_order_relaxed);
+			}
+			look_cpu = cpu;
+			look_wall = wall;
+			since = 0;
+		}
 	}
 	c->cpu_ns = thread_cpu_ns();
 	return NULL;
@@ -190,10 +212,12 @@ json_t *probe_json(const struct probe *p)
 	json_t *cs = json_array();
 	for (unsigned i = 0; i < p->n; i++) {
 		const struct probe_cpu *c = &p->c[i];
-		json_array_append_new(cs, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I}", "cpu", c->cpu,
+		json_array_append_new(cs, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:i}", "cpu", c->cpu,
 			"wakes", (json_int_t)atomic_load(&((struct probe_cpu *)c)->nwake), "late", (json_int_t)c->late,
 			"late_ns", (json_int_t)c->late_ns, "max_late_ns", (json_int_t)c->max_late_ns,
-			"cpu_ns", (json_int_t)c->cpu_ns));
+			"cpu_ns", (json_int_t)c->cpu_ns,
+			"period_ns", (json_int_t)atomic_load(&((struct probe_cpu *)c)->period_ns),
+			"backoffs", (int)c->backoffs));
 	}
 	json_t *j = json_pack("{s:I,s:b,s:o}", "period_ns", (json_int_t)p->period_ns, "realtime", p->realtime, "cpus", cs);
 	if (p->why[0])

@@ -25,7 +25,14 @@
  *
  * Cost: one wake-up per period per CPU, a few microseconds each (the
  * probe_json "cpu_ns" says how much it took; docs/trust.md has the
- * measured effect on p50).  Records: the last PROBE_RING wake-ups per CPU,
+ * measured effect on p50).  Where a wake-up costs far more (an emulated
+ * guest: under QEMU's TCG one took about 480 us of the guest's CPU, half
+ * of it at 1 ms), the probe keeps to a budget: every PROBE_BUDGET_EVERY
+ * wake-ups it reads its own CPU time and, above PROBE_BUDGET_PCT of the
+ * wall time since the last look, doubles its period, up to
+ * PROBE_MAX_PERIOD_NS (probe_budget_step); probe_json reports each CPU's
+ * period at the end and how often it backed off.  A longer period costs
+ * evidence (more short gaps hold no wake-up), never its meaning.  Records: the last PROBE_RING wake-ups per CPU,
  * written by the probe and read by the threads of that CPU at their rare
  * stalls (a seqcount per record; a torn read is retried or skipped).
  */
@@ -40,6 +47,9 @@
 
 #define PROBE_RING 128                 /* wake-ups kept per CPU (128 ms at 1 ms) */
 #define PROBE_LATE_NS 50000ull         /* a wake-up later than this is a late one */
+#define PROBE_BUDGET_EVERY 64          /* wake-ups between looks at its own CPU time */
+#define PROBE_BUDGET_PCT 2             /* the most of a CPU a probe may take */
+#define PROBE_MAX_PERIOD_NS 100000000ull   /* its period backs off at most to 100 ms */
 
 struct probe_wake {
 	_Atomic uint64_t due, woke;    /* monotonic ns: the deadline, the wake-up */
@@ -54,6 +64,8 @@ struct probe_cpu {
 	struct probe_wake ring[PROBE_RING];
 	uint64_t late, late_ns, max_late_ns;   /* the probe thread's own totals */
 	uint64_t cpu_ns;               /* CPU time the probe thread used */
+	_Atomic uint64_t period_ns;    /* its period now (the budget may have doubled it) */
+	unsigned backoffs;             /* how often the budget doubled it */
 };
 
 struct probe {
@@ -86,12 +98,20 @@ const struct probe_cpu *probe_of(const struct probe *p, int cpu);
  */
 void probe_judge(const struct probe_cpu *c, uint64_t from, uint64_t to, uint64_t *late_ns, int *ontime);
 
+/* The budget's step: the period to use after a look that found the probe
+ * took cpu_ns of CPU in wall_ns of time at period period_ns: doubled (at
+ * most to PROBE_MAX_PERIOD_NS) when that is above PROBE_BUDGET_PCT %,
+ * else the same. */
+uint64_t probe_budget_step(uint64_t period_ns, uint64_t cpu_ns, uint64_t wall_ns);
+
 /* Records one wake-up (the probe thread's step; tests use it to stand in
  * for a probe). */
 void probe_record(struct probe_cpu *c, uint64_t due, uint64_t woke);
 
 /* {"period_ns", "realtime", "why"?, "cpus": [{"cpu", "wakes", "late",
- * "late_ns", "max_late_ns", "cpu_ns"}]}; NULL p: null. */
+ * "late_ns", "max_late_ns", "cpu_ns", "period_ns", "backoffs"}]}: the
+ * top period_ns is the one asked for, a CPU's the one it ended with; NULL
+ * p: null. */
 json_t *probe_json(const struct probe *p);
 
 #endif

@@ -203,5 +203,30 @@ TEST(trial_keeps_the_shorter_of_untagged_and_tagged)
 	hist_free(h);
 }
 
+/* The probe's budget (probe.h): within it the period stays; above it the
+ * period doubles, up to its cap, and never past it. */
+TEST(probe_keeps_to_its_budget)
+{
+	uint64_t ms = 1000000;
+	CHECK_EQ_U64(probe_budget_step(ms, 19 * 64 * 1000ull, 64 * ms), ms);        /* 19 us a wake-up: 1.9 % */
+	CHECK_EQ_U64(probe_budget_step(ms, 2 * 64 * ms / 100, 64 * ms), ms);        /* exactly the budget */
+	CHECK_EQ_U64(probe_budget_step(ms, 480 * 64 * 1000ull, 64 * ms), 2 * ms);   /* TCG's 480 us: 48 % */
+	CHECK_EQ_U64(probe_budget_step(64 * ms, 64 * ms, 64 * ms), PROBE_MAX_PERIOD_NS);
+	CHECK_EQ_U64(probe_budget_step(PROBE_MAX_PERIOD_NS, 64 * ms, 64 * ms), PROBE_MAX_PERIOD_NS);
+	CHECK_EQ_U64(probe_budget_step(ms, 5 * ms, 0), ms);                          /* no time passed: no judgement */
+	/* a probe that costs half its CPU reaches the budget in a few looks */
+	uint64_t per = ms;
+	unsigned looks = 0;
+	while (looks < 20) {
+		uint64_t next = probe_budget_step(per, 64 * 480000ull, 64 * per);
+		if (next == per)
+			break;
+		per = next;
+		looks++;
+	}
+	CHECK(480000ull * 100 <= per * PROBE_BUDGET_PCT);
+	CHECK(looks == 5);   /* 1 ms -> 32 ms: 480 us is 1.5 % of 32 ms */
+}
+
 UNIT_MAIN(classify_rule, host_stall_tags_its_interval_to_R, own_delay_and_no_evidence_are_not_the_hosts,
-	  untagged_is_all_less_tagged, trial_keeps_the_shorter_of_untagged_and_tagged)
+	  untagged_is_all_less_tagged, trial_keeps_the_shorter_of_untagged_and_tagged, probe_keeps_to_its_budget)
