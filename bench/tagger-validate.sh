@@ -67,7 +67,7 @@ JSON
 cfg '["rawrpc"]' >"$out/rawrpc.json"
 
 # run NAME CONFIG HOGCPU [ENV...] [--set ...]: one traced run, with a hog
-# if HOGCPU is a CPU ("-" for none; the hog lasts longer than the run);
+# if HOGCPU is a CPU ("-" for none; the hog runs until the run ends);
 # ENV (VAR=VALUE words) for oqb run, the rest its arguments.
 run() {
 	local name=$1 conf=$2 cpu=$3 d=$out/$1 hog= envs=()
@@ -75,13 +75,18 @@ run() {
 	while [ $# -gt 0 ] && [[ $1 == *=* ]] && [[ $1 != --* ]]; do envs+=("$1"); shift; done
 	mkdir -p "$d/trace"
 	if [ "$cpu" != - ]; then
-		python3 tests/hog-burst.py "$cpu" "$(awk -v d="$dur" 'BEGIN { print d + 5 }')" "$burst" "$period" "$d/bursts" >"$d/hog.out" 2>&1 &
+		# until the run ends: the driver's start-up (a verbs connect
+		# under TCG takes seconds) must not outlast it
+		python3 tests/hog-burst.py "$cpu" 3600 "$burst" "$period" "$d/bursts" >"$d/hog.out" 2>&1 &
 		hog=$!
 		sleep 0.05
 	fi
 	env OQB_TAG_TRACE="$d/trace" "${envs[@]}" "$oqb" run "$conf" --out "$d/run" --quiet "$@" >/dev/null 2>"$d/err"
 	local rc=$?
-	[ -n "$hog" ] && wait "$hog"
+	if [ -n "$hog" ]; then
+		kill -TERM "$hog" 2>/dev/null
+		wait "$hog"
+	fi
 	if [ $rc -ne 0 ]; then
 		echo "  $name: oqb run failed:" >&2
 		grep -v '^oqb: warning' "$d/err" | tail -6 | sed 's/^/    /' >&2
@@ -187,8 +192,9 @@ for i in $(seq 1 "$pairs"); do
 		>>"$out/probe.tsv"
 done
 pon=$(cut -f1 "$out/probe.tsv" | median) poff=$(cut -f2 "$out/probe.tsv" | median) pw=$(cut -f3 "$out/probe.tsv" | median)
-per=$(jq -r '.points[0].server.probe.period_ns // 1000000' "$out/calm/run/run.json")
+per=$(jq -r '[.points[0].server.probe.cpus[]?.period_ns] | max // 1000000' "$out/calm/run/run.json")
+asked=$(jq -r '.points[0].server.probe.period_ns // 1000000' "$out/calm/run/run.json")
 echo "the probe's cost, medians of $(wc -l <"$out/probe.tsv") interleaved pairs: rawrpc p50 $poff ns without, $pon ns with" \
 	"(x$(awk -v a="$pon" -v b="$poff" 'BEGIN { printf "%.3f", a / b }')); a wake-up $(awk -v w="$pw" 'BEGIN { printf "%.1f", w / 1000 }') us" \
-	"of CPU every $((per / 1000)) us, $(awk -v w="$pw" -v p="$per" 'BEGIN { printf "%.2f %%", 100 * w / p }') of the worker's CPU"
+	"of CPU every $((per / 1000)) us (asked $((asked / 1000)) us; the probe's budget, lib/probe.h), $(awk -v w="$pw" -v p="$per" 'BEGIN { printf "%.2f %%", 100 * w / p }') of the worker's CPU"
 echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)${KEEP:+; runs kept in $out}"

@@ -4,10 +4,12 @@
 Pins itself to CPU at SCHED_FIFO priority 50 (above any ordinary task, so
 it preempts a spinning thread there; below the probes, lib/probe.h) and
 spins BURST_MS in every PERIOD_MS for SECONDS.  Prints how many bursts it
-made.  With LOG, writes each burst's start and end there, a line each, in
-CLOCK_MONOTONIC nanoseconds (the clock of oqbench's tag trace,
-bench/tagtrace.h).  Needs root or CAP_SYS_NICE."""
+made.  With LOG, writes each burst's start and end there as it ends, a
+line each, in CLOCK_MONOTONIC nanoseconds (the clock of oqbench's tag
+trace, bench/tagtrace.h), so a hog stopped by SIGTERM leaves a whole log.
+Needs root or CAP_SYS_NICE."""
 import os
+import signal
 import sys
 import time
 
@@ -15,12 +17,12 @@ if len(sys.argv) not in (5, 6):
     sys.exit("usage: hog-burst.py CPU SECONDS BURST_MS PERIOD_MS [LOG]")
 cpu, secs, burst, period = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]) / 1e3, float(sys.argv[4]) / 1e3
 log = open(sys.argv[5], "w") if len(sys.argv) == 6 else None
+signal.signal(signal.SIGTERM, lambda *_: (log and log.close(), print("bursts", n), sys.exit(0)))
 os.sched_setaffinity(0, {cpu})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
 end = time.monotonic() + secs
 due = time.monotonic()
 n = 0
-spans = []
 while True:
     due += period
     if due + burst > end:
@@ -30,10 +32,10 @@ while True:
     stop = time.monotonic() + burst
     while time.monotonic() < stop:
         pass
-    spans.append((t0, time.monotonic_ns()))
+    if log:
+        log.write("%d %d\n" % (t0, time.monotonic_ns()))
+        log.flush()
     n += 1
 if log:
-    for a, b in spans:
-        log.write("%d %d\n" % (a, b))
     log.close()
 print("bursts", n)
