@@ -24,8 +24,11 @@
 # runs and the ratios of the medians to oq's, against the targets:
 #   seqwrite / oq  in [1.6, 2.5]  (a sequencer costs an extra round trip)
 #   write1 / oq    <= 1.2         (one round trip, as oq's)
-# ib_write_lat and ib_atomic_lat (64 B and 8 B; t_typical, one way) run
-# before and after the rounds: a round trip is about twice t_typical.  On
+# ib_write_lat, ib_atomic_lat and ib_send_lat (64 B, 8 B, 64 B; t_typical,
+# one way) run before and after the rounds: a round trip is about twice
+# t_typical.  From their medians it prints the device's own bound for
+# seqwrite / oq: (atomic + write) / send, and 2 atomic / send (seqwrite's
+# second round trip ends with an atomic too); and each system's p99.  On
 # Soft-RoCE RDMA, atomics included, runs in the kernel's software, and
 # under TCG every number is slow: the ratios compare like with like.
 set -u
@@ -41,7 +44,7 @@ if [ -z "$ADDR" ]; then
 	echo "onesided-lat: give the RDMA device's IP address (bench/onesided-lat.sh ADDR), or run it through make bench-onesided" >&2
 	exit 2
 fi
-for t in ib_write_lat ib_atomic_lat jq; do
+for t in ib_write_lat ib_atomic_lat ib_send_lat jq; do
 	command -v "$t" >/dev/null || { echo "onesided-lat: $t not found; install perftest and jq (make deps)" >&2; exit 2; }
 done
 [ -x "$B/oqb-server" ] && [ -x "$B/oqb-client" ] ||
@@ -108,7 +111,7 @@ commit() {
 		echo "onesided-lat: oqb-client ($sys) exited $rc: $(tail -2 "$T/$sys.cli.err" | tr '\n' ' ')" >&2
 		return 1
 	fi
-	jq -r '.summary_ns.nilext.p50 // empty' "$T/$sys.json"
+	jq -r '.summary_ns.nilext | select(.p50 != null) | "\(.p50) \(.p99 // "")"' "$T/$sys.json"
 }
 
 us() { awk -v v="$1" 'BEGIN { printf "%.1f", v / 1000 }'; }
@@ -121,18 +124,21 @@ fail=0
 m_perftest() {
 	local v
 	v=$(perftest "$1" "$2") || v=$(perftest "$1" "$2") || v=
-	[ -n "$v" ] || fail=1
+	[ -n "$v" ] && echo "$v" >>"$T/$1.typ" || fail=1
 	printf '  %-28s %s\n' "$1 ($2 B) t_typical" "${v:-failed} us ($3)"
 }
 m_perftest ib_write_lat 64 before
 m_perftest ib_atomic_lat 8 before
+m_perftest ib_send_lat 64 before
 order=(oq seqwrite write1)
 for r in $(seq 1 "$RUNS"); do
 	[ $((r % 2)) = 0 ] && order=(write1 seqwrite oq) || order=(oq seqwrite write1)
 	line="  run $r:"
 	for sys in "${order[@]}"; do
 		if v=$(commit "$sys") && [ -n "$v" ]; then
-			echo "$v" >>"$T/$sys.p50"
+			echo "${v%% *}" >>"$T/$sys.p50"
+			[ -n "${v#* }" ] && echo "${v#* }" >>"$T/$sys.p99"
+			v=${v%% *}
 			line="$line $sys $(us "$v")"
 		else
 			fail=1
@@ -143,6 +149,7 @@ for r in $(seq 1 "$RUNS"); do
 done
 m_perftest ib_write_lat 64 after
 m_perftest ib_atomic_lat 8 after
+m_perftest ib_send_lat 64 after
 declare -A med
 for sys in oq seqwrite write1; do
 	med[$sys]=$( [ -s "$T/$sys.p50" ] && median <"$T/$sys.p50")
@@ -161,4 +168,20 @@ ratio() {
 }
 ratio seqwrite 1.6 2.5
 ratio write1 0 1.2
+for sys in oq seqwrite write1; do
+	[ -s "$T/$sys.p99" ] && printf '  %-28s %s us\n' "$sys nilext commit p99" "$(us "$(median <"$T/$sys.p99")")"
+done
+# The device's own bound for the ratio: seqwrite's commit is an atomic's
+# round trip, then a WRITE's with an atomic behind it on the same QP; oq's
+# one SEND's.  From the medians of perftest's t_typical (one way, so the
+# ratios of round trips): (atomic + write) / send and 2 atomic / send.
+typ() { [ -s "$T/$1.typ" ] && median <"$T/$1.typ"; }
+a=$(typ ib_atomic_lat) w=$(typ ib_write_lat) s=$(typ ib_send_lat)
+if [ -n "$a" ] && [ -n "$w" ] && [ -n "$s" ]; then
+	awk -v a="$a" -v w="$w" -v s="$s" 'BEGIN {
+		printf("  %-28s %.2f  ((%.1f + %.1f) / %.1f us)\n", "device: (atomic+write)/send", (a + w) / s, a, w, s)
+		printf("  %-28s %.2f\n", "device: 2 atomic/send", 2 * a / s) }'
+else
+	echo "  device bound: n/a (a perftest measurement failed)"
+fi
 exit $fail

@@ -79,11 +79,6 @@ static const struct opt cli_own[] = {
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank of this client process" },
 	{ "processes", OPT_INT, O(nprocesses), "1", 1, 1 << 20, NULL, "client processes in the run (workload sharding)" },
-	{ "expect-workers", OPT_INT, O(expect_workers), "1", 1, 1024, NULL,
-	  "the server's workers (set by the driver), for the start-up check of the open-file and locked-memory "
-	  "limits (lib/proclimits.h): a client learns them only when it connects" },
-	{ "expect-slot-size", OPT_INT, O(expect_slot_size), "2048", 64, 1 << 21, NULL,
-	  "the server's slot size in bytes (set by the driver), for the same check" },
 	{ "build-id", OPT_BOOL, O(build_id), NULL, 0, -1, NULL, "print this build's id and exit" },
 	{ "host-facts", OPT_BOOL, O(host_facts), NULL, 0, -1, NULL,
 	  "print this host's facts as JSON (as oqb-server --host-facts; for oqb doctor) and exit" },
@@ -91,13 +86,25 @@ static const struct opt cli_own[] = {
 };
 #undef O
 
-static struct opt cli_tab[sizeof cli_own / sizeof cli_own[0] + 16];
+#define NOWN (sizeof cli_own / sizeof cli_own[0])
+static struct opt cli_tab[NOWN + 2 + 16];
 
-/* cli_own, then the rows of the settings oqb-client takes, then the end. */
+/* cli_own; the server's settings a client is told of, under its own flag
+ * names but with their rows' default and bounds; the rows of the settings
+ * oqb-client takes; the end. */
 static int build_tab(void)
 {
-	return settings_table(cli_own, sizeof cli_own / sizeof cli_own[0], SET_CLIENT, offsetof(struct cli_opts, set),
-			      cli_tab, sizeof cli_tab / sizeof cli_tab[0]);
+	struct opt own[NOWN + 2];
+	memcpy(own, cli_own, sizeof cli_own);
+	if (settings_opt_as("server", "workers", "expect-workers", offsetof(struct cli_opts, expect_workers),
+			    "the server's workers (set by the driver), for the start-up check of the open-file and "
+			    "locked-memory limits (lib/proclimits.h): a client learns them only when it connects",
+			    &own[NOWN]) != 0 ||
+	    settings_opt_as("server", "slot_size", "expect-slot-size", offsetof(struct cli_opts, expect_slot_size),
+			    "the server's slot size in bytes (set by the driver), for the same check", &own[NOWN + 1]) != 0)
+		return -1;
+	return settings_table(own, NOWN + 2, SET_CLIENT, offsetof(struct cli_opts, set), cli_tab,
+			      sizeof cli_tab / sizeof cli_tab[0]);
 }
 
 static int write_result(const char *path, json_t *res)

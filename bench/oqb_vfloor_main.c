@@ -34,6 +34,7 @@
 #include "hist.h"
 #include "log.h"
 #include "opts.h"
+#include "settings.h"
 #if OQB_HAVE_VERBS_TRANSPORT
 #include "tp_verbs.h"
 #endif
@@ -47,7 +48,7 @@ struct vf_opts {
 };
 
 #define O(f) offsetof(struct vf_opts, f)
-static const struct opt vf_tab[] = {
+static struct opt vf_tab[] = {
 	{ "serve", OPT_BOOL, O(serve), NULL, 0, -1, NULL, "echo: listen on --addr and answer every message" },
 	{ "ping", OPT_STR, O(ping), NULL, 0, -1, NULL, "ping the echoer at this endpoint (verbs:ADDR:PORT; with --ctl, "
 	  "\"go\": the endpoint the driver's GO names)" },
@@ -59,7 +60,8 @@ static const struct opt vf_tab[] = {
 	{ "warmup", OPT_U64, O(warmup), "100", 0, 100000000, NULL, "--ping: round trips before them, not recorded" },
 	{ "max-ms", OPT_DBL, O(max_ms), "0", 0, 3.6e6, NULL,
 	  "--ping: stop recording after this long (0: no bound; the JSON says how many rounds ran)" },
-	{ "connect-timeout-s", OPT_DBL, O(connect_s), "10", 0.1, 600, NULL, "--ping: give up connecting after this long" },
+	/* its default and bounds: timeouts.connect_s's row, filled by main() */
+	{ "connect-timeout-s", OPT_DBL, O(connect_s), NULL, 0, 0, NULL, NULL },
 	{ "cpu", OPT_INT, O(cpu), "-1", -1, 1023, NULL, "pin the thread that polls to this CPU (-1: leave it)" },
 	{ "ctl", OPT_STR, O(ctl), NULL, 0, -1, NULL, "driver control channel HOST:PORT (set by bin/oqb run)" },
 	{ "rank", OPT_INT, O(rank), "0", 0, 1 << 20, NULL, "rank (set by the driver)" },
@@ -242,6 +244,13 @@ int main(int argc, char **argv)
 	struct vf_opts o;
 	char err[1024];
 	memset(&o, 0, sizeof o);
+	for (struct opt *t = vf_tab; t->name; t++)
+		if (!strcmp(t->name, "connect-timeout-s") &&
+		    settings_opt_as("timeouts", "connect_s", t->name, t->off, "--ping: give up connecting after this long",
+				    t) != 0) {
+			fprintf(stderr, "oqb-vfloor: this build has no timeouts.connect_s row (lib/settings/timing.def)\n");
+			return 1;
+		}
 	int r = opts_parse(vf_tab, &o, argc, argv, NULL, err, sizeof err);
 	if (r == 1)
 		return 0;

@@ -33,6 +33,7 @@
  *    in ibv_reg_mr after connections were made.
  */
 #include "proclimits.h"
+#include "settings.h"
 #include "usage.h"
 
 #include <stdio.h>
@@ -54,7 +55,8 @@
 #define LIM_VB_RESP_CAP     (64ull << 20)   /* response buffers per group: at most 64 MiB */
 #define LIM_VB_RESP_MAX     1024ull         /* response SRQ depth without delegation */
 #define LIM_VB_RESP_DELEG   4096ull         /* ... with delegation */
-#define LIM_DEFAULT_SLOT    2048u           /* oqb-server's --slot-size default */
+/* a shape field left 0 is oqb-server's default: its row's (server.def) */
+#define LIM_DEF(key)        ((unsigned long long)settings_default_num("server", key))
 /* eRPC registers its hugepage buffers; an upper estimate per process,
  * not measured here (docs/erpc.md). */
 #define LIM_ERPC_BYTES      (512ull << 20)
@@ -86,8 +88,9 @@ json_t *lim_need_json(const struct lim_need *n)
 
 void lim_server_need(const struct lim_server_shape *s, struct lim_need *n)
 {
-	unsigned long long w = s->workers ? s->workers : 1, ss = s->slot_size ? s->slot_size : LIM_DEFAULT_SLOT;
-	unsigned long long slots = s->ring_slots ? s->ring_slots : 1024;
+	unsigned long long w = s->workers ? s->workers : LIM_DEF("workers");
+	unsigned long long ss = s->slot_size ? s->slot_size : LIM_DEF("slot_size");
+	unsigned long long slots = s->ring_slots ? s->ring_slots : LIM_DEF("ring_slots");
 
 	memset(n, 0, sizeof *n);
 	n->fds = LIM_FD_BASE + (long long)(w * LIM_FD_PER_METER)
@@ -112,8 +115,9 @@ void lim_server_need(const struct lim_server_shape *s, struct lim_need *n)
 
 void lim_client_need(const struct lim_client_shape *c, struct lim_need *n)
 {
-	unsigned long long t = c->threads ? c->threads : 1, w = c->workers ? c->workers : 1;
-	unsigned long long ss = c->slot_size ? c->slot_size : LIM_DEFAULT_SLOT;
+	unsigned long long t = c->threads ? c->threads : (unsigned long long)settings_default_num("clients", "threads");
+	unsigned long long w = c->workers ? c->workers : LIM_DEF("workers");
+	unsigned long long ss = c->slot_size ? c->slot_size : LIM_DEF("slot_size");
 
 	memset(n, 0, sizeof *n);
 	n->fds = LIM_FD_BASE + (long long)(t * (LIM_FD_PER_THREAD + LIM_FD_PER_METER));

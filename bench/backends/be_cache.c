@@ -476,11 +476,12 @@ static void touch(void *p, size_t len)
 
 static struct backend *cache_open(const struct backend_conf *c, char *err, size_t errlen)
 {
-	uint64_t mb = c->set.memory_mb ? c->set.memory_mb : CACHE_DEFAULT_MB;
+	uint64_t mb = c->set.memory_mb ? c->set.memory_mb
+				       : (uint64_t)settings_default_num("server.backend", "memory_mb");
+	char why[200];
 
-	if (mb > CACHE_MAX_MB) {
-		snprintf(err, errlen, "cache backend: memory_mb %" PRIu64 " is too large "
-			 "(at most %u); lower server.backend.memory_mb", mb, CACHE_MAX_MB);
+	if (settings_check_num("server.backend", "memory_mb", (double)mb, why, sizeof why) < 0) {
+		snprintf(err, errlen, "cache backend: %s; set server.backend.memory_mb within it", why);
 		return NULL;
 	}
 	struct backend *b = calloc(1, sizeof *b);

@@ -14,8 +14,7 @@
 
 #define CACHE_PAGE_SIZE      (1u << 20)   /* slab page, and the largest item */
 #define CACHE_MIN_CHUNK      64u
-#define CACHE_DEFAULT_MB     64u          /* when memory_mb is 0 */
-#define CACHE_MAX_MB         (1u << 20)   /* 1 TiB */
+/* memory_mb's default (when 0) and bounds are its row's (lib/settings/be_cache.def) */
 
 struct cache_stats {
 	uint64_t items;          /* live items */

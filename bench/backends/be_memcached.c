@@ -536,14 +536,16 @@ static void daemon_release(void)
 
 static struct backend *mc_open(const struct backend_conf *c, char *err, size_t errlen)
 {
-	unsigned workers = c->workers ? c->workers : 1;
+	unsigned workers = c->workers ? c->workers : (unsigned)settings_default_num("server", "workers");
 	pthread_mutex_lock(&daemon_lock);
 	if (!daemon_) {
 		struct mcd_conf mc = {
 			.bin = c->set.memcached_path, .run_parent = c->run_dir,
-			.memory_mb = (c->set.memory_mb ? c->set.memory_mb : 64) * workers,
+			.memory_mb = (c->set.memory_mb ? c->set.memory_mb
+						       : (uint64_t)settings_default_num("server.backend", "memory_mb")) * workers,
 			.threads = c->set.memcached_threads > 0 ? (unsigned)c->set.memcached_threads : workers,
-			.max_item_mb = c->set.max_item_mb > 0 ? (unsigned)c->set.max_item_mb : 2u,
+			.max_item_mb = c->set.max_item_mb > 0 ? (unsigned)c->set.max_item_mb
+							      : (unsigned)settings_default_num("server.backend", "max_item_mb"),
 		};
 		daemon_ = mcd_start(&mc, err, errlen);
 	}

@@ -1015,7 +1015,8 @@ struct backend {
 
 static struct backend *pmkv_be_open(const struct backend_conf *c, char *err, size_t errlen)
 {
-	uint64_t mb = c->set.pool_mb ? c->set.pool_mb : PMKV_DEFAULT_POOL_MB;
+	uint64_t mb = c->set.pool_mb ? c->set.pool_mb : (uint64_t)settings_default_num("server.backend", "pool_mb");
+	char why[200];
 	char *file = NULL;
 	struct backend *b;
 
@@ -1024,9 +1025,8 @@ static struct backend *pmkv_be_open(const struct backend_conf *c, char *err, siz
 			 "each worker uses the file PATH.w<worker>");
 		return NULL;
 	}
-	if (mb > (PMKV_MAX_POOL_BYTES >> 20)) {
-		snprintf(err, errlen, "pmkv pool_mb (--pool-mb) %llu is too large; the limit is %llu",
-			 (unsigned long long)mb, (unsigned long long)(PMKV_MAX_POOL_BYTES >> 20));
+	if (settings_check_num("server.backend", "pool_mb", (double)mb, why, sizeof why) < 0) {
+		snprintf(err, errlen, "pmkv: %s; set server.backend.pool_mb (--pool-mb) within it", why);
 		return NULL;
 	}
 	if (asprintf(&file, "%s.w%d", c->path, c->worker) < 0) {

@@ -18,9 +18,8 @@
 #include <stddef.h>
 #include "backend.h"
 
-#define PMKV_DEFAULT_POOL_MB 64
 #define PMKV_MIN_POOL_BYTES  (64u * 1024)
-#define PMKV_MAX_POOL_BYTES  (128ull << 30)   /* block numbers are 32-bit */
+#define PMKV_MAX_POOL_BYTES  (128ull << 30)   /* block numbers are 32-bit; pool_mb's row max (test_pmkv) */
 #define PMKV_MAX_KEY         UINT16_MAX
 
 extern const struct backend_ops pmkv_backend_ops;

@@ -92,8 +92,8 @@ struct backend {
 	rocksdb_t *db;
 	rocksdb_writeoptions_t *wo;
 	rocksdb_readoptions_t *ro;
-	int worker, priv, wal, sync, tmpfs;
-	struct setting_vals set;    /* the settings it was opened with (its rows'), for its stats */
+	int worker, priv, tmpfs;
+	struct setting_vals set;    /* the settings it was opened with (its rows': wal, sync, ...) */
 	char path[PATH_MAX];
 	_Atomic int dead;           /* set (release) after why[] is written */
 	char why[1024];             /* path and message, truncated to fit */
@@ -369,8 +369,6 @@ static struct backend *rdb_open(const struct backend_conf *c, char *err, size_t 
 		return NULL;
 	}
 	b->worker = c->worker;
-	b->wal = c->set.rdb_wal;
-	b->sync = c->set.rdb_sync;
 	b->set = c->set;
 	if (place(b, c, err, errlen) != 0) {
 		rdb_close(b);
@@ -407,10 +405,13 @@ static json_t *rdb_stats(struct backend *b)
 	for (unsigned i = 0; i < KV_OP_MAX_; i++)
 		json_object_set_new(ops, kv_op_name(i), json_integer((json_int_t)b->ops[i]));
 	json_object_set_new(ops, "unsupported", json_integer((json_int_t)b->bad_ops));
-	json_t *opts = json_pack("{s:b,s:b,s:i,s:i,s:s,s:s}", "wal", b->wal, "sync", b->sync, "write_buffer_mb",
-				 b->set.write_buffer_mb, "max_write_buffer_number", b->set.max_write_buffers,
-				 "compression", "none", "merge_operator", "oqb-add-u64-decimal");
-	json_t *surv = json_pack("{s:b,s:b}", "process_crash", b->wal, "power_loss", b->wal && b->sync && !b->tmpfs);
+	/* the options: every rocksdb row's value by its key (be_rocksdb.def),
+	 * then the fixed ones */
+	json_t *opts = settings_json("server.backend", "rocksdb", &b->set);
+	json_object_set_new(opts, "compression", json_string("none"));
+	json_object_set_new(opts, "merge_operator", json_string("oqb-add-u64-decimal"));
+	int wal = b->set.rdb_wal, sync = b->set.rdb_sync;
+	json_t *surv = json_pack("{s:b,s:b}", "process_crash", wal, "power_loss", wal && sync && !b->tmpfs);
 	json_t *db = json_pack("{s:o,s:o,s:s,s:o}", "options", opts, "survives", surv,
 			       "dir_is", b->priv ? "private (removed at exit)" : "kept",
 			       "library", rdb_facts_json());

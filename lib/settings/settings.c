@@ -76,6 +76,23 @@ const char *settings_help(const struct setting *s)
 	return lines[i];
 }
 
+/* Row s as an option named flag, its value at off. */
+static struct opt row_opt(const struct setting *s, const char *flag, size_t off, const char *help)
+{
+	struct opt o = { .name = flag, .off = off, .def = s->def, .min = s->min, .max = s->max,
+			 .choices = s->choices, .help = help };
+	switch (s->type) {
+	case SET_INT: o.type = OPT_INT; break;
+	case SET_U64: o.type = OPT_U64; break;
+	case SET_NUM: o.type = OPT_DBL; break;
+	case SET_STR: o.type = OPT_STR; break;
+	case SET_BOOL: o.type = OPT_BOOL; break;
+	case SET_BOOL01: o.type = OPT_INT; o.min = 0; o.max = 1; break;
+	case SET_ENUM: o.type = OPT_ENUM; break;
+	}
+	return o;
+}
+
 size_t settings_opts(unsigned bin, size_t base, struct opt *out, size_t cap)
 {
 	size_t n = 0;
@@ -86,20 +103,60 @@ size_t settings_opts(unsigned bin, size_t base, struct opt *out, size_t cap)
 			continue;
 		if (n == cap)
 			return 0;
-		struct opt o = { .name = s->flag, .off = base + s->off, .def = s->def, .min = s->min, .max = s->max,
-				 .choices = s->choices, .help = settings_help(s) };
-		switch (s->type) {
-		case SET_INT: o.type = OPT_INT; break;
-		case SET_U64: o.type = OPT_U64; break;
-		case SET_NUM: o.type = OPT_DBL; break;
-		case SET_STR: o.type = OPT_STR; break;
-		case SET_BOOL: o.type = OPT_BOOL; break;
-		case SET_BOOL01: o.type = OPT_INT; o.min = 0; o.max = 1; break;
-		case SET_ENUM: o.type = OPT_ENUM; break;
-		}
-		out[n++] = o;
+		out[n++] = row_opt(s, s->flag, base + s->off, settings_help(s));
 	}
 	return n;
+}
+
+int settings_opt_as(const char *section, const char *key, const char *flag, size_t off, const char *help,
+		    struct opt *out)
+{
+	const struct setting *s = settings_find(section, key);
+
+	if (!s)
+		return -1;
+	*out = row_opt(s, flag, off, help);
+	return 0;
+}
+
+double settings_default_num(const char *section, const char *key)
+{
+	const struct setting *s = settings_find(section, key);
+
+	return s && s->def ? strtod(s->def, NULL) : 0;
+}
+
+json_t *settings_json(const char *section, const char *kind, const struct setting_vals *v)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < NROWS; i++) {
+		const struct setting *s = &rows[i];
+		const char *p = (const char *)v + s->off;
+		if (strcmp(s->section, section) || !*s->owner || !settings_owned_by(s, kind))
+			continue;
+		json_t *x = NULL;
+		switch (s->type) {
+		case SET_INT: x = json_integer(*(const int *)(const void *)p); break;
+		case SET_U64: x = json_integer((json_int_t)*(const uint64_t *)(const void *)p); break;
+		case SET_NUM: x = json_real(*(const double *)(const void *)p); break;
+		case SET_STR: {
+			const char *str = *(const char *const *)(const void *)p;
+			x = str ? json_string(str) : NULL;
+			break;
+		}
+		case SET_BOOL:
+		case SET_BOOL01: x = json_boolean(*(const int *)(const void *)p); break;
+		case SET_ENUM: {
+			const char *c = settings_choice(section, s->key, *(const int *)(const void *)p);
+			x = c ? json_string(c) : NULL;
+			break;
+		}
+		}
+		if (x)
+			json_object_set_new(o, s->key, x);
+	}
+	return o;
 }
 
 static int is_pow2(double v)

@@ -74,6 +74,27 @@ struct setting_vals {
 #undef SETTING
 };
 
+/*
+ * The bounds of every INT row as compile-time constants, SETMIN_field and
+ * SETMAX_field (SETMAX_workers is the workers row's max), for what must be
+ * sized or checked at compile time by a row (shm's and verbs's per-worker
+ * tables): changing the row changes them, so no copy is left behind.
+ * Rows of other types have none (their bounds need not be integers).
+ */
+#define SET_BOUNDS_INT(f, lo, hi) SETMIN_##f = (lo), SETMAX_##f = (hi),
+#define SET_BOUNDS_U64(f, lo, hi)
+#define SET_BOUNDS_NUM(f, lo, hi)
+#define SET_BOUNDS_STR(f, lo, hi)
+#define SET_BOUNDS_BOOL(f, lo, hi)
+#define SET_BOUNDS_BOOL01(f, lo, hi)
+#define SET_BOUNDS_ENUM(f, lo, hi)
+enum setting_int_bounds {
+#define SETTING(field, section, key, type, def, min, max, ...) SET_BOUNDS_##type(field, min, max)
+#include "settings.def"
+#undef SETTING
+	SET_BOUNDS_END_
+};
+
 struct setting {
 	const char *field;           /* NULL ends the table */
 	const char *section;         /* "server", "server.backend", "clients", "verbs" */
@@ -145,6 +166,31 @@ int settings_check_num(const char *section, const char *key, double v, char *err
  * too small or v is of another type.
  */
 int settings_flag_value(const struct setting *s, const json_t *v, char *buf, size_t len);
+
+/*
+ * The default of section.key as a number (the row's text: "15" is 15; a
+ * true BOOL01 is 1), for code that needs it when a caller left the value
+ * 0 (a unit test, an embedding program) instead of writing it again.  0
+ * when the row is missing or has no default.
+ */
+double settings_default_num(const char *section, const char *key);
+
+/*
+ * An option row of a binary that takes section.key's value under its own
+ * flag name and help (oqb-client's --expect-workers is the server's
+ * workers; oqb-vfloor's --connect-timeout-s the clients' connect_s): the
+ * row's type, default and bounds, the value at off.  0, or -1 when the
+ * row is missing.
+ */
+int settings_opt_as(const char *section, const char *key, const char *flag, size_t off, const char *help,
+		    struct opt *out);
+
+/*
+ * The values of the rows of section that `kind` owns alone (owner not
+ * ""), as a JSON object keyed by the rows' keys (a back end's options in
+ * its stats: be_rocksdb's).  A STR row without a value is left out.
+ */
+json_t *settings_json(const char *section, const char *kind, const struct setting_vals *v);
 
 /* One line of help: "OWNER: help (UNIT)", built once per row. */
 const char *settings_help(const struct setting *s);

@@ -10,7 +10,9 @@
 # before anything starts, naming
 # the key, the bound and a valid value.  (That the flags `oqb run` emits
 # from the rows reach the server: rocksdb.sh's write_buffer_mb in the
-# server's echo, test_runconf's server_flag.)
+# server's echo, test_runconf's server_flag.)  A flag that takes a row's
+# value under another name (oqb-client's --expect-workers, oqb-vfloor's
+# --connect-timeout-s) shows and keeps the row's default and bounds.
 . "$(dirname "$0")/../lib.sh"
 ROOT=${OQB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 DOC=$ROOT/docs/config.md
@@ -42,6 +44,27 @@ while IFS='|' read -r _ key _ def _ _ _ bin flag _; do
 	done
 done < <(grep '^| `' "$T/rows.md")
 [ -z "$bad" ] && ok help_from_rows || notok help_from_rows "$bad"
+
+# a flag that takes a row's value under another name has the row's default
+# and bounds, not a copy: oqb-client's --expect-workers and
+# --expect-slot-size (the server's workers and slot_size), oqb-vfloor's
+# --connect-timeout-s (timeouts.connect_s); one past the row's max is
+# refused by that binary too
+"$OQB_BIN/oqb-vfloor" --help >"$T/vf-help" 2>&1
+bad=
+for a in "server.workers oqb-client expect-workers" "server.slot_size oqb-client expect-slot-size" \
+	"timeouts.connect_s oqb-vfloor connect-timeout-s"; do
+	set -- $a
+	IFS='|' read -r _ _ _ def bounds _ < <(grep -F "| \`$1\` |" "$T/rows.md")
+	def=$(echo "$def" | tr -d ' `'); bounds=$(echo "$bounds" | tr -d ' '); bounds=${bounds%%,*}
+	h=$T/cli-help; [ $2 = oqb-vfloor ] && h=$T/vf-help
+	line=$(grep -E -- "^  --$3( |$)" "$h")
+	[[ -n $def && -n $bounds && $line == *"default: $def; range $bounds"* ]] || bad="$bad $2:--$3($line; row $def $bounds)"
+	over=$(awk -v b="$bounds" 'BEGIN { split(b, m, "\\.\\."); print m[2] + 1 }')
+	out=$("$OQB_BIN/$2" --$3 "$over" 2>&1); rc=$?
+	[ $rc = 2 ] && [[ $out == *"--$3"*"$over"* ]] || bad="$bad $2:--$3 $over(exit $rc: $out)"
+done
+[ -z "$bad" ] && ok aliases_take_rows || notok aliases_take_rows "$bad"
 
 # beyond the binary's real bound or rule: refused before anything starts
 refused() {  # name jq-filter needle...

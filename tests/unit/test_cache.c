@@ -463,7 +463,7 @@ TEST(differential_against_reference)
 TEST(open_limits)
 {
 	char err[256] = "";
-	struct backend_conf c = { .kind = "cache", .set.memory_mb = (uint64_t)CACHE_MAX_MB + 1 };
+	struct backend_conf c = { .kind = "cache", .set.memory_mb = (uint64_t)settings_find("server.backend", "memory_mb")->max + 1 };
 	CHECK(cache_backend_ops.open(&c, err, sizeof err) == NULL);
 	CHECK(strstr(err, "memory_mb") != NULL, "error names the setting: %s", err);
 	c.set.memory_mb = 0;   /* default size */
@@ -471,7 +471,7 @@ TEST(open_limits)
 	REQUIRE(b);
 	struct cache_stats st;
 	cache_get_stats(b, &st);
-	CHECK_EQ_U64(st.pages_limit, CACHE_DEFAULT_MB);
+	CHECK_EQ_U64(st.pages_limit, (uint64_t)settings_default_num("server.backend", "memory_mb"));
 	CHECK_EQ_U64(st.pages_used, 0);
 	CHECK(st.classes > 40 && st.classes < 64, "%u classes", st.classes);
 	cache_backend_ops.close(b);

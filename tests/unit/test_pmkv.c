@@ -868,6 +868,14 @@ TEST(backend_interface)
 	c.path = p;
 	c.set.pool_mb = 1ull << 40;
 	CHECK(ops->open(&c, err, sizeof err) == NULL && strstr(err, "pool_mb"), "%s", err);
+	/* the row's bound is the pool's: one past it is refused by the
+	 * config check and by the back end alike, and a pool of the row's
+	 * largest size fits the 32-bit block numbers */
+	const struct setting *row = settings_find("server.backend", "pool_mb");
+	REQUIRE(row);
+	CHECK_EQ_U64((uint64_t)row->max << 20, PMKV_MAX_POOL_BYTES);
+	c.set.pool_mb = (uint64_t)row->max + 1;
+	CHECK(ops->open(&c, err, sizeof err) == NULL && strstr(err, "pool_mb") && strstr(err, "131072"), "%s", err);
 }
 
 UNIT_MAIN(basic_semantics, reopen_keeps_everything, no_leak_under_churn, pool_full,

@@ -170,6 +170,15 @@ TEST(stats_record_build_and_options_and_private_dir_goes)
 	CHECK(hv && hv[0] >= '1' && hv[0] <= '9' && strchr(hv, '.'), "header version %s", hv ? hv : "-");
 	CHECK(json_string_value(json_object_get(lib, "assertions_how"))[0] != '\0', "says how it knows");
 	CHECK(json_is_false(json_object_get(json_object_get(db, "options"), "wal")));
+	/* the options are the rows' (be_rocksdb.def), each by its key and
+	 * with the value it was opened with: a new row shows without code */
+	json_t *opts = json_object_get(db, "options");
+	for (const struct setting *s = settings_rows(); s->field; s++)
+		if (!strcmp(s->section, "server.backend") && !strcmp(s->owner, "rocksdb") && s->type != SET_STR)
+			CHECK(json_object_get(opts, s->key), "options.%s missing", s->key);
+	CHECK(json_integer_value(json_object_get(opts, "write_buffer_mb")) == c.set.write_buffer_mb &&
+	      json_integer_value(json_object_get(opts, "max_write_buffer_number")) == c.set.max_write_buffers &&
+	      json_is_false(json_object_get(opts, "sync")), "%s", json_dumps(opts, JSON_COMPACT));
 	CHECK(json_is_false(json_object_get(json_object_get(db, "survives"), "process_crash")),
 	      "wal off survives no crash");
 	/* the report names no file that is gone after the run: a private

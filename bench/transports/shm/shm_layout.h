@@ -12,9 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "settings.h"
+
 #define SHM_MAGIC        0x6f71622d73686d31ull   /* "oqb-shm1" */
 #define SHM_VERSION      3                       /* 2: mailbox records without a head; 3: ST_GONE */
-#define SHM_MAX_WORKERS  64
+#define SHM_MAX_WORKERS  SETMAX_workers          /* server.workers' bound (server.def) */
 #define SHM_MAX_CLIENTS  65536
 #define ID_BITS          20                      /* client id = gen << 20 | n */
 #define ID_MASK          ((1u << ID_BITS) - 1)

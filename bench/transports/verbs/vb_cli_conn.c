@@ -6,7 +6,8 @@
  * the threads of a process share one group (vb_cli.c).
  *
  * Guarantees: connecting to all workers is bounded by
- * --connect-timeout-s (VB_CONNECT_MS by default) however the server
+ * --connect-timeout-s (timeouts.connect_s's default when the caller gives
+ * none: lib/settings/timing.def) however the server
  * behaves; every failure says which endpoint and worker, what the CM
  * reported, and what to check -- a refusal carries the server's own
  * reason from the reject private data; an accept whose geometry, system or
@@ -564,7 +565,8 @@ struct vb_group *vb_group_open(const struct tp_cli_conf *cc, int delegated, char
 	if (!g->ch)
 		goto fail;
 	uint64_t started = clock_ns();
-	uint64_t deadline = started + (uint64_t)(cc->connect_timeout_ms ? cc->connect_timeout_ms : VB_CONNECT_MS) * 1000000;
+	double cto_s = cc->connect_timeout_ms ? cc->connect_timeout_ms / 1e3 : settings_default_num("timeouts", "connect_s");
+	uint64_t deadline = started + (uint64_t)(cto_s * 1e9);
 	if (connect_one(g, 0, cc, started, deadline, err, errlen) != 0)
 		goto fail;
 	if (g->sflags & VB_AF_XRC) {

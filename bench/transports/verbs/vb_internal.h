@@ -31,6 +31,7 @@
 #include "bits.h"
 #include "mpring.h"
 #include "recovery.h"
+#include "settings.h"
 #include "transport.h"
 #include "wire.h"
 
@@ -56,7 +57,7 @@
 #define VB_XACCEPT_LEN(w) (16 + 4 * (w))
 
 /* server */
-#define VB_MAX_WORKERS    64
+#define VB_MAX_WORKERS    SETMAX_workers   /* server.workers' bound (lib/settings/server.def) */
 #define VB_LANE_BITS      10
 #define VB_MAX_LANES      (1u << VB_LANE_BITS)
 #define VB_MAX_BLOCK      ((1u << (32 - VB_LANE_BITS)) - 1)
@@ -83,7 +84,6 @@
 #define VB_CLI_SQ         127          /* client send queue per QP (WRs) */
 #define VB_CLI_SQ_DELEG   1023
 #define VB_STALL_NS       (30ull * 1000000000)  /* no ACK for this long: the QP is stuck */
-#define VB_CONNECT_MS     15000
 #define VB_CM_CHECK_NS    (50ull * 1000000)
 #define VB_CM_CHECK_EVERY 16           /* a lane's polls per look at the CM clock */
 #define VB_IDLE_CLOCK     32           /* idle owner passes per watchdog clock read */

@@ -17,7 +17,8 @@
  *   off 4096           u64 state[L + 3]   per slot, changed ONLY by RDMA
  *                                 atomics: clients' FAA +1, the worker's
  *                                 FAA through its loopback QP (then a
- *                                 spare word and the loopback's result)
+ *                                 spare word, unused, and the loopback's
+ *                                 result)
  *   off 4096 + S       L slots of slot_size, the entry at the slot's end
  *                      (vb_write1.c: vb_os_entry): request, u32 len, and
  *                      last u64 marker = t + 1
@@ -59,8 +60,10 @@
  * late WRITE would land in the slot's next entry.
  *
  * Re-arming slot p for lap g + 1 after ticket t ran: FAA(state[p],
- * 4(g + 1) - old) through the loopback QP, posted in ticket order; head is
- * stored only after the FAA completed.  No client atomic can target the
+ * 4(g + 1) - old) through the loopback QP, posted in ticket order, the
+ * re-arms waiting at one time as one chain (one doorbell) with only the
+ * last signaled; head is stored only after that last FAA completed (RC
+ * completes a QP's WRs in order, so all of the chain's are done).  No client atomic can target the
  * word then (the next lap's client waits for head), and the CPU never
  * stores to it.
  *
@@ -80,8 +83,9 @@
 
 static size_t sw_slots_off(const struct tp_server *s)
 {
-	/* L state words, a spare word the batch-closing FAA targets (L) and
-	 * the loopback atomics' result word (L + 2) */
+	/* L state words, a spare word (L; a no-op FAA once closed each
+	 * re-arm batch, before the batch's last re-arm was signaled itself)
+	 * and the loopback atomics' result word (L + 2) */
 	return SW_STATES_OFF + ((size_t)(s->c.ring_slots + 3) * 8 + 4095) / 4096 * 4096;
 }
 
@@ -226,27 +230,35 @@ void vb_sw_accept(struct tp_server *s, struct vb_worker *w, uint8_t *acc)
 	put64(acc + 88, sw_slots_off(s));
 }
 
-/* Posts FAA(state[p], add) on the loopback QP; signaled with wr_id when
- * sig.  0, or -1 (counted). */
-static int lb_faa(struct vb_worker *w, uint64_t p, uint64_t add, int sig, uint64_t wr_id)
+/* Fills wr and sg with FAA(state[p], add) on the loopback QP, signaled
+ * with wr_id when sig; the old value lands in the result word (L + 2). */
+static void lb_wr(struct vb_worker *w, uint64_t p, uint64_t add, int sig, uint64_t wr_id, struct ibv_send_wr *wr,
+		  struct ibv_sge *sg)
 {
-	struct ibv_sge sg = { .addr = (uintptr_t)sw_state(w, w->s->c.ring_slots + 2), .length = 8,
-			      .lkey = w->sw_mr->lkey };
-	struct ibv_send_wr wr, *bad = NULL;
-	memset(&wr, 0, sizeof wr);
-	wr.wr_id = wr_id;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	wr.send_flags = sig ? IBV_SEND_SIGNALED : 0;
-	wr.wr.atomic.remote_addr = (uintptr_t)sw_state(w, p);
-	wr.wr.atomic.rkey = w->sw_mr->rkey;
-	wr.wr.atomic.compare_add = add;
-	if (ibv_post_send(w->sw_lb[0], &wr, &bad) != 0) {
+	*sg = (struct ibv_sge){ .addr = (uintptr_t)sw_state(w, w->s->c.ring_slots + 2), .length = 8,
+				.lkey = w->sw_mr->lkey };
+	memset(wr, 0, sizeof *wr);
+	wr->wr_id = wr_id;
+	wr->sg_list = sg;
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr->send_flags = sig ? IBV_SEND_SIGNALED : 0;
+	wr->wr.atomic.remote_addr = (uintptr_t)sw_state(w, p);
+	wr->wr.atomic.rkey = w->sw_mr->rkey;
+	wr->wr.atomic.compare_add = add;
+}
+
+/* Posts the n WRs chained in wr[] with one doorbell.  0, or -1 (counted). */
+static int lb_post(struct vb_worker *w, struct ibv_send_wr *wr, unsigned n)
+{
+	struct ibv_send_wr *bad = NULL;
+	for (unsigned i = 0; i + 1 < n; i++)
+		wr[i].next = &wr[i + 1];
+	if (ibv_post_send(w->sw_lb[0], wr, &bad) != 0) {
 		w->sw_lb_errors++;
 		return -1;
 	}
-	w->sw_lb_out++;
+	w->sw_lb_out += n;
 	return 0;
 }
 
@@ -299,13 +311,20 @@ static int quarantine_over(struct tp_server *s, struct vb_worker *w, uint64_t t)
 }
 
 /* Re-arms, in ticket order, the slots of executed tickets (file top); a
- * voided one waits for its quarantine to end. */
+ * voided one waits for its quarantine to end.  At most SW_REARM_BATCH per
+ * call, posted as one chain (one doorbell) whose last FAA is signaled:
+ * its completion says every re-arm before it is done (one RC QP
+ * completes in order), and then head moves past it (lb_reap). */
+#define SW_REARM_BATCH 32u
 static void rearm(struct tp_server *s, struct vb_worker *w)
 {
 	const uint64_t L = s->c.ring_slots;
-	uint64_t last = 0;
-	while (w->sw_rearm < w->sw_released && w->sw_lb_out + 2 < L + 16) {
-		uint64_t t = w->sw_rearm, p = t & s->mask, g = t / L;
+	struct ibv_send_wr wr[SW_REARM_BATCH];
+	struct ibv_sge sg[SW_REARM_BATCH];
+	unsigned n = 0;
+	uint64_t next = w->sw_rearm;
+	while (next < w->sw_released && n < SW_REARM_BATCH && w->sw_lb_out + n + 1 < L + 16) {
+		uint64_t t = next, p = t & s->mask, g = t / L;
 		if (w->sw_void[p] && !quarantine_over(s, w, t))
 			break;
 		uint64_t now = __atomic_load_n(sw_state(w, p), __ATOMIC_ACQUIRE);
@@ -313,15 +332,34 @@ static void rearm(struct tp_server *s, struct vb_worker *w)
 			w->sw_void[p] = 0;
 			w->sw_quarantine_ended++;
 		}
-		if (lb_faa(w, p, 4 * (g + 1) - now, 0, 0) != 0)
-			break;
-		last = ++w->sw_rearm;
+		next++;
+		lb_wr(w, p, 4 * (g + 1) - now, 0, 0, &wr[n], &sg[n]);
+		n++;
 	}
-	if (last) {
-		/* a signaled no-op FAA closes the batch: its completion says
-		 * every re-arm before it is done; then head moves */
-		lb_faa(w, L, 0, 1, last);
-	}
+	if (!n)
+		return;
+	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
+	wr[n - 1].wr_id = next;
+	if (lb_post(w, wr, n) == 0)
+		w->sw_rearm = next;
+}
+
+/* Whether the executed tickets' re-arms should go now: SW_REARM_DUE of
+ * them wait (fewer with a short log), or a client may be waiting for room
+ * (the tail is within that many of head + L), and none is in flight.
+ * Re-arming a few at a time costs one doorbell and one signaled loopback
+ * atomic per batch, not per request; rxe runs each in software on the
+ * CPUs the client and worker also need. */
+#define SW_REARM_DUE 8u
+static int rearm_due(struct tp_server *s, struct vb_worker *w)
+{
+	const uint64_t L = s->c.ring_slots;
+	uint64_t due = L / 4 < SW_REARM_DUE ? (L / 4 ? L / 4 : 1) : SW_REARM_DUE;
+	if (w->sw_lb_out || w->sw_rearm >= w->sw_released)
+		return 0;
+	if (w->sw_released - w->sw_rearm >= due)
+		return 1;
+	return __atomic_load_n(sw_tail(w), __ATOMIC_ACQUIRE) + due > w->sw_head_pub + L;
 }
 
 int vb_sw_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
@@ -331,7 +369,7 @@ int vb_sw_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
 	int n = 0;
 	if (w->sw_lb_out)
 		lb_reap(s, w);
-	if (w->sw_rearm < w->sw_released && w->sw_lb_out == 0)
+	if (rearm_due(s, w))
 		rearm(s, w);
 	while (n < max && w->sw_next - w->sw_released < L && w->sw_next < w->sw_head_pub + L) {
 		uint64_t t = w->sw_next, p = t & s->mask, g = t / L;
@@ -365,7 +403,10 @@ int vb_sw_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
 		while (w->sw_lb_out)
 			lb_reap(s, w);
 		w->sw_void_done = 0;
-		if (lb_faa(w, p, 2, 1, 0) != 0)
+		struct ibv_send_wr vwr;
+		struct ibv_sge vsg;
+		lb_wr(w, p, 2, 1, 0, &vwr, &vsg);
+		if (lb_post(w, &vwr, 1) != 0)
 			break;
 		uint64_t dl = clock_ns() + 1000000000ull;
 		while (!w->sw_void_done && clock_ns() < dl)
@@ -414,7 +455,7 @@ void vb_sw_release(struct tp_server *s, unsigned wi, uint64_t slot)
 {
 	struct vb_worker *w = &s->w[wi];
 	w->sw_released = slot + 1;
-	if (w->sw_lb_out == 0 && (w->sw_released - w->sw_rearm >= 8 || w->sw_next == w->sw_released))
+	if (rearm_due(s, w))
 		rearm(s, w);
 }
 
