@@ -87,7 +87,9 @@ int result_class_hist(struct hist *h, const json_t *lat, const char *cls, char *
 /*
  * A point's histogram: class cls ("all", "nilext", "non_nilext") of field
  * "lat_ns", "service_ns" (server.service_ns) or "sys_lat_ns" (the untagged
- * requests', host_tags.sys_lat_ns: harness/run/hosttags.h).  Its own "hdr" or "bins"
+ * requests', host_tags.sys_lat_ns: harness/run/hosttags.h), or field
+ * "host_len_ns" (host_tags.host_len_ns, the host stalls' lengths; cls is
+ * then not used).  Its own "hdr" or "bins"
  * when it keeps them (older files, a point without trials), else its kept
  * trials' histograms of that class merged (result_class_hist each),
  * checked against the point's n, min and max.  0, or -1 with err.
@@ -99,9 +101,32 @@ int result_point_hist(struct hist *h, const json_t *p, const char *field, const 
  * What run.json stores of point p (as harness/run/trials.c builds it):
  * drops the "hdr" of each of its summaries that is exactly its trials'
  * merged, counter for counter (one that is not keeps it), for each of
- * result_point_hist's fields.
+ * result_point_hist's fields; its "trials" become copies as
+ * result_trial_stored keeps them (the array p held is not changed); and
+ * its server.per_worker[].stalls.events (the first trial's, which its
+ * directory's server-N.json keeps) go.
  */
 void result_point_compact(json_t *p);
+
+/*
+ * What run.json stores of a kept trial t of a point whose check rows are
+ * point_checks: a copy without what it gives back or the point holds.
+ * Each histogram summary whose histogram reads back (result_class_hist,
+ * result_trial_sys_hist, result_hist) drops "mean" and the CIs, which
+ * result_hist_summary recomputes from it exactly; a check row drops its
+ * "concerns" when they are the point's row's of that name, and its
+ * "detail" when it passed (the point's row keeps one).  NULL on
+ * allocation failure.
+ */
+json_t *result_trial_stored(const json_t *t, const json_t *point_checks);
+
+/*
+ * A stored trial t of point p as the run held it: a copy with each
+ * summary's mean and CIs recomputed from its histogram and each check
+ * row's concerns from p's row of that name.  A passing row's detail does
+ * not come back (the point's row has one).  NULL on allocation failure.
+ */
+json_t *result_trial_full(const json_t *p, const json_t *t);
 
 /*
  * A trial's untagged requests of class cls (its host_tags.sys_lat_ns):
@@ -122,7 +147,8 @@ void result_trial_compact(json_t *t);
 /*
  * What run.json stores of a trial set aside (discarded_trials, never
  * merged): its numbers, checks and reason, not its histograms' encodings
- * (host_tags' included).
+ * (host_tags' included); a check row that passed keeps no "detail".
+ * Changes t in place.
  */
 void result_trial_set_aside(json_t *t);
 
