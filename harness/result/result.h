@@ -174,12 +174,17 @@ const json_t *result_points(const json_t *run);
  * result_lat: the summary of class cls ("all", "nilext", "non_nilext") of
  * a point's or a trial's lat_ns, NULL when it has none (cls NULL: the
  * lat_ns object itself, as result_class_hist takes it).
- * result_service: the same of a point's server.service_ns (cls NULL: the
+ * result_service: the same of a point's server.service_ns, or of a
+ * trial's (or a server's result's) own service_ns (cls NULL: the
  * service_ns object itself, with its sample_every and window).
  * result_spread: a point's spread of percentile pct ("p50", "p99") of
  * class cls over its trials ({min, median, max, values}), or NULL.
  * result_trials: a point's kept trials (json_array_size 0 when none).
  * result_saturated: whether the point (or trial) saturated.
+ * result_saturation: the same, or -1 when it was not judged (null: closed
+ * loop; or missing).
+ * result_checks: a point's or a trial's check rows (harness/trust/checks.h;
+ * json_array_size 0 when none).
  * result_offered: its offered load in ops/s, NaN for closed loop.
  * result_achieved: its achieved ops/s, NaN when missing.
  */
@@ -188,6 +193,8 @@ const json_t *result_service(const json_t *p, const char *cls);
 const json_t *result_spread(const json_t *p, const char *cls, const char *pct);
 const json_t *result_trials(const json_t *p);
 int result_saturated(const json_t *p);
+int result_saturation(const json_t *p);
+const json_t *result_checks(const json_t *p);
 double result_offered(const json_t *p);
 double result_achieved(const json_t *p);
 double result_canary_ns(const json_t *p);
