@@ -8,8 +8,12 @@
  * percentile and the bins, comes back from it bit for bit
  * (result_hist).  Where a histogram is the sum of others it keeps its
  * numbers and not the text: a trial's "all" (its other two classes), a
- * point's classes (its kept trials', result_point_hist); a trial set
- * aside (discarded_trials) keeps only its numbers.  "oqbench.run/2" kept
+ * point's classes and its host stall lengths (its kept trials',
+ * result_point_hist); a trial set aside (discarded_trials) keeps only its
+ * numbers.  A kept trial stores nothing its histograms give back or its
+ * point holds (result_trial_stored; result_trial_full gives it back).
+ * A reader of an older /3 file finds those numbers in place, and
+ * result_trial_full leaves what is there.  "oqbench.run/2" kept
  * the point's text too, and "oqbench.run/1" kept a histogram up to three
  * times: oqbench's [index, count] "bins", "ranges_ns" and "hdr".  Both
  * still open (result_hist reads bins), and nothing else differs between
