@@ -8,7 +8,8 @@ For each object that has an "hdr" string it prints one JSON line:
    decoded, "counters": non-empty counters, "p50", "p99", "p999": recomputed,
    "printed": [p50, p99, p999] as the object says}
 A point's summary without "hdr" (oqbench.run/3) is its kept trials'
-histograms added counter by counter, a trial's "all" its "nilext" and
+histograms added counter by counter (its lat_ns, server.service_ns and
+host_tags.host_len_ns), a trial's "all" its "nilext" and
 "non_nilext" added; its line says "from": "trials".
 The encoding (HdrHistogram's V2 compressed form) is read from its
 published layout: base64, a 0x1c84931x cookie, a zlib stream holding a
@@ -132,6 +133,15 @@ def derived(run):
                 for t in trials:
                     add(c, trial_counts(t.get(side) or {}, cls))
                 yield "points[%d].%s.%s" % (i, path, cls), h, c
+        # the host stalls' lengths: one summary, the trials' added
+        h = (pt.get("host_tags") or {}).get("host_len_ns")
+        if trials and isinstance(h, dict) and "hdr" not in h and "n" in h:
+            c = {}
+            for t in trials:
+                th = (t.get("host_tags") or {}).get("host_len_ns")
+                if isinstance(th, dict) and th.get("n"):
+                    add(c, counts_of(th["hdr"]))
+            yield "points[%d].host_tags.host_len_ns" % i, h, c
 
 
 def line(path, h, c, frm):

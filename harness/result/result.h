@@ -8,8 +8,12 @@
  * percentile and the bins, comes back from it bit for bit
  * (result_hist).  Where a histogram is the sum of others it keeps its
  * numbers and not the text: a trial's "all" (its other two classes), a
- * point's classes (its kept trials', result_point_hist); a trial set
- * aside (discarded_trials) keeps only its numbers.  "oqbench.run/2" kept
+ * point's classes and its host stall lengths (its kept trials',
+ * result_point_hist); a trial set aside (discarded_trials) keeps only its
+ * numbers.  A kept trial stores nothing its histograms give back or its
+ * point holds (result_trial_stored; result_trial_full gives it back).
+ * A reader of an older /3 file finds those numbers in place, and
+ * result_trial_full leaves what is there.  "oqbench.run/2" kept
  * the point's text too, and "oqbench.run/1" kept a histogram up to three
  * times: oqbench's [index, count] "bins", "ranges_ns" and "hdr".  Both
  * still open (result_hist reads bins), and nothing else differs between
@@ -87,7 +91,9 @@ int result_class_hist(struct hist *h, const json_t *lat, const char *cls, char *
 /*
  * A point's histogram: class cls ("all", "nilext", "non_nilext") of field
  * "lat_ns", "service_ns" (server.service_ns) or "sys_lat_ns" (the untagged
- * requests', host_tags.sys_lat_ns: harness/run/hosttags.h).  Its own "hdr" or "bins"
+ * requests', host_tags.sys_lat_ns: harness/run/hosttags.h), or field
+ * "host_len_ns" (host_tags.host_len_ns, the host stalls' lengths; cls is
+ * then not used).  Its own "hdr" or "bins"
  * when it keeps them (older files, a point without trials), else its kept
  * trials' histograms of that class merged (result_class_hist each),
  * checked against the point's n, min and max.  0, or -1 with err.
@@ -99,9 +105,32 @@ int result_point_hist(struct hist *h, const json_t *p, const char *field, const 
  * What run.json stores of point p (as harness/run/trials.c builds it):
  * drops the "hdr" of each of its summaries that is exactly its trials'
  * merged, counter for counter (one that is not keeps it), for each of
- * result_point_hist's fields.
+ * result_point_hist's fields; its "trials" become copies as
+ * result_trial_stored keeps them (the array p held is not changed); and
+ * its server.per_worker[].stalls.events (the first trial's, which its
+ * directory's server-N.json keeps) go.
  */
 void result_point_compact(json_t *p);
+
+/*
+ * What run.json stores of a kept trial t of a point whose check rows are
+ * point_checks: a copy without what it gives back or the point holds.
+ * Each histogram summary whose histogram reads back (result_class_hist,
+ * result_trial_sys_hist, result_hist) drops "mean" and the CIs, which
+ * result_hist_summary recomputes from it exactly; a check row drops its
+ * "concerns" when they are the point's row's of that name, and its
+ * "detail" when it passed (the point's row keeps one).  NULL on
+ * allocation failure.
+ */
+json_t *result_trial_stored(const json_t *t, const json_t *point_checks);
+
+/*
+ * A stored trial t of point p as the run held it: a copy with each
+ * summary's mean and CIs recomputed from its histogram and each check
+ * row's concerns from p's row of that name.  A passing row's detail does
+ * not come back (the point's row has one).  NULL on allocation failure.
+ */
+json_t *result_trial_full(const json_t *p, const json_t *t);
 
 /*
  * A trial's untagged requests of class cls (its host_tags.sys_lat_ns):
@@ -122,7 +151,8 @@ void result_trial_compact(json_t *t);
 /*
  * What run.json stores of a trial set aside (discarded_trials, never
  * merged): its numbers, checks and reason, not its histograms' encodings
- * (host_tags' included).
+ * (host_tags' included); a check row that passed keeps no "detail".
+ * Changes t in place.
  */
 void result_trial_set_aside(json_t *t);
 
@@ -148,12 +178,17 @@ const json_t *result_points(const json_t *run);
  * result_lat: the summary of class cls ("all", "nilext", "non_nilext") of
  * a point's or a trial's lat_ns, NULL when it has none (cls NULL: the
  * lat_ns object itself, as result_class_hist takes it).
- * result_service: the same of a point's server.service_ns (cls NULL: the
+ * result_service: the same of a point's server.service_ns, or of a
+ * trial's (or a server's result's) own service_ns (cls NULL: the
  * service_ns object itself, with its sample_every and window).
  * result_spread: a point's spread of percentile pct ("p50", "p99") of
  * class cls over its trials ({min, median, max, values}), or NULL.
  * result_trials: a point's kept trials (json_array_size 0 when none).
  * result_saturated: whether the point (or trial) saturated.
+ * result_saturation: the same, or -1 when it was not judged (null: closed
+ * loop; or missing).
+ * result_checks: a point's or a trial's check rows (harness/trust/checks.h;
+ * json_array_size 0 when none).
  * result_offered: its offered load in ops/s, NaN for closed loop.
  * result_achieved: its achieved ops/s, NaN when missing.
  */
@@ -162,6 +197,8 @@ const json_t *result_service(const json_t *p, const char *cls);
 const json_t *result_spread(const json_t *p, const char *cls, const char *pct);
 const json_t *result_trials(const json_t *p);
 int result_saturated(const json_t *p);
+int result_saturation(const json_t *p);
+const json_t *result_checks(const json_t *p);
 double result_offered(const json_t *p);
 double result_achieved(const json_t *p);
 double result_canary_ns(const json_t *p);

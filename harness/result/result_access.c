@@ -28,8 +28,22 @@ const json_t *result_lat(const json_t *o, const char *cls)
 
 const json_t *result_service(const json_t *p, const char *cls)
 {
-	const json_t *svc = json_object_get(json_object_get(p, "server"), "service_ns");
+	const json_t *srv = json_object_get(p, "server");
+	/* a point keeps them under "server"; a trial, and a server's own
+	 * result, at the top */
+	const json_t *svc = json_object_get(json_is_object(srv) ? srv : p, "service_ns");
 	return cls ? json_object_get(svc, cls) : svc;
+}
+
+const json_t *result_checks(const json_t *p)
+{
+	return json_object_get(p, "checks");
+}
+
+int result_saturation(const json_t *p)
+{
+	const json_t *v = json_object_get(p, "saturated");
+	return json_is_boolean(v) ? json_is_true(v) : -1;
 }
 
 const json_t *result_spread(const json_t *p, const char *cls, const char *pct)

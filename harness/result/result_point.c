@@ -32,9 +32,12 @@ static const char *const classes[] = { "all", "nilext", "non_nilext" };
 
 /* The sides a point keeps per class: the clients' latency, the server's
  * service time, and the untagged requests' latency (host_tags, the
- * system's tail: harness/run/hosttags.h). */
-static const char *const sides[] = { "lat_ns", "service_ns", "sys_lat_ns" };
-#define NSIDES 3
+ * system's tail: harness/run/hosttags.h).  A fourth, the host stalls'
+ * lengths (host_tags.host_len_ns), has no classes: its one summary is
+ * read as class "all" (hist_of). */
+static const char *const sides[] = { "lat_ns", "service_ns", "sys_lat_ns", "host_len_ns" };
+#define NSIDES 4
+#define SIDE_LEN 3
 
 /* The side's index in sides, -1 for anything else. */
 static int side_of(const char *field)
@@ -51,6 +54,8 @@ static json_t *classes_of(const json_t *o, int svc, int is_point)
 {
 	if (svc == 0)
 		return json_object_get(o, "lat_ns");
+	if (svc == SIDE_LEN)
+		return json_object_get(o, "host_tags");
 	if (svc == 2)
 		return json_object_get(json_object_get(o, "host_tags"), "sys_lat_ns");
 	return json_object_get(is_point ? json_object_get(o, "server") : o, "service_ns");
@@ -131,6 +136,13 @@ int result_trial_sys_hist(struct hist *h, const json_t *t, const char *cls, char
 	return rc;
 }
 
+/* The summary of class cls of side svc in o: for the stall lengths, the
+ * one summary whatever cls. */
+static json_t *summary_of(const json_t *o, int svc, const char *cls, int is_point)
+{
+	return json_object_get(classes_of(o, svc, is_point), svc == SIDE_LEN ? "host_len_ns" : cls);
+}
+
 /* h = the merge of class cls of side svc over p's trials (those with
  * samples); the number of trials merged, or -1 with err. */
 static int trials_merged(struct hist *h, const json_t *p, int svc, const char *cls, char *err, size_t errlen)
@@ -148,10 +160,16 @@ static int trials_merged(struct hist *h, const json_t *p, int svc, const char *c
 	}
 	json_array_foreach(json_object_get(p, "trials"), i, t) {
 		const json_t *lat = classes_of(t, svc, 0);
-		if (!(result_num(json_object_get(lat, cls), "n") > 0))
+		int rc;
+		if (!(result_num(summary_of(t, svc, cls, 0), "n") > 0))
 			continue;
-		if ((svc == 2 ? result_trial_sys_hist(one, t, cls, e, sizeof e)
-			      : result_class_hist(one, lat, cls, e, sizeof e)) < 0) {
+		if (svc == SIDE_LEN)
+			rc = result_hist(one, summary_of(t, svc, cls, 0), e, sizeof e);
+		else if (svc == 2)
+			rc = result_trial_sys_hist(one, t, cls, e, sizeof e);
+		else
+			rc = result_class_hist(one, lat, cls, e, sizeof e);
+		if (rc < 0) {
 			snprintf(err, errlen, "trials[%zu].%s.%s: %s", i, sides[svc], cls, e);
 			hist_free(one);
 			hist_reset(h);
@@ -173,16 +191,19 @@ int result_point_hist(struct hist *h, const json_t *p, const char *field, const 
 
 	if (svc < 0) {
 		hist_reset(h);
-		snprintf(err, errlen, "no histogram field \"%s\" (lat_ns, service_ns or sys_lat_ns)", field);
+		snprintf(err, errlen, "no histogram field \"%s\" (lat_ns, service_ns, sys_lat_ns or host_len_ns)",
+			 field);
 		return -1;
 	}
+	if (svc == SIDE_LEN)
+		cls = "all";   /* one summary, no classes */
 	lat = classes_of(p, svc, 1);
-	c = json_object_get(lat, cls);
+	c = summary_of(p, svc, cls, 1);
 	/* stored: an older file, a point without trials, or one whose
 	 * trials did not add up to it */
 	if (!c || json_object_get(c, "hdr") || json_object_get(c, "bins") ||
 	    !json_array_size(json_object_get(p, "trials")))
-		return result_class_hist(h, lat, cls, err, errlen);
+		return svc == SIDE_LEN ? result_hist(h, c, err, errlen) : result_class_hist(h, lat, cls, err, errlen);
 	n = (uint64_t)result_num(c, "n");
 	if (trials_merged(h, p, svc, cls, err, errlen) < 0)
 		return -1;
@@ -208,37 +229,150 @@ static int same_hist(const struct hist *a, const struct hist *b)
 void result_point_compact(json_t *p)
 {
 	struct hist *a = hist_new(), *b = hist_new();
+	json_t *stored, *t, *w;
+	size_t i;
 	char e[256];
 
 	if (!a || !b || !json_array_size(json_object_get(p, "trials")))
 		goto done;
 	for (int svc = 0; svc < NSIDES; svc++)
-		for (int c = 0; c < NCLASSES; c++) {
-			json_t *s = json_object_get(classes_of(p, svc, 1), classes[c]);
+		for (int c = 0; c < (svc == SIDE_LEN ? 1 : NCLASSES); c++) {
+			json_t *s = summary_of(p, svc, classes[c], 1);
 			if (!json_object_get(s, "hdr") || result_hist(a, s, e, sizeof e) < 0 ||
 			    trials_merged(b, p, svc, classes[c], e, sizeof e) < 0)
 				continue;
 			if (same_hist(a, b))
 				json_object_del(s, "hdr");
 		}
+	/* each trial as run.json stores it (result_trial_stored): a copy, so
+	 * that the rows the run merges its points from keep everything */
+	stored = json_array();
+	json_array_foreach(json_object_get(p, "trials"), i, t)
+		json_array_append_new(stored, result_trial_stored(t, json_object_get(p, "checks")));
+	if (stored && json_array_size(stored) == json_array_size(json_object_get(p, "trials")))
+		json_object_set(p, "trials", stored);
+	json_decref(stored);
+	/* the first trial's server stall events: every trial's are in its
+	 * directory's server-N.json, and its stall times in host_tags */
+	json_array_foreach(json_object_get(json_object_get(p, "server"), "per_worker"), i, w)
+		json_object_del(json_object_get(w, "stalls"), "events");
 done:
 	hist_free(a);
 	hist_free(b);
 }
 
+/* A check row of a trial as run.json stores it: no "detail" when it
+ * passed (the point's row keeps one), no "concerns" when they are the
+ * point's row's of that name (prow; NULL: it keeps them). */
+static void check_row_stored(json_t *row, const json_t *prow)
+{
+	if (!strcmp(json_string_value(json_object_get(row, "status")) ?: "", "pass"))
+		json_object_del(row, "detail");
+	if (prow && json_equal(json_object_get(row, "concerns"), json_object_get(prow, "concerns")))
+		json_object_del(row, "concerns");
+}
+
+/* The point's row named like row, or NULL. */
+static const json_t *point_row(const json_t *point_checks, const json_t *row)
+{
+	const char *name = json_string_value(json_object_get(row, "name"));
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(point_checks, i, r)
+		if (name && json_equal(json_object_get(r, "name"), json_object_get(row, "name")))
+			return r;
+	return NULL;
+}
+
 void result_trial_set_aside(json_t *t)
 {
-	json_t *len = json_object_get(json_object_get(t, "host_tags"), "host_len_ns");
+	json_t *row;
+	size_t i;
 
 	for (int svc = 0; svc < NSIDES; svc++)
-		for (int c = 0; c < NCLASSES; c++) {
-			json_t *s = json_object_get(classes_of(t, svc, 0), classes[c]);
+		for (int c = 0; c < (svc == SIDE_LEN ? 1 : NCLASSES); c++) {
+			json_t *s = summary_of(t, svc, classes[c], 0);
 			json_object_del(s, "hdr");
 			json_object_del(s, "tagged_hdr");
 			json_object_del(s, "bins");
 		}
-	json_object_del(len, "hdr");
-	json_object_del(len, "bins");
+	json_array_foreach(json_object_get(t, "checks"), i, row)
+		check_row_stored(row, NULL);
+}
+
+/* The numbers of a summary that its histogram gives back exactly
+ * (result_hist_summary): the mean is sum / n, the CIs the counters'. */
+static const char *const derived_keys[] = { "mean", "p50_ci", "p99_ci", "p999_ci" };
+#define NDERIVED 4
+
+/* Trial t's histogram of side svc and class cls, read as a point reads
+ * it (trials_merged).  0, or -1 with err. */
+static int trial_hist_of(struct hist *h, const json_t *t, int svc, const char *cls, char *err, size_t errlen)
+{
+	if (svc == SIDE_LEN)
+		return result_hist(h, summary_of(t, svc, cls, 0), err, errlen);
+	if (svc == 2)
+		return result_trial_sys_hist(h, t, cls, err, errlen);
+	return result_class_hist(h, classes_of(t, svc, 0), cls, err, errlen);
+}
+
+/* Per summary of trial t that its histogram reads back: fill (1) its
+ * derived numbers from the histogram where it lacks them, or (0) drop
+ * those the histogram gives back as they stand.  t is changed in place. */
+static void trial_derived(json_t *t, int fill)
+{
+	struct hist *h = hist_new();
+	char e[256];
+
+	for (int svc = 0; h && svc < NSIDES; svc++)
+		for (int c = 0; c < (svc == SIDE_LEN ? 1 : NCLASSES); c++) {
+			json_t *s = summary_of(t, svc, classes[c], 0), *full;
+			int same = 1;
+
+			if (!json_is_object(s) || trial_hist_of(h, t, svc, classes[c], e, sizeof e) < 0 ||
+			    !(full = result_hist_summary(h)))
+				continue;
+			for (int k = 0; k < NDERIVED && !fill; k++)
+				same &= json_equal(json_object_get(s, derived_keys[k]),
+						   json_object_get(full, derived_keys[k]));
+			for (int k = 0; k < NDERIVED; k++) {
+				if (!fill && same)
+					json_object_del(s, derived_keys[k]);
+				else if (fill && !json_object_get(s, derived_keys[k]))
+					json_object_set(s, derived_keys[k], json_object_get(full, derived_keys[k]));
+			}
+			json_decref(full);
+		}
+	hist_free(h);
+}
+
+json_t *result_trial_stored(const json_t *t, const json_t *point_checks)
+{
+	json_t *out = json_deep_copy(t), *row;
+	size_t i;
+
+	if (!out)
+		return NULL;
+	trial_derived(out, 0);
+	json_array_foreach(json_object_get(out, "checks"), i, row)
+		check_row_stored(row, point_row(point_checks, row));
+	return out;
+}
+
+json_t *result_trial_full(const json_t *p, const json_t *t)
+{
+	json_t *out = json_deep_copy(t), *row;
+	const json_t *prow;
+	size_t i;
+
+	if (!out)
+		return NULL;
+	trial_derived(out, 1);
+	json_array_foreach(json_object_get(out, "checks"), i, row)
+		if (!json_object_get(row, "concerns") && (prow = point_row(json_object_get(p, "checks"), row)))
+			json_object_set(row, "concerns", json_object_get(prow, "concerns"));
+	return out;
 }
 
 void result_trial_compact(json_t *t)

@@ -226,7 +226,7 @@ int hosttags_over(json_t *p, const json_t *entries, char *err, size_t errlen)
 			}
 		}
 	}
-	const json_t *lat = json_object_get(p, "lat_ns");
+	const json_t *lat = result_lat(p, NULL);
 	if (rc == 0 && nt < json_array_size(entries))
 		json_object_del(p, "host_tags");   /* not every trial has them: no merge to speak of */
 	else if (rc == 0 && result_hist(all, json_object_get(lat, "all"), e2, sizeof e2) < 0) {

@@ -38,7 +38,8 @@ int merge_hist_from(struct hist *h, const json_t *j, const char *what, char *err
 
 int merge_service(json_t *server, char *err, size_t errlen)
 {
-	json_t *svc = json_object_get(server, "service_ns");
+	/* the server's result is this function's to change */
+	json_t *svc = (json_t *)result_service(server, NULL);
 	struct hist *h;
 	char what[64];
 	int rc = 0;
@@ -110,7 +111,7 @@ json_t *merge_point(const struct point *pt, json_t *const *clients, size_t nclie
 				 i, schema ? schema : "(none)");
 			goto fail;
 		}
-		lj = json_object_get(r, "lat_ns");
+		lj = result_lat(r, NULL);
 		row = json_object();
 		json_object_set_new(row, "rank", json_integer(rank));
 		json_object_set(row, "host", json_object_get(r, "host") ? json_object_get(r, "host")

@@ -26,6 +26,7 @@
 #include "ctl.h"
 #include "merge.h"
 #include "procargs.h"
+#include "result.h"
 #include "rmtree.h"
 #include "rundir.h"
 #include "stats.h"
@@ -296,7 +297,8 @@ out:
 	prun_stop_all(cp);
 	if (!cp->failed) {
 		const json_t *res = cp->procs[1].result;
-		p50 = json_number_value(json_object_get(json_object_get(res, "rtt_ns"), "p50"));
+		const json_t *rtt = json_object_get(res, "rtt_ns");   /* oqb-vfloor's own, as a summary */
+		p50 = result_num(rtt, "p50");
 		if (!(p50 > 0)) {
 			snprintf(why, len, "the verbs canary (oqb-vfloor) gave no round-trip time: %.300s",
 				 json_string_value(json_object_get(res, "error")) ?: "no rtt_ns.p50 in its result");
@@ -619,12 +621,12 @@ json_t *run_trial(struct run *r, struct prun *pr, const struct point *pt0)
 			goto fail;
 		}
 		measured += rc->duration_s;
-		const json_t *all = json_object_get(json_object_get(merged, "lat_ns"), "all");
+		const json_t *all = result_lat(merged, "all");
 		const json_t *ci = json_object_get(all, "p99_ci");
-		double p99 = json_number_value(json_object_get(all, "p99"));
+		double p99 = result_num(all, "p99");
 		/* a CI whose top rank is past the last sample bounds nothing */
 		if (p99 > 0 && json_array_size(ci) == 2 &&
-		    stats_pct_ci_bounded((uint64_t)json_number_value(json_object_get(all, "n")), 0.99, STATS_Z95))
+		    stats_pct_ci_bounded((uint64_t)result_num(all, "n"), 0.99, STATS_Z95))
 			width = (json_number_value(json_array_get(ci, 1)) - json_number_value(json_array_get(ci, 0))) / p99;
 		if (width <= rc->conv_ci || measured >= rc->conv_max_s - 1e-9 || run_signal)
 			break;
@@ -637,8 +639,8 @@ json_t *run_trial(struct run *r, struct prun *pr, const struct point *pt0)
 	json_object_set_new(merged, "chunks", chunks);
 	/* the trial's checks: per check, in how many chunks it warned */
 	json_decref(pr->checks);
-	pr->checks = json_incref(json_object_get(merged, "checks"));
-	pr->canary_ns = json_number_value(json_object_get(merged, "canary_ns"));
+	pr->checks = json_incref((json_t *)result_checks(merged));
+	pr->canary_ns = isnan(result_canary_ns(merged)) ? -1 : result_canary_ns(merged);
 	json_decref(pj0);
 	return merged;
 fail:

@@ -216,15 +216,15 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 		     const json_t *checks, double elapsed_s, size_t done)
 {
 	char load[400], p50[32], p99[32], eta[32], flags[256], tr[48] = "";
-	const json_t *all = json_object_get(json_object_get(pj, "lat_ns"), "all");
+	const json_t *all = result_lat(pj, "all");
 	double left = (double)(r->ntrials - done);
 
 	if (r->o->quiet)
 		return;
 	point_label(load, sizeof load, &r->rc, pt);
-	fmt_ns(p50, sizeof p50, json_number_value(json_object_get(all, "p50")));
-	fmt_ns(p99, sizeof p99, json_number_value(json_object_get(all, "p99")));
-	if (json_integer_value(json_object_get(all, "n")) == 0) {
+	fmt_ns(p50, sizeof p50, result_num(all, "p50"));
+	fmt_ns(p99, sizeof p99, result_num(all, "p99"));
+	if (!(result_num(all, "n") > 0)) {
 		snprintf(p50, sizeof p50, "- (no samples)");
 		snprintf(p99, sizeof p99, "-");
 	}
@@ -242,10 +242,10 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 			 json_string_value(json_object_get(lib, "header_version")) ?: "?", a ? a : "unknown");
 	}
 	/* the server's median service time per request (bench/server.h) */
-	const json_t *svc = json_object_get(json_object_get(json_object_get(pj, "server"), "service_ns"), "all");
-	if (json_integer_value(json_object_get(svc, "n")) > 0) {
+	const json_t *svc = result_service(pj, "all");
+	if (result_num(svc, "n") > 0) {
 		char sv[32];
-		fmt_ns(sv, sizeof sv, json_number_value(json_object_get(svc, "p50")));
+		fmt_ns(sv, sizeof sv, result_num(svc, "p50"));
 		snprintf(be + strlen(be), sizeof be - strlen(be), "  service p50=%s", sv);
 	}
 	/* a full receive queue: RNR NAKs on verbs (the device's counters,
@@ -266,8 +266,8 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 	}
 	fprintf(stderr, "[%zu/%zu] system=%s %s%s  p50=%s p99=%s%s  achieved=%.0f ops/s%s%s%s%s  ETA %s\n",
 		done, r->ntrials, pt->system, load, tr, p50, p99, be,
-		json_number_value(json_object_get(pj, "achieved_ops")),
-		json_is_true(json_object_get(pj, "saturated")) ? " (saturated)" : "", full,
+		isnan(result_achieved(pj)) ? 0 : result_achieved(pj),
+		result_saturated(pj) ? " (saturated)" : "", full,
 		flags[0] ? "  CHECK: " : "", flags, eta);
 }
 
@@ -494,7 +494,7 @@ static int set_aside_stray(struct run *r, size_t i, size_t k, struct rerun_polic
 		return 0;
 	}
 	json_t *d = json_incref(json_array_get(r->entries[i], (size_t)j));
-	double c = json_number_value(json_object_get(d, "canary_ns"));
+	double c = result_canary_ns(d);
 	char why[400];
 	snprintf(why, sizeof why, "canary regime: its canary read %.0f ns against %.0f ns, the point's later "
 		 "trials' (x%.2f, canary_regime_factor %g): another floor of the machine, seen once the point "
@@ -830,7 +830,7 @@ again:;
 		rebuild_points(r, e3, sizeof e3);   /* the trials of a run that stopped early */
 	}
 	if (rc == 0 && r->rc.knee.on)
-		knee_after_sweep(json_object_get(r->runj, "knee"), json_object_get(r->runj, "points"),
+		knee_after_sweep(json_object_get(r->runj, "knee"), result_points(r->runj),
 				 r->o->quiet ? NULL : stderr);
 	/* the result in one sentence, from the trials (finding.h) */
 	json_object_set_new(r->runj, "finding", finding_of_run(r->runj));

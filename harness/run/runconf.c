@@ -1049,7 +1049,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 			rc->canary_regime_factor);
 		goto fail;
 	}
-	checks_from_json(&rc->checks, json_object_get(rc->root, "checks"));
+	checks_from_json(&rc->checks, conf_path(rc->root, "checks"));   /* the section, NULL when absent */
 	rc->srv_cpus = conf_str(json_object_get(rc->root, "server"), "cpus", "auto");
 	rc->cli_cpus = conf_str(json_object_get(rc->root, "clients"), "cpus", "auto");
 	{

@@ -37,9 +37,10 @@ double trials_canary(const char *bin_dir, int cpu_a, int cpu_b, double max_ms, c
 	}
 	json_error_t je;
 	json_t *j = json_loads(out, 0, &je);
-	double p50 = json_number_value(json_object_get(json_object_get(j, "rtt_ns"), "p50"));
+	const json_t *rtt = json_object_get(j, "rtt_ns");   /* oqb-floor's own, as a summary */
+	double p50 = result_num(rtt, "p50");
 	json_decref(j);
-	if (p50 <= 0) {
+	if (!(p50 > 0)) {
 		snprintf(why, len, "oqb-floor printed no usable rtt_ns.p50: %.120s", out);
 		return -1;
 	}
@@ -56,6 +57,12 @@ void trials_canary_cpus(const json_t *server, json_t *const *clients, size_t n, 
 {
 	*a = first_cpu(server);
 	*b = n ? first_cpu(clients[0]) : -1;
+}
+
+/* v as a JSON number, null when it is NaN (missing). */
+static json_t *num_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
 }
 
 static json_t *placement_of(const json_t *pj)
@@ -76,8 +83,8 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	json_object_set_new(e, "trial", json_integer(trial));
 	json_object_set_new(e, "order", json_integer((json_int_t)order));
 	json_object_set(e, "dir", json_object_get(pj, "dir"));
-	json_object_set(e, "achieved_ops", json_object_get(pj, "achieved_ops"));
-	json_object_set(e, "saturated", json_object_get(pj, "saturated"));
+	json_object_set_new(e, "achieved_ops", num_or_null(result_achieved(pj)));
+	json_object_set_new(e, "saturated", result_saturation(pj) < 0 ? json_null() : json_boolean(result_saturated(pj)));
 	json_object_set(e, "measured_ns", json_object_get(pj, "measured_ns"));
 	for (size_t k = 0; k < MERGE_NCOUNTERS; k++)
 		json_object_set(e, merge_counters[k], json_object_get(pj, merge_counters[k]));
@@ -86,15 +93,15 @@ json_t *trials_entry(const json_t *pj, unsigned trial, size_t order, double cana
 	 * min, max, sum and overflow), its "all" as the sum of the other two
 	 * (result_trial_classes); the point's are merged from them
 	 * (trial_hist). */
-	json_object_set_new(e, "lat_ns", result_trial_classes(json_object_get(pj, "lat_ns")));
+	json_object_set_new(e, "lat_ns", result_trial_classes(result_lat(pj, NULL)));
 	json_t *ht = hosttags_trial(json_object_get(pj, "host_tags"));   /* hosttags.h */
 	if (ht) {
 		json_object_set_new(e, "host_tags", ht);
 		result_trial_compact(e);   /* the shorter of the untagged and the tagged encodings */
 	}
 	/* the server's service times likewise (bench/server.h) */
-	const json_t *svc = json_object_get(json_object_get(pj, "server"), "service_ns");
-	if (json_object_get(svc, "all")) {
+	const json_t *svc = result_service(pj, NULL);
+	if (result_service(pj, "all")) {
 		json_t *sv = json_object(), *cl = result_trial_classes(svc);
 		for (int c = 0; c < NCLASSES; c++)
 			if (json_object_get(cl, classes[c]))
@@ -122,12 +129,11 @@ static json_t *spread_of(const json_t *entries, const char *cls, const char *pct
 	double *v = calloc(n ? n : 1, sizeof *v);
 	json_t *vals = json_array(), *e;
 	json_array_foreach(entries, i, e) {
-		const json_t *x = json_object_get(json_object_get(json_object_get(e, "lat_ns"), cls), pct);
-		const json_t *cnt = json_object_get(json_object_get(json_object_get(e, "lat_ns"), cls), "n");
-		if (!json_is_number(x) || json_integer_value(cnt) == 0)
+		double x = result_num(result_lat(e, cls), pct);
+		if (isnan(x) || !(result_num(result_lat(e, cls), "n") > 0))
 			continue;
-		v[m++] = json_number_value(x);
-		json_array_append_new(vals, json_real(json_number_value(x)));
+		v[m++] = x;
+		json_array_append_new(vals, json_real(x));
 	}
 	json_t *s;
 	if (m) {
@@ -162,7 +168,7 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 	unsigned vouch[MAX_CHECK_ROWS], against[MAX_CHECK_ROWS];
 	*flagged = 0;
 	json_array_foreach(entries, i, e) {
-		json_array_foreach(json_object_get(e, "checks"), k, c) {
+		json_array_foreach(result_checks(e), k, c) {
 			const char *name = json_string_value(json_object_get(c, "name"));
 			int warn = strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") == 0;
 			json_t *row = NULL, *r;
@@ -261,13 +267,15 @@ static int trial_hist(struct hist *h, const json_t *lat, const char *cls, const 
  */
 static int service_over(json_t *p, const json_t *entries, char *err, size_t errlen)
 {
-	json_t *svc = json_object_get(json_object_get(p, "server"), "service_ns"), *e;
+	/* p is this function's to change: the merged classes replace the first trial's */
+	json_t *svc = (json_t *)result_service(p, NULL);
+	const json_t *e;
 	struct hist *sum, *one;
 	size_t i, ntr = 0;
 	char what[64];
 	int rc = 0;
 
-	if (!json_is_object(svc) || !json_object_get(svc, "all"))
+	if (!json_is_object(svc) || !result_service(p, "all"))
 		return 0;
 	sum = hist_new();
 	one = hist_new();
@@ -280,16 +288,16 @@ static int service_over(json_t *p, const json_t *entries, char *err, size_t errl
 		size_t nt = 0;
 		hist_reset(sum);
 		json_array_foreach(entries, i, e) {
-			const json_t *hj = json_object_get(json_object_get(e, "service_ns"), classes[c]);
+			const json_t *hj = result_service(e, classes[c]);
 			if (!hj)
 				continue;
 			nt++;
-			if (json_integer_value(json_object_get(hj, "n")) == 0) {
+			if (!(result_num(hj, "n") > 0)) {
 				json_array_append_new(p50s, json_null());
 				continue;
 			}
 			snprintf(what, sizeof what, "trial %zu: server.service_ns.%s", i, classes[c]);
-			if (trial_hist(one, json_object_get(e, "service_ns"), classes[c], what, err, errlen) < 0) {
+			if (trial_hist(one, result_service(e, NULL), classes[c], what, err, errlen) < 0) {
 				rc = -1;
 				break;
 			}
@@ -335,11 +343,10 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	}
 	json_array_foreach(entries, i, e) {
 		for (int c = 0; c < NCLASSES; c++) {
-			const json_t *hj = json_object_get(json_object_get(e, "lat_ns"), classes[c]);
-			if (!hj || json_integer_value(json_object_get(hj, "n")) == 0)
+			if (!(result_num(result_lat(e, classes[c]), "n") > 0))
 				continue;
 			snprintf(what, sizeof what, "trial %zu: lat_ns.%s", i, classes[c]);
-			if (trial_hist(one, json_object_get(e, "lat_ns"), classes[c], what, err, errlen) < 0)
+			if (trial_hist(one, result_lat(e, NULL), classes[c], what, err, errlen) < 0)
 				goto fail;
 			hist_merge(sum[c], one);
 			if (c == 0 && th && (th[nth] = hist_new()))
@@ -347,11 +354,12 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 		}
 		for (size_t k = 0; k < MERGE_NCOUNTERS; k++)
 			tot[k] += json_number_value(json_object_get(e, merge_counters[k]));
-		ach += json_number_value(json_object_get(e, "achieved_ops"));
+		if (!isnan(result_achieved(e)))
+			ach += result_achieved(e);
 		measured += json_number_value(json_object_get(e, "measured_ns"));
-		nsat += json_is_true(json_object_get(e, "saturated"));
-		if (json_is_number(json_object_get(e, "canary_ns")))
-			can[ncan++] = json_number_value(json_object_get(e, "canary_ns"));
+		nsat += (size_t)result_saturated(e);
+		if (!isnan(result_canary_ns(e)))
+			can[ncan++] = result_canary_ns(e);
 	}
 	for (int c = 0; c < NCLASSES; c++)
 		json_object_set_new(lat, classes[c], result_hist_summary(sum[c]));
@@ -366,7 +374,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	if (ctr)
 		json_object_set_new(p, "rdma_counters", ctr);
 	json_object_set_new(p, "measured_ns", json_integer((json_int_t)measured));
-	if (json_is_boolean(json_object_get(pj0, "saturated")))
+	if (result_saturation(pj0) >= 0)
 		json_object_set_new(p, "saturated", json_boolean(nsat > 0));
 	json_object_set_new(p, "saturated_trials", json_integer((json_int_t)nsat));
 	/* stats_median_inplace sorts can[]: from here can[0] is the lowest canary and
@@ -531,7 +539,7 @@ double *entry_canaries(const json_t *entries, size_t *n)
 	if (!v)
 		return NULL;
 	json_array_foreach(entries, i, e) {
-		double c = json_number_value(json_object_get(e, "canary_ns"));
+		double c = result_canary_ns(e);
 		if (c > 0)
 			v[(*n)++] = c;
 	}
@@ -553,7 +561,7 @@ long regime_stray(const json_t *entries, double factor, double *ref)
 	if (*ref <= 0 || cnt < 2 || 2 * cnt <= nc)
 		return -1;
 	json_array_foreach(entries, i, e) {
-		double c = json_number_value(json_object_get(e, "canary_ns"));
+		double c = result_canary_ns(e);
 		if (c > 0 && !regime_same(c, *ref, factor) && !json_is_true(json_object_get(e, "regime_rerun"))) {
 			stray = (long)i;
 			break;
@@ -579,10 +587,10 @@ json_t *regime_of_point(const json_t *entries, const json_t *discarded, double f
 		aside += !strcmp(json_string_value(json_object_get(e, "reason")) ?: "", "canary_regime");
 	json_t *other = json_array();
 	json_array_foreach(entries, i, e) {
-		double c = json_number_value(json_object_get(e, "canary_ns"));
+		double c = result_canary_ns(e);
+		json_int_t trial = json_integer_value(json_object_get(e, "trial"));
 		if (c > 0 && !regime_same(c, ref, factor))
-			json_array_append_new(other, json_pack("{s:I,s:f}", "trial",
-					      json_integer_value(json_object_get(e, "trial")), "canary_ns", c));
+			json_array_append_new(other, json_pack("{s:I,s:f}", "trial", trial, "canary_ns", c));
 	}
 	json_t *r = json_pack("{s:f,s:f,s:I,s:I,s:o,s:I,s:b}", "median_ns", ref, "factor", factor, "trials",
 			      (json_int_t)cnt, "of", (json_int_t)nc, "other", other, "set_aside", (json_int_t)aside,

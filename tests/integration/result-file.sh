@@ -12,8 +12,15 @@
 #              lib/hdrenc.c) finds n values in every encoding, and in every
 #              point's trials added up, and recomputes the printed p50, p99
 #              and p999 exactly;
-#   budget     the stored encodings per trial, and the bytes per trial and
-#              per point, within what keeps make demo's run.json under 2 MB;
+#   stored     a kept trial keeps no number its histogram gives back (mean,
+#              CIs), a passing check row no detail (a warning one keeps it),
+#              the point's host stall lengths are its trials' merged, and
+#              no point keeps its first trial's server stall events;
+#   budget     the bytes per trial outside its encodings and warnings'
+#              details, and per point outside its trials, within what
+#              keeps make demo's run.json under 2 MB (105 trials, 21
+#              points); with RESULT_QUICKSTART=1 (make test-long) the
+#              quickstart itself: run.json at most 2 MB, and lossless;
 #   csv        summary.csv has the documented columns and one row per point,
 #              with the point's numbers;
 #   old files  compare, history and plot read the oqbench.run/1 file, and
@@ -65,6 +72,25 @@ jcheck result_lossless "$T/dec.json" 'any(.[]; .from == "trials") and any(.[]; .
 jq -c '.points[0].lat_ns.all.n += 1' "$R" >"$T/bad.json"
 python3 "$ROOT/tests/hdr-decode.py" "$T/bad.json" | jq -s . >"$T/dec-bad.json"
 jcheck result_decoder_control "$T/dec-bad.json" 'any(.[]; .total != .n)'
+# --- a kept trial as run.json stores it (result_trial_stored) -----------
+jcheck result_trial_no_derived_numbers "$R" '[.points[].trials[] | .. | objects | select(has("p50") and has("n"))] as $s |
+	($s | length) > 0 and all($s[]; (has("mean") or has("p50_ci") or has("p99_ci") or has("p999_ci")) | not)'
+jcheck result_trial_pass_rows_no_detail "$R" '[.points[].trials[].checks[]] as $r | ($r | length) > 0 and
+	all($r[]; if .status == "pass" then (has("detail") | not) else (.detail | type == "string") end)
+	and all(.points[].checks[]; has("concerns"))'
+jcheck result_no_stall_events "$R" '[.points[].server.per_worker[]?.stalls | objects | select(has("events"))] | length == 0'
+jcheck result_point_stall_lengths_from_trials "$R" 'all(.points[]; .host_tags.host_len_ns | (. == null) or (has("hdr") | not))
+	and ([.points[].host_tags.host_len_ns | objects] | length) == ([.points[] | select(any(.trials[]; .host_tags.host_len_ns | objects))] | length)'
+jcheck result_stall_lengths_lossless "$T/dec.json" '[.[] | select(.path | test("host_len_ns$")) | select(.from == "trials")] as $l |
+	all($l[]; .total == .n and [.p50, .p99, .p999] == .printed)'
+# the budget: outside its encodings and its warnings' details a kept trial
+# is some 2.8-3.1 kB, a point outside its trials some 11-12 kB (before:
+# 5.5 and 20 kB; 2026-12-06); 105 trials at 4 kB and 21 points at 16 kB
+# leave the quickstart's encodings 1.24 MB of its 2 MB
+jcheck result_budget "$R" '([.points[].trials[] | walk(if type == "object" then del(.hdr, .tagged_hdr) else . end) |
+	.checks |= map(if .status == "warn" then del(.detail) else . end) | tojson | length] | max) <= 4000 and
+	([.points[] | del(.trials) | walk(if type == "object" then del(.hdr, .tagged_hdr) else . end) |
+	del(.discarded_trials) | tojson | length] | max) <= 16000'
 # pretty and compact hold the same kind of document
 jcheck result_pretty_same_shape "$T/pretty/run.json" '.schema == "oqbench.run/3" and
 	([.. | objects | select(has("bins"))] | length == 0) and (.points | length) > 0'
@@ -127,5 +153,20 @@ if command -v gnuplot >/dev/null; then
 		ok result_plot_old || notok result_plot_old "$(tail -5 "$T/plot.out")"
 else
 	notok result_plot_old "gnuplot is not installed; make deps installs it (Debian: apt-get install gnuplot-nox)"
+fi
+
+# --- the quickstart itself (make test-long) ---------------------------------
+if [ "${RESULT_QUICKSTART:-0}" = 1 ]; then
+	if "$OQB" run "$ROOT/configs/quickstart.json" --quiet --out "$T/qs" >"$T/qs.out" 2>&1; then
+		Q=$T/qs/run.json
+		size=$(stat -c %s "$Q")
+		echo "# quickstart run.json: $size bytes"
+		check result_quickstart_at_most_2mb test "$size" -le 2000000
+		python3 "$ROOT/tests/hdr-decode.py" "$Q" | jq -s . >"$T/qs-dec.json"
+		jcheck result_quickstart_lossless "$T/qs-dec.json" 'length > 0 and all(.[]; .total == .n and
+			[.p50, .p99, .p999] == .printed)'
+	else
+		notok result_quickstart_runs "$(tail -5 "$T/qs.out")"
+	fi
 fi
 finish

@@ -488,7 +488,113 @@ TEST(point_histograms_live_in_trials)
 	json_decref(srv);
 }
 
+/* A check row for a trial: name, status, and its own concerns and detail. */
+static json_t *row_of(const char *name, int warn, unsigned concerns, const char *detail)
+{
+	json_t *r = json_pack("{s:s,s:f,s:f,s:s,s:s}", "name", name, "value", warn ? 0.9 : 0.1, "threshold", 0.5,
+			      "status", warn ? "warn" : "pass", "detail", detail);
+	checks_set_concerns(r, concerns);
+	return r;
+}
+
+TEST(trials_stored_give_back_what_they_drop)
+{
+	/* A kept trial as run.json stores it (result_trial_stored, through
+	 * result_point_compact): its summaries without the mean and CIs,
+	 * its check rows without the concerns the point's row holds and
+	 * without a passing row's detail.  result_trial_full gives back the
+	 * trial the run held, all but those details, exactly; the rows the
+	 * run merges from are not touched; a summary whose numbers are not
+	 * its histogram's keeps them; the point's stall lengths are its
+	 * trials' merged and keep no encoding. */
+	struct check_conf cc;
+	checks_defaults(&cc);
+	struct point pt = { .idx = 0, .system = "oq", .offered_ops = 1000 };
+	json_t *srv = json_pack("{s:s}", "schema", "oqbench.server/1");
+	json_t *entries = json_array(), *pj0 = NULL, *p, *ck;
+	struct hist *len = hist_new(), *lens = hist_new(), *back = hist_new();
+	char err[256];
+	size_t i, k;
+	REQUIRE(len && lens && back);
+	for (unsigned t = 0; t < 3; t++) {
+		json_t *c = fake_client(t, 5000, 1000, 3000 + 1000 * t, NULL);
+		json_t *pj = merge_point(&pt, &c, 1, srv, err, sizeof err);
+		json_decref(c);
+		REQUIRE(pj, "%s", err);
+		/* host_tags as hosttags_point writes them: nothing tagged, and
+		 * a few host stalls of the trial's own lengths */
+		hist_reset(len);
+		for (uint64_t v = 0; v < 40; v++)
+			hist_record(len, 60000 + v * 977 * (t + 1));
+		hist_merge(lens, len);
+		json_t *zero = json_pack("{s:i,s:i,s:i}", "all", 0, "nilext", 0, "non_nilext", 0);
+		json_object_set_new(pj, "host_tags", json_pack("{s:O,s:O,s:O,s:O,s:{s:b},s:o}", "sys_lat_ns",
+			json_object_get(pj, "lat_ns"), "tagged", zero, "unattributed", zero, "worker", zero,
+			"stall_ns", "complete", 1, "host_len_ns", result_hist_summary(len)));
+		json_decref(zero);
+		/* every trial passes "lag" (concerns all, as the point's row
+		 * will); trial 1 warns "tail" about p99 alone */
+		ck = json_pack("[o,o]", row_of("lag", 0, CHECK_ALL, "lag detail"),
+			       row_of("tail", t == 1, t == 1 ? CHECK_P99 : CHECK_LAT, t == 1 ? "tail warned" : "tail calm"));
+		json_array_append_new(entries, trials_entry(pj, t, t, 100, ck));
+		json_decref(ck);
+		if (!pj0)
+			pj0 = pj;
+		else
+			json_decref(pj);
+	}
+	json_t *before = json_deep_copy(entries);
+	p = trials_point(pj0, entries, &cc, err, sizeof err);
+	REQUIRE(p && before, "%s", err);
+	result_point_compact(p);
+	CHECK(json_equal(entries, before), "the trials the run merges from are not changed");
+	const json_t *plen = json_object_get(json_object_get(p, "host_tags"), "host_len_ns");
+	CHECK(json_is_object(plen) && !json_object_get(plen, "hdr"), "the point's stall lengths keep no encoding");
+	CHECK(result_point_hist(back, p, "host_len_ns", NULL, err, sizeof err) == 0 && hist_same(back, lens),
+	      "the point's stall lengths are its trials' merged: %s", err);
+	const json_t *st = json_object_get(p, "trials"), *t;
+	REQUIRE(json_array_size(st) == 3);
+	json_array_foreach(st, i, t) {
+		const json_t *nil = json_object_get(json_object_get(t, "lat_ns"), "nilext"), *r;
+		CHECK(!json_object_get(nil, "mean") && !json_object_get(nil, "p99_ci") && json_object_get(nil, "p99") &&
+		      json_object_get(nil, "hdr"), "trial %zu: its summary keeps p50/p99/p999 and its encoding", i);
+		json_array_foreach(json_object_get(t, "checks"), k, r) {
+			int warn = !strcmp(json_string_value(json_object_get(r, "status")), "warn");
+			CHECK(!json_object_get(r, "detail") == !warn, "trial %zu row %zu: a detail only when it warned", i, k);
+			CHECK(!strcmp(json_string_value(json_object_get(r, "name")), "tail") ||
+			      !json_object_get(r, "concerns"), "trial %zu: lag's concerns are the point's row's", i);
+		}
+		/* back as the run held it, all but a passing row's detail */
+		json_t *full = result_trial_full(p, t), *want = json_deep_copy(json_array_get(before, i));
+		REQUIRE(full && want);
+		json_t *wr;
+		json_array_foreach(json_object_get(want, "checks"), k, wr)
+			if (!strcmp(json_string_value(json_object_get(wr, "status")), "pass"))
+				json_object_del(wr, "detail");
+		CHECK(json_equal(full, want), "trial %zu comes back as it was", i);
+		json_decref(full);
+		json_decref(want);
+	}
+	/* a mean that is not its histogram's stays as it is */
+	json_t *odd = json_deep_copy(json_array_get(entries, 0));
+	json_object_set_new(json_object_get(json_object_get(odd, "lat_ns"), "nilext"), "mean", json_real(1.5));
+	json_t *kept = result_trial_stored(odd, json_object_get(p, "checks"));
+	CHECK(result_num(json_object_get(json_object_get(kept, "lat_ns"), "nilext"), "mean") == 1.5,
+	      "a summary whose numbers its histogram does not give keeps them");
+	json_decref(kept);
+	json_decref(odd);
+	json_decref(p);
+	json_decref(before);
+	json_decref(pj0);
+	json_decref(entries);
+	json_decref(srv);
+	hist_free(len);
+	hist_free(lens);
+	hist_free(back);
+}
+
 UNIT_MAIN(script_quotes_every_word, shell_quote_keeps_plain_words, ssh_command_checks_host_keys,
 	  local_start_reports_exec_failure, merge_sums_bins_never_averages, host_is_local_cases,
 	  rerun_policy_stops_and_resumes, trial_agreement_names_a_changed_canary,
-	  flagged_by_follows_what_each_warning_concerns, point_histograms_live_in_trials)
+	  flagged_by_follows_what_each_warning_concerns, point_histograms_live_in_trials,
+	  trials_stored_give_back_what_they_drop)
