@@ -289,9 +289,9 @@ static double verbs_canary(struct run *r, const struct prun *tr, int cpu_a, int 
 		goto out;
 	}
 	/* connecting and the rounds, with the slack of a trial's end */
-	double done_s = CANARY_CONNECT_S + CANARY_MAX_MS / 1e3 + rc->grace_s;
-	snprintf(err, sizeof err, "%g s (%d s to connect, %d ms of rounds, timeouts.grace_s)", done_s, CANARY_CONNECT_S,
-		 CANARY_MAX_MS);
+	double done_s = rc->connect_s + CANARY_MAX_MS / 1e3 + rc->grace_s;
+	snprintf(err, sizeof err, "%g s (%g s to connect, timeouts.connect_s; %d ms of rounds; timeouts.grace_s)", done_s,
+		 rc->connect_s, CANARY_MAX_MS);
 	prun_wait_all(cp, "client", WANT_DONE, now_ms() + (uint64_t)(done_s * 1000), err);
 out:
 	prun_stop_all(cp);

@@ -226,7 +226,7 @@ char **procargs_vfloor(const char *bin, const struct runconf *rc, const char *ct
 		e |= push_kv(&a, "--rounds", "2000");
 		e |= push_kv(&a, "--warmup", "100");
 		e |= push_num(&a, "--max-ms", CANARY_MAX_MS);
-		e |= push_num(&a, "--connect-timeout-s", CANARY_CONNECT_S);
+		e |= push_num(&a, "--connect-timeout-s", rc->connect_s);
 	}
 	e |= push_num(&a, "--cpu", cpu);
 	e |= push_kv(&a, "--ctl", ctl_hp);

@@ -327,7 +327,8 @@ static int check_backend(struct runconf *rc, const json_t *b, char *err, size_t 
 		return runconf_plugin_keys(rc, b, where, err, errlen);
 	if (strcmp(rc->backend, "rocksdb") == 0) {
 		const char *path = conf_str(b, "path", NULL);
-		if (conf_bool(b, "sync", 0) && !conf_bool(b, "wal", 1)) {
+		if (conf_bool(b, "sync", row_default_num("server.backend", "sync") != 0) &&
+		    !conf_bool(b, "wal", row_default_num("server.backend", "wal") != 0)) {
 			err_set(err, errlen, "%s.sync: true needs wal true (RocksDB refuses a synced write without its "
 				"write-ahead log); set wal true or sync false", where);
 			return -1;
@@ -586,7 +587,7 @@ static int same_dir(const char *a, const char *b)
 static int check_durable_backend(const struct runconf *rc, char *err, size_t errlen)
 {
 	if (rc->durable_mask && strcmp(rc->backend, "rocksdb") == 0 &&
-	    !conf_bool(conf_path(rc->root, "server.backend"), "wal", 1)) {
+	    !conf_bool(conf_path(rc->root, "server.backend"), "wal", row_default_num("server.backend", "wal") != 0)) {
 		err_set(err, errlen, "%s: durable with server.backend.wal false: a committed write still in "
 			"RocksDB's memtable would be lost when the server crashes; set server.backend.wal true "
 			"(with sync true it survives a power loss too), or durable false", rc->path);
@@ -1071,6 +1072,7 @@ static int parse(struct runconf *rc, json_t *root, int top, char *err, size_t er
 	rc->stop_s = conf_num(to, "stop_s", 15);
 	rc->exit_s = conf_num(to, "exit_s", 5);
 	rc->drain_s = conf_num(to, "drain_s", row_default_num("timeouts", "drain_s"));
+	rc->connect_s = conf_num(to, "connect_s", row_default_num("timeouts", "connect_s"));
 	if (rc->drain_s >= rc->grace_s) {
 		/* The clients drain inside the point's grace: a drain as long
 		 * would time the point out instead of counting what is late. */

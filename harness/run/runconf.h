@@ -122,6 +122,7 @@ struct runconf {
 	/* timeouts (seconds unless named) */
 	double hello_s, grace_s, stop_s, exit_s, start_delay_ms;
 	double drain_s;                /* timeouts.drain_s (its row's), for the check against grace_s */
+	double connect_s;              /* timeouts.connect_s (its row's): the clients' and the canary's bound on connecting */
 };
 
 /* One measurement point of the sweep. */

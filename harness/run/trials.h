@@ -19,9 +19,8 @@
 
 /* A canary's budget after each trial: its rounds stop after CANARY_MAX_MS
  * (oqb-floor on shm, oqb-vfloor on verbs), and the verbs pinger gives up
- * connecting after CANARY_CONNECT_S. */
+ * connecting after the run's timeouts.connect_s, as its clients do. */
 #define CANARY_MAX_MS    200
-#define CANARY_CONNECT_S 10
 
 /*
  * The machine's floor beside a trial: bin/oqb-floor's cache-line ping-pong

@@ -96,6 +96,11 @@
 enum { VB_OS_NONE = 0, VB_OS_WRITE1 = 1, VB_OS_SEQWRITE = 2 };
 #define VB_TAG_SW         0xfffdu      /* send_tag lane of a seqwrite FAA (vb_seqwrite_cli.c) */
 #define VB_SW_INFLIGHT    40           /* seqwrite requests in flight per QP: 3 WRs each, and a READ */
+/* seqwrite's region of worker w, which both sides address (the layout:
+ * vb_seqwrite.c): its tail, its head, then the state words */
+#define VB_SW_TAIL_OFF(w)   ((size_t)(w) * 32)
+#define VB_SW_HEAD_OFF(w)   (2048 + (size_t)(w) * 32)
+#define VB_SW_STATES_OFF    4096u
 #define VB_W1_RINGS       64           /* write1 rings (connections) per worker */
 #define VB_W1_SLOTS       64           /* entries per write1 ring (K) */
 enum { W1_FREE = 0, W1_LIVE = 1, W1_CLOSING = 2 };

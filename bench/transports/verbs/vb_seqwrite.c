@@ -79,29 +79,27 @@
 #include "log.h"
 #include "vb_internal.h"
 
-#define SW_STATES_OFF 4096u
-
 static size_t sw_slots_off(const struct tp_server *s)
 {
 	/* L state words, a spare word (L; a no-op FAA once closed each
 	 * re-arm batch, before the batch's last re-arm was signaled itself)
 	 * and the loopback atomics' result word (L + 2) */
-	return SW_STATES_OFF + ((size_t)(s->c.ring_slots + 3) * 8 + 4095) / 4096 * 4096;
+	return VB_SW_STATES_OFF + ((size_t)(s->c.ring_slots + 3) * 8 + 4095) / 4096 * 4096;
 }
 
 static inline uint64_t *sw_tail(struct vb_worker *w)
 {
-	return (uint64_t *)(w->sw_mem + (size_t)w->idx * 32);
+	return (uint64_t *)(w->sw_mem + VB_SW_TAIL_OFF(w->idx));
 }
 
 static inline uint64_t *sw_head(struct vb_worker *w)
 {
-	return (uint64_t *)(w->sw_mem + 2048 + (size_t)w->idx * 32);
+	return (uint64_t *)(w->sw_mem + VB_SW_HEAD_OFF(w->idx));
 }
 
 static inline uint64_t *sw_state(struct vb_worker *w, uint64_t p)
 {
-	return (uint64_t *)(w->sw_mem + SW_STATES_OFF) + p;
+	return (uint64_t *)(w->sw_mem + VB_SW_STATES_OFF) + p;
 }
 
 static inline uint8_t *sw_slot(const struct tp_server *s, struct vb_worker *w, uint64_t p)

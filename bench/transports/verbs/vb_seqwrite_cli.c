@@ -74,7 +74,7 @@ static int post_tail(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, un
 {
 	struct ibv_send_wr wr;
 	struct ibv_sge sg;
-	atomic_wr(&wr, &sg, L, res_word(g, L, q->w, slot), q->os_addr + (size_t)q->w * 32, q->os_rkey,
+	atomic_wr(&wr, &sg, L, res_word(g, L, q->w, slot), q->os_addr + VB_SW_TAIL_OFF(q->w), q->os_rkey,
 		  sw_tag(q->w, 1, 0, slot));
 	if (post(g, q, &wr, 1) != 0)
 		return -1;
@@ -101,7 +101,7 @@ static int post_write(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, u
 			rd.opcode = IBV_WR_RDMA_READ;
 			rd.send_flags = IBV_SEND_SIGNALED;
 			rd.wr_id = (uint64_t)VB_TAG_HEAD | (uint64_t)q->w << 16 | 1ull << 32;
-			rd.wr.rdma.remote_addr = q->os_addr + 2048 + (size_t)q->w * 32;
+			rd.wr.rdma.remote_addr = q->os_addr + VB_SW_HEAD_OFF(q->w);
 			rd.wr.rdma.rkey = q->os_rkey;
 			if (post(g, q, &rd, 1) != 0)
 				return -1;
@@ -129,7 +129,7 @@ static int post_write(struct vb_group *g, struct vb_cqp *q, struct vb_lane *L, u
 	vb_os_entry(g, q, L, buf, lq->mlen[slot], q->sw_fin[slot] & 2,
 		    q->os_addr + q->os_slots_off + p * g->slot_size, t + 1, wr, sg);
 	wr[0].next = &wr[1];
-	atomic_wr(&wr[1], &sg[1], L, res_word(g, L, q->w, slot), q->os_addr + 4096 + p * 8, q->os_rkey,
+	atomic_wr(&wr[1], &sg[1], L, res_word(g, L, q->w, slot), q->os_addr + VB_SW_STATES_OFF + p * 8, q->os_rkey,
 		  sw_tag(q->w, 2, 1, slot));
 	q->sw_fin[slot] |= 2;
 	if (post(g, q, wr, 2) != 0)
