@@ -152,13 +152,13 @@ static void list_name(char *buf, size_t len, size_t *o, const char *name)
 
 int checks_point_flagged(const json_t *p, const char *q, char *buf, size_t len)
 {
-	const json_t *fb = json_object_get(p, "flagged_by");
+	const json_t *fb = result_flagged_by(p);
 	const json_t *by = json_object_get(fb, q), *nm;
 	size_t i, o = 0;
 	if (!by && json_is_object(fb) && !strcmp(q, "sys_p99"))
 		by = json_object_get(fb, "p99");     /* a point from before the system's P99 was judged apart */
 	if (!json_is_array(by))
-		return checks_flagged(json_object_get(p, "checks"), buf, len);
+		return checks_flagged(result_checks(p), buf, len);
 	if (len)
 		buf[0] = '\0';
 	json_array_foreach(by, i, nm)
@@ -400,7 +400,7 @@ static void check_ci(const struct check_conf *c, json_t *out, const json_t *pj)
 {
 	struct hist *h = hist_new();
 	char e[128];
-	if (h && result_hist(h, json_object_get(json_object_get(pj, "lat_ns"), "all"), e, sizeof e) == 0)
+	if (h && result_hist(h, result_lat(pj, "all"), e, sizeof e) == 0)
 		checks_ci(c, out, h);
 	hist_free(h);
 }
@@ -631,24 +631,21 @@ static void check_stalls(const struct check_conf *c, json_t *out, json_t *const 
  */
 static void check_host_set(json_t *out, const json_t *pj)
 {
-	const json_t *ht = json_object_get(pj, "host_tags");
-	if (!json_is_object(ht))
+	if (!result_host_tags(pj))
 		return;   /* a run without attribution */
 	static const struct { const char *q; unsigned bit; } qs[] = {
 		{ "p50", CHECK_P50 }, { "p99", CHECK_P99 }, { "p999", CHECK_P999 },
 	};
-	const json_t *sb = json_object_get(ht, "set_by_host");
 	unsigned bad = 0, nset = 0;
 	char d[240], set[32] = "";
 	size_t o = 0;
 	for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
-		if (json_is_true(json_object_get(sb, qs[i].q))) {
+		if (result_set_by_host(pj, qs[i].q)) {
 			bad |= qs[i].bit;
 			nset++;
 			list_name(set, sizeof set, &o, qs[i].q);
 		}
-	double tf = json_number_value(json_object_get(json_object_get(ht, "tagged_frac"), "all"));
-	double uf = json_number_value(json_object_get(json_object_get(ht, "unattributed_frac"), "all"));
+	double tf = result_tagged_frac(pj, "all"), uf = result_unattributed_frac(pj, "all");
 	snprintf(d, sizeof d, "%.3f%% of the requests tagged by a host stall, %.3f%% touched by an unattributed one; "
 		 "raw percentiles set by the host (over half the requests above them tagged): %s", tf * 100, uf * 100,
 		 bad ? set : "none");
@@ -673,11 +670,10 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 {
 	char d[240];
 	double sent = json_number_value(json_object_get(pj, "sent"));
-	const json_t *sat = json_object_get(pj, "saturated");
-	if (json_is_boolean(sat)) {
-		snprintf(d, sizeof d, "achieved %.0f of %.0f ops/s offered", json_number_value(json_object_get(pj, "achieved_ops")),
-			 json_number_value(json_object_get(pj, "offered_ops")));
-		add(out, "saturation", json_is_true(sat), 0, json_is_true(sat), CHECK_ALL, d);
+	if (!isnan(result_achieved(pj))) {
+		int sat = result_saturated(pj);
+		snprintf(d, sizeof d, "achieved %.0f of %.0f ops/s offered", result_achieved(pj), result_offered(pj));
+		add(out, "saturation", sat, 0, sat, CHECK_ALL, d);
 	}
 	/* Requests still unsent when the window closed: the client was that
 	 * many inter-send gaps behind its schedule.  Up to lag_ns of them is
@@ -685,7 +681,7 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 	 * cluster 12: 1-3 unsent at 587-640 Kops/s in points and probes whose
 	 * client kept its schedule, which made the knee search stop short).
 	 * Unanswered requests and errors are allowed none. */
-	double offered = json_number_value(json_object_get(pj, "offered_ops"));
+	double offered = result_offered(pj);
 	const struct { const char *name, *why; double limit; } rows[] = {
 		{ "unanswered", " after the clients' drain, timeouts.drain_s", 0 },
 		{ "unsent", ", lag_ns of the schedule: the client finishing its last send",
