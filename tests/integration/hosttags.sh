@@ -117,12 +117,26 @@ else
 	chog=$!
 	track "$chog"
 	cfg 20000 '["rawrpc"]' 1 >"$T/chog.json"
+	host_mark
 	if "$OQB_BIN/oqb" run "$T/chog.json" --out "$T/chog" --quiet >"$T/chog.out2" 2>"$T/chog.err"; then
 		R=$T/chog/run.json
 		jcheck client_hog_on_the_clients_cpu "$R" "all(.points[].trials[]; .placement.clients[0].placement.cpus[0] == $ccpu)"
-		jcheck client_hog_lag_left_out "$R" '[.points[].trials[].checks[] | select(.name == "schedule_lag")] |
-			length >= 1 and all(.status == "pass" and (.detail | capture("of (?<n>[0-9]+) sends later.*; (?<x>[0-9]+) sends left out") |
-			(.x | tonumber) / ((.n | tonumber) + (.x | tonumber)) > 0.05))'
+		# the sends the hog delayed were counted apart: more than the 5 %
+		# the check allows, so counted in, they would make it warn
+		jcheck client_hog_lag_counted_apart "$R" '[.points[].trials[].checks[] | select(.name == "schedule_lag")] |
+			length >= 1 and all(.detail | capture("of (?<n>[0-9]+) sends later.*; (?<x>[0-9]+) sends left out") |
+			(.x | tonumber) / ((.n | tonumber) + (.x | tonumber)) > 0.05)'
+		# what is left passes: a timing case (a client slowed by other
+		# tasks beyond the hog's bursts lags for them too), so a skip
+		# takes its evidence from outside the processes judged
+		lag=$(jq -c '[.points[].trials[].checks[] | select(.name == "schedule_lag") | {status, detail}]' "$R")
+		if jq -e 'length >= 1 and all(.status == "pass")' <<<"$lag" >/dev/null; then
+			ok client_hog_lag_left_out
+		elif host_busy; then
+			skip_host client_hog_lag_left_out "$HOST_EVIDENCE" "schedule_lag: $lag"
+		else
+			notok client_hog_lag_left_out "$lag"
+		fi
 	else
 		notok client_hog_run "$(tail -5 "$T/chog.err")"
 	fi
