@@ -231,6 +231,9 @@ extern const char *const result_csv_columns[];
  * result_checks: a point's (or trial's) checks array, or NULL.
  * result_flagged_by: a point's flagged_by object ({p50: [names], ...}),
  * NULL for a point from before it.
+ * result_flagged_for: its flagged_by list of number q ("p50", "p99",
+ * "sys_p99", ...), NULL when it has none (a flagged_by from before
+ * "sys_p99": its "p99" list for it).
  * result_finding: the run's finding object, or NULL.
  * result_host_tags: a point's (or trial's) host_tags, NULL without.
  * result_sys_lat: its untagged requests' summary of class cls (cls NULL:
@@ -243,6 +246,7 @@ extern const char *const result_csv_columns[];
  */
 const json_t *result_checks(const json_t *p);
 const json_t *result_flagged_by(const json_t *p);
+const json_t *result_flagged_for(const json_t *p, const char *q);
 const json_t *result_finding(const json_t *run);
 const json_t *result_host_tags(const json_t *p);
 const json_t *result_sys_lat(const json_t *p, const char *cls);

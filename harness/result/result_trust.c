@@ -9,6 +9,7 @@
 #include "result.h"
 
 #include <math.h>
+#include <string.h>
 
 const json_t *result_checks(const json_t *p)
 {
@@ -19,6 +20,14 @@ const json_t *result_flagged_by(const json_t *p)
 {
 	const json_t *fb = json_object_get(p, "flagged_by");
 	return json_is_object(fb) ? fb : NULL;
+}
+
+const json_t *result_flagged_for(const json_t *p, const char *q)
+{
+	const json_t *fb = result_flagged_by(p), *by = json_object_get(fb, q);
+	if (!by && fb && !strcmp(q, "sys_p99"))
+		by = json_object_get(fb, "p99");   /* a point from before the system's P99 was judged apart */
+	return json_is_array(by) ? by : NULL;
 }
 
 const json_t *result_finding(const json_t *run)

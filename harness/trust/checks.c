@@ -152,12 +152,9 @@ static void list_name(char *buf, size_t len, size_t *o, const char *name)
 
 int checks_point_flagged(const json_t *p, const char *q, char *buf, size_t len)
 {
-	const json_t *fb = result_flagged_by(p);
-	const json_t *by = json_object_get(fb, q), *nm;
+	const json_t *by = result_flagged_for(p, q), *nm;
 	size_t i, o = 0;
-	if (!by && json_is_object(fb) && !strcmp(q, "sys_p99"))
-		by = json_object_get(fb, "p99");     /* a point from before the system's P99 was judged apart */
-	if (!json_is_array(by))
+	if (!by)
 		return checks_flagged(result_checks(p), buf, len);
 	if (len)
 		buf[0] = '\0';

@@ -230,7 +230,7 @@ static void caveat(json_t *fd, struct fpt *pts, size_t npts, const unsigned char
 		if (!used[i])
 			continue;
 		nused++;
-		const json_t *fb = json_object_get(result_flagged_by(pts[i].p), "p50"), *nm, *row;
+		const json_t *fb = result_flagged_for(pts[i].p, "p50"), *nm, *row;
 		if (json_array_size(fb))
 			nflag++;
 		json_array_foreach(fb, j, nm) {
