@@ -82,6 +82,9 @@ struct cthread {
 	/* trust: what the driver's self-checks are computed from */
 	int cpu;                  /* -1: unpinned */
 	struct hist *lag;         /* actual post time - intended time, in the window */
+	/* sends whose window (intended to actual) met a host stall's interval
+	 * of this thread (stall.h): left out of lag and gaps, counted here */
+	uint64_t lag_excluded, lag_excluded_max;
 	struct hist *half[2];     /* "all" latencies of the window's two halves */
 	uint64_t mid;             /* middle of the window */
 	uint64_t *gaps;           /* the first GAPS_MAX inter-send times in the window */
@@ -221,6 +224,25 @@ static int poll_events(struct cthread *t, uint64_t now)
 	return n;
 }
 
+/*
+ * Whether a send intended at t was late for the host: its window met a
+ * host stall's interval of this thread (stall_tag), and t is no later
+ * than the latest stall's end plus its length again.  The interval runs
+ * to R, the first pass with nothing due; a client that keeps its
+ * schedule catches up from a stall in less time than the stall took, and
+ * one that has not by then is behind for its own reasons (it may never
+ * reach R: a generator slower than its schedule), so its later sends
+ * are judged.  Called only when t is at or before the thread's
+ * mark_until (stall.h), so it costs nothing when no stall is near.
+ */
+static int lag_by_host(const struct stall_meter *m, uint64_t t)
+{
+	if (!(stall_tag(m, t) & STALL_TAG_HOST) || !m->nev)
+		return 0;
+	const struct stall_event *e = &m->ev[(m->nev - 1) % STALL_EVENTS];
+	return e->cls == STALL_HOST && t <= e->mono_end_ns + e->len_ns;
+}
+
 /* Counts request seq as sent at `now`. */
 static inline void sent_one(struct cthread *t, uint64_t seq, int loading, uint64_t now)
 {
@@ -233,7 +255,22 @@ static inline void sent_one(struct cthread *t, uint64_t seq, int loading, uint64
 	/* by the time it was sent, not intended: a client that fell behind in
 	 * the warm-up sends the window's requests late */
 	if (now >= t->warm_end && now < t->end) {
-		hist_record(t->lag, now > p->t_int ? now - p->t_int : 0);
+		uint64_t lag = now > p->t_int ? now - p->t_int : 0;
+		/* A send whose intended time met a host stall's interval
+		 * [start, R] of this thread was late for the host, not for the
+		 * generator: the thread was off its CPU, then caught up in a
+		 * burst.  Such sends are counted apart, and neither their lag
+		 * nor the gap before them is judged (docs/trust.md,
+		 * "schedule_lag"); the gap after one is, since the schedule
+		 * resumes from it.  One compare when no stall is near. */
+		if (__builtin_expect(p->t_int <= t->stall.mark_until, 0) && lag_by_host(&t->stall, p->t_int)) {
+			t->lag_excluded++;
+			if (lag > t->lag_excluded_max)
+				t->lag_excluded_max = lag;
+			t->last_send = now;
+			return;
+		}
+		hist_record(t->lag, lag);
 		if (t->ngaps < GAPS_MAX) {
 			if (t->last_send)
 				t->gaps[t->ngaps++] = now - t->last_send;
@@ -802,8 +839,11 @@ static json_t *trust_json(struct client *cl)
 {
 	struct hist *lag = hist_new(), *h0 = hist_new(), *h1 = hist_new();
 	json_t *gaps = json_array(), *sw = json_array(), *cpus = json_array(), *cpu = json_array();
+	uint64_t excl = 0, excl_max = 0;
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		struct cthread *t = &cl->t[i];
+		excl += t->lag_excluded;
+		excl_max = t->lag_excluded_max > excl_max ? t->lag_excluded_max : excl_max;
 		if (lag && t->lag)
 			hist_merge(lag, t->lag);
 		if (h0 && t->half[0])
@@ -829,6 +869,8 @@ static json_t *trust_json(struct client *cl)
 		"switch_window_ns", (json_int_t)(cl->c.warmup_ns + cl->c.duration_ns),
 		"steal_ticks", (json_int_t)cl->steal_ticks, "total_ticks", (json_int_t)cl->total_ticks);
 	json_object_set_new(j, "cpu_ns", cpu);
+	/* the sends left out of lag_ns and send_gaps_ns (sent_one) */
+	json_object_set_new(j, "lag_excluded", json_pack("{s:I,s:I}", "n", (json_int_t)excl, "max_ns", (json_int_t)excl_max));
 	json_t *st = json_array();
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		json_t *sj = stall_json(&cl->t[i].stall);

@@ -4,26 +4,40 @@
 # write-heavy shape), plot it, and print where everything went, the
 # median latency of each system at each load, and last the finding: oq's
 # median against the others' below saturation, with its 95 % CI from the
-# trials, and which numbers the checks warned about.  `make demo` builds
-# first.
+# trials, and which numbers the checks warned about; then the two tails
+# (raw and system P99) and the tagged and unattributed fractions.  `make
+# demo` builds first.
 #
 # Usage: harness/demo.sh [CONFIG] (default configs/quickstart.json)
+#        harness/demo.sh --report RUN_DIR   (the printout alone, of a run made before)
 set -eu
 cd "$(dirname "$0")/.."
-cfg=${1:-configs/quickstart.json}
 oqb=bin/oqb
+if [ "${1:-}" = --report ]; then
+	out=${2:?"demo: --report needs the run's directory (the one holding run.json)"}
+	if [ ! -f "$out/run.json" ]; then
+		echo "demo: $out/run.json does not exist; give the directory oqb run wrote (its --out)" >&2
+		exit 1
+	fi
+	report_only=1
+else
+	report_only=0
+fi
+cfg=${1:-configs/quickstart.json}
 
 if [ ! -x "$oqb" ] || [ ! -x bin/oqb-server ] || [ ! -x bin/oqb-client ]; then
 	echo "demo: bin/oqb, bin/oqb-server or bin/oqb-client is missing; run make first" >&2
 	exit 1
 fi
 
-name=$(jq -r .name "$cfg")
-out=results/$name-$(date -u +%Y%m%dT%H%M%SZ)
-echo "demo: running $cfg into $out (about $(jq '(.systems|length) * (.arrival.loads_ops|length) * (.repeat // 1) * (.warmup_s + .duration_s + 0.6) | floor' "$cfg") s)"
 start=$SECONDS
-"$oqb" run "$cfg" --out "$out" >/dev/null
-"$oqb" plot "$out" >/dev/null
+if [ $report_only = 0 ]; then
+	name=$(jq -r .name "$cfg")
+	out=results/$name-$(date -u +%Y%m%dT%H%M%SZ)
+	echo "demo: running $cfg into $out (about $(jq '(.systems|length) * (.arrival.loads_ops|length) * (.repeat // 1) * (.warmup_s + .duration_s + 0.6) | floor' "$cfg") s)"
+	"$oqb" run "$cfg" --out "$out" >/dev/null
+	"$oqb" plot "$out" >/dev/null
+fi
 
 # table PCT: PCT (p50 or p99) of every point in us, the trials' range, and
 # the marks; "!" when a check warned about that number (flagged_by; run
@@ -53,9 +67,9 @@ echo "lowest median per load: $(jq -r '[.points | map(select(.lat_ns.all.n > 0))
 	group_by(.offered_ops)[] | "\(.[0].offered_ops): \(min_by(.lat_ns.all.p50).system)"] |
 	join(", ")' "$out/run.json")"
 jq -r '[.points[] | select(.saturated | not)] as $below |
-	def clean($q): [$below[] | select(if .flagged_by then (.flagged_by[$q] | length) == 0 else (.flagged | not) end)] | length;
+	def clean($q): [$below[] | select(if .flagged_by then ((.flagged_by[$q] // .flagged_by.p99) | length) == 0 else (.flagged | not) end)] | length;
 	"self-checks: \([.points[] | select(.flagged)] | length) of \(.points | length) points flagged (\([$below[] | select(.flagged | not)] | length) of \($below | length) below saturation are clean); most frequent: \([.points[].checks[] | select(.status == "warn") | .name] | group_by(.) | map("\(.[0]) \(length)") | join(", "))" +
-	"\nby number, of the \($below | length) points below saturation: p50 clean at \(clean("p50")), P99 at \(clean("p99")), P99.9 at \(clean("p999"))" +
+	"\nby number, of the \($below | length) points below saturation: p50 clean at \(clean("p50")), P99 at \(clean("p99")), P99.9 at \(clean("p999")), system P99 at \(clean("sys_p99")); p50 and system P99 both at \([$below[] | select(if .flagged_by then ((.flagged_by.p50 | length) == 0 and ((.flagged_by.sys_p99 // .flagged_by.p99) | length) == 0) else (.flagged | not) end)] | length)" +
 	([.points[].checks[] | select(.name == "trial_agreement" and .cause)] | length | if . > 0 then
 	  "; \(.) trial_agreement warning(s) from trials under different canaries (the machine'"'"'s floor changed mid-run: docs/trust.md)" else "" end)' "$out/run.json"
 # the result, from the trials (run.json's finding, docs/trust.md "The
@@ -63,6 +77,27 @@ jq -r '[.points[] | select(.saturated | not)] as $below |
 echo
 jq -r 'if .finding then "finding: \(.finding.text)\ncaveat:  \(.finding.caveat)"
 	else "finding: none in this run.json (written by an oqb from before the finding existed)" end' "$out/run.json"
+# last, the two tails (docs/trust.md, "Host stalls, attributed"): per
+# point the raw P99 (every request) and the system's (the requests no
+# host stall touched), and how many requests a host stall (tagged) or a
+# stall nobody vouched for (unattributed) touched
+echo
+echo "P99 (us), raw / system (the requests no host stall touched), below saturation; ! = a check warned about it"
+jq -r '
+	(.points | map(.offered_ops) | unique) as $loads |
+	def us: if . == null then "-" elif . >= 100000 then (. / 1000 | round | tostring) else ((. / 100 | round) / 10 | tostring) end;
+	def fl($q): if .flagged_by then ((.flagged_by[$q] // .flagged_by.p99) | length) > 0 else .flagged end;
+	(["system"] + ($loads | map(tostring))), (
+	  .points | group_by(.system) | sort_by(.[0].index)[] |
+	  [.[0].system] + [ .[] | if .saturated or .lat_ns.all.n == 0 then "*" else
+	    (.lat_ns.all.p99 | us) + (if fl("p99") then "!" else "" end) + "/" +
+	    (.host_tags.sys_lat_ns.all.p99 | us) + (if fl("sys_p99") then "!" else "" end) end ])
+	| @tsv' "$out/run.json" | column -t
+jq -r '[.points[] | select((.saturated | not) and .host_tags)] as $b |
+	def pct: (. * 1000 | round) / 10 | tostring + " %";
+	def range(f): ($b | map(f) | if length == 0 then "-" else "\(min | pct)-\(max | pct)" end);
+	if ($b | length) == 0 then "tags: none in this run.json (no host_tags)" else
+	"requests tagged by a host stall: \(range(.host_tags.tagged_frac.all)) of a point'"'"'s; touched by an unattributed one: \(range(.host_tags.unattributed_frac.all)); raw P99 set by the host at \([$b[] | select(.host_tags.set_by_host.p99)] | length) of \($b | length) points" end' "$out/run.json"
 echo "took $((SECONDS - start)) s"
 echo
 echo "run.json: $out/run.json ($(du -h "$out/run.json" | cut -f1); jq . indents it)"

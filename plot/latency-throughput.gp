@@ -6,7 +6,12 @@
 # DATA holds one block per system, in the order of the names, blocks
 # separated by two blank lines; columns: achieved_ops p50_ns p99_ns
 # [offered_ops [flagged p50_min p50_max p99_min p99_max [p50_flagged
-# p99_flagged [saturated]]]].  A point is drawn hollow in a panel when a
+# p99_flagged [saturated [sys_p99_ns sys_p99_flagged]]]]].  The P99
+# panel draws both tails: the raw P99 (every request, what the paper
+# reports) as a solid line, and the system's P99 (the requests no host
+# stall touched, docs/trust.md "Host stalls, attributed") as a dotted line
+# with crosses, hollow squares where a check warned about it; "?" marks a
+# point without it.  A point is drawn hollow in a panel when a
 # self-check warned about that panel's number (docs/trust.md: a P99 whose
 # trials disagree leaves a median they agree on solid; without columns
 # 10-11, any warning makes it hollow in both); with repeated trials a bar
@@ -64,16 +69,24 @@ set style line 8 lc rgb "#bcbd22" lw 2 pt 4 ps 1.2
 set grid lc rgb "#dddddd"
 set key outside below center horizontal
 
+set datafile missing "?"
 # hollow counterparts of the filled point types above
 open(i) = word("6 4 8 10 12 3 1 4", i) + 0
 # columns 5-12 are optional (older data files): unflagged, no bars, not saturated
 has_flags = 0
 has_sat = 0
+has_sys = 0
 stats data using 0 nooutput name "C"
 if (C_records > 0) {
 	stats data using (valid(5) ? 1 : 0) nooutput name "F"; has_flags = (F_max > 0)
 	stats data using (valid(12) ? 1 : 0) nooutput name "S"; has_sat = (S_max > 0)
+	stats data using (valid(13) ? 1 : 0) nooutput name "Y"; has_sys = (Y_max > 0)
 }
+# the system's P99 (column 13) in the P99 panel, below saturation; its
+# flag in column 14
+sysv(q) = (q eq "99" && has_sys && valid(13) && sat(0) == 0) ? column(13) / 1000.0 : NaN
+sysok(q) = (valid(14) && column(14) == 0) ? sysv(q) : NaN
+sysbad(q) = (valid(14) && column(14) > 0) ? sysv(q) : NaN
 # the flag of the panel's number (column c), else the point's (column 5)
 flag(c) = has_flags ? (valid(c) ? column(c) : column(5)) : 0
 sat(x) = has_sat ? column(12) : 0
@@ -126,7 +139,11 @@ do for [q in "50 99"] {
 	     for [i=1:nsys] data index (i-1) using ($1/pxs):(filled(column(c)/1000.0, cf)) with points ls i notitle, \
 	     for [i=1:nsys] data index (i-1) using ($1/pxs):(hollow(column(c)/1000.0, cf)) with points ls i pt open(i) notitle, \
 	     for [i=1:nsys] data index (i-1) using ($1/pxs):(satpt(column(c)/1000.0, dhi, ys)) with points ls i pt 2 ps 1.6 notitle, \
+	     for [i=1:nsys] data index (i-1) using ($1/pxs):(sysv(q)) with lines ls i lw 1.5 dt 3 notitle, \
+	     for [i=1:nsys] data index (i-1) using ($1/pxs):(sysok(q)) with points ls i pt 1 ps 1.2 notitle, \
+	     for [i=1:nsys] data index (i-1) using ($1/pxs):(sysbad(q)) with points ls i pt 4 ps 1.0 notitle, \
 	     keyentry with points pt 6 lc rgb "#555555" title "hollow: a self-check warned about this number", \
+	     keyentry with linespoints dt 3 pt 1 lc rgb "#555555" title (q eq "99" && has_sys ? "dotted, +: system P99 (no host stall touched)" : ""), \
 	     keyentry with points pt 2 ps 1.6 lc rgb "#555555" title "x: saturated"
 }
 

@@ -49,8 +49,28 @@ struct caveat {
 struct cmp {
 	double load;      /* offered ops/s; NAN: no such load */
 	double change;    /* percent; NAN: not measured */
+	double raw_change;   /* a P99 claim judged on the system's P99: the raw P99's change beside it, else NAN */
 	struct caveat cav;
 };
+
+/*
+ * The number a claim about metric (0 p50, 1 P99) compares at point t, and
+ * which flag_q speaks for it: the median; for P99 the system's P99 (the
+ * requests no host stall touched) where both points of the pair have it,
+ * else the raw one.  A host stall is the machine's, not the system's, so
+ * a claim about the system's tail is judged without them (docs/figures.md).
+ */
+static int pick_q(int p99, const struct fpt *pa, const struct fpt *pb)
+{
+	if (!p99)
+		return 0;
+	return isfinite(pa->sys99) && isfinite(pb->sys99) ? 2 : 1;
+}
+
+static double value_q(const struct fpt *t, int q)
+{
+	return q == 0 ? t->p50 : q == 1 ? t->p99 : t->sys99;
+}
 
 static void pair_caveat(struct caveat *c, const char *vs, const struct fpt *pa, const struct fpt *pb, int q)
 {
@@ -91,14 +111,17 @@ static void change_at(const struct frun *r, const char *metric, const char *vs, 
 
 	memset(m, 0, sizeof *m);
 	m->load = load;
-	m->change = NAN;
+	m->change = m->raw_change = NAN;
 	if (!pa || !pb)
 		return;
-	double va = p99 ? pa->p99 : pa->p50, vb = p99 ? pb->p99 : pb->p50;
+	int q = pick_q(p99, pa, pb);
+	double va = value_q(pa, q), vb = value_q(pb, q);
 	if (!(vb > 0))
 		return;
-	pair_caveat(&m->cav, vs, pa, pb, p99);
+	pair_caveat(&m->cav, vs, pa, pb, q);
 	m->change = 100.0 * (va / vb - 1);
+	if (q == 2 && pb->p99 > 0)
+		m->raw_change = 100.0 * (pa->p99 / pb->p99 - 1);
 }
 
 /* What the fraction of a clean load is taken of: the knee itself when the
@@ -119,13 +142,17 @@ static void clean_of(const struct frun *r, const char *metric, const char *vs, s
 {
 	const struct fsys *s[2] = { fg_sys_of(r, "oq"), fg_sys_of(r, vs) };
 	struct fc_point p[2][FG_MAXPT];
-	int q = !strcmp(metric, "p99");
+	int p99 = !strcmp(metric, "p99");
 	const char *ref;
 
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; s[k] && i < s[k]->n; i++) {
 			const struct fpt *t = &s[k]->pt[i];
-			p[k][i] = (struct fc_point){ t->offered, q ? t->p99 : t->p50, t->saturated, t->flag_q[q],
+			/* the other system's point at the same load decides
+			 * which P99 (pick_q); without one, this point's own */
+			const struct fpt *o = s[1 - k] ? fg_pt_at(s[1 - k], t->offered) : NULL;
+			int q = pick_q(p99, t, o ? o : t);
+			p[k][i] = (struct fc_point){ t->offered, value_q(t, q), t->saturated, t->flag_q[q],
 						     t->warns_q[q] };
 		}
 	fc_clean_load(p[0], s[0] ? s[0]->n : 0, p[1], s[1] ? s[1]->n : 0, "oq", vs, peak_ref(r, &ref), res);
@@ -376,6 +403,8 @@ static void cmp_cell(FILE *f, const struct cmp *c)
 		return;
 	}
 	fprintf(f, "<td class=num>%+.1f %%", c->change);
+	if (!isnan(c->raw_change))
+		fprintf(f, "<span class=where>system P99; raw P99 %+.1f %%</span>", c->raw_change);
 	if (c->cav.brief[0]) {
 		fputs("<span class=caveat>", f);
 		fg_html_escape(f, c->cav.brief);
@@ -453,6 +482,11 @@ static json_t *cmp_json(const struct cmp *c, const char *dir)
 			      "caveat", line);
 	if (isfinite(c->load))
 		json_object_set_new(o, "load_ops", json_real(c->load));
+	/* a P99 claim judged on the system's P99 keeps the raw one beside it */
+	if (!isnan(c->raw_change)) {
+		json_object_set_new(o, "p99_is", json_string("system"));
+		json_object_set_new(o, "raw_change_pct", json_real(c->raw_change));
+	}
 	return o;
 }
 
@@ -489,6 +523,13 @@ static json_t *claim_json(const json_t *c, const struct measured *m, const char 
 				       "change_pct", m->clean.change, "holds", holds(m->clean.change, dir),
 				       "clean_loads", (int)m->clean.nclean, "loads_compared", (int)m->clean.nloads);
 		json_object_set_new(cl, "of_peak", isfinite(m->clean.frac) ? json_real(m->clean.frac) : json_null());
+		/* the raw P99's change at the same load, beside the system's */
+		struct cmp raw;
+		change_at(m->clean_run, fg_jstr(c, "metric", "p50"), fg_jstr(c, "vs", ""), m->clean.load, &raw);
+		if (!isnan(raw.raw_change)) {
+			json_object_set_new(cl, "p99_is", json_string("system"));
+			json_object_set_new(cl, "raw_change_pct", json_real(raw.raw_change));
+		}
 		json_object_set_new(cl, "peak_ops", isfinite(pk) ? json_real(pk) : json_null());
 		json_object_set_new(cl, "peak_is", json_string(!strcmp(ref, "the knee") ? "knee" : "peak"));
 		json_object_set_new(cl, "is_peak_column", json_boolean(m->clean_run == m->run &&
@@ -522,7 +563,8 @@ void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, json_t
 	      "<th>Here at 80 % of peak</th><th>Here at the clean load</th><th>Direction holds (peak / 80 % / "
 	      "clean)</th><th>Run, machine and transport</th></tr></thead>\n<tbody>\n", f);
 	json_array_foreach(json_object_get(claims, "claims"), i, c) {
-		struct measured m = { .peak = { .load = NAN, .change = NAN }, .p80 = { .load = NAN, .change = NAN } };
+		struct measured m = { .peak = { .load = NAN, .change = NAN, .raw_change = NAN },
+				      .p80 = { .load = NAN, .change = NAN, .raw_change = NAN } };
 		const char *dir = fg_jstr(c, "direction", "lower");
 		const char *h1, *h2, *h3;
 

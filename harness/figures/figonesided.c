@@ -102,10 +102,10 @@ static void os_collect(const struct frun *r, const char *name, struct os_sys *s)
 				s->unknown++;
 		}
 		if (fg_pt_load(p) == s->low_load) {
-			const json_t *nil = json_object_get(json_object_get(p, "lat_ns"), "nilext");
+			const json_t *nil = result_lat(p, "nilext");
 			if (json_integer_value(json_object_get(nil, "n")) > 0)
 				s->nil50 = fg_jnum(nil, "p50");
-			s->low_sat = json_is_true(json_object_get(p, "saturated"));
+			s->low_sat = result_saturated(p);
 			s->low_flag = checks_point_flagged(p, "p50", s->low_warn, sizeof s->low_warn);
 		}
 	}

@@ -123,8 +123,10 @@ static void collect_points(struct frun *r)
 		t->hi99 = s99 ? result_num(s99, "max") : t->p99;
 		t->flagged = json_is_true(json_object_get(p, "flagged"));
 		t->saturated = result_saturated(p);
-		for (int q = 0; q < 2; q++)
-			t->flag_q[q] = checks_point_flagged(p, q ? "p99" : "p50", t->warns_q[q], sizeof t->warns_q[q]);
+		static const char *const qs[3] = { "p50", "p99", "sys_p99" };
+		for (int q = 0; q < 3; q++)
+			t->flag_q[q] = checks_point_flagged(p, qs[q], t->warns_q[q], sizeof t->warns_q[q]);
+		t->sys99 = result_num(result_sys_lat(p, "all"), "p99");
 		t->trials = json_is_integer(json_object_get(p, "repeat")) ?
 			    (int)json_integer_value(json_object_get(p, "repeat")) : 1;
 		const json_t *svc = result_service(p, NULL);

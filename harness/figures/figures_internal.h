@@ -26,11 +26,12 @@ static const char *const fg_put_titles[4] = { "(a) write-only, 100 % put", "(b) 
 
 struct fpt {
 	double offered, achieved, p50, p99, lo50, hi50, lo99, hi99;
+	double sys99;     /* the system's P99 (host_tags.sys_lat_ns), NAN without */
 	int flagged, saturated;
-	/* [0] p50, [1] p99: whether a check warned about that number, and
-	 * which, "a,b" (checks_point_flagged) */
-	int flag_q[2];
-	char warns_q[2][64];
+	/* [0] p50, [1] p99, [2] the system's P99: whether a check warned
+	 * about that number, and which, "a,b" (checks_point_flagged) */
+	int flag_q[3];
+	char warns_q[3][64];
 	/* the server's service time per request (server.service_ns, merged
 	 * over the point's trials; bench/server.h): requests timed, one in
 	 * svc_every, the median with its 95 % CI, the P99, and the medians of

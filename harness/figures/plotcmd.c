@@ -31,6 +31,7 @@
 #include "runjson.h"
 
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -79,8 +80,9 @@ static void value_word(const json_t *v, char *buf, size_t len)
 
 static int cmp_offered(const void *a, const void *b)
 {
-	double x = json_number_value(json_object_get(*(json_t *const *)a, "offered_ops"));
-	double y = json_number_value(json_object_get(*(json_t *const *)b, "offered_ops"));
+	double x = result_offered(*(json_t *const *)a), y = result_offered(*(json_t *const *)b);
+	x = isnan(x) ? 0 : x;   /* closed loop */
+	y = isnan(y) ? 0 : y;
 	if (x == y) {
 		x = json_number_value(json_object_get(*(json_t *const *)a, "outstanding"));
 		y = json_number_value(json_object_get(*(json_t *const *)b, "outstanding"));
@@ -154,8 +156,9 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 	fprintf(f, "# oqb plot: latency vs throughput; one block per system (%s)\n",
 		json_string_value(json_object_get(run, "name")));
 	fprintf(f, "# achieved_ops p50_ns p99_ns offered_ops flagged p50_min p50_max p99_min p99_max p50_flagged "
-		"p99_flagged saturated\n# (flagged: 1 when a self-check warned, docs/trust.md; p50_flagged, p99_flagged: "
-		"when one warned about that number; min/max: over the trials; saturated: the point's)\n");
+		"p99_flagged saturated sys_p99_ns sys_p99_flagged\n# (flagged: 1 when a self-check warned, docs/trust.md; "
+		"p50_flagged, p99_flagged: when one warned about that number; min/max: over the trials; saturated: the "
+		"point's; sys_p99: the P99 of the requests no host stall touched, ? without host_tags)\n");
 	names[0] = '\0';
 	for (j = 0; j < nseen; j++) {
 		json_t *rows[1024];
@@ -194,10 +197,14 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 			double hi50 = s50 ? result_num(s50, "max") : p50;
 			double lo99 = s99 ? result_num(s99, "min") : p99;
 			double hi99 = s99 ? result_num(s99, "max") : p99;
-			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d %d\n", ach, p50, p99,
-				json_number_value(json_object_get(rows[i], "offered_ops")), flagged, lo50, hi50, lo99, hi99,
+			double sys99 = result_num(result_sys_lat(rows[i], "all"), "p99"), off = result_offered(rows[i]);
+			char sys[64] = "? ?";
+			if (!isnan(sys99))
+				snprintf(sys, sizeof sys, "%.0f %d", sys99, checks_point_flagged(rows[i], "sys_p99", NULL, 0));
+			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d %d %s\n", ach, p50, p99,
+				isnan(off) ? 0 : off, flagged, lo50, hi50, lo99, hi99,
 				checks_point_flagged(rows[i], "p50", NULL, 0), checks_point_flagged(rows[i], "p99", NULL, 0),
-				sat);
+				sat, sys);
 			if (nr == cap) {
 				size_t nc = cap ? 2 * cap : 64;
 				struct lts_row *a = realloc(r50, nc * sizeof *a), *b = a ? realloc(r99, nc * sizeof *b) : NULL;
@@ -214,7 +221,8 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 				cap = nc;
 			}
 			r50[nr] = (struct lts_row){ ach, p50, lo50, hi50, sat };
-			r99[nr++] = (struct lts_row){ ach, p99, lo99, hi99, sat };
+			/* the P99 panel's range holds the system's P99 line too */
+			r99[nr++] = (struct lts_row){ ach, p99, isnan(sys99) ? lo99 : fmin(lo99, sys99), hi99, sat };
 		}
 		snprintf(names + strlen(names), nlen - strlen(names), "%s%s", blocks ? " " : "", name);
 		blocks++;

@@ -263,4 +263,32 @@ int result_csv_write(const json_t *run, const char *path, char *err, size_t errl
 /* The column names, in order, NULL-terminated. */
 extern const char *const result_csv_columns[];
 
+/*
+ * result_trust.c: what run.json says about trusting a point.
+ * (result_checks, a point's or trial's check rows: above.)
+ * result_flagged_by: a point's flagged_by object ({p50: [names], ...}),
+ * NULL for a point from before it.
+ * result_flagged_for: its flagged_by list of number q ("p50", "p99",
+ * "sys_p99", ...), NULL when it has none (a flagged_by from before
+ * "sys_p99": its "p99" list for it).
+ * result_finding: the run's finding object, or NULL.
+ * result_host_tags: a point's (or trial's) host_tags, NULL without.
+ * result_sys_lat: its untagged requests' summary of class cls (cls NULL:
+ * the sys_lat_ns object), NULL without.
+ * result_tagged_frac, result_unattributed_frac: the requests of class cls
+ * a host (an unattributed) stall touched, as a fraction; NaN without.
+ * result_set_by_host: whether the raw percentile pct ("p50", "p99",
+ * "p999") was set by the host (more than half above it tagged).
+ * result_server_workers: the server's worker count, NaN without.
+ */
+const json_t *result_flagged_by(const json_t *p);
+const json_t *result_flagged_for(const json_t *p, const char *q);
+const json_t *result_finding(const json_t *run);
+const json_t *result_host_tags(const json_t *p);
+const json_t *result_sys_lat(const json_t *p, const char *cls);
+double result_tagged_frac(const json_t *p, const char *cls);
+double result_unattributed_frac(const json_t *p, const char *cls);
+int result_set_by_host(const json_t *p, const char *pct);
+double result_server_workers(const json_t *p);
+
 #endif

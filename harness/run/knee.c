@@ -11,6 +11,7 @@
 #include "knee.h"
 #include "checks.h"
 #include "conf.h"
+#include "result.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -144,6 +145,7 @@ size_t knee_max_probes(const struct knee_conf *kc, size_t nsystems)
  * the load; then achieved < 95 % of offered alone decides.
  */
 static const char *const k_behind[] = { "schedule_lag", "unsent", "unanswered", NULL };
+#define KNEE_SERVER_ROOM 0.5
 
 static int warns(const json_t *c)
 {
@@ -158,8 +160,9 @@ void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out
 	const json_t *c;
 	int stolen = 0;
 
-	out->achieved_ops = json_number_value(json_object_get(pj, "achieved_ops"));
-	out->saturated = json_is_true(json_object_get(pj, "saturated"));
+	double ach = result_achieved(pj);
+	out->achieved_ops = isnan(ach) ? 0 : ach;
+	out->saturated = result_saturated(pj);
 	json_array_foreach(checks, i, c) {
 		const char *name = json_string_value(json_object_get(c, "name"));
 		if (!name || !warns(c))
@@ -177,8 +180,21 @@ void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out
 	if (warned[0] && !stolen)
 		out->saturated = 1;
 	double pct = out->offered_ops > 0 ? 100 * out->achieved_ops / out->offered_ops : 0;
-	snprintf(out->reason, sizeof out->reason, "achieved %.0f %%%s%s%s", pct, warned[0] ? "; " : "",
-		 warned, !warned[0] ? "" : stolen ? " warned, not counted: interference warned too" : " warned");
+	int w = snprintf(out->reason, sizeof out->reason, "achieved %.0f %%%s%s%s", pct, warned[0] ? "; " : "",
+			 warned, !warned[0] ? "" : stolen ? " warned, not counted: interference warned too" : " warned");
+	/* Whose limit: the server's workers' busy share, estimated as the
+	 * achieved load times the median service time over the workers
+	 * (the backend's time only, so it reads low).  A load not sustained
+	 * while they were busy under KNEE_SERVER_ROOM of the time is the load
+	 * generator's: it could not keep the schedule while the server had
+	 * room, and the knee says what the clients can send, not what the
+	 * system can take. */
+	double svc = result_num(result_service(pj, "all"), "p50"), nw = result_server_workers(pj);
+	out->server_busy = svc > 0 && nw > 0 ? out->achieved_ops * svc / 1e9 / nw : NAN;
+	out->by_generator = out->saturated && out->server_busy < KNEE_SERVER_ROOM;
+	if (out->by_generator && w > 0 && (size_t)w < sizeof out->reason)
+		snprintf(out->reason + w, sizeof out->reason - (size_t)w, "; the generator's: the server's workers "
+			 "were busy about %.0f %% of the time", 100 * out->server_busy);
 }
 
 struct search {
@@ -343,16 +359,35 @@ static json_t *knee_obj(const char *found_by, json_t *ops, json_t *probes, json_
 			 "elapsed_s", elapsed_s, "loads_ops", loads);
 }
 
+/* Whose limit the knee is: the slowest system's probes at the load it did
+ * not sustain (hi) were all the generator's ("generator"), or not
+ * ("system"); null when no load went unsustained. */
+static json_t *knee_set_by(const struct knee_result *res)
+{
+	int any = 0, gen = 1;
+	if (!res->slowest || !(res->hi > 0))
+		return json_null();
+	for (size_t i = 0; i < res->nprobes; i++) {
+		const struct knee_probe *p = &res->probes[i];
+		if (p->offered_ops != res->hi || strcmp(p->system, res->slowest) != 0 || !p->saturated)
+			continue;
+		any = 1;
+		gen &= p->by_generator;
+	}
+	return json_string(any && gen ? "generator" : "system");
+}
+
 json_t *knee_json(const struct knee_conf *kc, const struct knee_result *res, const double *loads)
 {
 	json_t *probes = json_array();
 
 	for (size_t i = 0; i < res->nprobes; i++) {
 		const struct knee_probe *p = &res->probes[i];
-		json_array_append_new(probes, json_pack("{s:s, s:f, s:f, s:b, s:s}", "system", p->system,
-							"offered_ops", p->offered_ops, "achieved_ops",
-							p->achieved_ops, "saturated", p->saturated,
-							"reason", p->reason));
+		json_t *pj = json_pack("{s:s, s:f, s:f, s:b, s:s}", "system", p->system, "offered_ops", p->offered_ops,
+				       "achieved_ops", p->achieved_ops, "saturated", p->saturated, "reason", p->reason);
+		if (p->by_generator)
+			json_object_set_new(pj, "by_generator", json_true());
+		json_array_append_new(probes, pj);
 	}
 	json_t *search = json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:i}", "start_ops", kc->start_ops,
 				   "factor", kc->factor, "max_ops", kc->max_ops, "probe_s", kc->probe_s,
@@ -363,6 +398,7 @@ json_t *knee_json(const struct knee_conf *kc, const struct knee_result *res, con
 	json_object_set_new(k, "bracket_ops", json_pack("[f, o]", res->lo,
 				res->hi > 0 ? json_real(res->hi) : json_null()));
 	json_object_set_new(k, "capped", json_boolean(res->capped));
+	json_object_set_new(k, "set_by", knee_set_by(res));
 	json_object_set_new(k, "criterion", json_string("a probe does not sustain its load when achieved "
 			    "< 95 % of offered, or schedule_lag, unsent or unanswered warns while interference "
 			    "does not; a system sustains a load when any of its 1 + confirm probes there does"));
@@ -387,8 +423,8 @@ void knee_after_sweep(json_t *knee, const json_t *points, FILE *progress)
 	json_array_foreach(json_object_get(knee, "loads_ops"), i, l)
 		nloads += json_number_value(l) > k;
 	json_array_foreach(points, i, p) {
-		double off = json_number_value(json_object_get(p, "offered_ops"));
-		int sat = json_is_true(json_object_get(p, "saturated"));
+		double off = result_offered(p);
+		int sat = result_saturated(p);
 		if (off > k) {
 			npast++;
 			nsat += sat;

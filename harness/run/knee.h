@@ -70,7 +70,9 @@ struct knee_probe {
 	const char *system;
 	double offered_ops, achieved_ops;
 	int saturated;
-	char reason[160];
+	int by_generator;         /* saturated while the server had room: the load generator's limit */
+	double server_busy;       /* the workers' estimated busy share (knee_verdict), NaN unknown */
+	char reason[240];
 };
 
 /*
@@ -138,7 +140,11 @@ void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out
  * run.json's "knee": {ops, found_by: "search", probes: [{system,
  * offered_ops, achieved_ops, saturated, reason}], fractions,
  * slowest_system, search: {start_ops, factor, max_ops, probe_s, warmup_s,
- * refine}, bracket_ops: [lo, hi], capped, elapsed_s, loads_ops}.  loads
+ * refine}, bracket_ops: [lo, hi], capped, elapsed_s, loads_ops, set_by}.
+ * A probe that did not sustain its load while the server's workers were
+ * busy under half the time (knee_verdict's estimate) has "by_generator":
+ * true; set_by is "generator" when every probe of the slowest system at
+ * hi was, "system" otherwise, null with no hi.  loads
  * (the sweep's, nfractions of them) may be NULL when the search failed.
  */
 json_t *knee_json(const struct knee_conf *kc, const struct knee_result *res, const double *loads);

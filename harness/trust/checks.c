@@ -88,7 +88,7 @@ void checks_from_json(struct check_conf *c, const json_t *obj)
 	num_from(obj, "trials_p99", &c->trials_p99);
 }
 
-static const char *const concern_names[] = { "p50", "p99", "p999", "achieved_ops" };
+static const char *const concern_names[] = { "p50", "p99", "p999", "achieved_ops", "sys_p99" };
 #define NCONCERNS (sizeof concern_names / sizeof concern_names[0])
 
 unsigned checks_concerns(const json_t *row)
@@ -152,10 +152,10 @@ static void list_name(char *buf, size_t len, size_t *o, const char *name)
 
 int checks_point_flagged(const json_t *p, const char *q, char *buf, size_t len)
 {
-	const json_t *by = json_object_get(json_object_get(p, "flagged_by"), q), *nm;
+	const json_t *by = result_flagged_for(p, q), *nm;
 	size_t i, o = 0;
-	if (!json_is_array(by))
-		return checks_flagged(json_object_get(p, "checks"), buf, len);
+	if (!by)
+		return checks_flagged(result_checks(p), buf, len);
 	if (len)
 		buf[0] = '\0';
 	json_array_foreach(by, i, nm)
@@ -209,17 +209,49 @@ static size_t merge_trust(struct hist *h, json_t *const *clients, size_t n, cons
 	return got;
 }
 
+/* The sends the clients left out of lag_ns and send_gaps_ns (their
+ * intended time met a host stall's interval of their thread: the client's
+ * trust.lag_excluded), and the worst lag among them. */
+static double lag_excluded(json_t *const *clients, size_t n, double *worst)
+{
+	double excl = 0;
+	*worst = 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *x = json_object_get(json_object_get(clients[i], "trust"), "lag_excluded");
+		excl += json_number_value(json_object_get(x, "n"));
+		*worst = fmax(*worst, json_number_value(json_object_get(x, "max_ns")));
+	}
+	return excl;
+}
+
+/*
+ * Schedule lag, judged on the sends the host did not delay: a client
+ * thread the host took off its CPU falls behind and catches up in a
+ * burst, and those sends (intended within the stall's interval [start,
+ * R]) were late for the host, which tagged their requests.  What lag is
+ * left is the generator's own: it could not keep up.
+ */
 static void check_lag(const struct check_conf *c, json_t *out, json_t *const *clients, size_t n)
 {
 	struct hist *h = hist_new();
-	char d[160];
+	char d[320];
 	if (!h)
 		return;
-	if (merge_trust(h, clients, n, "lag_ns", -1) && h->n) {
+	double worst_x, excl = lag_excluded(clients, n, &worst_x);
+	if (merge_trust(h, clients, n, "lag_ns", -1) && !h->n && excl > 0) {
+		/* every send of the window was the host's: nothing of the
+		 * generator's own to judge, and host_set says the rest */
+		snprintf(d, sizeof d, "all %.0f sends left out: intended within a host stall's interval of their "
+			 "thread (worst %.0f us late), their requests tagged", excl, worst_x / 1e3);
+		add(out, "schedule_lag", 0, c->lag_share, 0, CHECK_ALL, d);
+	} else if (h->n) {
 		double share = (double)count_above(h, (uint64_t)c->lag_ns) / (double)h->n;
-		snprintf(d, sizeof d, "%llu of %llu sends later than %.0f ns; worst %.0f us, p99 %.1f us",
-			 (unsigned long long)count_above(h, (uint64_t)c->lag_ns), (unsigned long long)h->n,
-			 c->lag_ns, h->max / 1e3, hist_percentile(h, 99) / 1e3);
+		int o = snprintf(d, sizeof d, "%llu of %llu sends later than %.0f ns; worst %.0f us, p99 %.1f us",
+				 (unsigned long long)count_above(h, (uint64_t)c->lag_ns), (unsigned long long)h->n,
+				 c->lag_ns, h->max / 1e3, hist_percentile(h, 99) / 1e3);
+		if (excl > 0 && o > 0 && (size_t)o < sizeof d)
+			snprintf(d + o, sizeof d - (size_t)o, "; %.0f sends left out: intended within a host stall's "
+				 "interval of their thread (worst %.0f us late), their requests tagged", excl, worst_x / 1e3);
 		add(out, "schedule_lag", share, c->lag_share, share > c->lag_share, CHECK_ALL, d);
 	}
 	hist_free(h);
@@ -229,7 +261,7 @@ static void check_arrival(const struct check_conf *c, json_t *out, json_t *const
 {
 	double minp = 1, a2_at_min = 0;
 	size_t tested = 0, k;
-	char d[320], e[128];
+	char d[400], e[128];
 
 	for (size_t i = 0; i < n; i++) {
 		const json_t *tr = json_object_get(clients[i], "trust"), *g;
@@ -266,10 +298,13 @@ static void check_arrival(const struct check_conf *c, json_t *out, json_t *const
 	}
 	if (!tested)
 		return;
-	double adj = fmin(1, minp * (double)tested);
-	snprintf(d, sizeof d, "Anderson-Darling of the inter-send times above %.0f ns (less that floor) against "
-		 "the configured exponential, %zu thread(s); smallest p %.3g (A2 %.2f), x%zu for the threads tested",
-		 (double)ARRIVAL_FLOOR_NS, tested, minp, a2_at_min, tested);
+	double adj = fmin(1, minp * (double)tested), worst_x, excl = lag_excluded(clients, n, &worst_x);
+	int o = snprintf(d, sizeof d, "Anderson-Darling of the inter-send times above %.0f ns (less that floor) "
+			 "against the configured exponential, %zu thread(s); smallest p %.3g (A2 %.2f), x%zu for the "
+			 "threads tested", (double)ARRIVAL_FLOOR_NS, tested, minp, a2_at_min, tested);
+	if (excl > 0 && o > 0 && (size_t)o < sizeof d)
+		snprintf(d + o, sizeof d - (size_t)o, "; the gaps before %.0f sends intended within a host stall's "
+			 "interval left out", excl);
 	add(out, "arrival_fit", adj, c->arrival_p, adj < c->arrival_p, CHECK_ALL, d);
 }
 
@@ -296,7 +331,9 @@ void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h)
 				snprintf(d, sizeof d, "95%% CI [%.1f, %.1f] us around %.1f us from %llu samples", lo / 1e3,
 					 hi / 1e3, v / 1e3, (unsigned long long)h->n);
 			}
-			add(out, q[i].name, w, thr, w > thr, i ? CHECK_P999 : CHECK_P99, d);
+			/* the system's P99 has fewer samples, never more: what
+			 * holds against the raw one holds against it */
+			add(out, q[i].name, w, thr, w > thr, i ? CHECK_P999 : CHECK_P99 | CHECK_SYS99, d);
 		}
 	}
 }
@@ -350,9 +387,12 @@ int checks_trials(const struct check_conf *c, json_t *out, struct hist *const *t
 	int p99_worse = w99 / c->trials_p99 >= w50 / c->trials_p50;
 	/* it speaks for the part that warned: trials that agree on the
 	 * median and not on the tail leave the median standing */
-	unsigned bad = (w50 <= c->trials_p50 ? 0 : CHECK_P50) | (w99 <= c->trials_p99 ? 0 : CHECK_P99);
+	/* the trials' raw histograms only are here (trials.c), so their
+	 * disagreement on P99 speaks for the system's P99 too: nothing here
+	 * shows the system's agreed */
+	unsigned bad = (w50 <= c->trials_p50 ? 0 : CHECK_P50) | (w99 <= c->trials_p99 ? 0 : CHECK_P99 | CHECK_SYS99);
 	add(out, "trial_agreement", p99_worse ? w99 : w50, p99_worse ? c->trials_p99 : c->trials_p50, bad != 0,
-	    bad ? bad : CHECK_P50 | CHECK_P99, d);
+	    bad ? bad : CHECK_P50 | CHECK_P99 | CHECK_SYS99, d);
 	hist_free(h);
 	free(b50);
 	free(b99);
@@ -363,7 +403,7 @@ static void check_ci(const struct check_conf *c, json_t *out, const json_t *pj)
 {
 	struct hist *h = hist_new();
 	char e[128];
-	if (h && result_hist(h, json_object_get(json_object_get(pj, "lat_ns"), "all"), e, sizeof e) == 0)
+	if (h && result_hist(h, result_lat(pj, "all"), e, sizeof e) == 0)
 		checks_ci(c, out, h);
 	hist_free(h);
 }
@@ -416,13 +456,19 @@ static void check_halves(const struct check_conf *c, json_t *out, json_t *const 
  * A thread that naps when idle (lib/idle.h) gives its CPU away on
  * purpose: the time it asked to sleep is taken out of its wall time, so
  * only what it lost beyond its naps (oversleeping included) counts.
+ *
+ * What the lost share moved depends on whether attribution saw it: when
+ * that thread's host stalls (lib/stall.h) cover at least half of what it
+ * lost, their requests were tagged and the warning speaks for the raw
+ * tails only; else (losses in slices too short to be stalls, or stalls
+ * nobody vouched for) for every number, as does host steal.
  */
 static void check_interference(const struct check_conf *c, json_t *out, json_t *const *clients, size_t n,
 			       const json_t *server)
 {
-	double steal = 0, worst = 2, worst_sw = 0;
+	double steal = 0, worst = 2, worst_sw = 0, worst_host = 0;
 	int napped_any = 0;
-	char who[64] = "", d[340];
+	char who[64] = "", d[520];
 	size_t k;
 	const json_t *v;
 
@@ -441,8 +487,13 @@ static void check_interference(const struct check_conf *c, json_t *out, json_t *
 			double share = awake > 0 ? json_number_value(v) / 1e9 / awake : 2;
 			double sw = secs > 0 ? json_number_value(json_array_get(json_object_get(tr, "involuntary_switches"), k)) / secs : 0;
 			if (share < worst) {
+				/* its host stalls counted in the window only: as a
+				 * share of the window */
+				double win = json_number_value(json_object_get(tr, "window_ns"));
+				const json_t *w = json_object_get(json_array_get(json_object_get(tr, "stalls"), k), "window");
 				worst = share;
 				worst_sw = sw;
+				worst_host = win > 0 ? json_number_value(json_object_get(w, "host_ns")) / win : 0;
 				snprintf(who, sizeof who, "client %zu thread %zu", i, k);
 			}
 		}
@@ -456,6 +507,7 @@ static void check_interference(const struct check_conf *c, json_t *out, json_t *
 		double share = awake > 0 ? json_number_value(json_object_get(v, "cpu_ns")) / awake : 2;
 		if (share < worst) {
 			worst = share;
+			worst_host = json_number_value(json_object_get(json_object_get(v, "stalls"), "host_ns")) / life;
 			worst_sw = json_number_value(json_object_get(v, "involuntary_switches")) / (life / 1e9);
 			snprintf(who, sizeof who, "server worker %zu", k);
 		}
@@ -464,15 +516,21 @@ static void check_interference(const struct check_conf *c, json_t *out, json_t *
 		return;   /* no thread reported its CPU time */
 	worst = fmin(worst, 1);
 	int warn = steal > c->steal || worst < c->cpu_share;
+	/* attributed: its host stalls cover at least half of what it lost */
+	int attributed = steal <= c->steal && worst < 1 && worst_host * 2 >= 1 - worst;
 	snprintf(d, sizeof d, "least CPU a spinning thread got: %s, %.1f%% of the time%s (limit %.0f%%; %.0f "
-		 "involuntary switches/s); host steal %.2f%% (limit %.2f%%)", who, worst * 100,
-		 napped_any ? " it did not nap" : "", c->cpu_share * 100, worst_sw, steal * 100, c->steal * 100);
-	add(out, "interference", worst, c->cpu_share, warn, CHECK_ALL, d);
+		 "involuntary switches/s; host stalls attributed %.1f%% of its time%s); host steal %.2f%% (limit "
+		 "%.2f%%)", who, worst * 100, napped_any ? " it did not nap" : "", c->cpu_share * 100, worst_sw,
+		 worst_host * 100, warn && attributed ? ", at least half of what it lost: their requests are tagged, "
+		 "so this speaks for the raw tails only" : "", steal * 100, c->steal * 100);
+	add(out, "interference", worst, c->cpu_share, warn,
+	    warn && attributed ? CHECK_P99 | CHECK_P999 : CHECK_ALL, d);
 }
 
 /* The kept stall events of one stall_json() object, as stall_overlap()
- * takes them; returns how many. */
-static unsigned stall_events(const json_t *sj, struct stall_event *ev, unsigned max)
+ * takes them, those of the classes in mask only (bit 1 << STALL_HOST ...;
+ * an event without a class: unattributed); returns how many. */
+static unsigned stall_events(const json_t *sj, struct stall_event *ev, unsigned max, unsigned mask)
 {
 	size_t k;
 	const json_t *e;
@@ -480,6 +538,9 @@ static unsigned stall_events(const json_t *sj, struct stall_event *ev, unsigned 
 	json_array_foreach(json_object_get(sj, "events"), k, e) {
 		if (n == max)
 			break;
+		json_int_t cls = json_integer_value(json_array_get(e, 2));
+		if (cls < 0 || cls >= STALL_NCLS || !(mask & (1u << cls)))
+			continue;
 		ev[n].wall_end_ns = (uint64_t)json_integer_value(json_array_get(e, 0));
 		ev[n].len_ns = (uint64_t)json_integer_value(json_array_get(e, 1));
 		n++;
@@ -492,14 +553,21 @@ static unsigned stall_events(const json_t *sj, struct stall_event *ev, unsigned 
  * (lib/stall.h): a vCPU the hypervisor descheduled, which getrusage
  * charges to the thread as if it ran, shows here and nowhere else.  A
  * client thread counts only its window's stalls; a server worker's are
- * intersected with the client's window (wall-clock time).  The share of
- * the window the worst thread stood still is held to stall_share.
+ * intersected with the client's window (wall-clock time).
+ *
+ * Judged is what attribution could not remove: the unattributed stall
+ * time.  A host stall's requests are tagged and out of the system's
+ * tail (the raw tail's part is host_set's to judge), and a system stall
+ * (the thread blocked or busy in its own code) is the system measured.
+ * A client from before attribution (no class per stall) has all of its
+ * stall time judged.  The share of the window the worst thread stood
+ * still unattributed is held to stall_share.
  */
 static void check_stalls(const struct check_conf *c, json_t *out, json_t *const *clients, size_t n,
 			 const json_t *server)
 {
-	double worst = -1, worst_max = 0;
-	char who[64] = "", d[300];
+	double worst = -1, worst_all = 0, worst_host = 0, worst_max = 0;
+	char who[64] = "", d[400];
 	uint64_t from = UINT64_MAX, to = 0;
 	size_t k;
 	const json_t *v;
@@ -515,9 +583,15 @@ static void check_stalls(const struct check_conf *c, json_t *out, json_t *const 
 			to = b > to ? b : to;
 		}
 		json_array_foreach(json_object_get(tr, "stalls"), k, v) {
-			double share = win > 0 ? json_number_value(json_object_get(v, "total_ns")) / win : 0;
-			if (share > worst) {
-				worst = share;
+			if (win <= 0)
+				continue;
+			const json_t *w = json_object_get(v, "window");
+			double all = json_number_value(json_object_get(v, "total_ns")) / win;
+			double un = json_is_object(w) ? json_number_value(json_object_get(w, "unattributed_ns")) / win : all;
+			if (un > worst) {
+				worst = un;
+				worst_all = all;
+				worst_host = json_is_object(w) ? json_number_value(json_object_get(w, "host_ns")) / win : 0;
 				worst_max = json_number_value(json_object_get(v, "max_ns"));
 				snprintf(who, sizeof who, "client %zu thread %zu", i, k);
 			}
@@ -530,18 +604,55 @@ static void check_stalls(const struct check_conf *c, json_t *out, json_t *const 
 		const json_t *sj = json_object_get(v, "stalls");
 		if (!json_is_object(sj) || to <= from)
 			continue;
-		unsigned m = stall_events(sj, ev, STALL_EVENTS);
-		double share = (double)stall_overlap(ev, m, from, to) / (double)(to - from);
-		if (share > worst) {
-			worst = share;
+		double span = (double)(to - from);
+		unsigned m = stall_events(sj, ev, STALL_EVENTS, 1u << STALL_UNATT);
+		double un = (double)stall_overlap(ev, m, from, to) / span;
+		if (un > worst) {
+			worst = un;
+			m = stall_events(sj, ev, STALL_EVENTS, 1u << STALL_HOST);
+			worst_host = (double)stall_overlap(ev, m, from, to) / span;
+			m = stall_events(sj, ev, STALL_EVENTS, (1u << STALL_NCLS) - 1);
+			worst_all = (double)stall_overlap(ev, m, from, to) / span;
 			worst_max = json_number_value(json_object_get(sj, "max_ns"));
 			snprintf(who, sizeof who, "server worker %zu", k);
 		}
 	}
 	int warn = worst > c->stall_share;
-	snprintf(d, sizeof d, "most a spinning thread stood still: %s, %.3f%% of the window (limit %.3f%%), "
-		 "longest %.0f us", who, worst * 100, c->stall_share * 100, worst_max / 1e3);
-	add(out, "stalls", worst, c->stall_share, warn, CHECK_P99 | CHECK_P999, d);
+	snprintf(d, sizeof d, "most a spinning thread stood still unattributed: %s, %.3f%% of the window (limit "
+		 "%.3f%%); it stood still %.3f%% in all, %.3f%% of it the host's (attributed: its requests tagged, "
+		 "not judged here); longest stall %.0f us", who, worst * 100, c->stall_share * 100, worst_all * 100,
+		 worst_host * 100, worst_max / 1e3);
+	add(out, "stalls", worst, c->stall_share, warn, CHECK_P99 | CHECK_P999 | CHECK_SYS99, d);
+}
+
+/*
+ * Host-set percentiles: a raw percentile more than half of whose
+ * requests at or above it were tagged (host_tags.set_by_host) says how
+ * the host stalled, not how the system answers.  It warns about that raw
+ * number only; the system's P99 (the untagged requests') stands.  The
+ * value is the tagged fraction of all requests.
+ */
+static void check_host_set(json_t *out, const json_t *pj)
+{
+	if (!result_host_tags(pj))
+		return;   /* a run without attribution */
+	static const struct { const char *q; unsigned bit; } qs[] = {
+		{ "p50", CHECK_P50 }, { "p99", CHECK_P99 }, { "p999", CHECK_P999 },
+	};
+	unsigned bad = 0, nset = 0;
+	char d[240], set[32] = "";
+	size_t o = 0;
+	for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
+		if (result_set_by_host(pj, qs[i].q)) {
+			bad |= qs[i].bit;
+			nset++;
+			list_name(set, sizeof set, &o, qs[i].q);
+		}
+	double tf = result_tagged_frac(pj, "all"), uf = result_unattributed_frac(pj, "all");
+	snprintf(d, sizeof d, "%.3f%% of the requests tagged by a host stall, %.3f%% touched by an unattributed one; "
+		 "raw percentiles set by the host (over half the requests above them tagged): %s", tf * 100, uf * 100,
+		 bad ? set : "none");
+	add(out, "host_set", nset, 0, bad != 0, bad ? bad : CHECK_P50 | CHECK_P99 | CHECK_P999, d);
 }
 
 /* Replies the server's transport dropped because a client took none for
@@ -562,11 +673,10 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 {
 	char d[240];
 	double sent = json_number_value(json_object_get(pj, "sent"));
-	const json_t *sat = json_object_get(pj, "saturated");
-	if (json_is_boolean(sat)) {
-		snprintf(d, sizeof d, "achieved %.0f of %.0f ops/s offered", json_number_value(json_object_get(pj, "achieved_ops")),
-			 json_number_value(json_object_get(pj, "offered_ops")));
-		add(out, "saturation", json_is_true(sat), 0, json_is_true(sat), CHECK_ALL, d);
+	if (!isnan(result_achieved(pj))) {
+		int sat = result_saturated(pj);
+		snprintf(d, sizeof d, "achieved %.0f of %.0f ops/s offered", result_achieved(pj), result_offered(pj));
+		add(out, "saturation", sat, 0, sat, CHECK_ALL, d);
 	}
 	/* Requests still unsent when the window closed: the client was that
 	 * many inter-send gaps behind its schedule.  Up to lag_ns of them is
@@ -574,7 +684,7 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 	 * cluster 12: 1-3 unsent at 587-640 Kops/s in points and probes whose
 	 * client kept its schedule, which made the knee search stop short).
 	 * Unanswered requests and errors are allowed none. */
-	double offered = json_number_value(json_object_get(pj, "offered_ops"));
+	double offered = result_offered(pj);
 	const struct { const char *name, *why; double limit; } rows[] = {
 		{ "unanswered", " after the clients' drain, timeouts.drain_s", 0 },
 		{ "unsent", ", lag_ns of the schedule: the client finishing its last send",
@@ -619,6 +729,7 @@ json_t *checks_point(const struct check_conf *c, const json_t *pj, json_t *const
 	check_halves(c, out, clients, nclients);
 	check_interference(c, out, clients, nclients, server);
 	check_stalls(c, out, clients, nclients, server);
+	check_host_set(out, pj);
 	if (canary_ns > 0 && canary_median > 0) {
 		double f = fmax(canary_ns / canary_median, canary_median / canary_ns);
 		snprintf(d, sizeof d, "canary p50 %.0f ns, run median %.0f ns", canary_ns, canary_median);

@@ -113,7 +113,8 @@ enum {
 	CHECK_P99 = 2,
 	CHECK_P999 = 4,
 	CHECK_TPUT = 8,
-	CHECK_LAT = CHECK_P50 | CHECK_P99 | CHECK_P999,
+	CHECK_SYS99 = 16,     /* the system's P99: of the untagged requests (host_tags) */
+	CHECK_LAT = CHECK_P50 | CHECK_P99 | CHECK_P999 | CHECK_SYS99,
 	CHECK_ALL = CHECK_LAT | CHECK_TPUT,
 };
 
@@ -125,15 +126,18 @@ void checks_set_concerns(json_t *row, unsigned bits);
 
 /*
  * Per number of a point, the checks that warned about it:
- * {"p50": [names], "p99": [...], "p999": [...], "achieved_ops": [...]}
+ * {"p50": [names], "p99": [...], "p999": [...], "achieved_ops": [...],
+ * "sys_p99": [...]} (sys_p99: the P99 of the requests no host stall
+ * touched, host_tags.sys_lat_ns)
  * (an empty array: nothing warned about that number).  A point is
  * `flagged` when any of them is non-empty.
  */
 json_t *checks_flagged_by(const json_t *checks);
 
-/* Whether a check warned about point p's number q ("p50", "p99", ...),
- * with their names into buf ("a,b"); a point from before flagged_by: any
- * warning, as checks_flagged. */
+/* Whether a check warned about point p's number q ("p50", "p99",
+ * "sys_p99", ...), with their names into buf ("a,b"); a point from before
+ * flagged_by: any warning, as checks_flagged; one from before sys_p99:
+ * its p99's. */
 int checks_point_flagged(const json_t *p, const char *q, char *buf, size_t len);
 
 /* The schema of the config's "checks" object. */

@@ -230,7 +230,7 @@ static void caveat(json_t *fd, struct fpt *pts, size_t npts, const unsigned char
 		if (!used[i])
 			continue;
 		nused++;
-		const json_t *fb = json_object_get(json_object_get(pts[i].p, "flagged_by"), "p50"), *nm, *row;
+		const json_t *fb = result_flagged_for(pts[i].p, "p50"), *nm, *row;
 		if (json_array_size(fb))
 			nflag++;
 		json_array_foreach(fb, j, nm) {
@@ -243,7 +243,7 @@ static void caveat(json_t *fd, struct fpt *pts, size_t npts, const unsigned char
 			if (k < 32)
 				cnt[k]++;
 		}
-		json_array_foreach(json_object_get(pts[i].p, "checks"), j, row)
+		json_array_foreach(result_checks(pts[i].p), j, row)
 			if (!strcmp(json_string_value(json_object_get(row, "name")) ?: "", "trial_agreement") &&
 			    json_object_get(row, "cause") && json_array_size(fb))
 				ncause++;
@@ -553,8 +553,8 @@ out:
 
 json_t *finding_of(const json_t *run)
 {
-	json_t *f = json_object_get(run, "finding");
-	return f && json_object_get(f, "status") ? json_incref(f) : finding_of_run(run);
+	const json_t *f = result_finding(run);
+	return f && json_object_get(f, "status") ? json_incref((json_t *)f) : finding_of_run(run);
 }
 
 json_t *finding_compare(const json_t *base, const json_t *nw)

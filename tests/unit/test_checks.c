@@ -230,7 +230,7 @@ TEST(p99_agreement_limit_is_trials_p99_not_ci_p99)
  * space-separated list, in the order p50 p99 p999 achieved_ops). */
 static int concerns_are(const json_t *r, const char *want)
 {
-	char got[64] = "";
+	char got[96] = "";
 	size_t i;
 	const json_t *x;
 	json_array_foreach(json_object_get(r, "concerns"), i, x)
@@ -245,7 +245,7 @@ TEST(a_tail_disagreement_leaves_the_median_standing)
 	/* one trial of five with a stalled tail: the trials disagree about
 	 * the P99 and agree about the median, and the row says so */
 	AGREEMENT_IS("warn", 2, 0.03, 1);
-	CHECK(concerns_are(r, "p99"));
+	CHECK(concerns_are(r, "p99 sys_p99"));
 	json_decref(out);
 }
 
@@ -261,7 +261,7 @@ TEST(a_median_disagreement_concerns_the_median)
 TEST(agreeing_trials_vouch_for_median_and_tail)
 {
 	AGREEMENT_IS("pass", 99, 0, 1);
-	CHECK(concerns_are(r, "p50 p99"));
+	CHECK(concerns_are(r, "p50 p99 sys_p99"));
 	json_decref(out);
 }
 
@@ -273,7 +273,7 @@ TEST(ci_rows_concern_their_own_percentile)
 	REQUIRE(few);
 	json_t *a = json_array();
 	checks_ci(&c, a, few);
-	CHECK(concerns_are(row(a, "ci_p99"), "p99"));
+	CHECK(concerns_are(row(a, "ci_p99"), "p99 sys_p99"));
 	CHECK(concerns_are(row(a, "ci_p999"), "p999"));
 	json_decref(a);
 	hist_free(few);
@@ -291,7 +291,7 @@ TEST(flagged_by_sums_the_warnings_per_number)
 	REQUIRE(rows);
 	json_t *by = checks_flagged_by(rows);
 	char *txt = json_dumps(by, JSON_COMPACT | JSON_SORT_KEYS);
-	CHECK(!strcmp(txt, "{\"achieved_ops\":[\"old\"],\"p50\":[\"old\"],\"p99\":[\"tail\",\"old\"],\"p999\":[\"old\"]}"),
+	CHECK(!strcmp(txt, "{\"achieved_ops\":[\"old\"],\"p50\":[\"old\"],\"p99\":[\"tail\",\"old\"],\"p999\":[\"old\"],\"sys_p99\":[\"old\"]}"),
 	      "%s", txt);
 	free(txt);
 	json_decref(by);
@@ -314,6 +314,9 @@ TEST(point_flagged_reads_flagged_by_or_falls_back)
 	      "p99: '%s'", buf);
 	CHECK(checks_point_flagged(now, "p99", buf, 8) == 1 && !strcmp(buf, "stalls"), "short buffer: '%s'", buf);
 	CHECK(checks_point_flagged(now, "p99", NULL, 0) == 1);
+	/* a flagged_by from before the system's P99 was judged apart: its p99's */
+	CHECK(checks_point_flagged(now, "sys_p99", buf, sizeof buf) == 1 && !strcmp(buf, "stalls,trial_agreement"),
+	      "sys_p99 of an older point: '%s'", buf);
 	CHECK(checks_point_flagged(old, "p50", buf, sizeof buf) == 1 && !strcmp(buf, "ci_p99"), "old: '%s'", buf);
 	/* both readers keep whole names: "ci_p99" does not fit 6 bytes */
 	CHECK(checks_point_flagged(old, "p50", buf, 6) == 1 && !strcmp(buf, ""), "old, short buffer: '%s'", buf);
@@ -349,7 +352,7 @@ TEST(unsent_allows_the_client_one_lag_behind)
 	CHECK(json_number_value(json_object_get(two, "threshold")) == 2);
 	CHECK_STATUS(three, "warn", "3 unsent");
 	/* a client behind its schedule offered another load: every number */
-	CHECK(concerns_are(three, "p50 p99 p999 achieved_ops"));
+	CHECK(concerns_are(three, "p50 p99 p999 achieved_ops sys_p99"));
 	/* a longer lag_ns allows more: 50 us is 5 */
 	CHECK_STATUS(wide, "pass", "3 unsent, lag_ns 50 us");
 	json_decref(two);
@@ -382,6 +385,95 @@ TEST(unanswered_names_the_servers_dropped_replies)
 	json_decref(none);
 }
 
+/* One client thread's trust object: lag_ns a histogram of n sends of
+ * which `late` lagged 1 ms (the rest 1 us), `excl` sends left out (their
+ * intended time met a host stall's interval), and a stall record whose
+ * window had host_ns and unatt_ns of a 100 ms window. */
+static json_t *client_with(uint64_t n, uint64_t late, uint64_t excl, double host_ns, double unatt_ns)
+{
+	struct hist *h = hist_new();
+	for (uint64_t i = 0; i < n; i++)
+		hist_record(h, i < late ? 1000000 : 1000);
+	json_t *c = json_pack("{s:{s:o,s:{s:I,s:I},s:f,s:[{s:f,s:f,s:{s:f,s:f,s:f}}]}}", "trust", "lag_ns",
+			      hist_to_json(h), "lag_excluded", "n", (json_int_t)excl, "max_ns", (json_int_t)(excl ? 5000000 : 0),
+			      "window_ns", 1e8, "stalls", "total_ns", host_ns + unatt_ns, "max_ns", 5e6, "window",
+			      "host_ns", host_ns, "unattributed_ns", unatt_ns, "system_ns", 0.0);
+	hist_free(h);
+	return c;
+}
+
+static json_t *point_checks(json_t *client, json_t *pj)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	json_t *sv = json_object(), *p = pj ? pj : json_object();
+	json_t *out = checks_point(&c, p, &client, 1, sv, 0, 0);
+	json_decref(sv);
+	if (!pj)
+		json_decref(p);
+	return out;
+}
+
+/* A client the host took off its CPU caught up in a burst: those sends
+ * were left out of lag_ns by the client (bench/client.c), and what is
+ * left keeps the schedule.  The same lag counted (a generator that could
+ * not keep up) warns. */
+TEST(lag_the_host_caused_is_left_out_lag_of_the_generator_warns)
+{
+	json_t *host = client_with(900, 0, 100, 5e6, 0), *own = client_with(1000, 100, 0, 0, 0);
+	json_t *a = point_checks(host, NULL), *b = point_checks(own, NULL);
+	REQUIRE(a && b);
+	CHECK_STATUS(row(a, "schedule_lag"), "pass", "host-delayed sends left out");
+	const char *d = json_string_value(json_object_get(row(a, "schedule_lag"), "detail"));
+	CHECK(d && strstr(d, "100 sends left out"), "detail: %s", d);
+	CHECK_STATUS(row(b, "schedule_lag"), "warn", "the generator's own lag");
+	json_decref(a);
+	json_decref(b);
+	json_decref(host);
+	json_decref(own);
+}
+
+/* Stalls: 5 % of the window the host's (attributed) passes; 5 % that
+ * nobody vouched for warns, about the tails and the system's P99. */
+TEST(attributed_stalls_pass_unattributed_ones_warn)
+{
+	json_t *host = client_with(1000, 0, 0, 5e6, 1e5), *un = client_with(1000, 0, 0, 1e5, 5e6);
+	json_t *a = point_checks(host, NULL), *b = point_checks(un, NULL);
+	REQUIRE(a && b);
+	CHECK_STATUS(row(a, "stalls"), "pass", "host stalls, attributed");
+	CHECK_STATUS(row(b, "stalls"), "warn", "unattributed stalls");
+	CHECK(concerns_are(row(b, "stalls"), "p99 p999 sys_p99"));
+	json_decref(a);
+	json_decref(b);
+	json_decref(host);
+	json_decref(un);
+}
+
+/* A raw P99 the host set warns about the raw P99 only: the system's
+ * P99 and the median stand. */
+TEST(a_host_set_p99_flags_the_raw_p99_only)
+{
+	json_t *cl = client_with(1000, 0, 0, 0, 0);
+	json_t *pj = json_pack("{s:{s:{s:b,s:b,s:b},s:{s:f},s:{s:f}}}", "host_tags", "set_by_host", "p50", 0, "p99", 1,
+			       "p999", 1, "tagged_frac", "all", 0.02, "unattributed_frac", "all", 0.001);
+	json_t *a = point_checks(cl, pj);
+	REQUIRE(a);
+	CHECK_STATUS(row(a, "host_set"), "warn", "P99 set by the host");
+	CHECK(concerns_are(row(a, "host_set"), "p99 p999"));
+	json_t *by = checks_flagged_by(a);
+	CHECK(json_array_size(json_object_get(by, "sys_p99")) == 0 && json_array_size(json_object_get(by, "p50")) == 0,
+	      "flagged_by %s", json_dumps(by, JSON_COMPACT));
+	json_object_set_new(json_object_get(pj, "host_tags"), "set_by_host", json_pack("{s:b,s:b,s:b}", "p50", 0,
+										      "p99", 0, "p999", 0));
+	json_t *b = point_checks(cl, pj);
+	CHECK_STATUS(row(b, "host_set"), "pass", "nothing set by the host");
+	json_decref(by);
+	json_decref(a);
+	json_decref(b);
+	json_decref(pj);
+	json_decref(cl);
+}
+
 TEST(two_trials_are_not_judged)
 {
 	json_t *out = json_array();
@@ -395,4 +487,6 @@ UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, thresho
 	  unsent_allows_the_client_one_lag_behind, unanswered_names_the_servers_dropped_replies, two_trials_are_not_judged,
 	  a_tail_disagreement_leaves_the_median_standing, a_median_disagreement_concerns_the_median,
 	  agreeing_trials_vouch_for_median_and_tail, ci_rows_concern_their_own_percentile,
-	  flagged_by_sums_the_warnings_per_number, point_flagged_reads_flagged_by_or_falls_back)
+	  flagged_by_sums_the_warnings_per_number, point_flagged_reads_flagged_by_or_falls_back,
+	  lag_the_host_caused_is_left_out_lag_of_the_generator_warns, attributed_stalls_pass_unattributed_ones_warn,
+	  a_host_set_p99_flags_the_raw_p99_only)

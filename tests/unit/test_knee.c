@@ -198,6 +198,42 @@ TEST(verdict_from_point_and_checks)
 	json_decref(pj);
 }
 
+/* A load not sustained while the server's one worker was busy 7 % of the
+ * time (70 Kops/s x 1 us service) is the generator's; at 700 Kops/s x
+ * 1 us (70 %) the system's.  knee_json says whose the knee was. */
+TEST(a_knee_the_generator_set_is_labelled_so)
+{
+	struct knee_probe p[2] = { { .system = "oq", .offered_ops = 100000 }, { .system = "oq", .offered_ops = 1000000 } };
+	json_t *checks = json_pack("[o]", check_row("schedule_lag", "warn"));
+	json_t *idle = json_pack("{s:f, s:b, s:{s:i, s:{s:{s:f}}}}", "achieved_ops", 70000.0, "saturated", 1, "server",
+				 "workers", 1, "service_ns", "all", "p50", 1000.0);
+	json_t *busy = json_pack("{s:f, s:b, s:{s:i, s:{s:{s:f}}}}", "achieved_ops", 700000.0, "saturated", 1, "server",
+				 "workers", 1, "service_ns", "all", "p50", 1000.0);
+	knee_verdict(idle, checks, &p[0]);
+	CHECK(p[0].saturated && p[0].by_generator && strstr(p[0].reason, "the generator's"), "%s", p[0].reason);
+	knee_verdict(busy, checks, &p[1]);
+	CHECK(p[1].saturated && !p[1].by_generator && !strstr(p[1].reason, "generator"), "%s", p[1].reason);
+
+	struct knee_conf kc;
+	char err[256];
+	json_t *v = json_pack("{s:b}", "auto", 1);
+	REQUIRE(knee_conf_parse(v, "t.json: arrival", &kc, err, sizeof err) == 0);
+	struct knee_result res = { .ops = 50000, .lo = 50000, .hi = 100000, .slowest = "oq", .probes = &p[0], .nprobes = 1 };
+	json_t *k = knee_json(&kc, &res, NULL);
+	CHECK(!strcmp(json_string_value(json_object_get(k, "set_by")) ?: "", "generator"));
+	CHECK(json_is_true(json_object_get(json_array_get(json_object_get(k, "probes"), 0), "by_generator")));
+	json_decref(k);
+	res.hi = 1000000;
+	res.probes = &p[1];
+	k = knee_json(&kc, &res, NULL);
+	CHECK(!strcmp(json_string_value(json_object_get(k, "set_by")) ?: "", "system"));
+	json_decref(k);
+	json_decref(v);
+	json_decref(checks);
+	json_decref(idle);
+	json_decref(busy);
+}
+
 static int parse(const char *text, struct knee_conf *kc, char *err, size_t errlen)
 {
 	json_t *v = json_loads(text, 0, NULL);
@@ -378,6 +414,6 @@ TEST(runconf_auto_form)
 }
 
 UNIT_MAIN(search_finds_slowest_knee, search_caps_and_goes_down, confirm_rides_out_flaky_probes,
-	  probe_failure_stops_search, progress_line_per_probe, verdict_from_point_and_checks,
+	  probe_failure_stops_search, progress_line_per_probe, verdict_from_point_and_checks, a_knee_the_generator_set_is_labelled_so,
 	  parse_defaults_and_values, parse_refusals_name_the_field, rounding_and_loads, run_json_shapes,
 	  after_sweep_says_whether_past_knee_saturated, runconf_auto_form)
