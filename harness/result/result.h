@@ -226,4 +226,32 @@ int result_csv_write(const json_t *run, const char *path, char *err, size_t errl
 /* The column names, in order, NULL-terminated. */
 extern const char *const result_csv_columns[];
 
+/*
+ * result_verdict.c: what verdict/ reads of a run (oqb compare, oqb ab).
+ *
+ * result_system: a point's system name, NULL when it has none.
+ * result_checks: a point's (or trial's) checks object, NULL when none.
+ * result_status: a run's status ("ok", or why it is incomplete), or NULL.
+ * result_round: a trial's round (oqb ab's, 1-based), -1 when it has none.
+ * result_host_tags: a point's or trial's host_tags object, NULL when it
+ * has none (a run from before requests were tagged).
+ * result_trial_hist: a trial's histogram of class "all", of every request
+ * (sys 0: lat_ns) or of the untagged ones (sys 1: host_tags.sys_lat_ns,
+ * result_trial_sys_hist); 0, or -1 with err (a trial without host_tags
+ * when sys is asked for).
+ * result_trial_pct: percentile pct (50, 99, 99.9) of that histogram, NaN
+ * when the trial has no such histogram or no request.
+ * result_tagged_frac: the fraction of a trial's (or point's) requests of
+ * class cls that a host stall tagged (host_tags.tagged over lat_ns's n),
+ * NaN when it has no host_tags or no request.
+ */
+const char *result_system(const json_t *p);
+const json_t *result_checks(const json_t *p);
+const char *result_status(const json_t *run);
+long result_round(const json_t *t);
+const json_t *result_host_tags(const json_t *o);
+int result_trial_hist(struct hist *h, const json_t *t, int sys, char *err, size_t errlen);
+double result_trial_pct(const json_t *t, int sys, double pct);
+double result_tagged_frac(const json_t *t, const char *cls);
+
 #endif

@@ -46,9 +46,11 @@
 struct compare_params {
 	double tolerance_pct;    /* a p50 or throughput change within it is "same" */
 	double tolerance_p99_pct; /* the same for p99, the noisiest metric */
+	double tolerance_tagged_pp; /* the tagged share: percentage points */
 	double alpha;            /* after the correction */
 	double canary_drift;     /* canaries further apart: inconclusive */
 	int correction;          /* 0 Benjamini-Hochberg, 1 Holm, 2 none */
+	int tail_raw;            /* judge every request's percentiles, not the untagged ones' */
 };
 
 /*
