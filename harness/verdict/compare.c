@@ -446,6 +446,12 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 			m->raw_base = merged_pct(bp, m->ib, m->nb, 0, q);
 			m->raw_new = merged_pct(np, m->in, m->nn, 0, q);
 		}
+		/* trials that keep only their numbers (no histogram to merge):
+		 * the median over them */
+		if (isnan(m->base))
+			m->base = stats_median(m->b, m->nb);
+		if (isnan(m->new_))
+			m->new_ = stats_median(m->n, m->nn);
 	} else {
 		m->base = stats_median(m->b, m->nb);
 		m->new_ = stats_median(m->n, m->nn);
@@ -1075,11 +1081,11 @@ int compare_main(int argc, char **argv)
 			 json_is_object(knee) ? "fraction of knee" : "load", nunm, json_is_object(knee) ? ", knee " : "",
 			 json_is_object(knee) ? json_string_value(json_object_get(knee, "verdict")) : "");
 	fprintf(o.json ? stderr : stdout,
-		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%% (p99 %g%%), %s%s; "
-		"%s tail, %lld host-exposure change(s)\n",
+		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%% (p99 %g%%), %s, "
+		"%s tail, %lld host-exposure change(s)%s\n",
 		npts, nreg, json_integer_value(json_object_get(sum, "improvements")), nund, o.tolerance,
-		o.tolerance_p99, json_string_value(json_object_get(sum, "how")), tail, o.tail == 1 ? "raw" : "system",
-		json_integer_value(json_object_get(sum, "host_exposure_changes")));
+		o.tolerance_p99, json_string_value(json_object_get(sum, "how")), o.tail == 1 ? "raw" : "system",
+		json_integer_value(json_object_get(sum, "host_exposure_changes")), tail);
 	/* a comparison that matched no point decided nothing (its note says why) */
 	rc = nreg ? OQB_EXIT_FAIL : nund || (npts && !nmatch) ? OQB_EXIT_INCONCLUSIVE : OQB_EXIT_OK;
 done:
