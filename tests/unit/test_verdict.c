@@ -10,9 +10,13 @@
  *   found; a change only in the requests host stalls tagged is no system
  *   regression (the raw tail would call it one) but its tagged share is
  *   reported; and trials on two floors of the machine (canary regimes)
- *   make no verdict.
+ *   make no verdict; and `oqb ab`'s sequential design (ab_seq.h): the
+ *   looks never spend more than alpha, a metric decided at a look keeps
+ *   that verdict and its round count whatever later looks say, and one
+ *   never decided says so.
  */
 #include "unit.h"
+#include "ab_seq.h"
 #include "compare.h"
 #include "hdrenc.h"
 #include "hist.h"
@@ -233,5 +237,92 @@ TEST(regime_mixed_trials_make_no_verdict)
 	json_decref(z);
 }
 
+/* A look's comparison of one point: the verdicts of p50, p99 and
+ * achieved_ops (compare_eval's row shape, as ab_seq reads it). */
+static json_t *look(const char *p50, const char *p99, const char *ops, const char *verdict)
+{
+	return json_pack("{s:[{s:s, s:s, s:s, s:s, s:{s:s, s:f}, s:{s:s, s:f}, s:{s:s, s:f}}], s:{s:I}, s:[]}",
+			 "points", "system", "oq", "load", "5000", "verdict", verdict, "detail", "the look's",
+			 "p50", "verdict", p50, "base", 1.0, "p99", "verdict", p99, "base", 2.0, "achieved_ops",
+			 "verdict", ops, "base", 3.0, "summary", "regressions", (json_int_t)0, "table");
+}
+
+static const char *row_str(const json_t *doc, const char *m, const char *key)
+{
+	const json_t *row = json_array_get(json_object_get(doc, "points"), 0);
+	return json_string_value(m ? json_object_get(json_object_get(row, m), key) : json_object_get(row, key));
+}
+
+static long long rounds_of(const json_t *doc, const char *m)
+{
+	const json_t *row = json_array_get(json_object_get(doc, "points"), 0);
+	const json_t *r = json_object_get(json_object_get(row, m), "rounds_needed");
+	return json_is_integer(r) ? json_integer_value(r) : -1;
+}
+
+TEST(sequential_spends_at_most_alpha)
+{
+	struct ab_seq s;
+	double total = 0;
+	REQUIRE(ab_seq_init(&s, 0.05, 10) == 0);
+	for (unsigned r = 5; r <= 14; r++) {   /* past the budget: nothing more to spend */
+		double a = ab_seq_alpha(&s, r);
+		CHECK(a >= 0);
+		total += a;
+	}
+	CHECK(total <= 0.05 + 1e-12, "%g", total);
+	CHECK_NEAR(total, 0.05, 1e-12);
+	CHECK_NEAR(ab_spend(0.05, 0.5), 0.05 * log(1 + (M_E - 1) * 0.5), 1e-15);
+	CHECK(ab_spend(0.05, 0) == 0 && ab_spend(0.05, 2) == 0.05);
+	ab_seq_free(&s);
+}
+
+TEST(sequential_decided_metric_stays_decided)
+{
+	struct ab_seq s;
+	REQUIRE(ab_seq_init(&s, 0.05, 10) == 0);
+	json_t *d1 = look("same", "inconclusive", "same", "inconclusive");
+	json_t *d2 = look("regression", "regression", "improvement", "regression");
+	ab_seq_alpha(&s, 5);
+	CHECK(ab_seq_look(&s, d1, 5) == 1);
+	ab_seq_alpha(&s, 6);
+	CHECK(ab_seq_look(&s, d2, 6) == 0);
+	ab_seq_final(&s, d2);
+	/* p50 and throughput were decided at round 5: the later look's
+	 * words do not move them */
+	CHECK(!strcmp(row_str(d2, "p50", "verdict"), "same"));
+	CHECK(rounds_of(d2, "p50") == 5 && rounds_of(d2, "achieved_ops") == 5);
+	CHECK(!strcmp(row_str(d2, "p99", "verdict"), "regression") && rounds_of(d2, "p99") == 6);
+	CHECK(!strcmp(row_str(d2, NULL, "verdict"), "regression"));
+	const json_t *sum = json_object_get(d2, "summary");
+	CHECK(json_integer_value(json_object_get(sum, "regressions")) == 1);
+	CHECK(json_integer_value(json_object_get(sum, "improvements")) == 0);
+	CHECK(json_array_size(json_object_get(json_object_get(sum, "sequential"), "looks")) == 2);
+	CHECK(strstr(json_string_value(json_array_get(json_object_get(d2, "table"), 0)),
+		     "p50 same after 5, p99 regression after 6, achieved_ops same after 5"),
+	      "%s", json_string_value(json_array_get(json_object_get(d2, "table"), 0)));
+	json_decref(d1);
+	json_decref(d2);
+	ab_seq_free(&s);
+}
+
+TEST(sequential_undecided_says_so)
+{
+	struct ab_seq s;
+	REQUIRE(ab_seq_init(&s, 0.05, 6) == 0);
+	json_t *d = look("same", "inconclusive", "same", "inconclusive");
+	ab_seq_alpha(&s, 6);
+	CHECK(ab_seq_look(&s, d, 6) == 1);
+	ab_seq_final(&s, d);
+	CHECK(rounds_of(d, "p99") == -1 && rounds_of(d, "p50") == 6);
+	CHECK(json_is_false(json_object_get(json_object_get(json_array_get(json_object_get(d, "points"), 0), "p99"),
+					    "decided")));
+	CHECK(!strcmp(row_str(d, NULL, "verdict"), "inconclusive"));
+	CHECK(json_integer_value(json_object_get(json_object_get(d, "summary"), "inconclusive")) == 1);
+	json_decref(d);
+	ab_seq_free(&s);
+}
+
 UNIT_MAIN(aa_pairs_report_no_change, planted_system_p50_found, planted_system_p99_found,
-	  host_tail_only_is_no_system_regression, regime_mixed_trials_make_no_verdict)
+	  host_tail_only_is_no_system_regression, regime_mixed_trials_make_no_verdict,
+	  sequential_spends_at_most_alpha, sequential_decided_metric_stays_decided, sequential_undecided_says_so)
