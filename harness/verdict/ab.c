@@ -297,8 +297,8 @@ static double run_canary(const json_t *run)
 	double v[RUNCONF_MAX_POINTS];
 	size_t n = 0, i, cnt;
 	const json_t *p;
-	json_array_foreach(json_object_get(run, "points"), i, p) {
-		double c = json_number_value(json_object_get(json_array_get(json_object_get(p, "trials"), 0), "canary_ns"));
+	json_array_foreach(result_points(run), i, p) {
+		double c = result_canary_ns(json_array_get(result_trials(p), 0));
 		if (c > 0 && n < RUNCONF_MAX_POINTS)
 			v[n++] = c;
 	}
@@ -385,25 +385,26 @@ static json_t *combine(const struct ab *a, const struct side *s, char *err, size
 {
 	json_t *c = json_deep_copy(s->runs[a->kept[0]]), *p;
 	size_t i;
-	json_array_foreach(json_object_get(c, "points"), i, p) {
+	json_array_foreach(result_points(c), i, p) {
 		json_t *trials = json_array();
 		double can[AB_MAX_RUNS];
 		size_t ncan = 0;
 		for (unsigned k = 0; k < a->nkept; k++) {
 			unsigned r = a->kept[k];
-			const json_t *q = json_array_get(json_object_get(s->runs[r], "points"), i);
-			if (!q || !json_equal(json_object_get(q, "system"), json_object_get(p, "system")) ||
-			    !json_equal(json_object_get(q, "offered_ops"), json_object_get(p, "offered_ops"))) {
+			const json_t *q = json_array_get(result_points(s->runs[r]), i);
+			double oq = q ? result_offered(q) : NAN, op = result_offered(p);
+			if (!q || !result_system(q) || !result_system(p) || strcmp(result_system(q), result_system(p)) ||
+			    !(oq == op || (isnan(oq) && isnan(op)))) {
 				snprintf(err, errlen, "%s round %u: point %zu is not the first kept round's (a config "
 					 "that plans differently per run?)", s->name, r + 1, i + 1);
 				json_decref(trials);
 				json_decref(c);
 				return NULL;
 			}
-			json_t *t = json_deep_copy(json_array_get(json_object_get(q, "trials"), 0));
+			json_t *t = json_deep_copy(json_array_get(result_trials(q), 0));
 			json_object_set_new(t, "round", json_integer(r + 1));
-			if (json_is_number(json_object_get(t, "canary_ns")))
-				can[ncan++] = json_number_value(json_object_get(t, "canary_ns"));
+			if (!isnan(result_canary_ns(t)))
+				can[ncan++] = result_canary_ns(t);
 			json_array_append_new(trials, t);
 		}
 		json_object_set_new(p, "trials", trials);

@@ -492,7 +492,7 @@ static int overloaded(const json_t *t)
 	double sent = result_num(t, "sent"), unsent = result_num(t, "unsent"), unans = result_num(t, "unanswered");
 	double lost = (isnan(unsent) ? 0 : unsent) + (isnan(unans) ? 0 : unans);
 	double sched = (isnan(sent) ? 0 : sent) + (isnan(unsent) ? 0 : unsent);
-	return json_is_true(json_object_get(t, "saturated")) ||
+	return result_saturated(t) ||
 	       (sched > 0 && lost > (1 - MERGE_SATURATED) * sched);
 }
 
@@ -504,7 +504,7 @@ static void count_overload(struct pair *pr)
 	const json_t *pt[2] = { pr->bp, pr->np }, *t;
 	size_t i;
 	for (int s = 0; s < 2; s++) {
-		const json_t *trials = json_object_get(pt[s], "trials");
+		const json_t *trials = result_trials(pt[s]);
 		pr->over[s] = pr->of[s] = 0;
 		if (!json_array_size(trials)) {
 			pr->of[s] = 1;

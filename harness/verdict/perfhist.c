@@ -211,8 +211,11 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 		double c = result_canary_ns(pt);
 		point_key(run, pt, key, sizeof key);
 		json_object_set_new(p, "key", json_string(key));
-		json_object_set_new(p, "system", or_null(json_object_get(pt, "system")));
-		json_object_set_new(p, "offered_ops", or_null(json_object_get(pt, "offered_ops")));
+		double ops = result_offered(pt);
+		json_object_set_new(p, "system", result_system(pt) ? json_string(result_system(pt)) : json_null());
+		/* whole loads as integers, as the configs write them */
+		json_object_set_new(p, "offered_ops", isnan(ops) ? json_null() : ops == floor(ops) && fabs(ops) < 9e15 ?
+				    json_integer((json_int_t)ops) : json_real(ops));
 		json_object_set_new(p, "outstanding", or_null(json_object_get(pt, "outstanding")));
 		json_object_set_new(p, "sweep", or_null(json_object_get(pt, "sweep")));
 		for (int m = 0; m < 2; m++) {
