@@ -89,6 +89,7 @@ struct metric {
 	double base, new_;                     /* latency: the used trials' merged percentile;
 						* else the median over them */
 	double raw_base, raw_new;              /* sys: the same of every request (NAN: not sys) */
+	int all_tagged;                        /* sys: a side has requests, but none untagged */
 	double change;                         /* (new - base) / base */
 	double p, p_adj, ks_d, ks_p;           /* NAN when not tested */
 	size_t test;                           /* index into the run's p-values */
@@ -438,6 +439,11 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 		m->nn = trial_values(np, name, sys, pr->keep[1], m->n, m->in);
 	}
 	m->raw_base = m->raw_new = NAN;
+	if (sys && (!m->nb || !m->nn)) {
+		double rv[MAX_TRIALS];
+		size_t ri[MAX_TRIALS];
+		m->all_tagged = trial_values(m->nb ? np : bp, name, 0, pr->keep[m->nb ? 1 : 0], rv, ri) > 0;
+	}
 	if (!isnan(metric_pct(name))) {
 		double q = metric_pct(name);
 		m->base = merged_pct(bp, m->ib, m->nb, sys, q);
@@ -586,6 +592,13 @@ static void judge(struct metric *m, const struct pair *pr, double tol, double al
 			 "necessarily the code; run both again", pr->off_regime[0], pr->off_regime[1], pr->regime_ns);
 		return;
 	}
+	if (isnan(m->change) && m->all_tagged) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "host stalls tagged every request of the %s side's trials, so its "
+			 "system tail holds nothing to judge (the raw tail is beside; --tail raw judges it)",
+			 m->nb ? "new" : "base");
+		return;
+	}
 	if (isnan(m->change)) {
 		snprintf(m->why, sizeof m->why, "no samples on one side");
 		m->v = m->nb || m->nn ? UNDECIDED : SAME;
@@ -657,6 +670,10 @@ static void fmt_metric(char *buf, size_t len, const struct metric *m, int is_lat
 	} else if (is_lat) {
 		fmt_ns(a, sizeof a, m->base);
 		fmt_ns(b, sizeof b, m->new_);
+		if (isnan(m->base))
+			snprintf(a, sizeof a, "-");
+		if (isnan(m->new_))
+			snprintf(b, sizeof b, "-");
 	} else {
 		snprintf(a, sizeof a, "%.0f", m->base);
 		snprintf(b, sizeof b, "%.0f", m->new_);
@@ -897,6 +914,9 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			fmt_ns(r[1], sizeof r[1], pr->m[M_P50].raw_new);
 			fmt_ns(r[2], sizeof r[2], pr->m[M_P99].raw_base);
 			fmt_ns(r[3], sizeof r[3], pr->m[M_P99].raw_new);
+			for (int k = 0; k < 4; k++)
+				if (!strcmp(r[k], "nans"))
+					snprintf(r[k], sizeof r[k], "-");
 			snprintf(raw, sizeof raw, "%s->%s / %s->%s", r[0], r[1], r[2], r[3]);
 		} else if (!o->tail_raw) {
 			snprintf(raw, sizeof raw, "(no host_tags: raw judged)");

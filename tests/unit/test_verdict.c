@@ -197,6 +197,18 @@ TEST(host_tail_only_is_no_system_regression)
 	double sys_new = json_real_value(json_object_get(json_object_get(pt, "p99"), "new"));
 	CHECK(raw_new > 1e6 && sys_new < 3e5, "raw %g system %g", raw_new, sys_new);
 	json_decref(doc);
+	/* every request of NEW tagged: its system tail is empty, which is
+	 * undecided (never "same"), and says why */
+	struct shape every = b;
+	every.tagged = 1;
+	json_t *e = run(17, 2, 10, &every, 1);
+	doc = compare_eval(x, e, &defaults, "new");
+	REQUIRE(doc);
+	CHECK(!strcmp(metric_verdict(doc, 0, "p50"), "inconclusive"), "%s", metric_verdict(doc, 0, "p50"));
+	CHECK(strstr(json_string_value(json_object_get(json_array_get(json_object_get(doc, "points"), 0), "detail")),
+		     "tagged every request of the new side"));
+	json_decref(doc);
+	json_decref(e);
 	/* judged on the raw tail, the host's stalls read as a regression */
 	struct compare_params raw = defaults;
 	raw.tail_raw = 1;
