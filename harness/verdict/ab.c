@@ -472,7 +472,7 @@ static int write_junit(const struct ab *a, const json_t *doc, int verdict, const
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
-	const json_t *pts = json_object_get(doc, "points"), *p;
+	const json_t *pts = compare_rows(doc), *p;
 	size_t i, nfail = 0, nskip = 0;
 	json_array_foreach(pts, i, p) {
 		const char *v = json_string_value(json_object_get(p, "verdict"));
@@ -524,7 +524,7 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
-	const json_t *sum = json_object_get(doc, "summary"), *p;
+	const json_t *sum = compare_summary(doc), *p;
 	size_t i;
 	fprintf(f, "### oqb ab: %s\n\n", verdict_of(verdict));
 	fprintf(f, "`%s`: base `%s`, new `%s`; %u rounds in shuffled order (RMIT); tolerance %g %% (p99 %g %%), "
@@ -567,9 +567,9 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 	if (doc) {
 		fprintf(f, "| system | load | p50 base → new (rounds) | p99 base → new (rounds) | ops/s base → new (rounds) | verdict |\n"
 			   "| --- | --- | --- | --- | --- | --- |\n");
-		json_array_foreach(json_object_get(doc, "points"), i, p) {
-			const json_t *m[3] = { json_object_get(p, "p50"), json_object_get(p, "p99"),
-					       json_object_get(p, "achieved_ops") };
+		json_array_foreach(compare_rows(doc), i, p) {
+			const json_t *m[3] = { compare_row_metric(p, COMPARE_P50), compare_row_metric(p, COMPARE_P99),
+					       compare_row_metric(p, COMPARE_OPS) };
 			fprintf(f, "| %s | %s |", json_string_value(json_object_get(p, "system")),
 				json_string_value(json_object_get(p, "load")));
 			for (int k = 0; k < 3; k++) {
@@ -876,7 +876,7 @@ int ab_main(int argc, char **argv)
 	}
 	if (doc) {
 		ab_seq_final(&seq, doc);
-		const json_t *sum = json_object_get(doc, "summary");
+		const json_t *sum = compare_summary(doc);
 		long long reg = json_integer_value(json_object_get(sum, "regressions"));
 		long long und = json_integer_value(json_object_get(sum, "inconclusive"));
 		verdict = reg ? AB_REGRESSION : und ? AB_INCONCLUSIVE : AB_SAME;
@@ -915,7 +915,7 @@ int ab_main(int argc, char **argv)
 		double f = fmax(median5(post) / median5(pre), median5(pre) / median5(post));
 		json_object_set_new(noise, "moved", json_boolean(f > a->c.noise_limit));
 		if (f > a->c.noise_limit) {
-			const json_t *lo = json_object_get(json_object_get(doc, "summary"), "rounds_left_out");
+			const json_t *lo = json_object_get(compare_summary(doc), "rounds_left_out");
 			snprintf(err, sizeof err, "the canary moved by x%.2f between before and after the gate (limit x%g): "
 				 "the machine changed while it ran; the verdict rests on the rounds whose two sides' "
 				 "canaries agree (%lld point-round(s) left out) and on the %u round(s) kept in the gate's "

@@ -4,13 +4,15 @@
  * comparison made of the decisions.
  */
 #include "ab_seq.h"
+#include "compare.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const gated[] = { "p50", "p99", "achieved_ops" };
-#define NGATED (sizeof gated / sizeof gated[0])
+/* compare's metrics that decide a point (its tagged share is reported
+ * beside, never gated) */
+#define NGATED ((size_t)COMPARE_TAGGED)
 
 double ab_spend(double alpha, double t)
 {
@@ -64,12 +66,12 @@ size_t ab_seq_look(struct ab_seq *s, const json_t *doc, unsigned rounds)
 	size_t i, open = 0;
 	char key[64];
 
-	json_array_foreach(json_object_get(doc, "points"), i, row) {
+	json_array_foreach(compare_rows(doc), i, row) {
 		if (!judged(row))
 			continue;
 		for (size_t k = 0; k < NGATED; k++) {
-			const json_t *m = json_object_get(row, gated[k]);
-			snprintf(key, sizeof key, "%zu/%s", i, gated[k]);
+			const json_t *m = compare_row_metric(row, (int)k);
+			snprintf(key, sizeof key, "%zu/%s", i, compare_metric_name((int)k));
 			if (json_object_get(s->decided, key))
 				continue;   /* decided at an earlier look: it stays so */
 			if (!is_decision(json_string_value(json_object_get(m, "verdict")))) {
@@ -90,11 +92,11 @@ size_t ab_seq_look(struct ab_seq *s, const json_t *doc, unsigned rounds)
 
 void ab_seq_final(struct ab_seq *s, json_t *doc)
 {
-	json_t *row, *table = json_object_get(doc, "table"), *sum = json_object_get(doc, "summary");
+	json_t *row, *table = json_object_get(doc, "table"), *sum = compare_summary(doc);
 	size_t i, nreg = 0, nimp = 0, nund = 0;
 	char key[64], line[600];
 
-	json_array_foreach(json_object_get(doc, "points"), i, row) {
+	json_array_foreach(compare_rows(doc), i, row) {
 		if (!judged(row))
 			continue;
 		int worse = 0, better = 0, und = 0;
@@ -104,24 +106,25 @@ void ab_seq_final(struct ab_seq *s, json_t *doc)
 		l = strlen(line);
 		for (size_t k = 0; k < NGATED; k++) {
 			json_t *d;
-			snprintf(key, sizeof key, "%zu/%s", i, gated[k]);
+			const char *name = compare_metric_name((int)k);
+			snprintf(key, sizeof key, "%zu/%s", i, name);
 			d = json_object_get(s->decided, key);
 			if (d) {
-				json_object_set(row, gated[k], d);
-			} else if (json_is_object(json_object_get(row, gated[k]))) {
-				json_object_set_new(json_object_get(row, gated[k]), "rounds_needed", json_null());
-				json_object_set_new(json_object_get(row, gated[k]), "decided", json_false());
+				json_object_set(row, name, d);
+			} else if (json_is_object(compare_row_metric(row, (int)k))) {
+				json_object_set_new(compare_row_metric(row, (int)k), "rounds_needed", json_null());
+				json_object_set_new(compare_row_metric(row, (int)k), "decided", json_false());
 			}
-			const json_t *m = json_object_get(row, gated[k]);
+			const json_t *m = compare_row_metric(row, (int)k);
 			const char *v = json_string_value(json_object_get(m, "verdict"));
 			worse |= v && !strcmp(v, "regression");
 			better |= v && !strcmp(v, "improvement");
 			und |= !d;
 			if (d)
-				snprintf(line + l, sizeof line - l, " %s %s after %lld", gated[k], v,
+				snprintf(line + l, sizeof line - l, " %s %s after %lld", name, v,
 					 (long long)json_integer_value(json_object_get(d, "rounds_needed")));
 			else
-				snprintf(line + l, sizeof line - l, " %s undecided (%s)", gated[k], v ? v : "?");
+				snprintf(line + l, sizeof line - l, " %s undecided (%s)", name, v ? v : "?");
 			l = strlen(line);
 			if (k + 1 < NGATED)
 				snprintf(line + l, sizeof line - l, ",");

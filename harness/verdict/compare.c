@@ -74,7 +74,33 @@ static const char *const verdict_name[] = { "same", "regression", "improvement",
 
 /* The metrics of a point: the first three decide its verdict; the fourth,
  * the share of requests host stalls tagged, is reported beside it. */
-enum { M_P50, M_P99, M_OPS, M_TAGGED, NMETRIC };
+enum { M_P50 = COMPARE_P50, M_P99 = COMPARE_P99, M_OPS = COMPARE_OPS, M_TAGGED = COMPARE_TAGGED,
+       NMETRIC = COMPARE_NMETRIC };
+static const char *const mnames[NMETRIC] = { "p50", "p99", "achieved_ops", "tagged_frac" };
+
+/* the summary's keys this file reads back from its own document */
+#define SUMMARY_FINDING "finding"
+#define SUMMARY_POINTS "points"
+
+json_t *compare_rows(const json_t *doc)
+{
+	return json_object_get(doc, "points");
+}
+
+json_t *compare_summary(const json_t *doc)
+{
+	return json_object_get(doc, "summary");
+}
+
+json_t *compare_row_metric(const json_t *row, int metric)
+{
+	return metric >= 0 && metric < NMETRIC ? json_object_get(row, mnames[metric]) : NULL;
+}
+
+const char *compare_metric_name(int metric)
+{
+	return metric >= 0 && metric < NMETRIC ? mnames[metric] : "?";
+}
 #define NO_TRIAL ((size_t)-1)   /* a point without trials stands for one */
 
 /* One metric of one matched point pair. */
@@ -708,7 +734,6 @@ static void adjust(double *p, size_t m, int how)
 
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *o, const char *new_name)
 {
-	static const char *const mnames[NMETRIC] = { "p50", "p99", "achieved_ops", "tagged_frac" };
 	char env[300] = "", line[2000];
 	size_t i, npoints = 0, nreg = 0, nimp = 0, nund = 0, ntests = 0, npairs = 0, npaired = 0, left_out = 0;
 	size_t nunmatched = 0, nmatched = 0, nsys = 0, nexposed = 0, off_regime = 0;
@@ -1011,20 +1036,21 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			 "repeat (>= %u) in both runs' configs", mwu_min_n(o->alpha));
 		json_array_append_new(notes, json_string(line));
 	}
-	json_object_set_new(json_object_get(doc, "summary"), "notes", notes);
-	json_object_set_new(json_object_get(doc, "summary"), "finding", finding_compare(base, nw));
-	json_object_set_new(json_object_get(doc, "summary"), "rounds_left_out", json_integer((json_int_t)left_out));
-	json_object_set_new(json_object_get(doc, "summary"), "false_verdict_rate", json_string(rate));
-	json_object_set_new(json_object_get(doc, "summary"), "tail", json_string(o->tail_raw ? "raw" : "system"));
-	json_object_set_new(json_object_get(doc, "summary"), "points_system_tail", json_integer((json_int_t)nsys));
-	json_object_set_new(json_object_get(doc, "summary"), "host_exposure_changes", json_integer((json_int_t)nexposed));
-	json_object_set_new(json_object_get(doc, "summary"), "trials_off_regime", json_integer((json_int_t)off_regime));
-	json_object_set_new(json_object_get(doc, "summary"), "tolerance_tagged_pp", json_real(o->tolerance_tagged_pp));
-	json_object_set_new(json_object_get(doc, "summary"), "matched_by",
+	json_t *sm = compare_summary(doc);
+	json_object_set_new(sm, "notes", notes);
+	json_object_set_new(sm, "finding", finding_compare(base, nw));
+	json_object_set_new(sm, "rounds_left_out", json_integer((json_int_t)left_out));
+	json_object_set_new(sm, "false_verdict_rate", json_string(rate));
+	json_object_set_new(sm, "tail", json_string(o->tail_raw ? "raw" : "system"));
+	json_object_set_new(sm, "points_system_tail", json_integer((json_int_t)nsys));
+	json_object_set_new(sm, "host_exposure_changes", json_integer((json_int_t)nexposed));
+	json_object_set_new(sm, "trials_off_regime", json_integer((json_int_t)off_regime));
+	json_object_set_new(sm, "tolerance_tagged_pp", json_real(o->tolerance_tagged_pp));
+	json_object_set_new(sm, "matched_by",
 			    json_string(by == MATCH_KNEE ? "knee_fraction" : "load"));
-	json_object_set_new(json_object_get(doc, "summary"), "matched", json_integer((json_int_t)nmatched));
-	json_object_set_new(json_object_get(doc, "summary"), "unmatched", json_integer((json_int_t)nunmatched));
-	json_object_set_new(json_object_get(doc, "summary"), "knee", knee ? knee : json_null());
+	json_object_set_new(sm, "matched", json_integer((json_int_t)nmatched));
+	json_object_set_new(sm, "unmatched", json_integer((json_int_t)nunmatched));
+	json_object_set_new(sm, "knee", knee ? knee : json_null());
 	for (i = 0; i < npairs; i++)
 		pair_free(&pairs[i]);
 	free(pairs);
@@ -1068,11 +1094,12 @@ int compare_main(int argc, char **argv)
 		fprintf(stderr, "oqb compare: out of memory\n");
 		goto done;
 	}
-	json_t *sum = json_object_get(doc, "summary"), *v;
+	json_t *sum = compare_summary(doc), *v;
+	const json_t *f = json_object_get(sum, SUMMARY_FINDING);
 	size_t i;
 	if (o.json) {
 		json_t *j = json_pack("{s:s, s:s, s:O, s:O}", "base", o.base, "new", o.new_, "points",
-				      json_object_get(doc, "points"), "summary", sum);
+				      compare_rows(doc), "summary", sum);
 		json_dumpf(j, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 		putchar('\n');
 		json_decref(j);
@@ -1083,7 +1110,6 @@ int compare_main(int argc, char **argv)
 	json_array_foreach(json_object_get(sum, "notes"), i, v)
 		fprintf(o.json ? stderr : stdout, "note: %s\n", json_string_value(v));
 	{
-		const json_t *f = json_object_get(sum, "finding");
 		fprintf(o.json ? stderr : stdout, "finding, base: %s\nfinding, new:  %s\nfinding, compared: %s\n",
 			json_string_value(json_object_get(f, "base")), json_string_value(json_object_get(f, "new")),
 			json_string_value(json_object_get(f, "text")));
@@ -1091,7 +1117,7 @@ int compare_main(int argc, char **argv)
 	/* With --json, stdout stays pure JSON; the summary line goes to stderr. */
 	long long nreg = json_integer_value(json_object_get(sum, "regressions"));
 	long long nund = json_integer_value(json_object_get(sum, "inconclusive"));
-	long long npts = json_integer_value(json_object_get(sum, "points"));
+	long long npts = json_integer_value(json_object_get(sum, SUMMARY_POINTS));
 	long long nmatch = json_integer_value(json_object_get(sum, "matched"));
 	long long nunm = json_integer_value(json_object_get(sum, "unmatched"));
 	const json_t *knee = json_object_get(sum, "knee");
