@@ -276,7 +276,9 @@ extern const char *const result_csv_columns[];
  * result_sys_lat: its untagged requests' summary of class cls (cls NULL:
  * the sys_lat_ns object), NULL without.
  * result_tagged_frac, result_unattributed_frac: the requests of class cls
- * a host (an unattributed) stall touched, as a fraction; NaN without.
+ * a host (an unattributed) stall touched, as a fraction (its tagged_frac,
+ * or for tagged a trial's host_tags.tagged over lat_ns's n); NaN without
+ * host_tags or requests.
  * result_set_by_host: whether the raw percentile pct ("p50", "p99",
  * "p999") was set by the host (more than half above it tagged).
  * result_server_workers: the server's worker count, NaN without.
@@ -290,5 +292,26 @@ double result_tagged_frac(const json_t *p, const char *cls);
 double result_unattributed_frac(const json_t *p, const char *cls);
 int result_set_by_host(const json_t *p, const char *pct);
 double result_server_workers(const json_t *p);
+
+/*
+ * result_verdict.c: what verdict/ reads of a run (oqb compare, oqb ab).
+ *
+ * result_system: a point's system name, NULL when it has none.
+ * result_status: a run's status ("ok", or why it is incomplete), or NULL.
+ * result_round: a trial's round (oqb ab's, 1-based), -1 when it has none.
+ * result_trial_hist: a trial's histogram of class "all", of every request
+ * (sys 0: lat_ns) or of the untagged ones (sys 1: host_tags.sys_lat_ns,
+ * result_trial_sys_hist); 0, or -1 with err (a trial without host_tags
+ * when sys is asked for).
+ * result_trial_pct: percentile pct (50, 99, 99.9) of that histogram, NaN
+ * when the trial has no such histogram or no request.
+ * (result_checks above; result_host_tags and result_tagged_frac in
+ * result_trust.c's block.)
+ */
+const char *result_system(const json_t *p);
+const char *result_status(const json_t *run);
+long result_round(const json_t *t);
+int result_trial_hist(struct hist *h, const json_t *t, int sys, char *err, size_t errlen);
+double result_trial_pct(const json_t *t, int sys, double pct);
 
 #endif

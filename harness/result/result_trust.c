@@ -45,7 +45,14 @@ const json_t *result_sys_lat(const json_t *p, const char *cls)
 
 double result_tagged_frac(const json_t *p, const char *cls)
 {
-	return result_num(json_object_get(result_host_tags(p), "tagged_frac"), cls);
+	const json_t *ht = result_host_tags(p);
+	double f = result_num(json_object_get(ht, "tagged_frac"), cls);
+	if (!isnan(f))
+		return f;
+	/* a trial keeps the count, not the fraction */
+	double n = result_num(result_lat(p, cls), "n");
+	double k = result_num(json_object_get(ht, "tagged"), cls);
+	return ht && n > 0 && k >= 0 ? k / n : NAN;
 }
 
 double result_unattributed_frac(const json_t *p, const char *cls)

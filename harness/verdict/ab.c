@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ab.h"
+#include "ab_seq.h"
 #include "binbuild.h"
 #include "clock.h"
 #include "compare.h"
@@ -59,12 +60,13 @@ struct ab_cli {
 	const char *config;
 	struct opt_list sets, base_env, new_env;
 	const char *base, *new_, *out;
-	int trials, max_trials, correction, quiet, noise_retries, regime_reruns;
-	double tolerance, tolerance_p99, alpha, noise_limit, canary_drift, noise_wait_s, regime_factor;
+	int trials, max_trials, correction, quiet, noise_retries, regime_reruns, tail;
+	double tolerance, tolerance_p99, tolerance_tagged, alpha, noise_limit, canary_drift, noise_wait_s, regime_factor;
 	long long seed;
 };
 
 static const char *const corrections[] = { "bh", "holm", "none", NULL };
+static const char *const tails[] = { "system", "raw", NULL };
 
 #define O(f) offsetof(struct ab_cli, f)
 static const struct opt ab_tab[] = {
@@ -73,11 +75,19 @@ static const struct opt ab_tab[] = {
 	{ "new", OPT_STR, O(new_), NULL, 0, 0, NULL, "BINDIR: directory of NEW's built binaries" },
 	{ "out", OPT_STR, O(out), NULL, 0, 0, NULL, "output directory (default results/ab-NAME-UTCSTAMP)" },
 	{ "trials", OPT_INT, O(trials), "5", 2, AB_MAX_ROUNDS, NULL, "rounds before the first verdict (each runs every point once per side)" },
-	{ "max-trials", OPT_INT, O(max_trials), "10", 2, AB_MAX_ROUNDS, NULL, "rounds at most, adding one at a time while a point is inconclusive" },
+	{ "max-trials", OPT_INT, O(max_trials), "10", 2, AB_MAX_ROUNDS, NULL,
+	  "rounds at most (the round budget), adding one at a time while a gated metric is undecided; the looks' "
+	  "alpha spending is spread over it (docs/ci.md)" },
 	{ "tolerance", OPT_DBL, O(tolerance), "5", 0, 1000, NULL, "percent p50 or throughput may move before the move can count" },
 	{ "tolerance-p99", OPT_DBL, O(tolerance_p99), "25", 0, 1000, NULL, "the same for p99 (as oqb compare's)" },
-	{ "alpha", OPT_DBL, O(alpha), "0.05", 1e-9, 0.5, NULL, "significance level after the correction" },
-	{ "correction", OPT_ENUM, O(correction), "bh", 0, 0, corrections, "bh (Benjamini-Hochberg), holm or none" },
+	{ "tolerance-tagged", OPT_DBL, O(tolerance_tagged), "1", 0, 100, NULL,
+	  "percentage points the share of requests host stalls tagged may move before the move is reported" },
+	{ "tail", OPT_ENUM, O(tail), "system", 0, 0, tails,
+	  "system (judge the percentiles of the requests no host stall tagged; the raw ones beside) or raw (every request's)" },
+	{ "alpha", OPT_DBL, O(alpha), "0.05", 1e-9, 0.5, NULL,
+	  "the gate's false-alarm rate over all its looks, points and metrics (alpha spending, then each look's correction)" },
+	{ "correction", OPT_ENUM, O(correction), "holm", 0, 0, corrections,
+	  "each look's correction: holm (family-wise: the false-alarm rate holds), bh (Benjamini-Hochberg) or none" },
 	{ "noise-limit", OPT_DBL, O(noise_limit), "1.5", 1, 1e9, NULL,
 	  "too noisy when the canary's readings before the gate spread by more than this factor (a move between before and after is noted)" },
 	{ "noise-retries", OPT_INT, O(noise_retries), "2", 0, 20, NULL,
@@ -287,8 +297,8 @@ static double run_canary(const json_t *run)
 	double v[RUNCONF_MAX_POINTS];
 	size_t n = 0, i, cnt;
 	const json_t *p;
-	json_array_foreach(json_object_get(run, "points"), i, p) {
-		double c = json_number_value(json_object_get(json_array_get(json_object_get(p, "trials"), 0), "canary_ns"));
+	json_array_foreach(result_points(run), i, p) {
+		double c = result_canary_ns(json_array_get(result_trials(p), 0));
 		if (c > 0 && n < RUNCONF_MAX_POINTS)
 			v[n++] = c;
 	}
@@ -375,25 +385,26 @@ static json_t *combine(const struct ab *a, const struct side *s, char *err, size
 {
 	json_t *c = json_deep_copy(s->runs[a->kept[0]]), *p;
 	size_t i;
-	json_array_foreach(json_object_get(c, "points"), i, p) {
+	json_array_foreach(result_points(c), i, p) {
 		json_t *trials = json_array();
 		double can[AB_MAX_RUNS];
 		size_t ncan = 0;
 		for (unsigned k = 0; k < a->nkept; k++) {
 			unsigned r = a->kept[k];
-			const json_t *q = json_array_get(json_object_get(s->runs[r], "points"), i);
-			if (!q || !json_equal(json_object_get(q, "system"), json_object_get(p, "system")) ||
-			    !json_equal(json_object_get(q, "offered_ops"), json_object_get(p, "offered_ops"))) {
+			const json_t *q = json_array_get(result_points(s->runs[r]), i);
+			double oq = q ? result_offered(q) : NAN, op = result_offered(p);
+			if (!q || !result_system(q) || !result_system(p) || strcmp(result_system(q), result_system(p)) ||
+			    !(oq == op || (isnan(oq) && isnan(op)))) {
 				snprintf(err, errlen, "%s round %u: point %zu is not the first kept round's (a config "
 					 "that plans differently per run?)", s->name, r + 1, i + 1);
 				json_decref(trials);
 				json_decref(c);
 				return NULL;
 			}
-			json_t *t = json_deep_copy(json_array_get(json_object_get(q, "trials"), 0));
+			json_t *t = json_deep_copy(json_array_get(result_trials(q), 0));
 			json_object_set_new(t, "round", json_integer(r + 1));
-			if (json_is_number(json_object_get(t, "canary_ns")))
-				can[ncan++] = json_number_value(json_object_get(t, "canary_ns"));
+			if (!isnan(result_canary_ns(t)))
+				can[ncan++] = result_canary_ns(t);
 			json_array_append_new(trials, t);
 		}
 		json_object_set_new(p, "trials", trials);
@@ -461,7 +472,7 @@ static int write_junit(const struct ab *a, const json_t *doc, int verdict, const
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
-	const json_t *pts = json_object_get(doc, "points"), *p;
+	const json_t *pts = compare_rows(doc), *p;
 	size_t i, nfail = 0, nskip = 0;
 	json_array_foreach(pts, i, p) {
 		const char *v = json_string_value(json_object_get(p, "verdict"));
@@ -513,7 +524,7 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
-	const json_t *sum = json_object_get(doc, "summary"), *p;
+	const json_t *sum = compare_summary(doc), *p;
 	size_t i;
 	fprintf(f, "### oqb ab: %s\n\n", verdict_of(verdict));
 	fprintf(f, "`%s`: base `%s`, new `%s`; %u rounds in shuffled order (RMIT); tolerance %g %% (p99 %g %%), "
@@ -554,11 +565,11 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 		fprintf(f, "\n\n");
 	}
 	if (doc) {
-		fprintf(f, "| system | load | p50 base → new | p99 base → new | ops/s base → new | verdict |\n"
+		fprintf(f, "| system | load | p50 base → new (rounds) | p99 base → new (rounds) | ops/s base → new (rounds) | verdict |\n"
 			   "| --- | --- | --- | --- | --- | --- |\n");
-		json_array_foreach(json_object_get(doc, "points"), i, p) {
-			const json_t *m[3] = { json_object_get(p, "p50"), json_object_get(p, "p99"),
-					       json_object_get(p, "achieved_ops") };
+		json_array_foreach(compare_rows(doc), i, p) {
+			const json_t *m[3] = { compare_row_metric(p, COMPARE_P50), compare_row_metric(p, COMPARE_P99),
+					       compare_row_metric(p, COMPARE_OPS) };
 			fprintf(f, "| %s | %s |", json_string_value(json_object_get(p, "system")),
 				json_string_value(json_object_get(p, "load")));
 			for (int k = 0; k < 3; k++) {
@@ -569,10 +580,14 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 				double b = json_number_value(json_object_get(m[k], "base"));
 				double n = json_number_value(json_object_get(m[k], "new"));
 				const json_t *ch = json_object_get(m[k], "change_pct");
+				const json_t *rn = json_object_get(m[k], "rounds_needed");
+				char r[32] = ", undecided";
+				if (json_is_integer(rn))
+					snprintf(r, sizeof r, ", %lld", (long long)json_integer_value(rn));
 				if (k < 2)
-					fprintf(f, " %.2f → %.2f µs (%+.1f %%) |", b / 1e3, n / 1e3, json_number_value(ch));
+					fprintf(f, " %.2f → %.2f µs (%+.1f %%%s) |", b / 1e3, n / 1e3, json_number_value(ch), r);
 				else
-					fprintf(f, " %.0f → %.0f (%+.1f %%) |", b, n, json_number_value(ch));
+					fprintf(f, " %.0f → %.0f (%+.1f %%%s) |", b, n, json_number_value(ch), r);
 			}
 			fprintf(f, " %s |\n", json_string_value(json_object_get(p, "detail")) ?: "missing");
 		}
@@ -672,6 +687,7 @@ int ab_main(int argc, char **argv)
 	json_t *doc = NULL, *bj = NULL, *nj = NULL, *noise = NULL;
 	double pre[FLOOR_REPS], post[FLOOR_REPS];
 	time_t t0 = time(NULL);
+	struct ab_seq seq = { 0 };
 
 	if (!a) {
 		fprintf(stderr, "oqb ab: out of memory\n");
@@ -795,6 +811,11 @@ int ab_main(int argc, char **argv)
 	 * of the machine than the gate's is set aside and costs one more
 	 * (gate_regime), at most --regime-reruns of them. */
 	unsigned cap = (unsigned)(a->c.max_trials + a->c.regime_reruns);
+	if (ab_seq_init(&seq, a->c.alpha, (unsigned)a->c.max_trials) < 0) {
+		fprintf(stderr, "oqb ab: out of memory\n");
+		verdict = AB_RUNFAIL;
+		goto report;
+	}
 	for (a->rounds = 0; a->rounds < cap;) {
 		unsigned rd = a->rounds;
 		int first = (int)(rng_next(&a->rng) & 1);
@@ -827,19 +848,38 @@ int ab_main(int argc, char **argv)
 			verdict = AB_RUNFAIL;
 			goto report;
 		}
+		double look_alpha = ab_seq_alpha(&seq, a->nkept);
 		struct compare_params cp = { .tolerance_pct = a->c.tolerance, .tolerance_p99_pct = a->c.tolerance_p99,
-					     .alpha = a->c.alpha,
-					     .canary_drift = a->c.canary_drift, .correction = a->c.correction };
+					     .tolerance_tagged_pp = a->c.tolerance_tagged, .alpha = look_alpha,
+					     .canary_drift = a->c.canary_drift, .correction = a->c.correction,
+					     .tail_raw = a->c.tail == 1 };
 		doc = compare_eval(bj, nj, &cp, "new");
-		const json_t *sum = json_object_get(doc, "summary");
+		if (!doc) {
+			fprintf(stderr, "oqb ab: out of memory\n");
+			verdict = AB_RUNFAIL;
+			goto report;
+		}
+		size_t open = ab_seq_look(&seq, doc, a->nkept);
+		int decided_regression = 0;
+		const char *dk;
+		json_t *dv;
+		json_object_foreach(seq.decided, dk, dv)
+			decided_regression |= !strcmp(json_string_value(json_object_get(dv, "verdict")), "regression");
+		if (!a->c.quiet)
+			fprintf(stderr, "oqb ab: after %u rounds (%u kept), a look at alpha %.3g: %zu gated metric(s) "
+				"decided, %zu undecided\n", a->rounds, a->nkept, look_alpha, json_object_size(seq.decided),
+				open);
+		/* every metric decided, or a regression (it stays decided: the
+		 * gate fails whatever more rounds say), or the budget spent */
+		if (!open || decided_regression || a->nkept >= (unsigned)a->c.max_trials)
+			break;
+	}
+	if (doc) {
+		ab_seq_final(&seq, doc);
+		const json_t *sum = compare_summary(doc);
 		long long reg = json_integer_value(json_object_get(sum, "regressions"));
 		long long und = json_integer_value(json_object_get(sum, "inconclusive"));
 		verdict = reg ? AB_REGRESSION : und ? AB_INCONCLUSIVE : AB_SAME;
-		if (!a->c.quiet)
-			fprintf(stderr, "oqb ab: after %u rounds (%u kept): %lld regressions, %lld improvements, "
-				"%lld inconclusive\n", a->rounds, a->nkept, reg, json_integer_value(json_object_get(sum, "improvements")), und);
-		if (verdict != AB_INCONCLUSIVE || a->nkept >= (unsigned)a->c.max_trials)
-			break;
 	}
 
 	/* The canary again: did the machine change during the gate?  The
@@ -875,7 +915,7 @@ int ab_main(int argc, char **argv)
 		double f = fmax(median5(post) / median5(pre), median5(pre) / median5(post));
 		json_object_set_new(noise, "moved", json_boolean(f > a->c.noise_limit));
 		if (f > a->c.noise_limit) {
-			const json_t *lo = json_object_get(json_object_get(doc, "summary"), "rounds_left_out");
+			const json_t *lo = json_object_get(compare_summary(doc), "rounds_left_out");
 			snprintf(err, sizeof err, "the canary moved by x%.2f between before and after the gate (limit x%g): "
 				 "the machine changed while it ran; the verdict rests on the rounds whose two sides' "
 				 "canaries agree (%lld point-round(s) left out) and on the %u round(s) kept in the gate's "
@@ -918,6 +958,13 @@ report:
 			json_array_foreach(json_object_get(doc, "table"), i, v)
 				printf("%s\n", json_string_value(v));
 		}
+		if (doc && a->c.quiet) {   /* rounds per metric, in any case */
+			size_t i;
+			json_t *v;
+			json_array_foreach(json_object_get(doc, "table"), i, v)
+				if (!strncmp(json_string_value(v), "rounds needed:", 14))
+					printf("ab: %s\n", json_string_value(v));
+		}
 		printf("ab: %s after %u rounds; %s/ab.json, junit.xml, summary.md\n",
 		       verdict_of(verdict) ? verdict_of(verdict) : "a run failed", a->rounds, a->dir);
 		if (noise && json_object_get(noise, "note"))
@@ -950,6 +997,7 @@ out:
 	json_decref(bj);
 	json_decref(nj);
 	json_decref(noise);
+	ab_seq_free(&seq);
 	free(a);
 	return verdict;
 }

@@ -16,6 +16,7 @@
 #include "result.h"
 #include "stats.h"
 #include "stattest.h"
+#include "trials.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -25,10 +26,13 @@
 
 struct cmp_opts {
 	const char *base, *new_;
-	double tolerance, tolerance_p99, alpha, canary_drift;
+	double tolerance, tolerance_p99, tolerance_tagged, alpha, canary_drift;
 	int json;
 	int correction;
+	int tail;
 };
+
+static const char *const tails[] = { "system", "raw", NULL };
 
 static const char *const corrections[] = { "bh", "holm", "none", NULL };
 
@@ -40,11 +44,17 @@ static const struct opt cmp_tab[] = {
 	  "percent p50 or throughput may move before the move can count (and only when significant)" },
 	{ "tolerance-p99", OPT_DBL, O(tolerance_p99), "25", 0, 1000, NULL,
 	  "the same for p99 (docs/trust.md: why it is wider)" },
-	{ "alpha", OPT_DBL, O(alpha), "0.05", 1e-9, 0.5, NULL,
-	  "significance level after the correction for many tests" },
-	{ "correction", OPT_ENUM, O(correction), "bh", 0, 0, corrections,
-	  "correction for testing many points at once: bh (Benjamini-Hochberg false discovery rate), "
-	  "holm (family-wise error), none" },
+	{ "tolerance-tagged", OPT_DBL, O(tolerance_tagged), "1", 0, 100, NULL,
+	  "percentage points the share of requests tagged by host stalls may move before the move can count" },
+	{ "tail", OPT_ENUM, O(tail), "system", 0, 0, tails,
+	  "which percentiles are judged: system (the requests no host stall tagged, host_tags.sys_lat_ns; "
+	  "the raw ones are shown beside) or raw (every request, lat_ns)" },
+	{ "alpha", OPT_DBL, O(alpha), "0.01", 1e-9, 0.5, NULL,
+	  "the comparison's false-verdict rate: with holm, the chance that an A/A pair reports any "
+	  "regression or improvement at all, over every point and metric" },
+	{ "correction", OPT_ENUM, O(correction), "holm", 0, 0, corrections,
+	  "correction for testing many points and metrics at once: holm (family-wise error rate, "
+	  "docs/trust.md), bh (Benjamini-Hochberg false discovery rate), none" },
 	{ "canary-drift", OPT_DBL, O(canary_drift), "1.5", 1, 1000, NULL,
 	  "when the runs' median canaries differ by more than this factor, changes are inconclusive; trials "
 	  "paired by round (oqb ab) leave out a round whose two canaries differ so" },
@@ -62,13 +72,50 @@ static const char *const verdict_name[] = { "same", "regression", "improvement",
 
 #define MAX_TRIALS 1000
 
+/* The metrics of a point: the first three decide its verdict; the fourth,
+ * the share of requests host stalls tagged, is reported beside it. */
+enum { M_P50 = COMPARE_P50, M_P99 = COMPARE_P99, M_OPS = COMPARE_OPS, M_TAGGED = COMPARE_TAGGED,
+       NMETRIC = COMPARE_NMETRIC };
+static const char *const mnames[NMETRIC] = { "p50", "p99", "achieved_ops", "tagged_frac" };
+
+/* the summary's keys this file reads back from its own document */
+#define SUMMARY_FINDING "finding"
+#define SUMMARY_POINTS "points"
+
+json_t *compare_rows(const json_t *doc)
+{
+	return json_object_get(doc, "points");
+}
+
+json_t *compare_summary(const json_t *doc)
+{
+	return json_object_get(doc, "summary");
+}
+
+json_t *compare_row_metric(const json_t *row, int metric)
+{
+	return metric >= 0 && metric < NMETRIC ? json_object_get(row, mnames[metric]) : NULL;
+}
+
+const char *compare_metric_name(int metric)
+{
+	return metric >= 0 && metric < NMETRIC ? mnames[metric] : "?";
+}
+#define NO_TRIAL ((size_t)-1)   /* a point without trials stands for one */
+
 /* One metric of one matched point pair. */
 struct metric {
 	const char *name;
 	int lower_is_better;
+	int absolute;                          /* change is new - base (a share), not a ratio */
+	int sys;                               /* a percentile of the untagged requests */
 	double b[MAX_TRIALS], n[MAX_TRIALS];   /* the trials' values */
+	size_t ib[MAX_TRIALS], in[MAX_TRIALS]; /* and which trials they are */
 	size_t nb, nn;
-	double base, new_;                     /* medians over the trials */
+	double base, new_;                     /* latency: the used trials' merged percentile;
+						* else the median over them */
+	double raw_base, raw_new;              /* sys: the same of every request (NAN: not sys) */
+	int all_tagged;                        /* sys: a side has requests, but none untagged */
 	double change;                         /* (new - base) / base */
 	double p, p_adj, ks_d, ks_p;           /* NAN when not tested */
 	size_t test;                           /* index into the run's p-values */
@@ -81,7 +128,11 @@ struct metric {
 struct pair {
 	const json_t *bp, *np;
 	char load[64];
-	struct metric m[3];
+	struct metric m[NMETRIC];
+	int sys;                               /* both sides' trials carry host_tags, and the system tail is judged */
+	unsigned char *keep[2];                /* unpaired: the trials in the shared canary regime (NULL: all) */
+	size_t off_regime[2];                  /* and those left out, base and new */
+	double regime_ns;                      /* the regime's canary, when some were left out */
 	int paired;                            /* trials matched by round (oqb ab) */
 	size_t unmatched;                      /* paired: rounds left out */
 	size_t nkept, *kb, *kn;                /* paired: the kept rounds' trial indices */
@@ -114,38 +165,144 @@ static double hl_change(const double *b, size_t nb, const double *n, size_t nn, 
 	return c;
 }
 
-/* One metric of a trial (or of a point without trials): lat_ns.all.PCT,
- * NAN when it holds no samples, or achieved_ops; NAN when missing. */
-static double metric_value(const json_t *t, const char *metric)
+/* The same for a share: the median of every new - base difference of
+ * trial values (Hodges-Lehmann), within a stratum with sid.  NAN when
+ * there is no pair. */
+static double hl_diff(const double *b, size_t nb, const double *n, size_t nn, const unsigned *sid)
+{
+	double *r = malloc(nb * nn * sizeof *r + 1);
+	size_t k = 0;
+	if (!r)
+		return stats_median(n, nn) - stats_median(b, nb);
+	for (size_t i = 0; i < nb; i++)
+		for (size_t j = 0; j < nn; j++)
+			if (!sid || sid[i] == sid[j])
+				r[k++] = n[j] - b[i];
+	double c = k ? stats_median_inplace(r, k) : NAN;
+	free(r);
+	return c;
+}
+
+static double metric_pct(const char *metric)
+{
+	return strcmp(metric, "p50") == 0 ? 50 : strcmp(metric, "p99") == 0 ? 99 : NAN;
+}
+
+/* One metric of a trial (or of a point without trials): its p50 or p99
+ * (of the untagged requests with sys, else of all), achieved_ops, or its
+ * tagged share; NAN when it holds no samples or the value is missing. */
+static double metric_value(const json_t *t, const char *metric, int sys)
 {
 	if (strcmp(metric, "achieved_ops") == 0)
-		return result_num(t, metric);
-	const json_t *src = json_object_get(json_object_get(t, "lat_ns"), "all");
-	return result_num(src, "n") > 0 ? result_num(src, metric) : NAN;
+		return result_achieved(t);
+	if (strcmp(metric, "tagged_frac") == 0)
+		return result_tagged_frac(t, "all");
+	return result_trial_pct(t, sys, metric_pct(metric));
 }
 
 /*
- * The trials' values of one metric of a point: trials[].lat_ns.all.PCT
- * (trials with no samples left out) or trials[].achieved_ops.  A run.json
- * from before trials existed counts as one trial with the point's values.
+ * The trials' values of one metric of a point (trials with no samples
+ * left out, as are those keep says are off the shared canary regime), and
+ * their indices in idx.  A run.json from before trials existed counts as
+ * one trial with the point's values (index NO_TRIAL).
  */
-static size_t trial_values(const json_t *p, const char *metric, double *out)
+static size_t trial_values(const json_t *p, const char *metric, int sys, const unsigned char *keep, double *out,
+			   size_t *idx)
 {
-	const json_t *trials = json_object_get(p, "trials"), *t;
+	const json_t *trials = result_trials(p), *t;
 	size_t i, n = 0;
 
 	if (!json_array_size(trials)) {
-		double v = metric_value(p, metric);
-		if (!isnan(v))
+		double v = metric_value(p, metric, sys);
+		if (!isnan(v)) {
+			idx[n] = NO_TRIAL;
 			out[n++] = v;
+		}
 		return n;
 	}
 	json_array_foreach(trials, i, t) {
-		double v = metric_value(t, metric);
-		if (n < MAX_TRIALS && !isnan(v))
+		double v = metric_value(t, metric, sys);
+		if (n < MAX_TRIALS && !isnan(v) && (!keep || keep[i])) {
+			idx[n] = i;
 			out[n++] = v;
+		}
 	}
 	return n;
+}
+
+/*
+ * Percentile pct of the histogram of trials idx[0..n) of p merged (their
+ * untagged requests' with sys): bins summed, never percentiles averaged.
+ * NAN when a histogram cannot be read or holds nothing.
+ */
+static double merged_pct(const json_t *p, const size_t *idx, size_t n, int sys, double pct)
+{
+	if (n == 1 && idx[0] == NO_TRIAL)
+		return result_trial_pct(p, sys, pct);
+	struct hist *h = hist_new(), *one = hist_new();
+	char e[256];
+	double v = NAN;
+	int bad = !h || !one || !n;
+	for (size_t i = 0; i < n && !bad; i++) {
+		bad = result_trial_hist(one, json_array_get(result_trials(p), idx[i]), sys, e, sizeof e) < 0;
+		if (!bad)
+			hist_merge(h, one);
+	}
+	if (!bad && h->n)
+		v = (double)hist_percentile(h, pct);
+	hist_free(h);
+	hist_free(one);
+	return v;
+}
+
+/* Whether p's trials (or p itself, without trials) all carry host_tags. */
+static int tagged_all(const json_t *p)
+{
+	const json_t *trials = result_trials(p), *t;
+	size_t i;
+	if (!json_array_size(trials))
+		return result_host_tags(p) != NULL;
+	json_array_foreach(trials, i, t)
+		if (!result_host_tags(t))
+			return 0;
+	return 1;
+}
+
+/*
+ * Unpaired trials by canary regime (trials.h): when the two sides'
+ * trials of a point ran on more than one floor of the machine (canaries
+ * drift or more apart), only those on the floor most of them share are
+ * compared, on both sides; the rest are left out (pr->keep, off_regime).
+ * A floor flip then costs trials, never makes a verdict.  -1 when out of
+ * memory.
+ */
+static int regime_filter(struct pair *pr, double drift)
+{
+	const json_t *pt[2] = { pr->bp, pr->np }, *t;
+	size_t nt[2] = { json_array_size(result_trials(pr->bp)), json_array_size(result_trials(pr->np)) };
+	size_t i, n = 0, cnt;
+	double *v = calloc(nt[0] + nt[1] + 1, sizeof *v);
+	if (!v)
+		return -1;
+	for (int s = 0; s < 2; s++)
+		json_array_foreach(result_trials(pt[s]), i, t)
+			if (result_canary_ns(t) > 0)
+				v[n++] = result_canary_ns(t);
+	double mode = n ? regime_mode(v, n, drift, -1, &cnt) : -1;
+	free(v);
+	if (!n || cnt == n)
+		return 0;
+	pr->regime_ns = mode;
+	for (int s = 0; s < 2; s++) {
+		if (!(pr->keep[s] = calloc(nt[s] + 1, 1)))
+			return -1;
+		json_array_foreach(result_trials(pt[s]), i, t) {
+			double c = result_canary_ns(t);
+			pr->keep[s][i] = !(c > 0) || regime_same(c, mode, drift);
+			pr->off_regime[s] += !pr->keep[s][i];
+		}
+	}
+	return 0;
 }
 
 /* The |z| whose two-sided normal p-value is p (bisection on erfc). */
@@ -178,8 +335,7 @@ static unsigned trials_needed(size_t n, double p, double alpha)
 
 static long round_of(const json_t *t)
 {
-	const json_t *r = json_object_get(t, "round");
-	return json_is_integer(r) && json_integer_value(r) > 0 ? (long)json_integer_value(r) : -1;
+	return result_round(t);
 }
 
 /*
@@ -194,7 +350,7 @@ static long round_of(const json_t *t)
  */
 static int pair_rounds(struct pair *pr, double drift)
 {
-	const json_t *tb = json_object_get(pr->bp, "trials"), *tn = json_object_get(pr->np, "trials"), *t, *u;
+	const json_t *tb = result_trials(pr->bp), *tn = result_trials(pr->np), *t, *u;
 	size_t i, j, nb = json_array_size(tb), nn = json_array_size(tn);
 
 	if (!nb || !nn)
@@ -239,6 +395,8 @@ static void pair_free(struct pair *pr)
 	free(pr->kb);
 	free(pr->kn);
 	free(pr->kc);
+	free(pr->keep[0]);
+	free(pr->keep[1]);
 }
 
 struct by_canary {
@@ -278,31 +436,58 @@ static unsigned strata_of(const double *kc, size_t n, double drift, unsigned *si
 /* One metric: collect trials, test, and fill everything but the verdict. */
 static void measure(struct metric *m, const struct pair *pr, const char *name, int lib, double drift)
 {
+	int sys = pr->sys && !isnan(metric_pct(name));
 	const json_t *bp = pr->bp, *np = pr->np;
 	double kc[MAX_TRIALS];
 	char e[128];
 	memset(m, 0, sizeof *m);
 	m->name = name;
 	m->lower_is_better = lib;
+	m->absolute = strcmp(name, "tagged_frac") == 0;
+	m->sys = sys;
 	if (pr->paired) {
 		/* the kept rounds in pairs: a round whose trial on either side
 		 * has no value for this metric is left out on both */
-		const json_t *tb = json_object_get(bp, "trials"), *tn = json_object_get(np, "trials");
+		const json_t *tb = result_trials(bp), *tn = result_trials(np);
 		for (size_t i = 0; i < pr->nkept && m->nb < MAX_TRIALS; i++) {
-			double x = metric_value(json_array_get(tb, pr->kb[i]), name);
-			double y = metric_value(json_array_get(tn, pr->kn[i]), name);
+			double x = metric_value(json_array_get(tb, pr->kb[i]), name, sys);
+			double y = metric_value(json_array_get(tn, pr->kn[i]), name, sys);
 			if (isnan(x) || isnan(y))
 				continue;
 			kc[m->nb] = pr->kc[i];
+			m->ib[m->nb] = pr->kb[i];
+			m->in[m->nn] = pr->kn[i];
 			m->b[m->nb++] = x;
 			m->n[m->nn++] = y;
 		}
 	} else {
-		m->nb = trial_values(bp, name, m->b);
-		m->nn = trial_values(np, name, m->n);
+		m->nb = trial_values(bp, name, sys, pr->keep[0], m->b, m->ib);
+		m->nn = trial_values(np, name, sys, pr->keep[1], m->n, m->in);
 	}
-	m->base = stats_median(m->b, m->nb);
-	m->new_ = stats_median(m->n, m->nn);
+	m->raw_base = m->raw_new = NAN;
+	if (sys && (!m->nb || !m->nn)) {
+		double rv[MAX_TRIALS];
+		size_t ri[MAX_TRIALS];
+		m->all_tagged = trial_values(m->nb ? np : bp, name, 0, pr->keep[m->nb ? 1 : 0], rv, ri) > 0;
+	}
+	if (!isnan(metric_pct(name))) {
+		double q = metric_pct(name);
+		m->base = merged_pct(bp, m->ib, m->nb, sys, q);
+		m->new_ = merged_pct(np, m->in, m->nn, sys, q);
+		if (sys) {
+			m->raw_base = merged_pct(bp, m->ib, m->nb, 0, q);
+			m->raw_new = merged_pct(np, m->in, m->nn, 0, q);
+		}
+		/* trials that keep only their numbers (no histogram to merge):
+		 * the median over them */
+		if (isnan(m->base))
+			m->base = stats_median(m->b, m->nb);
+		if (isnan(m->new_))
+			m->new_ = stats_median(m->n, m->nn);
+	} else {
+		m->base = stats_median(m->b, m->nb);
+		m->new_ = stats_median(m->n, m->nn);
+	}
 	m->p = m->p_adj = m->ks_d = m->ks_p = NAN;
 	/* Paired rounds on more than one floor: each round is tested against
 	 * the rounds of its own floor (van Elteren), and the change comes from
@@ -310,7 +495,11 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
 	unsigned sid[MAX_TRIALS];
 	m->strata = pr->paired && m->nb >= 2 ? strata_of(kc, m->nb, drift, sid) : 1;
 	int strat = m->strata > 1;
-	m->change = m->base > 0 ? hl_change(m->b, m->nb, m->n, m->nn, strat ? sid : NULL) : NAN;
+	if (m->absolute)   /* a share: the median of new - base differences */
+		m->change = m->nb && m->nn ? hl_diff(m->b, m->nb, m->n, m->nn, strat ? sid : NULL) : NAN;
+	else
+		m->change = stats_median(m->b, m->nb) > 0 ? hl_change(m->b, m->nb, m->n, m->nn, strat ? sid : NULL)
+							  : NAN;
 	if (m->nb >= 2 && m->nn >= 2) {
 		struct mwu_result r;
 		if (strat && strat_rank_test(m->b, m->n, sid, m->nb, &m->p, NULL, e, sizeof e) != 0)
@@ -335,7 +524,7 @@ static int overloaded(const json_t *t)
 	double sent = result_num(t, "sent"), unsent = result_num(t, "unsent"), unans = result_num(t, "unanswered");
 	double lost = (isnan(unsent) ? 0 : unsent) + (isnan(unans) ? 0 : unans);
 	double sched = (isnan(sent) ? 0 : sent) + (isnan(unsent) ? 0 : unsent);
-	return json_is_true(json_object_get(t, "saturated")) ||
+	return result_saturated(t) ||
 	       (sched > 0 && lost > (1 - MERGE_SATURATED) * sched);
 }
 
@@ -347,7 +536,7 @@ static void count_overload(struct pair *pr)
 	const json_t *pt[2] = { pr->bp, pr->np }, *t;
 	size_t i;
 	for (int s = 0; s < 2; s++) {
-		const json_t *trials = json_object_get(pt[s], "trials");
+		const json_t *trials = result_trials(pt[s]);
 		pr->over[s] = pr->of[s] = 0;
 		if (!json_array_size(trials)) {
 			pr->of[s] = 1;
@@ -384,6 +573,7 @@ static void overload_note(char *buf, size_t len, const struct pair *pr, int s)
  */
 static const char *const dist_p50[] = { "interference", NULL };
 static const char *const dist_p99[] = { "stalls", "interference", "stationarity", NULL };
+static const char *const dist_none[] = { NULL };
 
 /*
  * The verdict of one metric (compare.h): a change counts only when it is
@@ -408,12 +598,31 @@ static void judge(struct metric *m, const struct pair *pr, double tol, double al
 {
 	const json_t *bp = pr->bp, *np = pr->np;
 	int worse = m->lower_is_better ? m->change > 0 : m->change < 0;
+	char by[32];
+	if (m->absolute)
+		snprintf(by, sizeof by, "%.2f pp", fabs(m->change) * 100);
+	else
+		snprintf(by, sizeof by, "%.0f%%", fabs(m->change) * 100);
 	m->v = SAME;
 	if (pr->paired && pr->unmatched && !pr->nkept) {
 		m->v = UNDECIDED;
 		snprintf(m->why, sizeof m->why, "in all %zu rounds the two sides' canaries differ by more than x%g, "
 			 "so no round compares like with like; run more rounds (if it stays so, the change itself "
 			 "may move the canary)", pr->unmatched, drift);
+		return;
+	}
+	if (isnan(m->change) && (pr->off_regime[0] || pr->off_regime[1]) && (m->nb || m->nn)) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "no trial of one side ran on the canary regime the other's did "
+			 "(%zu base and %zu new trial(s) off the %.0f ns floor left out): the machine changed, not "
+			 "necessarily the code; run both again", pr->off_regime[0], pr->off_regime[1], pr->regime_ns);
+		return;
+	}
+	if (isnan(m->change) && m->all_tagged) {
+		m->v = UNDECIDED;
+		snprintf(m->why, sizeof m->why, "host stalls tagged every request of the %s side's trials, so its "
+			 "system tail holds nothing to judge (the raw tail is beside; --tail raw judges it)",
+			 m->nb ? "new" : "base");
 		return;
 	}
 	if (isnan(m->change)) {
@@ -425,52 +634,52 @@ static void judge(struct metric *m, const struct pair *pr, double tol, double al
 		return;
 	if (m->strata == 0) {
 		m->v = UNDECIDED;
-		snprintf(m->why, sizeof m->why, "%s by %.0f%%, but the stratified test ran out of memory; run the "
-			 "comparison again where more memory is free", worse ? "worse" : "better", fabs(m->change) * 100);
+		snprintf(m->why, sizeof m->why, "%s by %s, but the stratified test ran out of memory; run the "
+			 "comparison again where more memory is free", worse ? "worse" : "better", by);
 		return;
 	}
 	if (isnan(m->p)) {
 		m->v = UNDECIDED;
-		snprintf(m->why, sizeof m->why, "%s by %.0f%%, but with %zu and %zu trial(s) run-to-run noise "
+		snprintf(m->why, sizeof m->why, "%s by %s, but with %zu and %zu trial(s) run-to-run noise "
 			 "cannot be told from a change; run both with repeat >= %u", worse ? "worse" : "better",
-			 fabs(m->change) * 100, m->nb, m->nn, mwu_min_n(alpha));
+			 by, m->nb, m->nn, mwu_min_n(alpha));
 		return;
 	}
 	if (m->p_adj >= alpha) {
 		m->v = UNDECIDED;
 		if (m->p >= 0.5)
-			snprintf(m->why, sizeof m->why, "%s by %.0f%% in the medians, but the trials overlap (p %.3g): "
+			snprintf(m->why, sizeof m->why, "%s by %s in the medians, but the trials overlap (p %.3g): "
 				 "run-to-run noise this large hides any change of this size; more trials would "
-				 "hardly decide it", worse ? "worse" : "better", fabs(m->change) * 100, m->p);
+				 "hardly decide it", worse ? "worse" : "better", by, m->p);
 		else
-			snprintf(m->why, sizeof m->why, "%s by %.0f%% but not significant (p %.3g, corrected %.3g); "
+			snprintf(m->why, sizeof m->why, "%s by %s but not significant (p %.3g, corrected %.3g); "
 				 "about %u trials per side would decide it", worse ? "worse" : "better",
-				 fabs(m->change) * 100, m->p, m->p_adj,
+				 by, m->p, m->p_adj,
 				 trials_needed(m->nb < m->nn ? m->nb : m->nn, m->p, alpha / 4));
 		return;
 	}
 	if (env_note) {
 		m->v = UNDECIDED;
-		snprintf(m->why, sizeof m->why, "%s by %.0f%% (p %.3g), but %s", worse ? "worse" : "better",
-			 fabs(m->change) * 100, m->p_adj, env_note);
+		snprintf(m->why, sizeof m->why, "%s by %s (p %.3g), but %s", worse ? "worse" : "better",
+			 by, m->p_adj, env_note);
 		return;
 	}
 	char names[160], note[200];
-	int disturbed = checks_warned(json_object_get(worse ? np : bp, "checks"), dist, names, sizeof names);
+	int disturbed = checks_warned(result_checks(worse ? np : bp), dist, names, sizeof names);
 	if (own_overload(pr, worse)) {
 		overload_note(note, sizeof note, pr, worse);
 		m->v = worse ? WORSE : BETTER;
 		m->own_overload = 1;
-		snprintf(m->why, sizeof m->why, "%s by %.0f%% (p %.3g); %s%s%s%s", worse ? "worse" : "better",
-			 fabs(m->change) * 100, m->p_adj, note, disturbed ? ": its own overload, not the host, "
+		snprintf(m->why, sizeof m->why, "%s by %s (p %.3g); %s%s%s%s", worse ? "worse" : "better",
+			 by, m->p_adj, note, disturbed ? ": its own overload, not the host, "
 			 "made its checks warn (" : "", disturbed ? names : "", disturbed ? ")" : "");
 		return;
 	}
 	if (disturbed) {
 		m->v = UNDECIDED;
-		snprintf(m->why, sizeof m->why, "%s by %.0f%% (p %.3g), but the %s run's point, the %s one, was "
+		snprintf(m->why, sizeof m->why, "%s by %s (p %.3g), but the %s run's point, the %s one, was "
 			 "disturbed by the host (its checks warned: %s), which may be all the difference; run it again",
-			 worse ? "worse" : "better", fabs(m->change) * 100, m->p_adj, worse ? "new" : "base",
+			 worse ? "worse" : "better", by, m->p_adj, worse ? "new" : "base",
 			 m->lower_is_better ? "slower" : "lower", names);
 		return;
 	}
@@ -481,17 +690,29 @@ static void fmt_metric(char *buf, size_t len, const struct metric *m, int is_lat
 {
 	char a[32], b[32], p[32] = "";
 
-	if (is_lat) {
+	if (m->absolute) {
+		snprintf(a, sizeof a, "%.2f%%", m->base * 100);
+		snprintf(b, sizeof b, "%.2f%%", m->new_ * 100);
+	} else if (is_lat) {
 		fmt_ns(a, sizeof a, m->base);
 		fmt_ns(b, sizeof b, m->new_);
+		if (isnan(m->base))
+			snprintf(a, sizeof a, "-");
+		if (isnan(m->new_))
+			snprintf(b, sizeof b, "-");
 	} else {
 		snprintf(a, sizeof a, "%.0f", m->base);
 		snprintf(b, sizeof b, "%.0f", m->new_);
 	}
 	if (!isnan(m->p_adj))
 		snprintf(p, sizeof p, " q%.2g", m->p_adj);
-	if (isnan(m->new_))
+	if (isnan(m->base) && m->absolute)
+		snprintf(buf, len, "-");
+	else if (isnan(m->new_))
 		snprintf(buf, len, "%s -> ?", a);
+	else if (m->absolute)
+		snprintf(buf, len, "%s -> %s (%+.2fpp%s)%s", a, b, isnan(m->change) ? 0 : m->change * 100, p,
+			 m->v == WORSE ? " !" : m->v == BETTER ? " +" : m->v == UNDECIDED ? " ?" : "");
 	else
 		snprintf(buf, len, "%s -> %s (%+.1f%%%s)%s", a, b, isnan(m->change) ? 0 : m->change * 100, p,
 			 m->v == WORSE ? " !" : m->v == BETTER ? " +" : m->v == UNDECIDED ? " ?" : "");
@@ -513,10 +734,9 @@ static void adjust(double *p, size_t m, int how)
 
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *o, const char *new_name)
 {
-	static const char *const mnames[3] = { "p50", "p99", "achieved_ops" };
-	char env[300] = "", line[1800];
+	char env[300] = "", line[2000];
 	size_t i, npoints = 0, nreg = 0, nimp = 0, nund = 0, ntests = 0, npairs = 0, npaired = 0, left_out = 0;
-	size_t nunmatched = 0, nmatched = 0;
+	size_t nunmatched = 0, nmatched = 0, nsys = 0, nexposed = 0, off_regime = 0;
 	int oom = 0;
 	struct pair *pairs = NULL;
 	double *pv = NULL;
@@ -524,7 +744,8 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	json_t *bp, *out = json_array(), *table = json_array(), *knee = NULL;
 	enum match_by by = match_mode(base, nw);
 
-	double tol[3] = { o->tolerance_pct / 100, o->tolerance_p99_pct / 100, o->tolerance_pct / 100 };
+	double tol[NMETRIC] = { o->tolerance_pct / 100, o->tolerance_p99_pct / 100, o->tolerance_pct / 100,
+				o->tolerance_tagged_pp / 100 };
 	double cb = result_run_canary(base), cn = result_run_canary(nw);
 	if (!isnan(cb) && !isnan(cn) && fmax(cb / cn, cn / cb) > o->canary_drift)
 		snprintf(env, sizeof env, "the machines' canaries differ (%.0f ns vs %.0f ns: more than x%g), so the "
@@ -533,7 +754,7 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	/* Match, measure and test every point, then correct all p-values at once. */
 	size_t nbase = json_array_size(result_points(base));
 	pairs = calloc(nbase ? nbase : 1, sizeof *pairs);
-	pv = calloc(3 * (nbase ? nbase : 1), sizeof *pv);
+	pv = calloc(NMETRIC * (nbase ? nbase : 1), sizeof *pv);
 	taken = calloc(json_array_size(result_points(nw)) + 1, 1);
 	if (!pairs || !pv || !taken || !out || !table) {
 		free(pairs);
@@ -553,15 +774,18 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			continue;
 		taken[j] = 1;
 		nmatched++;
-		if (pair_rounds(pr, o->canary_drift) < 0) {
+		if (pair_rounds(pr, o->canary_drift) < 0 || (!pr->paired && regime_filter(pr, o->canary_drift) < 0)) {
 			oom = 1;
 			break;
 		}
 		npaired += (size_t)pr->paired;
 		left_out += pr->unmatched;
+		off_regime += pr->off_regime[0] + pr->off_regime[1];
+		pr->sys = !o->tail_raw && tagged_all(pr->bp) && tagged_all(pr->np);
+		nsys += (size_t)pr->sys;
 		count_overload(pr);
-		for (int k = 0; k < 3; k++) {
-			measure(&pr->m[k], pr, mnames[k], k < 2, o->canary_drift);
+		for (int k = 0; k < NMETRIC; k++) {
+			measure(&pr->m[k], pr, mnames[k], k != M_OPS, o->canary_drift);
 			if (!isnan(pr->m[k].p)) {
 				pr->m[k].test = ntests;
 				pv[ntests++] = pr->m[k].p;
@@ -580,13 +804,14 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 	}
 	adjust(pv, ntests, o->correction);
 
-	snprintf(line, sizeof line, "%-9s %12s  %-34s %-34s %-34s %s", "system", "load", "p50 (median of trials)",
-		 "p99", "achieved ops/s", "verdict");
+	snprintf(line, sizeof line, "%-9s %12s  %-34s %-34s %-26s %-27s %-30s %s", "system", "load",
+		 o->tail_raw ? "p50 (raw)" : "p50 (system)", o->tail_raw ? "p99 (raw)" : "p99 (system)", "achieved ops/s",
+		 "tagged by host stalls", o->tail_raw ? "" : "raw p50 / p99", "verdict");
 	json_array_append_new(table, json_string(line));
 	for (i = 0; i < npairs; i++) {
 		struct pair *pr = &pairs[i];
-		const char *sys = json_string_value(json_object_get(pr->bp, "system"));
-		char c[3][160], verdict[700] = "";
+		const char *sys = result_system(pr->bp);
+		char c[NMETRIC][160], raw[160] = "", verdict[1000] = "";
 		int worse = 0, better = 0, und = 0;
 
 		npoints++;
@@ -607,18 +832,20 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			json_array_append_new(table, json_string(line));
 			continue;
 		}
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < NMETRIC; k++) {
 			struct metric *m = &pr->m[k];
 			if (!isnan(m->p))
 				m->p_adj = pv[m->test];
 			judge(m, pr, tol[k], o->alpha, o->canary_drift, env[0] && !pr->paired ? env : NULL,
-			      k == 1 ? dist_p99 : dist_p50);
+			      k == M_P99 ? dist_p99 : k == M_TAGGED ? dist_none : dist_p50);
+			if (k == M_TAGGED)   /* reported beside, never the point's verdict */
+				continue;
 			worse |= m->v == WORSE;
 			better |= m->v == BETTER;
 			und |= m->v == UNDECIDED;
 		}
 		for (int pass = 0; pass < 3; pass++)
-			for (int k = 0; k < 3; k++) {
+			for (int k = 0; k < M_TAGGED; k++) {
 				const struct metric *m = &pr->m[k];
 				enum verdict want = pass == 0 ? WORSE : pass == 1 ? BETTER : UNDECIDED;
 				if (m->v != want || (pass == 1 && worse) || (pass == 2 && (worse || better)))
@@ -642,13 +869,27 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			}
 		if (!verdict[0])
 			snprintf(verdict, sizeof verdict, "same");
+		const struct metric *tg = &pr->m[M_TAGGED];
+		const char *exposure = isnan(tg->base) ? "unknown" : tg->v == WORSE ? "more" : tg->v == BETTER ? "less" :
+				       tg->v == UNDECIDED ? "inconclusive" : "same";
+		if (tg->v == WORSE || tg->v == BETTER) {
+			size_t l = strlen(verdict);
+			snprintf(verdict + l, sizeof verdict - l, "; host stalls tagged %s requests (%.2f%% -> %.2f%%): "
+				 "NEW's requests are %s exposed to the host's stalls", tg->v == WORSE ? "more" : "fewer",
+				 tg->base * 100, tg->new_ * 100, tg->v == WORSE ? "more" : "less");
+			nexposed++;
+		}
 		nreg += (size_t)worse;
 		nimp += (size_t)(better && !worse);
 		nund += (size_t)(und && !worse && !better);
-		json_t *row = json_pack("{s:s?, s:s, s:s, s:s}", "system", sys, "load", pr->load, "verdict",
+		json_t *row = json_pack("{s:s?, s:s, s:s, s:s, s:s, s:s}", "system", sys, "load", pr->load, "verdict",
 					worse ? "regression" : better ? "improvement" : und ? "inconclusive" : "same",
-					"detail", verdict);
-		for (int k = 0; k < 3; k++) {
+					"detail", verdict, "tail", pr->sys ? "system" : "raw", "host_exposure", exposure);
+		if (pr->off_regime[0] || pr->off_regime[1])
+			json_object_set_new(row, "regime", json_pack("{s:f, s:I, s:I}", "canary_ns", pr->regime_ns,
+								     "left_out_base", (json_int_t)pr->off_regime[0],
+								     "left_out_new", (json_int_t)pr->off_regime[1]));
+		for (int k = 0; k < NMETRIC; k++) {
 			const struct metric *m = &pr->m[k];
 			json_t *mj = json_pack("{s:f, s:f, s:i, s:i, s:s}", "base", isnan(m->base) ? 0.0 : m->base,
 					       "new", isnan(m->new_) ? 0.0 : m->new_, "trials_base", (int)m->nb,
@@ -662,36 +903,56 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 				"van Elteren (strata by canary)" : "Mann-Whitney U"));
 			if (m->strata > 1)
 				json_object_set_new(mj, "strata", json_integer(m->strata));
+			if (k == M_P50 || k == M_P99)
+				json_object_set_new(mj, "tail", json_string(m->sys ? "system" : "raw"));
+			if (m->sys) {
+				json_object_set_new(mj, "raw_base", isnan(m->raw_base) ? json_null() : json_real(m->raw_base));
+				json_object_set_new(mj, "raw_new", isnan(m->raw_new) ? json_null() : json_real(m->raw_new));
+			}
 			if (m->why[0])
 				json_object_set_new(mj, "why", json_string(m->why));
 			json_object_set_new(row, m->name, mj);
 		}
 		if (by == MATCH_KNEE) {
 			json_object_set_new(row, "fraction", json_real(result_knee_fraction(base, pr->bp)));
-			json_object_set_new(row, "offered_ops_base", json_real(result_num(pr->bp, "offered_ops")));
-			json_object_set_new(row, "offered_ops_new", json_real(result_num(pr->np, "offered_ops")));
+			json_object_set_new(row, "offered_ops_base", json_real(result_offered(pr->bp)));
+			json_object_set_new(row, "offered_ops_new", json_real(result_offered(pr->np)));
 		}
 		if (pr->paired) {
 			/* which rounds the test stands on (oqb ab: never a round it set aside) */
 			json_t *used = json_array();
 			for (size_t k = 0; k < pr->nkept; k++)
-				json_array_append_new(used, json_integer(round_of(json_array_get(json_object_get(pr->bp,
-							"trials"), pr->kb[k]))));
+				json_array_append_new(used, json_integer(round_of(json_array_get(result_trials(pr->bp),
+												  pr->kb[k]))));
 			json_object_set_new(row, "rounds", json_pack("{s:I, s:I, s:o}", "paired",
 								     (json_int_t)(pr->nkept + pr->unmatched), "left_out",
 								     (json_int_t)pr->unmatched, "used", used));
 		}
 		json_array_append_new(out, row);
-		fmt_metric(c[0], sizeof c[0], &pr->m[0], 1);
-		fmt_metric(c[1], sizeof c[1], &pr->m[1], 1);
-		fmt_metric(c[2], sizeof c[2], &pr->m[2], 0);
-		snprintf(line, sizeof line, "%-9s %12s  %-34s %-34s %-34s %s", sys ? sys : "?", pr->load, c[0], c[1],
-			 c[2], verdict);
+		fmt_metric(c[0], sizeof c[0], &pr->m[M_P50], 1);
+		fmt_metric(c[1], sizeof c[1], &pr->m[M_P99], 1);
+		fmt_metric(c[2], sizeof c[2], &pr->m[M_OPS], 0);
+		fmt_metric(c[3], sizeof c[3], &pr->m[M_TAGGED], 0);
+		if (pr->sys) {
+			char r[4][32];
+			fmt_ns(r[0], sizeof r[0], pr->m[M_P50].raw_base);
+			fmt_ns(r[1], sizeof r[1], pr->m[M_P50].raw_new);
+			fmt_ns(r[2], sizeof r[2], pr->m[M_P99].raw_base);
+			fmt_ns(r[3], sizeof r[3], pr->m[M_P99].raw_new);
+			for (int k = 0; k < 4; k++)
+				if (!strcmp(r[k], "nans"))
+					snprintf(r[k], sizeof r[k], "-");
+			snprintf(raw, sizeof raw, "%s->%s / %s->%s", r[0], r[1], r[2], r[3]);
+		} else if (!o->tail_raw) {
+			snprintf(raw, sizeof raw, "(no host_tags: raw judged)");
+		}
+		snprintf(line, sizeof line, "%-9s %12s  %-34s %-34s %-26s %-27s %-30s %s", sys ? sys : "?", pr->load, c[0],
+			 c[1], c[2], c[3], raw, verdict);
 		json_array_append_new(table, json_string(line));
 	}
 	/* NEW's points no BASE point matched: listed, never judged */
 	json_array_foreach(result_points(nw), i, bp) {
-		const char *sys = json_string_value(json_object_get(bp, "system"));
+		const char *sys = result_system(bp);
 		char load[64], why[300];
 		if (taken[i])
 			continue;
@@ -714,9 +975,20 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 		nimp += kv == BETTER;
 		nund += kv == UNDECIDED;
 	}
-	char how[200];
+	char how[200], rate[400];
 	snprintf(how, sizeof how, "alpha %g after %s over %zu tests", o->alpha,
 		 o->correction == 0 ? "Benjamini-Hochberg" : o->correction == 1 ? "Holm" : "no correction", ntests);
+	if (o->correction == 1)
+		snprintf(rate, sizeof rate, "family-wise false-verdict rate at most %g %%: the chance that two runs of "
+			 "one build report any regression or improvement, over all %zu tests (points x metrics), "
+			 "Holm-corrected", o->alpha * 100, ntests);
+	else if (o->correction == 0)
+		snprintf(rate, sizeof rate, "false discovery rate at most %g %% (Benjamini-Hochberg over %zu tests): "
+			 "NOT a family-wise rate; an A/A pair can report a change (--correction holm bounds that)",
+			 o->alpha * 100, ntests);
+	else
+		snprintf(rate, sizeof rate, "no correction: each of the %zu tests alone has a false-verdict rate of "
+			 "%g %%, the comparison as a whole far more", ntests, o->alpha * 100);
 	json_t *doc = json_pack("{s:o, s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:s, s:I, s:s}, s:o}", "points", out,
 				"summary", "points", (json_int_t)npoints, "regressions", (json_int_t)nreg,
 				"improvements", (json_int_t)nimp, "inconclusive", (json_int_t)nund,
@@ -741,6 +1013,18 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			 "from BASE: oqb run CONFIG --loads-from BASE_RUN_DIR)", kb ? "BASE" : "NEW", kb ? "NEW" : "BASE");
 		json_array_append_new(notes, json_string(line));
 	}
+	json_array_append_new(notes, json_string(rate));
+	if (!o->tail_raw && nmatched && nsys < nmatched) {
+		snprintf(line, sizeof line, "%zu of %zu matched point(s) lack host_tags on a side (runs from before "
+			 "requests were tagged): their raw percentiles are judged", nmatched - nsys, nmatched);
+		json_array_append_new(notes, json_string(line));
+	}
+	if (off_regime) {
+		snprintf(line, sizeof line, "%zu trial(s) ran on another floor of the machine (canary regime, x%g) than "
+			 "most of their point's and were left out on their side: a floor flip costs trials, never "
+			 "makes a verdict", off_regime, o->canary_drift);
+		json_array_append_new(notes, json_string(line));
+	}
 	if (nbase && !nmatched) {
 		snprintf(line, sizeof line, "no point of BASE has a partner in NEW, so nothing was judged: the runs "
 			 "planned different points (another config, or loads of their own); run NEW with "
@@ -752,14 +1036,21 @@ json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_
 			 "repeat (>= %u) in both runs' configs", mwu_min_n(o->alpha));
 		json_array_append_new(notes, json_string(line));
 	}
-	json_object_set_new(json_object_get(doc, "summary"), "notes", notes);
-	json_object_set_new(json_object_get(doc, "summary"), "finding", finding_compare(base, nw));
-	json_object_set_new(json_object_get(doc, "summary"), "rounds_left_out", json_integer((json_int_t)left_out));
-	json_object_set_new(json_object_get(doc, "summary"), "matched_by",
+	json_t *sm = compare_summary(doc);
+	json_object_set_new(sm, "notes", notes);
+	json_object_set_new(sm, "finding", finding_compare(base, nw));
+	json_object_set_new(sm, "rounds_left_out", json_integer((json_int_t)left_out));
+	json_object_set_new(sm, "false_verdict_rate", json_string(rate));
+	json_object_set_new(sm, "tail", json_string(o->tail_raw ? "raw" : "system"));
+	json_object_set_new(sm, "points_system_tail", json_integer((json_int_t)nsys));
+	json_object_set_new(sm, "host_exposure_changes", json_integer((json_int_t)nexposed));
+	json_object_set_new(sm, "trials_off_regime", json_integer((json_int_t)off_regime));
+	json_object_set_new(sm, "tolerance_tagged_pp", json_real(o->tolerance_tagged_pp));
+	json_object_set_new(sm, "matched_by",
 			    json_string(by == MATCH_KNEE ? "knee_fraction" : "load"));
-	json_object_set_new(json_object_get(doc, "summary"), "matched", json_integer((json_int_t)nmatched));
-	json_object_set_new(json_object_get(doc, "summary"), "unmatched", json_integer((json_int_t)nunmatched));
-	json_object_set_new(json_object_get(doc, "summary"), "knee", knee ? knee : json_null());
+	json_object_set_new(sm, "matched", json_integer((json_int_t)nmatched));
+	json_object_set_new(sm, "unmatched", json_integer((json_int_t)nunmatched));
+	json_object_set_new(sm, "knee", knee ? knee : json_null());
 	for (i = 0; i < npairs; i++)
 		pair_free(&pairs[i]);
 	free(pairs);
@@ -790,23 +1081,25 @@ int compare_main(int argc, char **argv)
 		return OQB_EXIT_USAGE;
 	}
 	for (int k = 1; k <= 2; k++) {
-		const char *st = json_string_value(json_object_get(k == 1 ? base : nw, "status"));
+		const char *st = result_status(k == 1 ? base : nw);
 		if (st && strcmp(st, "ok") != 0)
 			fprintf(stderr, "oqb compare: warning: %s has status \"%s\" (an incomplete run)\n",
 				(k == 1 ? o.base : o.new_), st);
 	}
 	struct compare_params cp = { .tolerance_pct = o.tolerance, .tolerance_p99_pct = o.tolerance_p99,
-				     .alpha = o.alpha, .canary_drift = o.canary_drift, .correction = o.correction };
+				     .tolerance_tagged_pp = o.tolerance_tagged, .alpha = o.alpha,
+				     .canary_drift = o.canary_drift, .correction = o.correction, .tail_raw = o.tail == 1 };
 	doc = compare_eval(base, nw, &cp, o.new_);
 	if (!doc) {
 		fprintf(stderr, "oqb compare: out of memory\n");
 		goto done;
 	}
-	json_t *sum = json_object_get(doc, "summary"), *v;
+	json_t *sum = compare_summary(doc), *v;
+	const json_t *f = json_object_get(sum, SUMMARY_FINDING);
 	size_t i;
 	if (o.json) {
 		json_t *j = json_pack("{s:s, s:s, s:O, s:O}", "base", o.base, "new", o.new_, "points",
-				      json_object_get(doc, "points"), "summary", sum);
+				      compare_rows(doc), "summary", sum);
 		json_dumpf(j, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 		putchar('\n');
 		json_decref(j);
@@ -817,7 +1110,6 @@ int compare_main(int argc, char **argv)
 	json_array_foreach(json_object_get(sum, "notes"), i, v)
 		fprintf(o.json ? stderr : stdout, "note: %s\n", json_string_value(v));
 	{
-		const json_t *f = json_object_get(sum, "finding");
 		fprintf(o.json ? stderr : stdout, "finding, base: %s\nfinding, new:  %s\nfinding, compared: %s\n",
 			json_string_value(json_object_get(f, "base")), json_string_value(json_object_get(f, "new")),
 			json_string_value(json_object_get(f, "text")));
@@ -825,7 +1117,7 @@ int compare_main(int argc, char **argv)
 	/* With --json, stdout stays pure JSON; the summary line goes to stderr. */
 	long long nreg = json_integer_value(json_object_get(sum, "regressions"));
 	long long nund = json_integer_value(json_object_get(sum, "inconclusive"));
-	long long npts = json_integer_value(json_object_get(sum, "points"));
+	long long npts = json_integer_value(json_object_get(sum, SUMMARY_POINTS));
 	long long nmatch = json_integer_value(json_object_get(sum, "matched"));
 	long long nunm = json_integer_value(json_object_get(sum, "unmatched"));
 	const json_t *knee = json_object_get(sum, "knee");
@@ -835,9 +1127,11 @@ int compare_main(int argc, char **argv)
 			 json_is_object(knee) ? "fraction of knee" : "load", nunm, json_is_object(knee) ? ", knee " : "",
 			 json_is_object(knee) ? json_string_value(json_object_get(knee, "verdict")) : "");
 	fprintf(o.json ? stderr : stdout,
-		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%% (p99 %g%%), %s%s\n",
+		"compare: %lld points, %lld regressions, %lld improvements, %lld inconclusive, tolerance %g%% (p99 %g%%), %s, "
+		"%s tail, %lld host-exposure change(s)%s\n",
 		npts, nreg, json_integer_value(json_object_get(sum, "improvements")), nund, o.tolerance,
-		o.tolerance_p99, json_string_value(json_object_get(sum, "how")), tail);
+		o.tolerance_p99, json_string_value(json_object_get(sum, "how")), o.tail == 1 ? "raw" : "system",
+		json_integer_value(json_object_get(sum, "host_exposure_changes")), tail);
 	/* a comparison that matched no point decided nothing (its note says why) */
 	rc = nreg ? OQB_EXIT_FAIL : nund || (npts && !nmatch) ? OQB_EXIT_INCONCLUSIVE : OQB_EXIT_OK;
 done:

@@ -46,9 +46,11 @@
 struct compare_params {
 	double tolerance_pct;    /* a p50 or throughput change within it is "same" */
 	double tolerance_p99_pct; /* the same for p99, the noisiest metric */
+	double tolerance_tagged_pp; /* the tagged share: percentage points */
 	double alpha;            /* after the correction */
 	double canary_drift;     /* canaries further apart: inconclusive */
 	int correction;          /* 0 Benjamini-Hochberg, 1 Holm, 2 none */
+	int tail_raw;            /* judge every request's percentiles, not the untagged ones' */
 };
 
 /*
@@ -70,6 +72,18 @@ struct compare_params {
  * new_name names NEW in "unmatched" rows.
  */
 json_t *compare_eval(const json_t *base, const json_t *nw, const struct compare_params *p, const char *new_name);
+
+/*
+ * Reading compare_eval's document, so its spelling lives in compare.c:
+ * its rows ("points", one per BASE point, then the unmatched NEW ones),
+ * its summary, and one metric of a row (COMPARE_P50, COMPARE_P99,
+ * COMPARE_OPS, COMPARE_TAGGED; NULL for an unmatched row) with its name.
+ */
+enum { COMPARE_P50, COMPARE_P99, COMPARE_OPS, COMPARE_TAGGED, COMPARE_NMETRIC };
+json_t *compare_rows(const json_t *doc);
+json_t *compare_summary(const json_t *doc);
+json_t *compare_row_metric(const json_t *row, int metric);
+const char *compare_metric_name(int metric);
 
 /* The `oqb compare` command (exit statuses from lib/exitcodes.h: 0 no
  * regression and nothing undecided, 1 a regression, 2 bad input, 3 no

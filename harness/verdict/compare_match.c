@@ -28,8 +28,8 @@ static const json_t *sweep_field(const json_t *p, const char *field)
 /* Same system and sweep key and value. */
 static int same_place(const json_t *a, const json_t *b)
 {
-	const char *sa = json_string_value(json_object_get(a, "system"));
-	const char *sb = json_string_value(json_object_get(b, "system"));
+	const char *sa = result_system(a);
+	const char *sb = result_system(b);
 	return sa && sb && strcmp(sa, sb) == 0 && json_equal(sweep_field(a, "key"), sweep_field(b, "key")) &&
 	       json_equal(sweep_field(a, "value"), sweep_field(b, "value"));
 }
@@ -68,8 +68,8 @@ void match_load_text(char *buf, size_t len, const json_t *run, const json_t *p, 
 	double frac = by == MATCH_KNEE ? result_knee_fraction(run, p) : NAN;
 	if (isfinite(frac))
 		snprintf(buf, len, "%.3gxknee", frac);
-	else if (json_is_number(json_object_get(p, "offered_ops")))
-		snprintf(buf, len, "%.0f", result_num(p, "offered_ops"));
+	else if (!isnan(result_offered(p)))
+		snprintf(buf, len, "%.0f", result_offered(p));
 	else
 		snprintf(buf, len, "closed/%.0f", result_num(p, "outstanding"));
 	if (json_object_get(p, "sweep")) {

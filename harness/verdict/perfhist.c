@@ -17,6 +17,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+
+/* keys of the history's own lines */
+#define HIST_POINTS "points"
+#define HIST_SPREAD "spread"
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,8 +215,11 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 		double c = result_canary_ns(pt);
 		point_key(run, pt, key, sizeof key);
 		json_object_set_new(p, "key", json_string(key));
-		json_object_set_new(p, "system", or_null(json_object_get(pt, "system")));
-		json_object_set_new(p, "offered_ops", or_null(json_object_get(pt, "offered_ops")));
+		double ops = result_offered(pt);
+		json_object_set_new(p, "system", result_system(pt) ? json_string(result_system(pt)) : json_null());
+		/* whole loads as integers, as the configs write them */
+		json_object_set_new(p, "offered_ops", isnan(ops) ? json_null() : ops == floor(ops) && fabs(ops) < 9e15 ?
+				    json_integer((json_int_t)ops) : json_real(ops));
 		json_object_set_new(p, "outstanding", or_null(json_object_get(pt, "outstanding")));
 		json_object_set_new(p, "sweep", or_null(json_object_get(pt, "sweep")));
 		for (int m = 0; m < 2; m++) {
@@ -262,13 +269,25 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 	return rec;
 }
 
+/* A history line's points and a history point's spread (this file's own
+ * format, oqbench.history: not run.json, which result.h reads). */
+static const json_t *rec_points(const json_t *rec)
+{
+	return json_object_get(rec, HIST_POINTS);
+}
+
+static const json_t *rec_spread(const json_t *p)
+{
+	return json_object_get(p, HIST_SPREAD);
+}
+
 /* ---- reading the file ---- */
 
 static int check_line(json_t *r, char *err, size_t errlen)
 {
 	static const char *const strs[] = { "config_fp", "testbed_fp", NULL };
 	const char *s = json_string_value(json_object_get(r, "schema"));
-	const json_t *pts = json_object_get(r, "points"), *p;
+	const json_t *pts = rec_points(r), *p;
 	size_t i;
 
 	if (!json_is_object(r)) {
@@ -506,7 +525,7 @@ static int cmd_add(const struct hopts *o, const char *arg)
 	}
 	printf("history: added run %s (commit %.12s, config %s, testbed %s, %zu points) to %s\n",
 	       str(rec, "run_id", "?"), str(rec, "git_commit", "unknown"), str(rec, "config_fp", "?"),
-	       str(rec, "testbed_fp", "?"), json_array_size(json_object_get(rec, "points")), o->file);
+	       str(rec, "testbed_fp", "?"), json_array_size(rec_points(rec)), o->file);
 	rc = 0;
 out:
 	json_decref(hist);
@@ -557,7 +576,7 @@ static json_t *keys_of(const json_t *group)
 	size_t i, j;
 
 	json_array_foreach(group, i, r)
-		json_array_foreach(json_object_get(r, "points"), j, p) {
+		json_array_foreach(rec_points(r), j, p) {
 			const char *k = str(p, "key", "");
 			if (!json_object_get(seen, k)) {
 				json_object_set_new(seen, k, json_true());
@@ -572,7 +591,7 @@ static const json_t *point_of(const json_t *r, const char *key)
 {
 	const json_t *p;
 	size_t i;
-	json_array_foreach(json_object_get(r, "points"), i, p)
+	json_array_foreach(rec_points(r), i, p)
 		if (!strcmp(str(p, "key", ""), key))
 			return p;
 	return NULL;
@@ -613,12 +632,12 @@ static int cmd_show(const struct hopts *o)
 		const json_t *p;
 		if (!fp_match(r, o))
 			continue;
-		json_array_foreach(json_object_get(r, "points"), j, p)
+		json_array_foreach(rec_points(r), j, p)
 			nf += json_is_true(json_object_get(p, "flagged"));
 		printf("%-5lld %-28.28s %-20s %-12.12s %-16s %-16s %6zu %7zu %9.1f\n",
 		       (long long)json_integer_value(json_object_get(r, "line")), str(r, "run_id", "?"),
 		       str(r, "created_utc", "?"), str(r, "git_commit", "unknown"), str(r, "config_fp", "?"),
-		       str(r, "testbed_fp", "?"), json_array_size(json_object_get(r, "points")), nf,
+		       str(r, "testbed_fp", "?"), json_array_size(rec_points(r)), nf,
 		       num(r, "canary_ns"));
 	}
 	groups = groups_of(hist, o);
@@ -1061,7 +1080,7 @@ static int cmd_plot(const struct hopts *o)
 		snprintf(cin, sizeof cin, "%s_ci", metric_names[m]);
 		ci = json_object_get(p, cin);
 		if (!json_is_array(ci))
-			ci = json_object_get(json_object_get(p, "spread"), metric_names[m]);
+			ci = json_object_get(rec_spread(p), metric_names[m]);
 		double lo = json_number_value(json_array_get(ci, 0)), hi = json_number_value(json_array_size(ci) == 3 ? json_array_get(ci, 2) : json_array_get(ci, 1));
 		while (c < (size_t)nc && cs[c].index <= i)
 			c++;

@@ -47,15 +47,18 @@ rc=$?
 # "improvement" would be wrong (issue 39: a busy neighbour must not fail
 # CI, and the gate must not be loosened to pass).  On a calm host it fails.
 
-# detect OUT ARGS...: `ab ARGS` into OUT (its output in OUT.out), with 4-6
-# rounds and, if inconclusive, once more with 6-16 (DETECT_ROUNDS: those
-# two MIN:MAX); sets rc, and detect_busy to the host's evidence of every
+# detect OUT ARGS...: `ab ARGS` into OUT (its output in OUT.out), with 6-12
+# rounds and, if inconclusive, once more with 8-16 (DETECT_ROUNDS: those
+# two MIN:MAX).  Six rounds a side is the fewest whose rank test can pass
+# the gate's first look (2 points x 4 metrics, Holm, the look's share of
+# alpha 0.05: 0.0039 at 6 of 12, and 2/C(12, 6) = 0.0022; docs/ci.md).
+# Sets rc, and detect_busy to the host's evidence of every
 # attempt when each had some (empty when an attempt ran on a calm host).
 # OUT.n, a stand-in canary's call count, starts again with each attempt.
 detect() {
 	local out=$1 spec ev= calm=0
 	shift
-	for spec in ${DETECT_ROUNDS:-4:6 6:16}; do
+	for spec in ${DETECT_ROUNDS:-6:12 8:16}; do
 		rm -rf "$out" "$out.n"
 		host_mark
 		ab "$@" --trials "${spec%:*}" --max-trials "${spec#*:}" --out "$out" >"$out.out" 2>&1
@@ -88,23 +91,37 @@ judge_detect() {
 detect "$T/ab" --base "$OQB_BIN" --new "$OQB_BIN" --new-env OQB_FAULT=server-delay-ns:100000 \
 	--noise-limit 1e9 --canary-drift 1000
 judge_detect ab_catches_server_delay "$T/ab" '[.comparison.points[] | select(.p50.verdict == "regression")] | length >= 1'
+# the sequential design's bookkeeping: every gated metric of every point
+# says whether it was decided and after how many rounds (one of the
+# looks'), the looks never spent more than --alpha, and the output lists
+# the rounds per metric
+jcheck ab_rounds_per_metric "$T/ab/ab.json" '(.comparison.summary.sequential.looks | map(.rounds)) as $looks |
+	($looks | length) >= 1 and ([.comparison.summary.sequential.looks[].alpha] | add) <= 0.05 + 1e-12 and
+	all(.comparison.points[]; . as $p | all("p50", "p99", "achieved_ops";
+		($p[.].decided == true and ($p[.].rounds_needed as $r | $looks | index([$r]) != null)) or
+		($p[.].decided == false and $p[.].rounds_needed == null)))'
+if grep -q '^ab: rounds needed: rawrpc 4000: p50 ' "$T/ab.out"; then ok ab_rounds_per_metric_printed
+else notok ab_rounds_per_metric_printed "$(tail -5 "$T/ab.out")"; fi
 # What follows is the gate's bookkeeping, true whatever it decided: these
 # cases are judged on every run (a verdict they report is the one it exited with).
 jcheck ab_json "$T/ab/ab.json" '.schema == "oqbench.ab/1" and .exit_status == '"$rc"' and
 	.verdict == ({"0": "no regression", "1": "REGRESSION", "3": "inconclusive"}["'"$rc"'"] // "?") and
-	.rounds >= 4 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:100000"]
+	.rounds >= 6 and (.order | length) == 2 * .rounds and .sides.new.env == ["OQB_FAULT=server-delay-ns:100000"]
 	and (.noise.before.p50_ns | length) == 5 and (.comparison.summary.regressions >= 1) == ('"$rc"' == 1)
 	and .noise.moved == false and .sides.base.build_id == "'"$("$OQB_BIN/oqb-server" --build-id)"'"
 	and .sides.new.build_id == .sides.base.build_id'
 # compare pairs the two sides' trials by round (a round whose canaries
 # differ is left out on both sides)
 # (a trial the host starved into saturation is left out of the test, so
-# the trials used are at most the rounds paired)
-jcheck ab_rounds_paired "$T/ab/ab.json" 'all(.comparison.points[]; .p50.trials_base <= .rounds.paired - .rounds.left_out
-	and (.rounds.used | length) == .rounds.paired - .rounds.left_out and .rounds.paired >= 4)
+# the trials used are at most the rounds paired; a metric decided at an
+# earlier look keeps that look's test, on at most the rounds it had then:
+# its rounds_needed)
+jcheck ab_rounds_paired "$T/ab/ab.json" 'all(.comparison.points[]; .p50.trials_base <=
+	(if .p50.decided then .p50.rounds_needed else .rounds.paired - .rounds.left_out end)
+	and (.rounds.used | length) == .rounds.paired - .rounds.left_out and .rounds.paired >= 6)
 	and .comparison.summary.rounds_left_out == 0'
 # RMIT: each round runs both sides (which first is drawn per round, seeded)
-jcheck ab_rounds_both_sides "$T/ab/ab.json" '.rounds >= 4 and
+jcheck ab_rounds_both_sides "$T/ab/ab.json" '.rounds >= 6 and
 	([.order | group_by(.[0])[] | map(.[1]) | sort] | all(. == ["base","new"]))'
 check ab_runs_kept test -f "$T/ab/r01-base/run.json" -a -f "$T/ab/r01-new/run.json"
 # junit.xml fails the suite exactly on a regression; summary.md heads with the verdict
@@ -124,8 +141,8 @@ fi
 # regression, not "disturbed by the host" (an inconclusive here would let
 # any change that overloads the server through the gate).  More rounds
 # would not help a second attempt: a round in which the host overloads
-# BASE too rightly holds the verdict back, so it runs 4-6 rounds again.
-DETECT_ROUNDS="4:6 4:6" detect "$T/sat" --base "$OQB_BIN" --new "$OQB_BIN" --new-env OQB_FAULT=server-delay-ns:300000 \
+# BASE too rightly holds the verdict back, so it runs 6-8 rounds again.
+DETECT_ROUNDS="6:8 6:8" detect "$T/sat" --base "$OQB_BIN" --new "$OQB_BIN" --new-env OQB_FAULT=server-delay-ns:300000 \
 	--noise-limit 1e9 --canary-drift 1000
 judge_detect ab_catches_saturating_delay "$T/sat" '.comparison.points[] | select(.load == "4000") | .verdict == "regression"'
 
