@@ -42,7 +42,7 @@ jcheck server_stats "$R" 'all(.points[]; .server | type == "object")'
 # point is flagged exactly when some number has one, and every warning
 # concerns some number
 jcheck flagged_by_matches_checks "$R" 'all(.points[]; . as $p |
-	(.flagged_by | keys) == ["achieved_ops", "p50", "p99", "p999"] and
+	(.flagged_by | keys) == ["achieved_ops", "p50", "p99", "p999", "sys_p99"] and
 	.flagged == ([.flagged_by[][]] | length > 0) and
 	all(.checks[]; .concerns | length > 0) and
 	all(.flagged_by | to_entries[]; .key as $q | .value == [$p.checks[] | select(.status == "warn" and
