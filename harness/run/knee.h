@@ -72,6 +72,7 @@ struct knee_probe {
 	int saturated;
 	int by_generator;         /* saturated while the server had room: the load generator's limit */
 	double server_busy;       /* the workers' estimated busy share (knee_verdict), NaN unknown */
+	double ring_full;         /* the share of the window due requests waited for ring room */
 	char reason[240];
 };
 

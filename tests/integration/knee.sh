@@ -14,7 +14,12 @@ BASE=$ROOT/configs/tiny.json
 
 # The search: x4 steps from 20 Kops/s, one bisection step, so the bracket
 # is x2 wide and the last fraction (2.0) lies at or past the first load a
-# probe saw unsustained.
+# probe saw unsustained.  The server's worker takes 10 us a request
+# (OQB_FAULT server-delay: at most 100 Kops/s), so the knee is the
+# system's: with tiny.json's null work the one client thread's own limit
+# (about 1.3 Mops/s here) came first, and a probe the generator could not
+# keep set the knee below a load the sweep then sustained.
+export OQB_FAULT=server-delay-ns:10000
 jq '.name = "knee" | .duration_s = 0.3 | .warmup_s = 0.1 | .timeouts = {start_delay_ms: 100}
     | .arrival.loads_ops = {auto: true, fractions: [0.5, 1.0, 2.0],
                             search: {start_ops: 20000, factor: 4, refine: 1, probe_s: 0.2, warmup_s: 0.1}}' \

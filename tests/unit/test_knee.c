@@ -213,6 +213,16 @@ TEST(a_knee_the_generator_set_is_labelled_so)
 	CHECK(p[0].saturated && p[0].by_generator && strstr(p[0].reason, "the generator's"), "%s", p[0].reason);
 	knee_verdict(busy, checks, &p[1]);
 	CHECK(p[1].saturated && !p[1].by_generator && !strstr(p[1].reason, "generator"), "%s", p[1].reason);
+	/* the estimate reads the backend's time only: clients that waited for
+	 * ring room over 1 % of the window say the server had none */
+	struct knee_probe q = { .system = "oq", .offered_ops = 100000 };
+	json_object_set_new(idle, "full_wait_ns", json_real(20e6));
+	json_object_set_new(idle, "measured_ns", json_real(600e6));
+	knee_verdict(idle, checks, &q);
+	CHECK(q.saturated && !q.by_generator && !strstr(q.reason, "generator"), "%s", q.reason);
+	json_object_set_new(idle, "full_wait_ns", json_real(1e6));   /* 0.17 %: room enough */
+	knee_verdict(idle, checks, &q);
+	CHECK(q.saturated && q.by_generator, "%s", q.reason);
 
 	struct knee_conf kc;
 	char err[256];
