@@ -310,11 +310,25 @@ static inline __attribute__((always_inline)) int run_arrivals(struct worker *w, 
  * 1 if it did anything), 0 if none.  With a test-only fault on, the pass
  * is the faults' (fault_hook, fault.h), made of the worker's own steps
  * (fault_host below); that is the loop's one branch for them. */
-static int worker_step(struct worker *w, struct tp_arrival *arr)
+/* *gap: a stall ended at *now, so an empty poll was before it and says
+ * nothing of the backlog (no R yet).  now NULL: no clock and no stall meter (server_step, a caller's own
+ * loop, as bench/oqb_icount_main.c counts the request path). */
+static inline __attribute__((always_inline)) int worker_step(struct worker *w, struct tp_arrival *arr, uint64_t *now,
+							     uint64_t slack, int *gap)
 {
 	struct server *s = w->s;
 	const struct transport_ops *tp = s->c.tp;
 	int n = tp->srv_poll(s->tp, w->idx, arr, POLL_BATCH);
+	/* The pass's clock reading, after the poll: a stall inside the poll
+	 * (most of a pass's time) is noted before the batch it delayed is
+	 * answered, so those replies carry its mark (lib/stall.h).  Read at
+	 * the top of the pass instead, the first batch after such a stall
+	 * went out unmarked: bench/tagger-validate.sh found whole bursts of
+	 * a hog on the worker's CPU untagged. */
+	if (now) {
+		*now = clock_ns();
+		*gap = stall_tick(&w->stall, *now, slack);
+	}
 	int did;
 	if (fault_on(FAULTS_ANY))
 		did = fault_hook(&w->fw, arr, n);
@@ -369,7 +383,7 @@ static const struct fault_host worker_fault_host = {
 int server_step(struct server *s, unsigned wi)
 {
 	struct tp_arrival arr[POLL_BATCH];
-	return worker_step(&s->w[wi], arr);
+	return worker_step(&s->w[wi], arr, NULL, 0, NULL);
 }
 
 /* Runs the pending call, if any; the caller holds w->mu. */
@@ -462,25 +476,29 @@ static void worker_loop(struct worker *w)
 	uint64_t napped = 0;
 	idle_thread_init(&s->c.idle);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		stall_tick(&w->stall, clock_ns(), (uint64_t)ran * STALL_SLACK_NS + napped);
-		napped = 0;
 		if (atomic_load_explicit(&w->call_pending, memory_order_acquire)) {
 			/* the main thread wants stats; rare, and between requests */
 			pthread_mutex_lock(&w->mu);
 			serve_call(w);
 			pthread_mutex_unlock(&w->mu);
 		}
-		if ((ran = worker_step(w, arr)) > 0) {
+		uint64_t now;
+		uint64_t slack = (uint64_t)ran * STALL_SLACK_NS + napped;
+		int gap = 0;
+		napped = 0;
+		if ((ran = worker_step(w, arr, &now, slack, &gap)) > 0) {
 			idle = 0;
 			idle_busy(&w->idle);
 		} else {
-			/* nothing to do: a host stall's backlog is gone (R) */
-			stall_idle(&w->stall, clock_ns());
+			/* nothing to do: a host stall's backlog is gone (R),
+			 * unless the stall ended after this pass looked */
+			if (!gap)
+				stall_idle(&w->stall, now);
 			if (++idle >= 256) {
 				/* Spin, but let other threads on this core run;
 				 * or nap (server.idle, lib/idle.h). */
 				idle = 0;
-				napped = idle_pause(&w->idle, &s->c.idle, clock_ns(), 0);
+				napped = idle_pause(&w->idle, &s->c.idle, now, 0);
 			}
 		}
 	}

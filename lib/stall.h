@@ -124,13 +124,15 @@ unsigned stall_classify(uint64_t len, uint64_t rq, uint64_t late, int blocked, i
  * a batch of requests); it is added to the threshold, and not subtracted
  * from a stall, so a stall counts whole or not at all.
  */
-static inline void stall_tick(struct stall_meter *m, uint64_t now, uint64_t slack_ns)
+static inline int stall_tick(struct stall_meter *m, uint64_t now, uint64_t slack_ns)
 {
-	if (now - m->prev > m->threshold_ns + slack_ns)
+	int gap = now - m->prev > m->threshold_ns + slack_ns;
+	if (gap)
 		stall_note(m, now, slack_ns);
 	else if (now >= m->next_read)
 		stall_refresh(m, now);
 	m->prev = now;
+	return gap;   /* a gap ended here: the pass's earlier look for work was before it */
 }
 
 /* A pass that found no work at now: the open intervals end here (R). */

@@ -19,10 +19,13 @@ TEST(gaps_over_threshold_count_whole)
 	for (int i = 0; i < 100; i++)
 		stall_tick(&m, t += 500, 0);          /* busy passes: no stall */
 	CHECK_EQ_U64(m.count, 0);
-	stall_tick(&m, t += 20000, 0);                /* at the threshold: not over it */
+	CHECK(stall_tick(&m, t += 20000, 0) == 0);    /* at the threshold: not over it */
 	CHECK_EQ_U64(m.count, 0);
-	stall_tick(&m, t += 2000000, 0);              /* a 2 ms stall */
-	stall_tick(&m, t += 30000, 0);                /* a 30 us one */
+	/* a tick says when a gap ended at it (the worker then takes its
+	 * pass's empty poll for one made before the gap: no R yet) */
+	CHECK(stall_tick(&m, t += 2000000, 0) == 1);  /* a 2 ms stall */
+	CHECK(stall_tick(&m, t += 30000, 0) == 1);    /* a 30 us one */
+	CHECK(stall_tick(&m, t += 500, 0) == 0);
 	CHECK_EQ_U64(m.count, 2);
 	CHECK_EQ_U64(m.total_ns, 2030000);
 	CHECK_EQ_U64(m.max_ns, 2000000);
