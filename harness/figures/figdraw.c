@@ -168,7 +168,7 @@ int fg_draw_lt(const char *plotdir, const char *out, const char *stem, struct fr
 		fg_gp_quote(f, names);
 		fprintf(f, "\npeak%d = %.1f\n", k + 1, panels[k] && panels[k]->nsys ? peak_achieved(panels[k]) : 0.0);
 		struct lts_axes ax;
-		char sfx[8];
+		char sfx[12];
 		if (panels[k] && panels[k]->nsys)
 			fg_panel_axes(panels[k], col, &ax);
 		else

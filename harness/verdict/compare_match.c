@@ -119,7 +119,7 @@ json_t *knee_compare(const json_t *base, const json_t *nw, double tol_pct, const
 	static const char *const names[] = { "same", "regression", "improvement", "inconclusive" };
 	double blo, bhi, nlo, nhi, kb = result_knee(base, &blo, &bhi), kn = result_knee(nw, &nlo, &nhi);
 	double change = kn / kb - 1;
-	char why[480], bb[64], nb[64];
+	char why[840], bb[64], nb[64];
 
 	bracket_text(bb, sizeof bb, blo, bhi);
 	bracket_text(nb, sizeof nb, nlo, nhi);
