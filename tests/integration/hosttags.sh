@@ -75,6 +75,23 @@ else
 	notok calm_run "$(tail -5 "$T/calm.err")"
 fi
 
+# hog_run NAME CPU: the rawrpc point at 20 Kops/s beside a SCHED_FIFO hog
+# on CPU, 5 ms in every 50 ms (tests/hog-burst.py), stopped when the run
+# ends, so the driver's start-up cannot outlast it; the run's status, its
+# run.json at $T/NAME/run.json and its stderr at $T/NAME.err.
+hog_run() {
+	local hog rc
+	python3 "$ROOT/tests/hog-burst.py" "$2" 3600 5 50 >"$T/$1.hog" 2>&1 &
+	hog=$!
+	track "$hog"
+	cfg 20000 '["rawrpc"]' 1 >"$T/$1.json"
+	"$OQB_BIN/oqb" run "$T/$1.json" --out "$T/$1" --quiet >"$T/$1.out" 2>"$T/$1.err"
+	rc=$?
+	kill -TERM "$hog" 2>/dev/null
+	wait "$hog" 2>/dev/null
+	return $rc
+}
+
 # --- a host stall injected: a real-time hog on the worker's CPU ----------
 cpu=$(jq -r '.points[0].trials[0].placement.server.cpus[0] // empty' "$T/calm/run.json" 2>/dev/null)
 if [ -z "$cpu" ]; then
@@ -83,11 +100,7 @@ if [ -z "$cpu" ]; then
 elif [ "$(id -u)" != 0 ]; then
 	skip hog_tagged "needs root (the hog runs SCHED_FIFO): run as root, as CI does"
 else
-	python3 "$ROOT/tests/hog-burst.py" "$cpu" 8 5 50 >"$T/hog.out" 2>&1 &
-	hog=$!
-	track "$hog"
-	cfg 20000 '["rawrpc"]' 1 >"$T/hog.json"
-	if "$OQB_BIN/oqb" run "$T/hog.json" --out "$T/hog" --quiet >"$T/hog.out2" 2>"$T/hog.err"; then
+	if hog_run hog "$cpu"; then
 		R=$T/hog/run.json
 		invariants hog "$R"
 		jcheck hog_on_the_workers_cpu "$R" "all(.points[].trials[]; .placement.server.cpus[0] == $cpu)"
@@ -102,7 +115,6 @@ else
 	else
 		notok hog_run "$(tail -5 "$T/hog.err")"
 	fi
-	wait "$hog" 2>/dev/null
 fi
 
 # --- a host stall of the client: its lag is left out ---------------------
@@ -117,12 +129,8 @@ if [ -z "$ccpu" ]; then
 elif [ "$(id -u)" != 0 ]; then
 	skip client_hog_lag_left_out "needs root (the hog runs SCHED_FIFO): run as root, as CI does"
 else
-	python3 "$ROOT/tests/hog-burst.py" "$ccpu" 8 5 50 >"$T/chog.out" 2>&1 &
-	chog=$!
-	track "$chog"
-	cfg 20000 '["rawrpc"]' 1 >"$T/chog.json"
 	host_mark
-	if "$OQB_BIN/oqb" run "$T/chog.json" --out "$T/chog" --quiet >"$T/chog.out2" 2>"$T/chog.err"; then
+	if hog_run chog "$ccpu"; then
 		R=$T/chog/run.json
 		jcheck client_hog_on_the_clients_cpu "$R" "all(.points[].trials[]; .placement.clients[0].placement.cpus[0] == $ccpu)"
 		# the sends the hog delayed were counted apart: more than the 5 %
@@ -146,7 +154,6 @@ else
 	else
 		notok client_hog_run "$(tail -5 "$T/chog.err")"
 	fi
-	wait "$chog" 2>/dev/null
 fi
 
 # --- the system's own delay stays the system's ---------------------------
