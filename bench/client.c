@@ -224,25 +224,6 @@ static int poll_events(struct cthread *t, uint64_t now)
 	return n;
 }
 
-/*
- * Whether a send intended at t was late for the host: its window met a
- * host stall's interval of this thread (stall_tag), and t is no later
- * than the latest stall's end plus its length again.  The interval runs
- * to R, the first pass with nothing due; a client that keeps its
- * schedule catches up from a stall in less time than the stall took, and
- * one that has not by then is behind for its own reasons (it may never
- * reach R: a generator slower than its schedule), so its later sends
- * are judged.  Called only when t is at or before the thread's
- * mark_until (stall.h), so it costs nothing when no stall is near.
- */
-static int lag_by_host(const struct stall_meter *m, uint64_t t)
-{
-	if (!(stall_tag(m, t) & STALL_TAG_HOST) || !m->nev)
-		return 0;
-	const struct stall_event *e = &m->ev[(m->nev - 1) % STALL_EVENTS];
-	return e->cls == STALL_HOST && t <= e->mono_end_ns + e->len_ns;
-}
-
 /* Counts request seq as sent at `now`. */
 static inline void sent_one(struct cthread *t, uint64_t seq, int loading, uint64_t now)
 {
@@ -263,7 +244,7 @@ static inline void sent_one(struct cthread *t, uint64_t seq, int loading, uint64
 		 * nor the gap before them is judged (docs/trust.md,
 		 * "schedule_lag"); the gap after one is, since the schedule
 		 * resumes from it.  One compare when no stall is near. */
-		if (__builtin_expect(p->t_int <= t->stall.mark_until, 0) && lag_by_host(&t->stall, p->t_int)) {
+		if (__builtin_expect(p->t_int <= t->stall.mark_until, 0) && stall_late_by_host(&t->stall, p->t_int)) {
 			t->lag_excluded++;
 			if (lag > t->lag_excluded_max)
 				t->lag_excluded_max = lag;

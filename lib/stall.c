@@ -122,6 +122,8 @@ void stall_note(struct stall_meter *m, uint64_t now, uint64_t slack_ns)
 		if (m->host_len)
 			hist_record(m->host_len, len);
 		m->host_until = m->mark_until = UINT64_MAX;
+		m->last_host_end = now;
+		m->last_host_len = len;
 	} else if (cls == STALL_UNATT) {
 		m->unatt_until = m->mark_until = UINT64_MAX;
 	}

@@ -81,6 +81,36 @@ TEST(host_stall_tags_its_interval_to_R)
 	free(pc);
 }
 
+TEST(host_lateness_outlives_a_short_gap_after_it)
+{
+	/* A send intended inside a host stall was late for the host, even
+	 * when a short gap of another class came during the catch-up (a
+	 * hog's burst ends and the thread loses its CPU again for 120 us):
+	 * the host's interval and its bound are the latest host stall's,
+	 * not the latest gap's. */
+	struct probe_cpu *pc = calloc(1, sizeof *pc);
+	REQUIRE(pc);
+	struct stall_meter m;
+	uint64_t t = 100 * MS;
+	meter(&m, pc, t);
+	stall_tick(&m, t += 10000, 0);
+	uint64_t s0 = t;
+	probe_record(pc, s0 + MS, s0 + 5 * MS);
+	stall_tick(&m, t = s0 + 5 * MS, 0);             /* the host's 5 ms */
+	CHECK_EQ_U64(m.cls_count[STALL_HOST], 1);
+	CHECK(stall_late_by_host(&m, s0 + 2 * MS), "a send intended inside the host stall");
+	stall_tick(&m, t += 120000, 0);                  /* no evidence: unattributed */
+	CHECK_EQ_U64(m.cls_count[STALL_UNATT], 1);
+	CHECK(stall_late_by_host(&m, s0 + 2 * MS), "a short unattributed gap ended the host's lateness");
+	CHECK(stall_late_by_host(&m, s0 + 5 * MS + 5 * MS), "at the host stall's end plus its length");
+	/* after the end plus the length again: behind for its own reasons */
+	CHECK(!stall_late_by_host(&m, s0 + 10 * MS + 1), "past the bound");
+	stall_idle(&m, t + 1000);
+	CHECK(!stall_late_by_host(&m, t + 2000), "after R");
+	stall_free(&m);
+	free(pc);
+}
+
 TEST(own_delay_and_no_evidence_are_not_the_hosts)
 {
 	struct probe_cpu *pc = calloc(1, sizeof *pc);
@@ -228,5 +258,6 @@ TEST(probe_keeps_to_its_budget)
 	CHECK(looks == 5);   /* 1 ms -> 32 ms: 480 us is 1.5 % of 32 ms */
 }
 
-UNIT_MAIN(classify_rule, host_stall_tags_its_interval_to_R, own_delay_and_no_evidence_are_not_the_hosts,
+UNIT_MAIN(classify_rule, host_stall_tags_its_interval_to_R, host_lateness_outlives_a_short_gap_after_it,
+	  own_delay_and_no_evidence_are_not_the_hosts,
 	  untagged_is_all_less_tagged, trial_keeps_the_shorter_of_untagged_and_tagged, probe_keeps_to_its_budget)
