@@ -58,12 +58,14 @@ for cfg in "$ROOT"/configs/*.json; do
 
 	out=$T/$name
 	shape_begin; shape_mark
+	t0=$SECONDS
 	if ! "$OQB_BIN/oqb" run "$cfg" "${args[@]}" --quiet --out "$out" >"$T/$name.out" 2>&1; then
 		notok "$name: run" "$(tail -5 "$T/$name.out")"
 		continue
 	fi
 	shape_done
 	ok "$name: run"
+	echo "  ($name: $((SECONDS - t0)) s)"
 	R=$out/run.json
 	overrides=$(printf '%s\n' "${args[@]}" | grep -v '^--set$' | jq -R . | jq -cs .)
 	jcheck "$name: schema, status, overrides recorded" "$R" \
