@@ -9,9 +9,10 @@
 # The choice of requests is deterministic: of k executed, exactly
 # floor(k F + 1/2) are delayed, so the server's count (its exit JSON's
 # fault_delayed and the "OQB_FAULT fired: server-delay=K" line) must equal
-# that, to the request.  Causal latency bound: any run of n >= 500
-# consecutive requests holds at least n F - 1 >= 9 delayed ones, more than
-# the 1 % above P99, and each took at least 1 ms from send to answer, so
+# that, to the request.  Causal latency bound: any run of n >= 200
+# consecutive requests holds at least n F - 1 >= 3 delayed ones, more than
+# the 1 % above P99 (2 of 200; true from n > 100 on, 200 for margin), and
+# each took at least 1 ms from send to answer, so
 # the client's P99 is at least 1 ms (less the histogram's rounding, at most
 # 1/2048 of the value: lib/hist.h) however busy the host; it never skips.
 # The median is a normal request's; that one can only say so on a calm
@@ -42,9 +43,16 @@ for mode in sleep busy; do
 	fi
 	vol_switches "$SRV_PID" >"$T/$mode.vol0"
 	host_mark
-	"$OQB_BIN/oqb-client" --system rawrpc --server "$EP" --threads 1 --arrival closed --outstanding 1 \
-		--duration-s 1.5 --warmup-s 0 --workload "$KV" --out "$T/$mode.json" 2>"$T/$mode.cli.err"
-	rc=$?
+	# enough consecutive requests for the bound (200, below): a host that
+	# slows the client so far that 1.5 s holds fewer is given longer runs,
+	# the same server counting on (never a skip: the bound is judged on
+	# the run that has them)
+	for dur in 1.5 4 10; do
+		"$OQB_BIN/oqb-client" --system rawrpc --server "$EP" --threads 1 --arrival closed --outstanding 1 \
+			--duration-s $dur --warmup-s 0 --workload "$KV" --out "$T/$mode.json" 2>"$T/$mode.cli.err"
+		rc=$?
+		[ $rc -ne 0 ] || [ "$(jq '.summary_ns.all.n' "$T/$mode.json" 2>/dev/null || echo 0)" -ge 200 ] && break
+	done
 	host_busy && busy=$HOST_EVIDENCE || busy=
 	vol_switches "$SRV_PID" >"$T/$mode.vol1"
 	kill -TERM "$SRV_PID" 2>/dev/null
@@ -63,7 +71,7 @@ for mode in sleep busy; do
 	[ "${fired:-x}" = "$del" ] && ok "$mode: exit line OQB_FAULT fired: server-delay=$fired" ||
 		notok "$mode: exit line OQB_FAULT fired: server-delay=$del" "$(grep 'OQB_FAULT' "$T/$mode.srv.err")"
 	jcheck "$mode: client P99 >= 1 ms (causal: >= 1 % of its requests were delayed 1 ms)" "$T/$mode.json" \
-		".summary_ns.all.n >= 500 and .errors == 0 and .unanswered == 0 and
+		".summary_ns.all.n >= 200 and .errors == 0 and .unanswered == 0 and
 		 .summary_ns.all.p99 >= $N - $N / 2048"
 	if jq -e ".summary_ns.all.p50 < $N / 2" "$T/$mode.json" >/dev/null; then
 		ok "$mode: client median < 0.5 ms (only a fraction is delayed)"
