@@ -244,7 +244,7 @@ static inline void sent_one(struct cthread *t, uint64_t seq, int loading, uint64
 		 * nor the gap before them is judged (docs/trust.md,
 		 * "schedule_lag"); the gap after one is, since the schedule
 		 * resumes from it.  One compare when no stall is near. */
-		if (__builtin_expect(p->t_int <= t->stall.mark_until, 0) && stall_late_by_host(&t->stall, p->t_int)) {
+		if (__builtin_expect(p->t_int <= t->stall.mark_until, 0) && stall_late_by_host(&t->stall, p->t_int, now)) {
 			t->lag_excluded++;
 			if (lag > t->lag_excluded_max)
 				t->lag_excluded_max = lag;

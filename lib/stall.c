@@ -121,6 +121,8 @@ void stall_note(struct stall_meter *m, uint64_t now, uint64_t slack_ns)
 			m->host_len = hist_new();
 		if (m->host_len)
 			hist_record(m->host_len, len);
+		if (m->host_until != UINT64_MAX)
+			m->host_from = now - len;   /* a new interval: it was closed (or none yet) */
 		m->host_until = m->mark_until = UINT64_MAX;
 		m->last_host_end = now;
 		m->last_host_len = len;

@@ -98,6 +98,7 @@ struct stall_meter {
 	 * the later of them (UINT64_MAX while one is open, before R) */
 	uint64_t host_until, unatt_until, mark_until;
 	uint64_t last_host_end, last_host_len;   /* the latest host stall's end (monotonic) and length */
+	uint64_t host_from;       /* the start of the first host stall of the latest host interval */
 	uint64_t settle_from;     /* the first event waiting for its R */
 };
 
@@ -153,22 +154,25 @@ static inline unsigned stall_tag(const struct stall_meter *m, uint64_t t)
 }
 
 /*
- * Whether a send intended at t was late for the host: its window met a
- * host stall's interval of this thread (stall_tag), and t is no later
- * than the latest host stall's end plus its length again.  The interval runs
- * to R, the first pass with nothing due; a client that keeps its
- * schedule catches up from a stall in less time than the stall took, and
- * one that has not by then is behind for its own reasons (it may never
- * reach R: a generator slower than its schedule), so its later sends
- * are judged.  Called only when t is at or before the thread's
- * mark_until, so it costs nothing when no stall is near (bench/client.c's
- * schedule_lag counts such sends apart).
+ * Whether a send intended at t and made at now was late for the host: its
+ * window met a host stall's interval of this thread (stall_tag), it was
+ * intended no earlier than that interval's first host stall began (less
+ * the threshold: a send due in the pass the stall interrupted), and it
+ * was made no later than the latest host stall's end plus its length
+ * again.  A client that keeps its schedule catches up from a stall in
+ * less time than the stall took; one still behind after that, or one
+ * that was behind before the stall began (a generator slower than its
+ * schedule, which may never reach R), is behind for its own reasons, and
+ * those sends are judged.  Called only when t is at or before the
+ * thread's mark_until, so it costs nothing when no stall is near
+ * (bench/client.c's schedule_lag counts such sends apart).
  */
-static inline int stall_late_by_host(const struct stall_meter *m, uint64_t t)
+static inline int stall_late_by_host(const struct stall_meter *m, uint64_t t, uint64_t now)
 {
-	/* the latest host stall's, not the latest gap's: a short gap of
-	 * another class during the catch-up does not end the host's interval */
-	return (stall_tag(m, t) & STALL_TAG_HOST) && m->last_host_len && t <= m->last_host_end + m->last_host_len;
+	/* the latest host stall's bound, not the latest gap's: a short gap
+	 * of another class during the catch-up does not end the host's */
+	return (stall_tag(m, t) & STALL_TAG_HOST) && m->last_host_len && t + m->threshold_ns >= m->host_from &&
+	       now <= m->last_host_end + m->last_host_len;
 }
 
 /* The mark for what the thread sends now: inside an open interval, its

@@ -87,7 +87,8 @@ TEST(host_lateness_outlives_a_short_gap_after_it)
 	 * when a short gap of another class came during the catch-up (a
 	 * hog's burst ends and the thread loses its CPU again for 120 us):
 	 * the host's interval and its bound are the latest host stall's,
-	 * not the latest gap's. */
+	 * not the latest gap's.  A send intended before the stall began, or
+	 * made after its end plus its length again, is the client's own. */
 	struct probe_cpu *pc = calloc(1, sizeof *pc);
 	REQUIRE(pc);
 	struct stall_meter m;
@@ -98,15 +99,33 @@ TEST(host_lateness_outlives_a_short_gap_after_it)
 	probe_record(pc, s0 + MS, s0 + 5 * MS);
 	stall_tick(&m, t = s0 + 5 * MS, 0);             /* the host's 5 ms */
 	CHECK_EQ_U64(m.cls_count[STALL_HOST], 1);
-	CHECK(stall_late_by_host(&m, s0 + 2 * MS), "a send intended inside the host stall");
+	CHECK_EQ_U64(m.host_from, s0);
+	CHECK(stall_late_by_host(&m, s0 + 2 * MS, t), "a send intended inside the host stall");
 	stall_tick(&m, t += 120000, 0);                  /* no evidence: unattributed */
 	CHECK_EQ_U64(m.cls_count[STALL_UNATT], 1);
-	CHECK(stall_late_by_host(&m, s0 + 2 * MS), "a short unattributed gap ended the host's lateness");
-	CHECK(stall_late_by_host(&m, s0 + 5 * MS + 5 * MS), "at the host stall's end plus its length");
-	/* after the end plus the length again: behind for its own reasons */
-	CHECK(!stall_late_by_host(&m, s0 + 10 * MS + 1), "past the bound");
-	stall_idle(&m, t + 1000);
-	CHECK(!stall_late_by_host(&m, t + 2000), "after R");
+	CHECK(stall_late_by_host(&m, s0 + 2 * MS, t), "a short unattributed gap ended the host's lateness");
+	/* due in the pass the stall interrupted: within the threshold */
+	CHECK(stall_late_by_host(&m, s0 - 40000, t), "a send due just before the stall began");
+	/* behind before the stall: its own */
+	CHECK(!stall_late_by_host(&m, s0 - 100000, t), "a send intended well before the stall");
+	CHECK(stall_late_by_host(&m, s0 + 2 * MS, s0 + 10 * MS), "made at the stall's end plus its length");
+	CHECK(!stall_late_by_host(&m, s0 + 2 * MS, s0 + 10 * MS + 1), "made after that: still behind, its own");
+	/* a second host stall in the same interval keeps its start */
+	probe_record(pc, t + 100000, t + 2 * MS);
+	stall_tick(&m, t += 2 * MS, 0);
+	CHECK_EQ_U64(m.cls_count[STALL_HOST], 2);
+	CHECK_EQ_U64(m.host_from, s0);
+	CHECK(stall_late_by_host(&m, s0 + 2 * MS, t + MS), "the first stall's send after the second");
+	uint64_t R = t + 1000;
+	stall_idle(&m, R);
+	CHECK(!stall_late_by_host(&m, R + 1000, R + 2000), "after R");
+	/* the next host stall opens a new interval */
+	uint64_t s1 = R + 10 * MS;
+	stall_tick(&m, t = s1, 0);                       /* an unattributed gap up to s1 */
+	probe_record(pc, s1 + MS, s1 + 3 * MS);
+	stall_tick(&m, t = s1 + 3 * MS, 0);
+	CHECK_EQ_U64(m.host_from, s1);
+	CHECK(!stall_late_by_host(&m, s0 + 2 * MS, t), "an old send is not the new interval's");
 	stall_free(&m);
 	free(pc);
 }
