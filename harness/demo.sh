@@ -91,7 +91,8 @@ jq -r '
 	  .points | group_by(.system) | sort_by(.[0].index)[] |
 	  [.[0].system] + [ .[] | if .saturated or .lat_ns.all.n == 0 then "*" else
 	    (.lat_ns.all.p99 | us) + (if fl("p99") then "!" else "" end) + "/" +
-	    (.host_tags.sys_lat_ns.all.p99 | us) + (if fl("sys_p99") then "!" else "" end) end ])
+	    (if (.host_tags.sys_lat_ns.all.n // 0) == 0 then "-" else (.host_tags.sys_lat_ns.all.p99 | us) +
+	     (if fl("sys_p99") then "!" else "" end) end) end ])
 	| @tsv' "$out/run.json" | column -t
 jq -r '[.points[] | select((.saturated | not) and .host_tags)] as $b |
 	def pct: (. * 1000 | round) / 10 | tostring + " %";

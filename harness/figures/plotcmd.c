@@ -197,9 +197,11 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 			double hi50 = s50 ? result_num(s50, "max") : p50;
 			double lo99 = s99 ? result_num(s99, "min") : p99;
 			double hi99 = s99 ? result_num(s99, "max") : p99;
-			double sys99 = result_num(result_sys_lat(rows[i], "all"), "p99"), off = result_offered(rows[i]);
+			const json_t *sysl = result_sys_lat(rows[i], "all");
+			double sys99 = result_num(sysl, "p99"), off = result_offered(rows[i]);
 			char sys[64] = "? ?";
-			if (!isnan(sys99))
+			/* no untagged request (a host stall touched all): no system P99 */
+			if (!isnan(sys99) && result_num(sysl, "n") > 0)
 				snprintf(sys, sizeof sys, "%.0f %d", sys99, checks_point_flagged(rows[i], "sys_p99", NULL, 0));
 			fprintf(f, "%.1f %.0f %.0f %.1f %d %.0f %.0f %.0f %.0f %d %d %d %s\n", ach, p50, p99,
 				isnan(off) ? 0 : off, flagged, lo50, hi50, lo99, hi99,
