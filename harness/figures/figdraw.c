@@ -5,7 +5,6 @@
  */
 #include "figures_internal.h"
 #include "ltscale.h"
-#include "run.h"
 #include "result.h"
 #include "runjson.h"
 
