@@ -340,7 +340,8 @@ double result_trial_pct(const json_t *t, int sys, double pct);
  * or durable; its trial count (repeat, -1 without); its workload's value
  * size; its server's device (server.transport.device); result_lincheck,
  * its `oqb check` verdict ("check": true), 0 with c filled, -1 (verdict
- * NULL) when it was not checked.
+ * NULL) when it was not checked; result_requests, a point's or trial's
+ * requests sent, scheduled but not sent, and sent but not answered.
  *
  * A histogram's summary: result_n its request count, result_ci its
  * percentile pct's ("p50", "p99") CI array (NULL without);
@@ -381,6 +382,7 @@ long result_repeat(const json_t *p);
 double result_value_size(const json_t *p);
 const char *result_device(const json_t *p);
 int result_lincheck(const json_t *p, struct result_lincheck *c);
+void result_requests(const json_t *p, double *sent, double *unsent, double *unanswered);
 double result_n(const json_t *s);
 const json_t *result_ci(const json_t *s, const char *pct);
 double result_service_every(const json_t *p);

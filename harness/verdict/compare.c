@@ -523,7 +523,8 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
  */
 static int overloaded(const json_t *t)
 {
-	double sent = result_num(t, "sent"), unsent = result_num(t, "unsent"), unans = result_num(t, "unanswered");
+	double sent, unsent, unans;
+	result_requests(t, &sent, &unsent, &unans);
 	double lost = (isnan(unsent) ? 0 : unsent) + (isnan(unans) ? 0 : unans);
 	double sched = (isnan(sent) ? 0 : sent) + (isnan(unsent) ? 0 : unsent);
 	return result_saturated(t) ||

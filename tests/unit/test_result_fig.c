@@ -51,6 +51,9 @@ TEST(missing_numbers_are_nan)
 	struct result_ident id;
 	result_ident(run, &id);
 	CHECK(!id.name && !id.run_id && id.git_dirty == -1);
+	double sent = 0, unsent = 0, unans = 0;
+	result_requests(p, &sent, &unsent, &unans);
+	CHECK(isnan(sent) && isnan(unsent) && isnan(unans), "counts not recorded: NaN");
 	/* none of the above on a NULL run or point either */
 	CHECK(isnan(result_outstanding(NULL)) && isnan(result_setting_num(NULL, "clients.threads")) &&
 	      !result_config(NULL) && result_sweep_index(NULL) == -1);
