@@ -13,7 +13,6 @@
 #include "figures_internal.h"
 #include "result.h"
 #include "figclean.h"
-#include "conf.h"
 
 #include <math.h>
 #include <string.h>
@@ -128,10 +127,10 @@ static void change_at(const struct frun *r, const char *metric, const char *vs, 
  * run found one (the peak is the load nearest to it), else the peak. */
 static double peak_ref(const struct frun *r, const char **name)
 {
-	const json_t *knee = json_object_get(r->run, "knee");
-	if (!strncmp(r->basis, "knee", 4) && fg_jnum(knee, "ops") > 0) {
+	double knee = result_knee_ops(r->run, NULL);
+	if (!strncmp(r->basis, "knee", 4) && knee > 0) {
 		*name = "the knee";
-		return fg_jnum(knee, "ops");
+		return knee;
 	}
 	*name = "peak";
 	return r->peak;
@@ -181,17 +180,15 @@ struct measured {
  */
 static void mechanism_of(const struct frun *r, char *buf, size_t len)
 {
-	const json_t *cf = json_object_get(r->run, "config");
-	const json_t *mode = conf_path(cf, "verbs.recv_mode");
+	const char *mode = result_setting_str(r->run, "verbs.recv_mode");
 
 	if (strcmp(r->transport, "verbs") != 0) {
 		snprintf(buf, len, "%s (no SRQ, QP or XRC: the shm ring stands in)", r->transport);
 		return;
 	}
 	snprintf(buf, len, "verbs, recv_mode %s, XRC %s, delegation %s",
-		 json_is_string(mode) ? json_string_value(mode) : "srq",
-		 json_is_true(conf_path(cf, "verbs.xrc")) ? "on" : "off",
-		 json_is_true(conf_path(cf, "clients.delegation")) ? "on" : "off");
+		 mode ? mode : "srq", json_is_true(result_setting(r->run, "verbs.xrc")) ? "on" : "off",
+		 json_is_true(result_setting(r->run, "clients.delegation")) ? "on" : "off");
 }
 
 /*
@@ -213,7 +210,7 @@ static void judge_mechanism(const json_t *c, struct measured *m)
 
 	if (!m->run || !key || !want || isnan(m->peak.change))
 		return;
-	ran = m->on_value ? m->on_value : conf_path(json_object_get(m->run->run, "config"), key);
+	ran = m->on_value ? m->on_value : result_setting(m->run->run, key);
 	if (!strncmp(key, "verbs.", 6) && strcmp(m->run->transport, "verbs") != 0)
 		ran = NULL;
 	if (ran && json_equal((json_t *)ran, (json_t *)want))
@@ -310,7 +307,7 @@ static void measure_throughput(const struct fctx *x, const json_t *c, struct mea
 			snprintf(m->why, sizeof m->why, "not run (no value-size sweep)");
 			return;
 		}
-		vals = json_object_get(json_object_get(json_object_get(m->run->run, "config"), "sweep"), "values");
+		vals = result_setting(m->run->run, "sweep.values");
 		for (size_t w = 0; w < json_array_size(vals); w++)
 			if (json_number_value(json_array_get(vals, w)) == vsz) {
 				double a = fg_sweep_peak(m->run->run, "oq", (long long)w, NULL);
@@ -329,22 +326,22 @@ static void measure_throughput(const struct fctx *x, const json_t *c, struct mea
 	json_t *on_v = NULL, *off_v = NULL;
 	for (size_t r = 0; r < x->nfig6; r++) {
 		const struct frun *run = x->fig6[r];
-		const char *key = fg_jstr(json_object_get(json_object_get(run->run, "config"), "sweep"), "key", "");
+		const char *key = result_setting_str(run->run, "sweep.key");
 		size_t i;
 		json_t *p;
 		json_array_foreach(result_points(run->run), i, p) {
-			const json_t *v = json_object_get(json_object_get(p, "sweep"), "value");
-			int pd = json_is_true(json_object_get(p, "durable"));
-			double a = fg_jnum(p, "achieved_ops"), *slot = NULL;
-			if (fg_jnum(json_object_get(p, "workload"), "value_size") != vsz)
+			const json_t *v = json_is_null(result_sweep_value(p)) ? NULL : result_sweep_value(p);
+			int pd = result_durable(p);
+			double a = result_achieved(p), *slot = NULL;
+			if (result_value_size(p) != vsz)
 				continue;
 			if (!strcmp(ratio, "durability"))
 				slot = pd ? &on : &off;
 			else if (pd != dur)
 				continue;
-			else if (!strcmp(ratio, "mp") && !strcmp(key, "verbs.recv_mode") && json_is_string(v))
+			else if (!strcmp(ratio, "mp") && key && !strcmp(key, "verbs.recv_mode") && json_is_string(v))
 				slot = strcmp(json_string_value(v), "srq") ? &on : &off;
-			else if (!strcmp(ratio, "delegation") && !strcmp(key, "clients.delegation"))
+			else if (!strcmp(ratio, "delegation") && key && !strcmp(key, "clients.delegation"))
 				slot = json_is_true(v) ? &on : &off;
 			if (slot && (isnan(*slot) || a > *slot)) {
 				*slot = a;

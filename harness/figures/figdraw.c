@@ -5,7 +5,6 @@
  */
 #include "figures_internal.h"
 #include "ltscale.h"
-#include "run.h"
 #include "result.h"
 #include "runjson.h"
 
@@ -234,21 +233,22 @@ int fg_write_series(const char *path, struct tseries *s, size_t n, char *names, 
 /* The label of a Fig 6 line: system, transport and the ablation settings. */
 static void fig6_label(const struct frun *r, const json_t *p, char *buf, size_t len)
 {
-	const json_t *cf = json_object_get(r->run, "config");
-	const json_t *sw = json_object_get(p, "sweep");
-	const char *key = fg_jstr(sw, "key", "");
-	const char *mode = fg_jstr(json_object_get(cf, "verbs"), "recv_mode", "srq");
-	int deleg = json_is_true(json_object_get(json_object_get(cf, "clients"), "delegation"));
-	const json_t *v = json_object_get(sw, "value");
+	const char *key = result_sweep_key(p) ? result_sweep_key(p) : "";
+	const char *mode = result_setting_str(r->run, "verbs.recv_mode");
+	int deleg = json_is_true(result_setting(r->run, "clients.delegation"));
+	const json_t *v = result_sweep_value(p);
+	const char *sys = result_system(p) ? result_system(p) : "?";
 
+	if (!mode)
+		mode = "srq";
 	if (!strcmp(key, "verbs.recv_mode") && json_is_string(v))
 		mode = json_string_value(v);
 	if (!strcmp(key, "clients.delegation"))
 		deleg = json_is_true(v);
 	if (strcmp(r->transport, "verbs") != 0)
-		snprintf(buf, len, "%s/%s-ring(MP_stand-in)", fg_jstr(p, "system", "?"), r->transport);
+		snprintf(buf, len, "%s/%s-ring(MP_stand-in)", sys, r->transport);
 	else
-		snprintf(buf, len, "%s/%s%s", fg_jstr(p, "system", "?"),
+		snprintf(buf, len, "%s/%s%s", sys,
 			 !strcmp(mode, "slot_ring") ? "slot_ring(MP_stand-in)" : mode, deleg ? "+delegation" : "");
 }
 
@@ -270,21 +270,25 @@ int fg_draw_fig6(const struct fctx *x, const char *plotdir, const char *out, cha
 	}
 	for (size_t r = 0; r < x->nfig6; r++) {
 		const struct frun *run = x->fig6[r];
-		const json_t *cl = json_object_get(json_object_get(run->run, "config"), "clients");
-		double procs = json_is_number(json_object_get(cl, "processes")) ? fg_jnum(cl, "processes") : 1;
-		double thr = json_is_number(json_object_get(cl, "threads")) ? fg_jnum(cl, "threads") : 1;
+		double procs = result_setting_num(run->run, "clients.processes");
+		double thr = result_setting_num(run->run, "clients.threads");
 		size_t i;
 		json_t *p;
 
+		if (isnan(procs))
+			procs = 1;
+		if (isnan(thr))
+			thr = 1;
+
 		json_array_foreach(result_points(run->run), i, p) {
-			double vs = fg_jnum(json_object_get(p, "workload"), "value_size");
-			double outst = fg_jnum(p, "outstanding");
-			const json_t *sw = json_object_get(p, "sweep");
-			int k = (vs > 512 ? 1 : 0) + (json_is_true(json_object_get(p, "durable")) ? 2 : 0);
+			double vs = result_value_size(p);
+			double outst = result_outstanding(p);
+			const char *skey = result_sweep_key(p);
+			int k = (vs > 512 ? 1 : 0) + (result_durable(p) ? 2 : 0);
 			struct tseries *t;
 
-			if (!strcmp(fg_jstr(sw, "key", ""), "clients.processes"))
-				procs = fg_jnum(sw, "value");
+			if (skey && !strcmp(skey, "clients.processes"))
+				procs = json_is_number(result_sweep_value(p)) ? json_number_value(result_sweep_value(p)) : NAN;
 			if (isnan(outst))
 				outst = 1;
 			fig6_label(run, p, label, sizeof label);
@@ -293,8 +297,8 @@ int fg_draw_fig6(const struct fctx *x, const char *plotdir, const char *out, cha
 				continue;
 			t->x[t->n] = procs * thr * outst;
 			/* 64 B: Mops/s; 1 KB: Gbit/s of payload, as the paper's panels */
-			t->y[t->n] = (k & 1) ? fg_jnum(p, "achieved_ops") * vs * 8 / 1e9 : fg_jnum(p, "achieved_ops") / 1e6;
-			t->flagged[t->n++] = json_is_true(json_object_get(p, "flagged"));
+			t->y[t->n] = (k & 1) ? result_achieved(p) * vs * 8 / 1e9 : result_achieved(p) / 1e6;
+			t->flagged[t->n++] = result_flagged(p);
 		}
 	}
 	snprintf(params, sizeof params, "%s/fig6.gp-params", out);
@@ -338,16 +342,14 @@ int fg_draw_fig11(const struct fctx *x, const char *plotdir, const char *out, ch
 
 	if (x->fig11) {
 		const json_t *run = x->fig11->run;
-		const json_t *vals = json_object_get(json_object_get(json_object_get(run, "config"), "sweep"),
-						     "values");
+		const json_t *vals = result_setting(run, "sweep.values");
 		size_t i, w;
 		json_t *p;
 
 		json_array_foreach(result_points(run), i, p) {
-			const char *sys = fg_jstr(p, "system", "?");
+			const char *sys = result_system(p) ? result_system(p) : "?";
 			char label[96];
-			snprintf(label, sizeof label, "%s%s", sys,
-				 json_is_true(json_object_get(p, "durable")) ? "-D(durable)" : "");
+			snprintf(label, sizeof label, "%s%s", sys, result_durable(p) ? "-D(durable)" : "");
 			if (!fg_series_get(s, &ns, FG_MAXSYS, label))
 				continue;
 		}

@@ -54,7 +54,8 @@ struct os_sys {
 /* A closed-loop run: its loads are requests in flight per client thread. */
 static int closed_loop(const struct frun *r)
 {
-	return !strcmp(fg_jstr(json_object_get(json_object_get(r->run, "config"), "arrival"), "kind", ""), "closed");
+	const char *kind = result_setting_str(r->run, "arrival.kind");
+	return kind && !strcmp(kind, "closed");
 }
 
 static double lowest_load(const json_t *run)
@@ -65,7 +66,7 @@ static double lowest_load(const json_t *run)
 
 	json_array_foreach(result_points(run), i, p) {
 		double l = fg_pt_load(p);
-		if (json_integer_value(json_object_get(json_object_get(p, "sweep"), "index")) == 0 &&
+		if (fg_pt_sweep(p) == 0 &&
 		    isfinite(l) && (isnan(low) || l < low))
 			low = l;
 	}
@@ -83,28 +84,27 @@ static void os_collect(const struct frun *r, const char *name, struct os_sys *s)
 	s->low_load = lowest_load(r->run);
 	s->nil50 = NAN;
 	json_array_foreach(result_points(r->run), i, p) {
-		const json_t *ck = json_object_get(p, "check");
-		const char *v = fg_jstr(ck, "verdict", NULL);
+		struct result_lincheck ck;
+		const char *v = result_lincheck(p, &ck) == 0 ? ck.verdict : NULL;
 
-		if (strcmp(fg_jstr(p, "system", ""), name) != 0 ||
-		    json_integer_value(json_object_get(json_object_get(p, "sweep"), "index")) != 0)
+		if (!fg_pt_is(p, name) || fg_pt_sweep(p) != 0)
 			continue;
 		s->points++;
 		if (v) {
 			s->checked++;
-			s->ops += json_integer_value(json_object_get(ck, "ops"));
+			s->ops += ck.ops;
 			if (!strcmp(v, "ok"))
 				s->ok++;
 			else if (!strcmp(v, "violation")) {
 				s->viol_points++;
-				s->viol_keys += json_integer_value(json_object_get(ck, "keys_violation"));
+				s->viol_keys += ck.keys_violation;
 			} else
 				s->unknown++;
 		}
 		if (fg_pt_load(p) == s->low_load) {
 			const json_t *nil = result_lat(p, "nilext");
-			if (json_integer_value(json_object_get(nil, "n")) > 0)
-				s->nil50 = fg_jnum(nil, "p50");
+			if (result_n(nil) > 0)
+				s->nil50 = result_num(nil, "p50");
 			s->low_sat = result_saturated(p);
 			s->low_flag = checks_point_flagged(p, "p50", s->low_warn, sizeof s->low_warn);
 		}
@@ -138,8 +138,8 @@ static int on_softroce(const struct frun *r)
 	json_t *p;
 
 	json_array_foreach(result_points(r->run), i, p) {
-		const char *d = fg_jstr(json_object_get(json_object_get(p, "server"), "transport"), "device", "");
-		if (!strncmp(d, "rxe", 3))
+		const char *d = result_device(p);
+		if (d && !strncmp(d, "rxe", 3))
 			return 1;
 	}
 	return 0;

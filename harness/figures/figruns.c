@@ -28,7 +28,25 @@ double fg_jnum(const json_t *o, const char *k)
 double fg_pt_load(const json_t *p)
 {
 	double l = result_offered(p);
-	return isfinite(l) ? l : fg_jnum(p, "outstanding");
+	return isfinite(l) ? l : result_outstanding(p);
+}
+
+/* s, or dflt when it is NULL */
+static const char *or_str(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
+long long fg_pt_sweep(const json_t *p)
+{
+	long long w = result_sweep_index(p);
+	return w < 0 ? 0 : w;
+}
+
+int fg_pt_is(const json_t *p, const char *sys)
+{
+	const char *s = result_system(p);
+	return s && sys && !strcmp(s, sys);
 }
 
 void fg_fmt_ops(char *buf, size_t len, double ops)
@@ -49,7 +67,7 @@ static int oq_durable(const json_t *run)
 	json_t *p;
 
 	json_array_foreach(result_points(run), i, p)
-		if (!strcmp(fg_jstr(p, "system", ""), "oq") && json_is_true(json_object_get(p, "durable")))
+		if (fg_pt_is(p, "oq") && result_durable(p))
 			return 1;
 	return 0;
 }
@@ -61,7 +79,7 @@ static int has_onesided(const json_t *run)
 	json_t *p;
 
 	json_array_foreach(result_points(run), i, p)
-		if (!strcmp(fg_jstr(p, "system", ""), "seqwrite") || !strcmp(fg_jstr(p, "system", ""), "write1"))
+		if (fg_pt_is(p, "seqwrite") || fg_pt_is(p, "write1"))
 			return 1;
 	return 0;
 }
@@ -95,13 +113,12 @@ static void collect_points(struct frun *r)
 	json_t *p;
 
 	json_array_foreach(result_points(r->run), i, p) {
-		const char *s = fg_jstr(p, "system", NULL);
+		const char *s = result_system(p);
 		const json_t *all = result_lat(p, "all");
 		const json_t *s50 = result_spread(p, "all", "p50"), *s99 = result_spread(p, "all", "p99");
 		struct fpt *t;
 
-		if (!s || json_integer_value(json_object_get(all, "n")) <= 0 ||
-		    json_integer_value(json_object_get(json_object_get(p, "sweep"), "index")) != 0)
+		if (!s || !(result_n(all) > 0) || fg_pt_sweep(p) != 0)
 			continue;
 		for (j = 0; j < r->nsys && strcmp(r->sys[j].name, s) != 0; j++)
 			;
@@ -121,20 +138,18 @@ static void collect_points(struct frun *r)
 		t->hi50 = s50 ? result_num(s50, "max") : t->p50;
 		t->lo99 = s99 ? result_num(s99, "min") : t->p99;
 		t->hi99 = s99 ? result_num(s99, "max") : t->p99;
-		t->flagged = json_is_true(json_object_get(p, "flagged"));
+		t->flagged = result_flagged(p);
 		t->saturated = result_saturated(p);
 		static const char *const qs[3] = { "p50", "p99", "sys_p99" };
 		for (int q = 0; q < 3; q++)
 			t->flag_q[q] = checks_point_flagged(p, qs[q], t->warns_q[q], sizeof t->warns_q[q]);
 		t->sys99 = result_num(result_sys_lat(p, "all"), "p99");
-		t->trials = json_is_integer(json_object_get(p, "repeat")) ?
-			    (int)json_integer_value(json_object_get(p, "repeat")) : 1;
-		const json_t *svc = result_service(p, NULL);
-		const json_t *sa = result_service(p, "all"), *ci = json_object_get(sa, "p50_ci");
-		t->svc_every = (int)json_integer_value(json_object_get(svc, "sample_every"));
-		t->svc_n = fg_jnum(sa, "n");
-		t->svc50 = fg_jnum(sa, "p50");
-		t->svc99 = fg_jnum(sa, "p99");
+		t->trials = result_repeat(p) >= 0 ? (int)result_repeat(p) : 1;
+		const json_t *sa = result_service(p, "all"), *ci = result_ci(sa, "p50");
+		t->svc_every = isfinite(result_service_every(p)) ? (int)result_service_every(p) : 0;
+		t->svc_n = result_n(sa);
+		t->svc50 = result_num(sa, "p50");
+		t->svc99 = result_num(sa, "p99");
 		t->svc50_lo = json_is_number(json_array_get(ci, 0)) ? json_number_value(json_array_get(ci, 0)) : NAN;
 		t->svc50_hi = json_is_number(json_array_get(ci, 1)) ? json_number_value(json_array_get(ci, 1)) : NAN;
 		t->svc_nil50 = result_num(result_service(p, "nilext"), "n") > 0 ?
@@ -207,18 +222,18 @@ static double nearest_load(const struct frun *r, double want)
 /* Peak and 80 % of peak of an open-loop run, with the basis in words. */
 static void find_peak(struct frun *r)
 {
-	const json_t *knee = json_object_get(r->run, "knee");
+	const char *found_by;
+	double knee = result_knee_ops(r->run, &found_by);
 	double loads[FG_MAXPT * FG_MAXSYS];
 	size_t n = run_loads(r, loads, sizeof loads / sizeof loads[0]), i, j;
 	int pass;
 
 	r->peak = NAN;
-	if (json_is_number(json_object_get(knee, "ops")) && fg_jnum(knee, "ops") > 0 &&
-	    strcmp(fg_jstr(knee, "found_by", ""), "fixed") != 0) {
-		r->peak = nearest_load(r, fg_jnum(knee, "ops"));
-		snprintf(r->basis, sizeof r->basis, "knee %.0f ops/s (%s)%s", fg_jnum(knee, "ops"),
-			 fg_jstr(knee, "found_by", "run.json knee"),
-			 fabs(r->peak - fg_jnum(knee, "ops")) > 0.01 * r->peak ?
+	if (knee > 0 && (!found_by || strcmp(found_by, "fixed") != 0)) {
+		r->peak = nearest_load(r, knee);
+		snprintf(r->basis, sizeof r->basis, "knee %.0f ops/s (%s)%s", knee,
+			 found_by ? found_by : "run.json knee",
+			 fabs(r->peak - knee) > 0.01 * r->peak ?
 			 "; the nearest load with latency samples" : "");
 	}
 	for (pass = 0; pass < 2 && isnan(r->peak); pass++) {
@@ -243,28 +258,26 @@ static void find_peak(struct frun *r)
 		snprintf(r->basis, sizeof r->basis, "every load saturated: the lowest load");
 	}
 	/* 80 % of the knee itself, not of the load standing in for it */
-	r->load80 = isnan(r->peak) ? NAN : nearest_load(r, 0.8 * (strncmp(r->basis, "knee", 4) ? r->peak :
-								  fg_jnum(knee, "ops")));
+	r->load80 = isnan(r->peak) ? NAN : nearest_load(r, 0.8 * (strncmp(r->basis, "knee", 4) ? r->peak : knee));
 }
 
 static void classify(struct frun *r)
 {
-	const json_t *cf = json_object_get(r->run, "config");
-	const json_t *wl = json_object_get(cf, "workload");
-	const char *kind = fg_jstr(wl, "kind", "");
-	const char *skey = fg_jstr(json_object_get(cf, "sweep"), "key", "");
-	const json_t *env = json_object_get(r->run, "environment");
+	const char *kind = or_str(result_setting_str(r->run, "workload.kind"), "");
+	const char *skey = or_str(result_setting_str(r->run, "sweep.key"), "");
+	struct result_ident id;
 
-	snprintf(r->name, sizeof r->name, "%s", fg_jstr(r->run, "name", "?"));
+	result_ident(r->run, &id);
+	snprintf(r->name, sizeof r->name, "%s", or_str(id.name, "?"));
 	snprintf(r->transport, sizeof r->transport, "%s",
-		 fg_jstr(json_object_get(r->run, "transport"), "name", fg_jstr(cf, "transport", "?")));
-	snprintf(r->created, sizeof r->created, "%s", fg_jstr(r->run, "created_utc", ""));
-	snprintf(r->commit, sizeof r->commit, "%.10s", fg_jstr(r->run, "git_commit", "?"));
+		 or_str(result_transport_name(r->run), or_str(result_setting_str(r->run, "transport"), "?")));
+	snprintf(r->created, sizeof r->created, "%s", or_str(id.created_utc, ""));
+	snprintf(r->commit, sizeof r->commit, "%.10s", or_str(id.git_commit, "?"));
 	snprintf(r->machine, sizeof r->machine, "%s on %s (%s, %.0f CPUs)", r->transport,
-		 fg_jstr(json_object_get(r->run, "hosts"), "driver", "?"), fg_jstr(env, "cpu_model", "CPU unknown"),
-		 fg_jnum(env, "cpus_online"));
+		 or_str(result_driver_host(r->run), "?"), or_str(result_cpu_model(r->run), "CPU unknown"),
+		 result_cpus_online(r->run));
 	snprintf(r->backend, sizeof r->backend, "%s",
-		 fg_jstr(json_object_get(json_object_get(cf, "server"), "backend"), "kind", "?"));
+		 or_str(result_setting_str(r->run, "server.backend.kind"), "?"));
 	r->durable = oq_durable(r->run);
 	r->slot = -1;
 	if (has_onesided(r->run)) {
@@ -275,12 +288,12 @@ static void classify(struct frun *r)
 		r->fig = FIG_11;
 	} else if (!strcmp(kind, "twitter")) {
 		for (int k = 0; k < 4; k++)
-			if (json_integer_value(json_object_get(wl, "cluster")) == fg_clusters[k])
+			if (result_setting_num(r->run, "workload.cluster") == fg_clusters[k])
 				r->slot = k;
 		r->fig = r->slot >= 0 ? FIG_78 : FIG_NONE;
 	} else if (!strcmp(kind, "ycsb")) {
 		for (int k = 0; k < 4; k++)
-			if (fabs(fg_jnum(wl, "put_ratio") - fg_put_ratios[k]) < 1e-9)
+			if (fabs(result_setting_num(r->run, "workload.put_ratio") - fg_put_ratios[k]) < 1e-9)
 				r->slot = k;
 		r->fig = r->slot >= 0 ? FIG_910 : FIG_NONE;
 	}
@@ -419,13 +432,12 @@ double fg_sweep_peak(const json_t *run, const char *sys, long long w, int *flagg
 	json_t *p;
 
 	json_array_foreach(result_points(run), i, p) {
-		if (strcmp(fg_jstr(p, "system", ""), sys) != 0 ||
-		    json_integer_value(json_object_get(json_object_get(p, "sweep"), "index")) != w)
+		if (!fg_pt_is(p, sys) || fg_pt_sweep(p) != w)
 			continue;
-		if (isnan(best) || fg_jnum(p, "achieved_ops") > best) {
-			best = fg_jnum(p, "achieved_ops");
+		if (isnan(best) || result_achieved(p) > best) {
+			best = result_achieved(p);
 			if (flagged)
-				*flagged = json_is_true(json_object_get(p, "flagged"));
+				*flagged = result_flagged(p);
 		}
 	}
 	return best;

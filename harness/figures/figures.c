@@ -54,6 +54,7 @@
 #include "finding.h"
 #include "opts.h"
 #include "plotcmd.h"
+#include "result.h"
 #include "run.h"
 
 #include <errno.h>
@@ -244,13 +245,14 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 		char pk[32];
 		fputs("<tr><td>", f);
 		fg_html_escape(f, r->name);
-		if (strcmp(fg_jstr(r->run, "status", "ok"), "ok") != 0) {
+		const char *st = result_status(r->run);
+		if (st && strcmp(st, "ok") != 0) {
 			/* a run that stopped early still draws the points it has */
 			fputs(" <span class=machine>(status ", f);
-			fg_html_escape(f, fg_jstr(r->run, "status", "?"));
+			fg_html_escape(f, st);
 			fputs(": ", f);
-			fg_html_escape(f, fg_jstr(json_object_get(r->run, "error"), "message",
-					    fg_jstr(r->run, "error", "no error recorded")));
+			fg_html_escape(f, result_error_message(r->run) ? result_error_message(r->run) :
+					  "no error recorded");
 			fputs(")</span>", f);
 		}
 		fputs("</td><td>", f);
@@ -281,13 +283,14 @@ static int write_report(const struct fctx *x, const json_t *claims, const char *
 	for (size_t i = 0; i < x->nruns; i++) {
 		const struct frun *r = &x->runs[i];
 		json_t *fd = finding_of(r->run);
+		const char *caveat, *text = result_finding_text(fd, &caveat);
 		fputs("<li><b>", f);
 		fg_html_escape(f, r->name);
 		fputs("</b>: ", f);
-		fg_html_escape(f, fg_jstr(fd, "text", "no finding"));
-		if (json_string_value(json_object_get(fd, "caveat"))) {
+		fg_html_escape(f, text ? text : "no finding");
+		if (caveat) {
 			fputs(" <span class=machine>(", f);
-			fg_html_escape(f, json_string_value(json_object_get(fd, "caveat")));
+			fg_html_escape(f, caveat);
 			fputs(")</span>", f);
 		}
 		fputs("</li>\n", f);

@@ -80,12 +80,18 @@ struct tseries {
 };
 
 /* ---- figruns.c: the runs, sorted into figures ---- */
+/* o[k] of the paper's claims (docs/paper-claims.json; run.json is read through result.h) */
 const char *fg_jstr(const json_t *o, const char *k, const char *dflt);
 double fg_jnum(const json_t *o, const char *k);   /* NAN when absent */
 void fg_fmt_ops(char *buf, size_t len, double ops);
 /* A point's load: offered ops/s, or requests in flight per client thread
  * for a closed-loop point (no offered_ops); NAN when neither. */
 double fg_pt_load(const json_t *p);
+/* A point's place in its run's sweep: its sweep index, 0 in a run
+ * without a sweep (its one value). */
+long long fg_pt_sweep(const json_t *p);
+/* Whether point p ran system sys. */
+int fg_pt_is(const json_t *p, const char *sys);
 const struct fpt *fg_pt_at(const struct fsys *s, double load);
 const struct fsys *fg_sys_of(const struct frun *r, const char *name);
 /* Peak achieved throughput of system sys at sweep index w of a run (NAN: none). */

@@ -61,8 +61,22 @@ const struct opts_cmd plot_cmd = {
 /* The sweep index of a point, -1 without one. */
 static long long sweep_index(const json_t *p)
 {
-	const json_t *i = json_object_get(json_object_get(p, "sweep"), "index");
-	return json_is_integer(i) ? (long long)json_integer_value(i) : -1;
+	return result_sweep_index(p);
+}
+
+/* The run's name, "?" without one. */
+static const char *run_name(const json_t *run)
+{
+	struct result_ident id;
+	result_ident(run, &id);
+	return id.name ? id.name : "?";
+}
+
+/* Whether point p ran system sys and has latency samples. */
+static int has_samples_of(const json_t *p, const char *sys)
+{
+	const char *s = result_system(p);
+	return s && !strcmp(s, sys) && result_n(result_lat(p, "all")) > 0;
 }
 
 /* A swept value as one word (no blanks) for names and tick labels. */
@@ -84,8 +98,10 @@ static int cmp_offered(const void *a, const void *b)
 	x = isnan(x) ? 0 : x;   /* closed loop */
 	y = isnan(y) ? 0 : y;
 	if (x == y) {
-		x = json_number_value(json_object_get(*(json_t *const *)a, "outstanding"));
-		y = json_number_value(json_object_get(*(json_t *const *)b, "outstanding"));
+		x = result_outstanding(*(json_t *const *)a);
+		y = result_outstanding(*(json_t *const *)b);
+		x = isnan(x) ? 0 : x;
+		y = isnan(y) ? 0 : y;
 	}
 	return x < y ? -1 : x > y;
 }
@@ -136,14 +152,14 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 	/* (system, sweep value) in order of first appearance: the config's
 	 * order of systems within each sweep value. */
 	json_array_foreach(points, i, p) {
-		const char *s = json_string_value(json_object_get(p, "system"));
+		const char *s = result_system(p);
 		long long w = sweep_index(p);
 		if (!s)
 			continue;
 		for (j = 0; j < nseen && (strcmp(seen[j], s) != 0 || seen_sw[j] != w); j++)
 			;
 		if (j == nseen && nseen < 512) {
-			seen_val[nseen] = json_object_get(json_object_get(p, "sweep"), "value");
+			seen_val[nseen] = json_is_null(result_sweep_value(p)) ? NULL : result_sweep_value(p);
 			seen_sw[nseen] = w;
 			seen[nseen++] = s;
 		}
@@ -154,7 +170,7 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 		return -1;
 	}
 	fprintf(f, "# oqb plot: latency vs throughput; one block per system (%s)\n",
-		json_string_value(json_object_get(run, "name")));
+		run_name(run));
 	fprintf(f, "# achieved_ops p50_ns p99_ns offered_ops flagged p50_min p50_max p99_min p99_max p50_flagged "
 		"p99_flagged saturated sys_p99_ns sys_p99_flagged\n# (flagged: 1 when a self-check warned, docs/trust.md; "
 		"p50_flagged, p99_flagged: when one warned about that number; min/max: over the trials; saturated: the "
@@ -164,10 +180,7 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 		json_t *rows[1024];
 		size_t n = 0;
 		json_array_foreach(points, i, p) {
-			const json_t *all = result_lat(p, "all");
-			if (strcmp(json_string_value(json_object_get(p, "system")), seen[j]) != 0 ||
-			    sweep_index(p) != seen_sw[j] ||
-			    json_integer_value(json_object_get(all, "n")) <= 0 || n >= 1024)
+			if (!has_samples_of(p, seen[j]) || sweep_index(p) != seen_sw[j] || n >= 1024)
 				continue;
 			rows[n++] = p;
 		}
@@ -190,7 +203,7 @@ static int write_lt_data(const json_t *run, const char *path, const char *scale_
 			double p50 = result_num(all, "p50");
 			double p99 = result_num(all, "p99");
 			const json_t *s50 = result_spread(rows[i], "all", "p50"), *s99 = result_spread(rows[i], "all", "p99");
-			int flagged = json_is_true(json_object_get(rows[i], "flagged"));
+			int flagged = result_flagged(rows[i]);
 			int sat = result_saturated(rows[i]);
 			double ach = result_achieved(rows[i]);
 			double lo50 = s50 ? result_num(s50, "min") : p50;
@@ -260,8 +273,7 @@ static int write_tp_data(const json_t *run, const char *path, char *names, size_
 			 int *numeric, char *err, size_t errlen)
 {
 	const json_t *points = result_points(run);
-	const json_t *values = json_object_get(json_object_get(json_object_get(run, "config"), "sweep"),
-					       "values");
+	const json_t *values = result_setting(run, "sweep.values");
 	const char *seen[64];
 	size_t nseen = 0, i, j, nv = json_array_size(values);
 	json_t *p, *v;
@@ -275,7 +287,7 @@ static int write_tp_data(const json_t *run, const char *path, char *names, size_
 		if (!json_is_number(v))
 			*numeric = 0;
 	json_array_foreach(points, i, p) {
-		const char *s = json_string_value(json_object_get(p, "system"));
+		const char *s = result_system(p);
 		if (!s || sweep_index(p) < 0)
 			continue;
 		for (j = 0; j < nseen && strcmp(seen[j], s) != 0; j++)
@@ -291,9 +303,7 @@ static int write_tp_data(const json_t *run, const char *path, char *names, size_
 		return -1;
 	}
 	fprintf(f, "# oqb plot: peak achieved throughput vs %s; one block per system (%s)\n",
-		json_string_value(json_object_get(json_object_get(json_object_get(run, "config"), "sweep"),
-						  "key")),
-		json_string_value(json_object_get(run, "name")));
+		result_setting_str(run, "sweep.key") ? result_setting_str(run, "sweep.key") : "?", run_name(run));
 	fprintf(f, "# x peak_achieved_ops label\n");
 	names[0] = '\0';
 	for (j = 0; j < nseen; j++) {
@@ -302,9 +312,7 @@ static int write_tp_data(const json_t *run, const char *path, char *names, size_
 		for (size_t w = 0; w < nv && w < RUNCONF_MAX_SWEEP; w++) {
 			double best = -1;
 			json_array_foreach(points, i, p) {
-				const json_t *all = result_lat(p, "all");
-				if (strcmp(json_string_value(json_object_get(p, "system")), seen[j]) != 0 ||
-				    sweep_index(p) != (long long)w || json_integer_value(json_object_get(all, "n")) <= 0)
+				if (!has_samples_of(p, seen[j]) || sweep_index(p) != (long long)w)
 					continue;
 				double a = result_achieved(p);
 				if (a > best)
@@ -432,9 +440,10 @@ int plot_main(int argc, char **argv)
 		fprintf(stderr, "oqb plot: %s has no points with latency samples; nothing to plot\n", path);
 		goto out;
 	}
-	snprintf(title, sizeof title, "%s (%s, %s)", json_string_value(json_object_get(run, "name")),
-		 json_string_value(json_object_get(json_object_get(run, "transport"), "name")),
-		 json_string_value(json_object_get(run, "created_utc")));
+	struct result_ident id;
+	result_ident(run, &id);
+	snprintf(title, sizeof title, "%s (%s, %s)", id.name ? id.name : "?",
+		 result_transport_name(run) ? result_transport_name(run) : "?", id.created_utc ? id.created_utc : "?");
 	snprintf(svg, sizeof svg, "%s/latency-throughput.svg", outdir);
 	snprintf(png, sizeof png, "%s/latency-throughput.png", outdir);
 	if (gnuplot(script, data, svg, names, title, scale, NULL, err, sizeof err) < 0 ||
@@ -453,8 +462,7 @@ int plot_main(int argc, char **argv)
 		goto out;
 	}
 	if (nsys > 0) {
-		const char *key = json_string_value(json_object_get(json_object_get(json_object_get(run,
-							"config"), "sweep"), "key"));
+		const char *key = result_setting_str(run, "sweep.key");
 		snprintf(script, sizeof script, "%s/throughput-vs-param.gp", plotdir);
 		snprintf(svg, sizeof svg, "%s/throughput-vs-param.svg", outdir);
 		snprintf(png, sizeof png, "%s/throughput-vs-param.png", outdir);

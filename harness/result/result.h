@@ -314,4 +314,77 @@ long result_round(const json_t *t);
 int result_trial_hist(struct hist *h, const json_t *t, int sys, char *err, size_t errlen);
 double result_trial_pct(const json_t *t, int sys, double pct);
 
+/*
+ * result_fig.c: what verdict/ and figures/ read of a run beyond the
+ * numbers above.  A missing number is NaN, a missing string NULL, a
+ * missing flag false.
+ *
+ * The run: result_config, its config object (NULL without);
+ * result_setting, the config's value of a setting by its dotted name
+ * ("sweep.key", "clients.threads": lib/conf.h's conf_path), NULL when not
+ * set, and _str and _num of it; result_ident, who ran it and when;
+ * result_error_message, why it stopped (its error.message); its
+ * transport's name, the driver's host, the CPU model and count;
+ * result_testbed, a new object of what the run says of its testbed (hosts,
+ * CPUs, kernel, the transport's device details, the config's CPUs and
+ * verbs device: the history's testbed fingerprint hashes it); its knee
+ * (result_knee_ops: knee.ops whatever found it, with found_by; its
+ * search's points past the knee and those of them saturated; the search's
+ * confirm); result_finding_text, a finding's text and caveat (a finding
+ * from run.json or trust/finding.h's finding_of).
+ *
+ * A point: its sweep (result_sweep the object, NULL without; its key; its
+ * value, JSON null without, so two points without a sweep compare equal;
+ * its index, -1 without); its requests in flight per client thread
+ * (closed loop; NaN for open); whether it was flagged (by any self-check)
+ * or durable; its trial count (repeat, -1 without); its workload's value
+ * size; its server's device (server.transport.device); result_lincheck,
+ * its `oqb check` verdict ("check": true), 0 with c filled, -1 (verdict
+ * NULL) when it was not checked; result_requests, a point's or trial's
+ * requests sent, scheduled but not sent, and sent but not answered.
+ *
+ * A histogram's summary: result_n its request count, result_ci its
+ * percentile pct's ("p50", "p99") CI array (NULL without);
+ * result_service_every, a point's service-time sampling (1 in N).
+ */
+struct result_ident {
+	const char *run_id, *name, *created_utc, *git_commit, *config_path;
+	int git_dirty;   /* 0 or 1, -1 when not recorded */
+};
+struct result_lincheck {
+	const char *verdict;   /* "ok", "violation", "unknown" */
+	long long ops, keys_violation;
+};
+const json_t *result_config(const json_t *run);
+const json_t *result_setting(const json_t *run, const char *name);
+const char *result_setting_str(const json_t *run, const char *name);
+double result_setting_num(const json_t *run, const char *name);
+void result_ident(const json_t *run, struct result_ident *id);
+const char *result_error_message(const json_t *run);
+const char *result_transport_name(const json_t *run);
+const char *result_driver_host(const json_t *run);
+const char *result_cpu_model(const json_t *run);
+double result_cpus_online(const json_t *run);
+json_t *result_testbed(const json_t *run);
+double result_knee_ops(const json_t *run, const char **found_by);
+void result_knee_past(const json_t *run, double *points, double *saturated);
+double result_knee_confirm(const json_t *run);
+const char *result_finding_text(const json_t *finding, const char **caveat);
+int result_has_sweep(const json_t *p);
+const json_t *result_sweep(const json_t *p);
+const char *result_sweep_key(const json_t *p);
+const json_t *result_sweep_value(const json_t *p);
+long long result_sweep_index(const json_t *p);
+double result_outstanding(const json_t *p);
+int result_flagged(const json_t *p);
+int result_durable(const json_t *p);
+long result_repeat(const json_t *p);
+double result_value_size(const json_t *p);
+const char *result_device(const json_t *p);
+int result_lincheck(const json_t *p, struct result_lincheck *c);
+void result_requests(const json_t *p, double *sent, double *unsent, double *unanswered);
+double result_n(const json_t *s);
+const json_t *result_ci(const json_t *s, const char *pct);
+double result_service_every(const json_t *p);
+
 #endif

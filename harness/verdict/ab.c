@@ -151,6 +151,20 @@ struct ab {
 	size_t nfloor_hosts;
 };
 
+/* What oqb-floor prints (bench/, not run.json): its round trip's median
+ * in ns (NaN without) and its rounds. */
+#define FLOOR_OUT_RTT "rtt_ns"
+#define FLOOR_OUT_MEDIAN "p50"
+static double floor_rtt(const json_t *out, int *rounds)
+{
+	const json_t *m = json_object_get(json_object_get(out, FLOOR_OUT_RTT), FLOOR_OUT_MEDIAN);
+	*rounds = (int)json_integer_value(json_object_get(out, "rounds"));
+	return json_is_number(m) ? json_number_value(m) : NAN;
+}
+
+/* The noise check's own keys (ab.json's "noise", built by floor_json). */
+#define FLOOR_SPREAD "spread"
+
 /* One host's canary: oqb-floor's p50, FLOOR_REPS times, started on host
  * through the config's launcher from BASE's BINDIR (the same path on every
  * host, as the runs use it). */
@@ -176,8 +190,8 @@ static int floor_host(struct ab *a, const char *host, double *v, char *err, size
 		brace = strchr(out, '{');   /* a launcher may print its notes first */
 		if (brace)
 			j = json_loads(brace, JSON_DISABLE_EOF_CHECK, NULL);
-		v[i] = json_number_value(json_object_get(json_object_get(j, "rtt_ns"), "p50"));
-		int rounds = (int)json_integer_value(json_object_get(j, "rounds"));
+		int rounds;
+		v[i] = floor_rtt(j, &rounds);
 		json_decref(j);
 		if (!(v[i] > 0) && rounds > 0)
 			v[i] = 300e6;   /* not one round trip measured in 300 ms: the machine is that busy */
@@ -212,7 +226,7 @@ static int floor_check(struct ab *a, double *v, json_t **hosts, double *worst, c
 			return -1;
 		}
 		json_t *f = floor_json(h ? hv : v);
-		double sp = json_number_value(json_object_get(f, "spread"));
+		double sp = json_number_value(json_object_get(f, FLOOR_SPREAD));
 		if (sp > *worst) {
 			*worst = sp;
 			*worst_host = a->floor_hosts[h];
@@ -256,7 +270,7 @@ static json_t *floor_json(const double *v)
 		lo = fmin(lo, v[i]);
 		hi = fmax(hi, v[i]);
 	}
-	return json_pack("{s:o,s:f,s:f}", "p50_ns", a, "median_ns", median5(v), "spread", hi / lo);
+	return json_pack("{s:o,s:f,s:f}", "p50_ns", a, "median_ns", median5(v), FLOOR_SPREAD, hi / lo);
 }
 
 /* The NAME of "NAME=VALUE" into buf. */
@@ -539,7 +553,7 @@ static int write_markdown(const struct ab *a, const json_t *doc, int verdict, co
 		json_array_foreach(hosts, i, h)
 			fprintf(f, "%s %s %.0f ns (spread x%.2f)", i ? "," : "", json_string_value(json_object_get(h, "host")),
 				json_number_value(json_object_get(h, "median_ns")),
-				json_number_value(json_object_get(h, "spread")));
+				json_number_value(json_object_get(h, FLOOR_SPREAD)));
 		fprintf(f, ".\n\n");
 	}
 	if (json_is_string(json_object_get(noise, "note")))

@@ -78,13 +78,15 @@ enum { M_P50 = COMPARE_P50, M_P99 = COMPARE_P99, M_OPS = COMPARE_OPS, M_TAGGED =
        NMETRIC = COMPARE_NMETRIC };
 static const char *const mnames[NMETRIC] = { "p50", "p99", "achieved_ops", "tagged_frac" };
 
-/* the summary's keys this file reads back from its own document */
+/* the keys this file reads back from its own document (compare's JSON,
+ * not run.json: result.h reads that) */
+#define DOC_ROWS "points"
 #define SUMMARY_FINDING "finding"
 #define SUMMARY_POINTS "points"
 
 json_t *compare_rows(const json_t *doc)
 {
-	return json_object_get(doc, "points");
+	return json_object_get(doc, DOC_ROWS);
 }
 
 json_t *compare_summary(const json_t *doc)
@@ -521,7 +523,8 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
  */
 static int overloaded(const json_t *t)
 {
-	double sent = result_num(t, "sent"), unsent = result_num(t, "unsent"), unans = result_num(t, "unanswered");
+	double sent, unsent, unans;
+	result_requests(t, &sent, &unsent, &unans);
 	double lost = (isnan(unsent) ? 0 : unsent) + (isnan(unans) ? 0 : unans);
 	double sched = (isnan(sent) ? 0 : sent) + (isnan(unsent) ? 0 : unsent);
 	return result_saturated(t) ||

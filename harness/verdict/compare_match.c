@@ -17,21 +17,20 @@ enum match_by match_mode(const json_t *base, const json_t *nw)
 											      : MATCH_LOAD;
 }
 
-/* p's sweep field, JSON null when it has none (two points without a
- * sweep are at the same sweep value). */
-static const json_t *sweep_field(const json_t *p, const char *field)
+/* Two strings alike, NULL only as NULL. */
+static int same_str(const char *a, const char *b)
 {
-	const json_t *v = json_object_get(json_object_get(p, "sweep"), field);
-	return v ? v : json_null();
+	return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
-/* Same system and sweep key and value. */
+/* Same system and sweep key and value (two points without a sweep are at
+ * the same sweep value). */
 static int same_place(const json_t *a, const json_t *b)
 {
 	const char *sa = result_system(a);
 	const char *sb = result_system(b);
-	return sa && sb && strcmp(sa, sb) == 0 && json_equal(sweep_field(a, "key"), sweep_field(b, "key")) &&
-	       json_equal(sweep_field(a, "value"), sweep_field(b, "value"));
+	return sa && sb && strcmp(sa, sb) == 0 && same_str(result_sweep_key(a), result_sweep_key(b)) &&
+	       json_equal(result_sweep_value(a), result_sweep_value(b));
 }
 
 long match_point(const json_t *base, const json_t *nw, const json_t *bp, enum match_by by,
@@ -71,9 +70,9 @@ void match_load_text(char *buf, size_t len, const json_t *run, const json_t *p, 
 	else if (!isnan(result_offered(p)))
 		snprintf(buf, len, "%.0f", result_offered(p));
 	else
-		snprintf(buf, len, "closed/%.0f", result_num(p, "outstanding"));
-	if (json_object_get(p, "sweep")) {
-		char *v = json_dumps(sweep_field(p, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
+		snprintf(buf, len, "closed/%.0f", result_outstanding(p));
+	if (result_has_sweep(p)) {
+		char *v = json_dumps(result_sweep_value(p), JSON_COMPACT | JSON_ENCODE_ANY);
 		size_t l = strlen(buf);
 		snprintf(buf + l, len - l, "@%.20s", v ? v : "?");
 		free(v);
@@ -98,10 +97,9 @@ static json_t *bracket_json(double lo, double hi)
  * loads past the knee, or single probes decided its loads.  "" if not. */
 static void low_knee_reason(char *buf, size_t len, const json_t *run, const char *side)
 {
-	const json_t *k = json_object_get(run, "knee");
-	const json_t *pk = json_object_get(k, "past_knee");
-	double past = result_num(pk, "points"), sat = result_num(pk, "saturated");
-	double confirm = result_num(json_object_get(k, "search"), "confirm");
+	double past, sat, confirm = result_knee_confirm(run);
+
+	result_knee_past(run, &past, &sat);
 
 	buf[0] = '\0';
 	if (past > 0 && sat < past)

@@ -56,68 +56,25 @@ void perfhist_config_fp(const json_t *config, char fp[17])
 	json_decref(c);
 }
 
-/* The transport block's device details only (never counters). */
-static json_t *transport_hw(const json_t *v)
-{
-	static const char *const keep[] = { "name", "device", "devices", "driver_host_devices", "guid",
-					    "model", "vendor_id", "vendor_part_id", "hw_ver", "fw_ver",
-					    "firmware", "link_layer", "rate", "link_rate", "speed", "width",
-					    "mtu", "active_mtu", "port", "ports", NULL };
-	const char *k;
-	json_t *c, *out;
-	size_t i;
-
-	if (json_is_array(v)) {
-		out = json_array();
-		json_array_foreach(v, i, c)
-			json_array_append_new(out, transport_hw(c));
-		return out;
-	}
-	if (!json_is_object(v))
-		return json_deep_copy(v);
-	out = json_object();
-	json_object_foreach((json_t *)v, k, c)
-		for (i = 0; keep[i]; i++)
-			if (!strcmp(k, keep[i]))
-				json_object_set_new(out, k, transport_hw(c));
-	return out;
-}
-
 static json_t *or_null(const json_t *v)
 {
 	return v ? json_deep_copy(v) : json_null();
 }
 
-static json_t *testbed_of(const json_t *run)
+/* A load as the configs write it: whole ones as integers; null for none. */
+static json_t *load_json(double v)
 {
-	const json_t *h = json_object_get(run, "hosts"), *e = json_object_get(run, "environment");
-	const json_t *cfg = json_object_get(run, "config");
-	const json_t *scpus = json_object_get(json_object_get(cfg, "server"), "cpus");
-	const json_t *ccpus = json_object_get(json_object_get(cfg, "clients"), "cpus");
-	json_t *t = json_object();
+	if (isnan(v))
+		return json_null();
+	return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
+}
 
-	json_object_set_new(t, "server", or_null(json_object_get(h, "server")));
-	json_object_set_new(t, "clients", or_null(json_object_get(h, "clients")));
-	json_object_set_new(t, "cpu_model", or_null(json_object_get(e, "cpu_model")));
-	json_object_set_new(t, "cpus", or_null(json_object_get(e, "cpus_online")));
-	json_object_set_new(t, "smt", or_null(json_object_get(e, "smt")));
-	json_object_set_new(t, "governor", or_null(json_object_get(e, "governor")));
-	json_object_set_new(t, "kernel", or_null(json_object_get(json_object_get(run, "versions"), "kernel")));
-	json_object_set_new(t, "transport", transport_hw(json_object_get(run, "transport")));
-	json_object_set_new(t, "server_cpus", scpus ? json_deep_copy(scpus) : json_string("auto"));
-	json_object_set_new(t, "client_cpus", ccpus ? json_deep_copy(ccpus) : json_string("auto"));
-	json_object_set_new(t, "verbs_device",
-			    or_null(json_object_get(json_object_get(cfg, "verbs"), "device")));
-	return t;
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
 }
 
 /* ---- one line from a run.json ---- */
-
-static double num(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 static json_t *num_or_null(double v)
 {
@@ -137,7 +94,7 @@ static json_t *trial_spread(const json_t *pt, int metric)
 	json_array_foreach(trials, i, t) {
 		const json_t *all = result_lat(t, "all");
 		double x = metric == 2 ? result_achieved(t) : result_num(all, metric_names[metric]);
-		if (isfinite(x) && (metric == 2 || num(all, "n") > 0))
+		if (isfinite(x) && (metric == 2 || result_n(all) > 0))
 			v[n++] = x;
 	}
 	if (!n) {
@@ -158,8 +115,7 @@ static json_t *trial_spread(const json_t *pt, int metric)
  */
 static void point_key(const json_t *run, const json_t *pt, char *out, size_t len)
 {
-	const json_t *sw = json_object_get(pt, "sweep");
-	const char *sys = json_string_value(json_object_get(pt, "system"));
+	const char *sys = result_system(pt);
 	double frac = result_knee_fraction(run, pt);
 	size_t l;
 
@@ -168,10 +124,10 @@ static void point_key(const json_t *run, const json_t *pt, char *out, size_t len
 	else if (!isnan(result_offered(pt)))
 		snprintf(out, len, "%s@%.0f", sys ? sys : "?", result_offered(pt));
 	else
-		snprintf(out, len, "%s@closed/%.0f", sys ? sys : "?", num(pt, "outstanding"));
-	if (json_is_object(sw)) {
-		const char *k = json_string_value(json_object_get(sw, "key")), *dot;
-		char *v = json_dumps(json_object_get(sw, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
+		snprintf(out, len, "%s@closed/%.0f", sys ? sys : "?", result_outstanding(pt));
+	if (result_has_sweep(pt)) {
+		const char *k = result_sweep_key(pt), *dot;
+		char *v = json_dumps(result_sweep_value(pt), JSON_COMPACT | JSON_ENCODE_ANY);
 		dot = k ? strrchr(k, '.') : NULL;
 		l = strlen(out);
 		snprintf(out + l, len - l, ",%s=%s", dot ? dot + 1 : k ? k : "sweep", v ? v : "?");
@@ -182,9 +138,10 @@ static void point_key(const json_t *run, const json_t *pt, char *out, size_t len
 json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t errlen)
 {
 	const json_t *pts = result_points(run), *pt;
-	const char *st = json_string_value(json_object_get(run, "status"));
+	const char *st = result_status(run);
 	char cfp[17], tfp[17], key[512], stamp[32];
 	json_t *rec, *tb, *out;
+	struct result_ident id;
 	double *canaries;
 	size_t i, nc = 0;
 	time_t now = time(NULL);
@@ -194,7 +151,7 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 		snprintf(err, errlen, "its status is \"%s\"; only finished runs (status ok) go into the history", st);
 		return NULL;
 	}
-	if (!json_array_size(pts) || !json_is_object(json_object_get(run, "config"))) {
+	if (!json_array_size(pts) || !result_config(run)) {
 		snprintf(err, errlen, "it has no points or no config; is it a run.json of oqb run?");
 		return NULL;
 	}
@@ -203,8 +160,9 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	perfhist_config_fp(json_object_get(run, "config"), cfp);
-	tb = testbed_of(run);
+	perfhist_config_fp(result_config(run), cfp);
+	tb = result_testbed(run);
+	result_ident(run, &id);
 	fp_of(tb, tfp);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -217,26 +175,24 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 		json_object_set_new(p, "key", json_string(key));
 		double ops = result_offered(pt);
 		json_object_set_new(p, "system", result_system(pt) ? json_string(result_system(pt)) : json_null());
-		/* whole loads as integers, as the configs write them */
-		json_object_set_new(p, "offered_ops", isnan(ops) ? json_null() : ops == floor(ops) && fabs(ops) < 9e15 ?
-				    json_integer((json_int_t)ops) : json_real(ops));
-		json_object_set_new(p, "outstanding", or_null(json_object_get(pt, "outstanding")));
-		json_object_set_new(p, "sweep", or_null(json_object_get(pt, "sweep")));
+		json_object_set_new(p, "offered_ops", load_json(ops));
+		json_object_set_new(p, "outstanding", load_json(result_outstanding(pt)));
+		json_object_set_new(p, "sweep", or_null(result_sweep(pt)));
 		for (int m = 0; m < 2; m++) {
 			char ci[16];
 			snprintf(ci, sizeof ci, "%s_ci", metric_names[m]);
 			json_object_set_new(p, metric_names[m],
-					    num_or_null(num(all, "n") > 0 ? num(all, metric_names[m]) : NAN));
-			json_object_set_new(p, ci, or_null(json_object_get(all, ci)));
+					    num_or_null(result_n(all) > 0 ? result_num(all, metric_names[m]) : NAN));
+			json_object_set_new(p, ci, or_null(result_ci(all, metric_names[m])));
 		}
 		json_object_set_new(p, "achieved_ops", num_or_null(result_achieved(pt)));
-		json_object_set_new(p, "n", num_or_null(num(all, "n")));
+		json_object_set_new(p, "n", num_or_null(result_n(all)));
 		json_object_set_new(p, "trials", json_integer((json_int_t)json_array_size(result_trials(pt))));
 		json_object_set_new(p, "spread", json_pack("{s:o, s:o, s:o}", "p50", trial_spread(pt, 0),
 							   "p99", trial_spread(pt, 1), "achieved_ops",
 							   trial_spread(pt, 2)));
 		json_object_set_new(p, "canary_ns", num_or_null(c));
-		json_object_set_new(p, "flagged", json_boolean(json_is_true(json_object_get(pt, "flagged"))));
+		json_object_set_new(p, "flagged", json_boolean(result_flagged(pt)));
 		if (isfinite(c))
 			canaries[nc++] = c;
 		json_array_append_new(out, p);
@@ -253,13 +209,13 @@ json_t *perfhist_record(const json_t *run, const char *commit, char *err, size_t
 	stats_sort(canaries, nc);
 	rec = json_object();
 	json_object_set_new(rec, "schema", json_string(PERFHIST_SCHEMA));
-	json_object_set_new(rec, "run_id", or_null(json_object_get(run, "run_id")));
-	json_object_set_new(rec, "name", or_null(json_object_get(run, "name")));
-	json_object_set_new(rec, "created_utc", or_null(json_object_get(run, "created_utc")));
+	json_object_set_new(rec, "run_id", str_or_null(id.run_id));
+	json_object_set_new(rec, "name", str_or_null(id.name));
+	json_object_set_new(rec, "created_utc", str_or_null(id.created_utc));
 	json_object_set_new(rec, "added_utc", json_string(stamp));
-	json_object_set_new(rec, "git_commit", commit ? json_string(commit) : or_null(json_object_get(run, "git_commit")));
-	json_object_set_new(rec, "git_dirty", commit ? json_false() : or_null(json_object_get(run, "git_dirty")));
-	json_object_set_new(rec, "config_path", or_null(json_object_get(run, "config_path")));
+	json_object_set_new(rec, "git_commit", commit ? json_string(commit) : str_or_null(id.git_commit));
+	json_object_set_new(rec, "git_dirty", commit ? json_false() : id.git_dirty < 0 ? json_null() : json_boolean(id.git_dirty));
+	json_object_set_new(rec, "config_path", str_or_null(id.config_path));
 	json_object_set_new(rec, "config_fp", json_string(cfp));
 	json_object_set_new(rec, "testbed_fp", json_string(tfp));
 	json_object_set_new(rec, "testbed", tb);
@@ -279,6 +235,14 @@ static const json_t *rec_points(const json_t *rec)
 static const json_t *rec_spread(const json_t *p)
 {
 	return json_object_get(p, HIST_SPREAD);
+}
+
+/* A number of a history line or of a change found in it (this file's own
+ * format), NaN when missing. */
+static double num(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* ---- reading the file ---- */
