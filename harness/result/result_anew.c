@@ -9,7 +9,8 @@
  * a /4 file of one run to conclude the same from (result-file.sh).
  *
  * How: a point's trials go back to what the run held (result_trial_full,
- * the untagged requests in their own encoding), its summaries get their
+ * each encoding written again by the current encoder, the untagged
+ * requests in their own encoding), its summaries get their
  * encodings back from those trials (result_point_hist), and then the
  * writer's own calls store it: result_point_compact, and
  * result_trial_set_aside for the trials set aside.  What an earlier
@@ -35,6 +36,27 @@ static int put_hdr(json_t *s, const struct hist *h, char *err, size_t errlen)
 	}
 	json_object_set_new(s, "hdr", json_string(text));
 	free(text);
+	return 0;
+}
+
+/* Each encoding of trial t written again by the current encoder
+ * (lib/hdrenc.c).  0, or -1 with err. */
+static int trial_reencode(json_t *t, struct hist *h, char *err, size_t errlen)
+{
+	json_t *sides[3] = { json_object_get(t, "lat_ns"), json_object_get(t, "service_ns"),
+			     json_object_get(t, "host_tags") };
+	char e[160];
+
+	for (int k = 0; k < 3; k++)
+		for (int c = 0; c < 3; c++) {
+			json_t *s = json_object_get(sides[k], k == 2 ? "host_len_ns" : classes[c]);
+			if (!json_object_get(s, "hdr"))
+				continue;
+			if (result_hist(h, s, e, sizeof e) < 0 || put_hdr(s, h, e, sizeof e) < 0) {
+				snprintf(err, errlen, "%s: %s", k == 2 ? "host_len_ns" : classes[c], e);
+				return -1;
+			}
+		}
 	return 0;
 }
 
@@ -101,7 +123,7 @@ static int point_anew(json_t *p, struct hist *h, char *err, size_t errlen)
 		}
 	json_array_foreach(json_object_get(p, "trials"), i, t) {
 		json_t *ft = result_trial_full(p, t);
-		if (!ft || trial_untagged_own(ft, h, e, sizeof e) < 0) {
+		if (!ft || trial_reencode(ft, h, e, sizeof e) < 0 || trial_untagged_own(ft, h, e, sizeof e) < 0) {
 			snprintf(err, errlen, "trials[%zu]: %s", i, ft ? e : "out of memory");
 			json_decref(ft);
 			json_decref(full);
