@@ -66,7 +66,8 @@
  * The base64 text of h's compressed V2 encoding (lowest 1, highest
  * HIST_MAX, 3 digits).  Counts are written up to the highest non-empty
  * counter (one zero count for an empty histogram, as HdrHistogram_c
- * does).  Returns a malloc'd NUL-terminated string, or NULL with err (a
+ * does), in the shorter zlib stream of deflate with LZ77 matching and of
+ * Huffman coding alone.  Returns a malloc'd NUL-terminated string, or NULL with err (a
  * count above INT64_MAX, which the format's signed varints cannot hold,
  * or out of memory).
  */

@@ -7,10 +7,13 @@ For each object that has an "hdr" string it prints one JSON line:
   {"path": "points[0].lat_ns.all", "n": N from the object, "total": counts
    decoded, "counters": non-empty counters, "p50", "p99", "p999": recomputed,
    "printed": [p50, p99, p999] as the object says}
-A point's summary without "hdr" (oqbench.run/3) is its kept trials'
-histograms added counter by counter (its lat_ns, server.service_ns and
-host_tags.host_len_ns), a trial's "all" its "nilext" and
-"non_nilext" added; its line says "from": "trials".
+A point's summary without "hdr" (oqbench.run/3 and later) is its kept
+trials' histograms added counter by counter (its lat_ns, and in /3 its
+server.service_ns and host_tags.host_len_ns), a trial's "all" its
+"nilext" and "non_nilext" added; its line says "from": "trials".  From
+oqbench.run/4 on a point keeps its service times' classes and its stall
+lengths as "hdr", and its service times' "all" is its classes added
+("from": "classes").
 The encoding (HdrHistogram's V2 compressed form) is read from its
 published layout: base64, a 0x1c84931x cookie, a zlib stream holding a
 40-byte header and ZigZag LEB128 counts, a negative one a run of zeros.
@@ -129,10 +132,15 @@ def derived(run):
                 h = classes.get(cls)
                 if not isinstance(h, dict) or "hdr" in h or "n" not in h:
                     continue
+                if cls == "all" and any(isinstance((classes.get(k) or {}).get("hdr"), str)
+                                        for k in ("nilext", "non_nilext")):
+                    # oqbench.run/4: the point keeps its service times' classes
+                    yield "points[%d].%s.%s" % (i, path, cls), h, trial_counts(classes, cls), "classes"
+                    continue
                 c = {}
                 for t in trials:
                     add(c, trial_counts(t.get(side) or {}, cls))
-                yield "points[%d].%s.%s" % (i, path, cls), h, c
+                yield "points[%d].%s.%s" % (i, path, cls), h, c, "trials"
         # the host stalls' lengths: one summary, the trials' added
         h = (pt.get("host_tags") or {}).get("host_len_ns")
         if trials and isinstance(h, dict) and "hdr" not in h and "n" in h:
@@ -141,7 +149,7 @@ def derived(run):
                 th = (t.get("host_tags") or {}).get("host_len_ns")
                 if isinstance(th, dict) and th.get("n"):
                     add(c, counts_of(th["hdr"]))
-            yield "points[%d].host_tags.host_len_ns" % i, h, c
+            yield "points[%d].host_tags.host_len_ns" % i, h, c, "trials"
 
 
 def line(path, h, c, frm):
@@ -157,8 +165,8 @@ def main():
     run = json.load(open(sys.argv[1]))
     for path, h in walk(run, ""):
         line(path, h, counts_of(h["hdr"]), "hdr")
-    for path, h, c in derived(run):
-        line(path, h, c, "trials")
+    for path, h, c, frm in derived(run):
+        line(path, h, c, frm)
 
 
 if __name__ == "__main__":

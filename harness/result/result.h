@@ -2,22 +2,27 @@
  * result.h - run.json, the result of one `oqb run`: the one module that
  * reads and writes it (harness/result/README.md).
  *
- * Versions.  "oqbench.run/3" (written now) keeps each histogram once, as
+ * Versions.  "oqbench.run/4" (written now) keeps each histogram once, as
  * HdrHistogram's compressed interchange text ("hdr", lib/hdrenc.h) beside
  * the exact n, min, max, sum and overflow: every counter, so every
  * percentile and the bins, comes back from it bit for bit
  * (result_hist).  Where a histogram is the sum of others it keeps its
  * numbers and not the text: a trial's "all" (its other two classes), a
- * point's classes and its host stall lengths (its kept trials',
- * result_point_hist); a trial set aside (discarded_trials) keeps only its
- * numbers.  A kept trial stores nothing its histograms give back or its
- * point holds (result_trial_stored; result_trial_full gives it back).
- * A reader of an older /3 file finds those numbers in place, and
- * result_trial_full leaves what is there.  "oqbench.run/2" kept
- * the point's text too, and "oqbench.run/1" kept a histogram up to three
- * times: oqbench's [index, count] "bins", "ranges_ns" and "hdr".  Both
- * still open (result_hist reads bins), and nothing else differs between
- * the three, so every reader takes any of them.
+ * point's latencies of each class (its kept trials', result_point_hist);
+ * a trial set aside (discarded_trials) keeps only its numbers.  The
+ * server's service times and the host stalls' lengths are the other way
+ * round: the point keeps their text (merged over its kept trials, its
+ * "all" the sum of its classes) and a kept trial their numbers.  A kept
+ * trial stores nothing its histograms give back or its point holds
+ * (result_trial_stored; result_trial_full gives it back).
+ * "oqbench.run/3" kept the service times and stall lengths in the trials
+ * and not at the point (a /3 reader cannot read a /4 point's, so the
+ * version moved); a reader of an older /3 file finds the trials' numbers
+ * in place, and result_trial_full leaves what is there.  "oqbench.run/2"
+ * kept the point's text too, and "oqbench.run/1" kept a histogram up to
+ * three times: oqbench's [index, count] "bins", "ranges_ns" and "hdr".
+ * All still open (result_hist reads bins), and nothing else differs
+ * between them, so every reader takes any of them.
  *
  * The file is compact (one line, no indentation) unless pretty is asked
  * for, and beside it summary.csv holds one row per point (result_csv.c).
@@ -29,7 +34,8 @@
 #include <jansson.h>
 #include "hist.h"
 
-#define RESULT_SCHEMA    "oqbench.run/3"
+#define RESULT_SCHEMA    "oqbench.run/4"
+#define RESULT_SCHEMA_V3 "oqbench.run/3"
 #define RESULT_SCHEMA_V2 "oqbench.run/2"
 #define RESULT_SCHEMA_V1 "oqbench.run/1"
 
@@ -43,7 +49,7 @@
  */
 json_t *result_load(const char *path, char *err, size_t errlen);
 
-/* 3, 2 or 1 for "oqbench.run/3", "/2" or "/1"; 0 for anything else. */
+/* 4, 3, 2 or 1 for "oqbench.run/4", "/3", "/2" or "/1"; 0 for anything else. */
 int result_version(const json_t *run);
 
 /*
@@ -93,8 +99,9 @@ int result_class_hist(struct hist *h, const json_t *lat, const char *cls, char *
  * "lat_ns", "service_ns" (server.service_ns) or "sys_lat_ns" (the untagged
  * requests', host_tags.sys_lat_ns: harness/run/hosttags.h), or field
  * "host_len_ns" (host_tags.host_len_ns, the host stalls' lengths; cls is
- * then not used).  Its own "hdr" or "bins"
- * when it keeps them (older files, a point without trials), else its kept
+ * then not used).  Its own "hdr" or "bins" when it keeps them (older
+ * files, a point without trials, and from oqbench.run/4 on its service
+ * times and stall lengths, "all" its classes summed), else its kept
  * trials' histograms of that class merged (result_class_hist each),
  * checked against the point's n, min and max.  0, or -1 with err.
  */
@@ -103,9 +110,12 @@ int result_point_hist(struct hist *h, const json_t *p, const char *field, const 
 
 /*
  * What run.json stores of point p (as harness/run/trials.c builds it):
- * drops the "hdr" of each of its summaries that is exactly its trials'
- * merged, counter for counter (one that is not keeps it), for each of
- * result_point_hist's fields; its "trials" become copies as
+ * drops the "hdr" of each of its latency summaries that is exactly its
+ * trials' merged, counter for counter (one that is not keeps it), for
+ * lat_ns and sys_lat_ns; for service_ns and host_len_ns, when each of
+ * its summaries is exactly that, keeps them (service_ns's "all" without
+ * "hdr", its classes summed) and its trials keep their numbers only
+ * (else as for the latencies); its "trials" become copies as
  * result_trial_stored keeps them (the array p held is not changed); and
  * its server.per_worker[].stalls.events (the first trial's, which its
  * directory's server-N.json keeps) go.
@@ -128,7 +138,9 @@ json_t *result_trial_stored(const json_t *t, const json_t *point_checks);
  * A stored trial t of point p as the run held it: a copy with each
  * summary's mean and CIs recomputed from its histogram and each check
  * row's concerns from p's row of that name.  A passing row's detail does
- * not come back (the point's row has one).  NULL on allocation failure.
+ * not come back (the point's row has one), nor the service times' and
+ * stall lengths' encodings and CIs its point keeps for it (their mean
+ * does: sum / n).  NULL on allocation failure.
  */
 json_t *result_trial_full(const json_t *p, const json_t *t);
 
@@ -386,5 +398,17 @@ void result_requests(const json_t *p, double *sent, double *unsent, double *unan
 double result_n(const json_t *s);
 const json_t *result_ci(const json_t *s, const char *pct);
 double result_service_every(const json_t *p);
+
+/*
+ * result_anew.c: run (a loaded "oqbench.run/3" or "/4") changed in place
+ * to what the current writer stores of the same run: each point's trials
+ * back to what the run held, its summaries' encodings back from them,
+ * then result_point_compact and result_trial_set_aside; its schema the
+ * current one.  What the earlier writer dropped stays dropped.  For
+ * measuring the writer on a kept run and for tests
+ * (tests/unit/test_result_anew.c --anew).  0, or -1 with err (an older
+ * version, or a histogram that does not read back).
+ */
+int result_store_anew(json_t *run, char *err, size_t errlen);
 
 #endif

@@ -37,7 +37,19 @@ static const char *const classes[] = { "all", "nilext", "non_nilext" };
  * read as class "all" (hist_of). */
 static const char *const sides[] = { "lat_ns", "service_ns", "sys_lat_ns", "host_len_ns" };
 #define NSIDES 4
+#define SIDE_SVC 1
 #define SIDE_LEN 3
+
+/* The sides whose encodings a point keeps itself from "oqbench.run/4"
+ * on, its trials their numbers only: no reader takes the server's
+ * service times or the host stalls' lengths trial by trial (oqb compare,
+ * oqb ab and the finding read a trial's latencies), and a point's merge
+ * is shorter than its trials' encodings together (on the quickstart
+ * 38 KB against 108 KB). */
+static int side_at_point(int svc)
+{
+	return svc == SIDE_SVC || svc == SIDE_LEN;
+}
 
 /* The side's index in sides, -1 for anything else. */
 static int side_of(const char *field)
@@ -199,10 +211,13 @@ int result_point_hist(struct hist *h, const json_t *p, const char *field, const 
 		cls = "all";   /* one summary, no classes */
 	lat = classes_of(p, svc, 1);
 	c = summary_of(p, svc, cls, 1);
-	/* stored: an older file, a point without trials, or one whose
-	 * trials did not add up to it */
+	/* stored: an older file, a point without trials, one whose trials
+	 * did not add up to it, or a side the point keeps (side_at_point:
+	 * its "all" the sum of its classes) */
 	if (!c || json_object_get(c, "hdr") || json_object_get(c, "bins") ||
-	    !json_array_size(json_object_get(p, "trials")))
+	    !json_array_size(json_object_get(p, "trials")) ||
+	    (svc == SIDE_SVC && !strcmp(cls, "all") && (json_object_get(json_object_get(lat, "nilext"), "hdr") ||
+							json_object_get(json_object_get(lat, "non_nilext"), "hdr"))))
 		return svc == SIDE_LEN ? result_hist(h, c, err, errlen) : result_class_hist(h, lat, cls, err, errlen);
 	n = (uint64_t)result_num(c, "n");
 	if (trials_merged(h, p, svc, cls, err, errlen) < 0)
@@ -226,29 +241,57 @@ static int same_hist(const struct hist *a, const struct hist *b)
 	       !memcmp(a->counts, b->counts, sizeof a->counts);
 }
 
+/* Drops the encodings of side svc from a stored trial t. */
+static void trial_drop_side(json_t *t, int svc)
+{
+	for (int c = 0; c < (svc == SIDE_LEN ? 1 : NCLASSES); c++)
+		json_object_del(summary_of(t, svc, classes[c], 0), "hdr");
+}
+
 void result_point_compact(json_t *p)
 {
 	struct hist *a = hist_new(), *b = hist_new();
-	json_t *stored, *t, *w;
+	json_t *stored, *t, *w, *svc_all;
+	int at_point[NSIDES] = { 0 }, same[NSIDES][NCLASSES] = { { 0 } };
 	size_t i;
 	char e[256];
 
 	if (!a || !b || !json_array_size(json_object_get(p, "trials")))
 		goto done;
-	for (int svc = 0; svc < NSIDES; svc++)
+	for (int svc = 0; svc < NSIDES; svc++) {
+		at_point[svc] = side_at_point(svc);
 		for (int c = 0; c < (svc == SIDE_LEN ? 1 : NCLASSES); c++) {
 			json_t *s = summary_of(p, svc, classes[c], 1);
 			if (!json_object_get(s, "hdr") || result_hist(a, s, e, sizeof e) < 0 ||
-			    trials_merged(b, p, svc, classes[c], e, sizeof e) < 0)
+			    trials_merged(b, p, svc, classes[c], e, sizeof e) < 0 || !same_hist(a, b)) {
+				at_point[svc] = 0;   /* its trials keep theirs */
 				continue;
-			if (same_hist(a, b))
-				json_object_del(s, "hdr");
+			}
+			same[svc][c] = 1;
 		}
+	}
+	for (int svc = 0; svc < NSIDES; svc++)
+		for (int c = 0; !at_point[svc] && c < (svc == SIDE_LEN ? 1 : NCLASSES); c++)
+			if (same[svc][c])
+				json_object_del(summary_of(p, svc, classes[c], 1), "hdr");
+	/* service times the point keeps: their "all" is their classes
+	 * summed, as a trial's is (result_trial_classes keeps an "all" that
+	 * is not) */
+	if (json_object_get(summary_of(p, SIDE_SVC, "nilext", 1), "hdr") &&
+	    json_object_get(summary_of(p, SIDE_SVC, "non_nilext", 1), "hdr") &&
+	    json_object_get(summary_of(p, SIDE_SVC, "all", 1), "hdr") &&
+	    (svc_all = result_trial_classes(classes_of(p, SIDE_SVC, 1))))
+		json_object_set_new(json_object_get(p, "server"), "service_ns", svc_all);
 	/* each trial as run.json stores it (result_trial_stored): a copy, so
 	 * that the rows the run merges its points from keep everything */
 	stored = json_array();
-	json_array_foreach(json_object_get(p, "trials"), i, t)
-		json_array_append_new(stored, result_trial_stored(t, json_object_get(p, "checks")));
+	json_array_foreach(json_object_get(p, "trials"), i, t) {
+		json_t *st = result_trial_stored(t, json_object_get(p, "checks"));
+		for (int svc = 0; st && svc < NSIDES; svc++)
+			if (at_point[svc])
+				trial_drop_side(st, svc);
+		json_array_append_new(stored, st);
+	}
 	if (stored && json_array_size(stored) == json_array_size(json_object_get(p, "trials")))
 		json_object_set(p, "trials", stored);
 	json_decref(stored);
@@ -330,9 +373,18 @@ static void trial_derived(json_t *t, int fill)
 			json_t *s = summary_of(t, svc, classes[c], 0), *full;
 			int same = 1;
 
-			if (!json_is_object(s) || trial_hist_of(h, t, svc, classes[c], e, sizeof e) < 0 ||
-			    !(full = result_hist_summary(h)))
+			if (!json_is_object(s))
 				continue;
+			if (trial_hist_of(h, t, svc, classes[c], e, sizeof e) < 0 || !(full = result_hist_summary(h))) {
+				/* a side its point keeps (oqbench.run/4): the mean
+				 * comes back from the exact sum, the CIs do not */
+				double n = result_num(s, "n"), sum = result_num(s, "sum");
+				if (fill && n > 0 && sum >= 0 && !json_object_get(s, "mean"))
+					json_object_set_new(s, "mean", json_real(sum / n));
+				else if (!fill && n > 0 && sum >= 0 && result_num(s, "mean") == sum / n)
+					json_object_del(s, "mean");
+				continue;
+			}
 			for (int k = 0; k < NDERIVED && !fill; k++)
 				same &= json_equal(json_object_get(s, derived_keys[k]),
 						   json_object_get(full, derived_keys[k]));

@@ -506,7 +506,7 @@ TEST(trials_stored_give_back_what_they_drop)
 	 * trial the run held, all but those details, exactly; the rows the
 	 * run merges from are not touched; a summary whose numbers are not
 	 * its histogram's keeps them; the point's stall lengths are its
-	 * trials' merged and keep no encoding. */
+	 * trials' merged and keep the encoding, the trials their numbers. */
 	struct check_conf cc;
 	checks_defaults(&cc);
 	struct point pt = { .idx = 0, .system = "oq", .offered_ops = 1000 };
@@ -548,16 +548,22 @@ TEST(trials_stored_give_back_what_they_drop)
 	REQUIRE(p && before, "%s", err);
 	result_point_compact(p);
 	CHECK(json_equal(entries, before), "the trials the run merges from are not changed");
+	/* oqbench.run/4: the point keeps its stall lengths' encoding, its
+	 * trials their numbers */
 	const json_t *plen = json_object_get(json_object_get(p, "host_tags"), "host_len_ns");
-	CHECK(json_is_object(plen) && !json_object_get(plen, "hdr"), "the point's stall lengths keep no encoding");
+	CHECK(json_is_object(plen) && json_is_string(json_object_get(plen, "hdr")),
+	      "the point keeps its stall lengths' encoding");
 	CHECK(result_point_hist(back, p, "host_len_ns", NULL, err, sizeof err) == 0 && hist_same(back, lens),
 	      "the point's stall lengths are its trials' merged: %s", err);
 	const json_t *st = json_object_get(p, "trials"), *t;
 	REQUIRE(json_array_size(st) == 3);
 	json_array_foreach(st, i, t) {
 		const json_t *nil = json_object_get(json_object_get(t, "lat_ns"), "nilext"), *r;
+		const json_t *tl = json_object_get(json_object_get(t, "host_tags"), "host_len_ns");
 		CHECK(!json_object_get(nil, "mean") && !json_object_get(nil, "p99_ci") && json_object_get(nil, "p99") &&
 		      json_object_get(nil, "hdr"), "trial %zu: its summary keeps p50/p99/p999 and its encoding", i);
+		CHECK(!json_object_get(tl, "hdr") && result_num(tl, "n") == 40 && json_object_get(tl, "p99"),
+		      "trial %zu: its stall lengths keep their numbers, not their encoding", i);
 		json_array_foreach(json_object_get(t, "checks"), k, r) {
 			int warn = !strcmp(json_string_value(json_object_get(r, "status")), "warn");
 			CHECK(!json_object_get(r, "detail") == !warn, "trial %zu row %zu: a detail only when it warned", i, k);
@@ -571,6 +577,13 @@ TEST(trials_stored_give_back_what_they_drop)
 		json_array_foreach(json_object_get(want, "checks"), k, wr)
 			if (!strcmp(json_string_value(json_object_get(wr, "status")), "pass"))
 				json_object_del(wr, "detail");
+		/* nor the stall lengths' encoding and CIs its point keeps (the
+		 * mean comes back: sum / n) */
+		json_t *wl = json_object_get(json_object_get(want, "host_tags"), "host_len_ns");
+		json_object_del(wl, "hdr");
+		json_object_del(wl, "p50_ci");
+		json_object_del(wl, "p99_ci");
+		json_object_del(wl, "p999_ci");
 		CHECK(json_equal(full, want), "trial %zu comes back as it was", i);
 		json_decref(full);
 		json_decref(want);
