@@ -332,7 +332,17 @@ double result_trial_pct(const json_t *t, int sys, double pct);
  * result_sweep_index: its sweep's index, -1 without; result_sweep_value:
  * its sweep's value, NULL without.
  * result_rdma_counters: its device counters (harness/run/devctr.h), NULL
- * without; result_rnr_naks: their RNR NAKs sent (sent 1) or received.
+ * without; result_rnr_naks: their RNR NAKs sent (sent 1) or received;
+ * result_rdma_side: the server's (client 0) or the clients' counters (an
+ * object, or a string saying why there are none), result_rdma_derived:
+ * that side's derived totals, result_rdma_shared: shared_device (true,
+ * false or null); each NULL without.
+ * Its host_tags (result_host_tags): result_host_count, the requests of
+ * class cls tagged by a host stall, touched by an unattributed one, or
+ * delayed behind a worker's stall (NaN without); result_host_stalls: the
+ * stall time by evidence (stall_ns), NULL without;
+ * result_host_stalls_complete: 0 when a thread's stall log overflowed;
+ * result_host_len: the host stalls' lengths (a summary), NULL without.
  * result_backend_library: the library of backend its server's first
  * worker reported (version and assertions, NULL when not said); 0, or -1
  * when there is none.
@@ -375,6 +385,14 @@ long result_sweep_index(const json_t *p);
 const json_t *result_sweep_value(const json_t *p);
 const json_t *result_rdma_counters(const json_t *p);
 double result_rnr_naks(const json_t *p, int sent);
+const json_t *result_rdma_side(const json_t *p, int client);
+const json_t *result_rdma_derived(const json_t *p, int client);
+const json_t *result_rdma_shared(const json_t *p);
+enum result_tag_count { RESULT_TAGGED, RESULT_UNATTRIBUTED, RESULT_WORKER };
+double result_host_count(const json_t *p, enum result_tag_count which, const char *cls);
+const json_t *result_host_stalls(const json_t *p);
+int result_host_stalls_complete(const json_t *p);
+const json_t *result_host_len(const json_t *p);
 int result_backend_library(const json_t *p, const char *backend, const char **version, const char **assertions);
 int result_regime_mixed(const json_t *p);
 double result_regime_set_aside(const json_t *p);

@@ -124,6 +124,44 @@ double result_rnr_naks(const json_t *p, int sent)
 	return result_num(result_rdma_counters(p), sent ? "rnr_naks_sent" : "rnr_naks_received");
 }
 
+const json_t *result_rdma_side(const json_t *p, int client)
+{
+	return json_object_get(result_rdma_counters(p), client ? "client" : "server");
+}
+
+const json_t *result_rdma_derived(const json_t *p, int client)
+{
+	return json_object_get(json_object_get(result_rdma_counters(p), "derived"), client ? "client" : "server");
+}
+
+const json_t *result_rdma_shared(const json_t *p)
+{
+	return json_object_get(result_rdma_counters(p), "shared_device");
+}
+
+double result_host_count(const json_t *p, enum result_tag_count which, const char *cls)
+{
+	static const char *const key[] = { "tagged", "unattributed", "worker" };
+	return result_num(json_object_get(result_host_tags(p), key[which]), cls);
+}
+
+const json_t *result_host_stalls(const json_t *p)
+{
+	const json_t *s = json_object_get(result_host_tags(p), "stall_ns");
+	return json_is_object(s) ? s : NULL;
+}
+
+int result_host_stalls_complete(const json_t *p)
+{
+	return !json_is_false(json_object_get(result_host_stalls(p), "complete"));
+}
+
+const json_t *result_host_len(const json_t *p)
+{
+	const json_t *s = json_object_get(result_host_tags(p), "host_len_ns");
+	return json_is_object(s) ? s : NULL;
+}
+
 int result_backend_library(const json_t *p, const char *backend, const char **version, const char **assertions)
 {
 	const json_t *w = json_array_get(json_object_get(json_object_get(p, "server"), "per_worker"), 0);
