@@ -327,8 +327,9 @@ double result_trial_pct(const json_t *t, int sys, double pct);
  * checks, or NULL.
  * A point's or trial's counts: result_sent, result_unanswered,
  * result_unsent, result_errors, result_ring_full_waits (shm's clients'
- * waits for a full ring), result_measured_ns; result_outstanding (closed
- * loop's requests per thread).
+ * waits for a full ring) and result_full_wait_ns (their time waiting),
+ * result_measured_ns; result_outstanding (closed loop's requests per
+ * thread).
  * result_sweep_index: its sweep's index, -1 without; result_sweep_value:
  * its sweep's value, NULL without.
  * result_rdma_counters: its device counters (harness/run/devctr.h), NULL
@@ -379,6 +380,7 @@ double result_unanswered(const json_t *p);
 double result_unsent(const json_t *p);
 double result_errors(const json_t *p);
 double result_ring_full_waits(const json_t *p);
+double result_full_wait_ns(const json_t *p);
 double result_measured_ns(const json_t *p);
 double result_outstanding(const json_t *p);
 long result_sweep_index(const json_t *p);

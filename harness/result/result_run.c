@@ -92,6 +92,11 @@ double result_ring_full_waits(const json_t *p)
 	return result_num(p, "ring_full_waits");
 }
 
+double result_full_wait_ns(const json_t *p)
+{
+	return result_num(p, "full_wait_ns");
+}
+
 double result_measured_ns(const json_t *p)
 {
 	return result_num(p, "measured_ns");

@@ -189,7 +189,7 @@ void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out
 	 * waited for ring room over KNEE_RING_FULL of the window make the
 	 * limit the system's, whatever the estimate. */
 	double svc = result_num(result_service(pj, "all"), "p50"), nw = result_server_workers(pj);
-	double full = result_num(pj, "full_wait_ns"), win = result_num(pj, "measured_ns");
+	double full = result_full_wait_ns(pj), win = result_measured_ns(pj);
 	out->server_busy = svc > 0 && nw > 0 ? out->achieved_ops * svc / 1e9 / nw : NAN;
 	out->ring_full = full > 0 && win > 0 ? full / win : 0;
 	out->by_generator = out->saturated && out->server_busy < KNEE_SERVER_ROOM && !(out->ring_full > KNEE_RING_FULL);

@@ -38,8 +38,8 @@ static json_t *base_loads(const json_t *base)
 			v[n++] = json_number_value(p);
 	if (!n)
 		json_array_foreach(result_points(base), i, p)
-			if (result_num(p, "offered_ops") > 0)
-				v[n++] = result_num(p, "offered_ops");
+			if (result_offered(p) > 0)
+				v[n++] = result_offered(p);
 	qsort(v, n, sizeof *v, cmp_dbl);
 	for (i = 0; i < n; i++)
 		if (!i || v[i] != v[i - 1])   /* whole loads as integers: the list reads as typed */

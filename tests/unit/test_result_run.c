@@ -27,7 +27,8 @@ TEST(missing_number_is_nan)
 	for (const json_t *const *o = objs; *o; o++) {
 		const json_t *p = *o;
 		CHECK(isnan(result_sent(p)) && isnan(result_unanswered(p)) && isnan(result_unsent(p)));
-		CHECK(isnan(result_errors(p)) && isnan(result_ring_full_waits(p)) && isnan(result_measured_ns(p)));
+		CHECK(isnan(result_errors(p)) && isnan(result_ring_full_waits(p)) && isnan(result_measured_ns(p)) &&
+		      isnan(result_full_wait_ns(p)));
 		CHECK(isnan(result_outstanding(p)) && isnan(result_rnr_naks(p, 1)) && isnan(result_rnr_naks(p, 0)));
 		CHECK(isnan(result_regime_set_aside(p)) && result_regime_mixed(p) == -1);
 		CHECK(isnan(result_host_count(p, RESULT_TAGGED, "all")) && isnan(result_pair_ratio(p)));
