@@ -352,8 +352,9 @@ double result_trial_pct(const json_t *t, int sys, double pct);
  * or durable; its trial count (repeat, -1 without); its workload's value
  * size; its server's device (server.transport.device); result_lincheck,
  * its `oqb check` verdict ("check": true), 0 with c filled, -1 (verdict
- * NULL) when it was not checked; result_requests, a point's or trial's
- * requests sent, scheduled but not sent, and sent but not answered.
+ * NULL) when it was not checked.  Its requests sent, not sent and not
+ * answered are result_run.c's (result_sent, result_unsent,
+ * result_unanswered).
  *
  * A histogram's summary: result_n its request count, result_ci its
  * percentile pct's ("p50", "p99") CI array (NULL without);
@@ -394,7 +395,6 @@ long result_repeat(const json_t *p);
 double result_value_size(const json_t *p);
 const char *result_device(const json_t *p);
 int result_lincheck(const json_t *p, struct result_lincheck *c);
-void result_requests(const json_t *p, double *sent, double *unsent, double *unanswered);
 double result_n(const json_t *s);
 const json_t *result_ci(const json_t *s, const char *pct);
 double result_service_every(const json_t *p);
@@ -410,5 +410,105 @@ double result_service_every(const json_t *p);
  * version, or a histogram that does not read back).
  */
 int result_store_anew(json_t *run, char *err, size_t errlen);
+
+/*
+ * result_run.c: what run/ and trust/ read of a run (result.h's rule: a
+ * missing number is NaN, a missing string, object or array NULL).
+ *
+ * A check row (harness/trust/checks.h): result_check_name, its status
+ * "warn" (result_check_warns), result_check_detail, result_check_concerns
+ * (the array, NULL when the row has none: it then concerns every number),
+ * result_check_cause (trial_agreement's note on the canaries),
+ * result_check_value and result_check_threshold (as stored: a number or
+ * null, NULL when missing); result_check_row: the row of that name in
+ * checks, or NULL.
+ * A point's or trial's counts: result_sent, result_unanswered,
+ * result_unsent, result_errors, result_ring_full_waits (shm's clients'
+ * waits for a full ring) and result_full_wait_ns (their time waiting),
+ * result_measured_ns; result_outstanding (closed loop's requests per
+ * thread).
+ * result_sweep_index: its sweep's index, -1 without; result_sweep_value:
+ * its sweep's value, NULL without.
+ * result_rdma_counters: its device counters (harness/run/devctr.h), NULL
+ * without; result_rnr_naks: their RNR NAKs sent (sent 1) or received;
+ * result_rdma_side: the server's (client 0) or the clients' counters (an
+ * object, or a string saying why there are none), result_rdma_derived:
+ * that side's derived totals, result_rdma_shared: shared_device (true,
+ * false or null); each NULL without.
+ * Its host_tags (result_host_tags): result_host_count, the requests of
+ * class cls tagged by a host stall, touched by an unattributed one, or
+ * delayed behind a worker's stall (NaN without); result_host_stalls: the
+ * stall time by evidence (stall_ns), NULL without;
+ * result_host_stalls_complete: 0 when a thread's stall log overflowed;
+ * result_host_len: the host stalls' lengths (a summary), NULL without.
+ * result_backend_library: the library of backend its server's first
+ * worker reported (version and assertions, NULL when not said); 0, or -1
+ * when there is none.
+ * result_regime_mixed: whether a point's trials ran in several canary
+ * regimes, -1 when it has no canary_regime; result_regime_set_aside: how
+ * many trials it set aside for that, NaN without.
+ * A trial: result_trial_no (its number, -1 without), result_regime_rerun
+ * (it reran for the canary regime), result_set_aside_reason (a discarded
+ * trial's reason, NULL without).
+ * result_pct_ci: the 95 % CI of percentile pct ("p50", "p99", "p999") of
+ * summary s into lo and hi; 0, or -1 (both NaN) when it has none.
+ * A run: result_config (its config echo, NULL without), result_run_id,
+ * result_knee_json (its knee object, NULL without; writable, for the run
+ * that builds it), result_knee_found_by, result_knee_loads (knee.loads_ops,
+ * NULL without).
+ * A finding (result_finding, or trust/finding.h's finding_of):
+ * result_finding_status, result_finding_reference, result_finding_text,
+ * result_finding_pairs; result_finding_pair: the pair of system sys, or
+ * NULL.  A pair: result_pair_system, result_pair_ratio, result_pair_ci
+ * (its 95 % CI; 0, or -1 with both NaN), result_pair_nloads (its loads),
+ * result_pair_status ("ok", or "insufficient"), result_pair_reason (why
+ * it has no ratio).
+ */
+const char *result_check_name(const json_t *row);
+int result_check_warns(const json_t *row);
+const char *result_check_detail(const json_t *row);
+const json_t *result_check_concerns(const json_t *row);
+const char *result_check_cause(const json_t *row);
+const json_t *result_check_value(const json_t *row);
+const json_t *result_check_threshold(const json_t *row);
+const json_t *result_check_row(const json_t *checks, const char *name);
+double result_sent(const json_t *p);
+double result_unanswered(const json_t *p);
+double result_unsent(const json_t *p);
+double result_errors(const json_t *p);
+double result_ring_full_waits(const json_t *p);
+double result_full_wait_ns(const json_t *p);
+double result_measured_ns(const json_t *p);
+const json_t *result_rdma_counters(const json_t *p);
+double result_rnr_naks(const json_t *p, int sent);
+const json_t *result_rdma_side(const json_t *p, int client);
+const json_t *result_rdma_derived(const json_t *p, int client);
+const json_t *result_rdma_shared(const json_t *p);
+enum result_tag_count { RESULT_TAGGED, RESULT_UNATTRIBUTED, RESULT_WORKER };
+double result_host_count(const json_t *p, enum result_tag_count which, const char *cls);
+const json_t *result_host_stalls(const json_t *p);
+int result_host_stalls_complete(const json_t *p);
+const json_t *result_host_len(const json_t *p);
+int result_backend_library(const json_t *p, const char *backend, const char **version, const char **assertions);
+int result_regime_mixed(const json_t *p);
+double result_regime_set_aside(const json_t *p);
+long result_trial_no(const json_t *t);
+int result_regime_rerun(const json_t *t);
+const char *result_set_aside_reason(const json_t *t);
+int result_pct_ci(const json_t *s, const char *pct, double *lo, double *hi);
+const char *result_run_id(const json_t *run);
+json_t *result_knee_json(const json_t *run);
+const char *result_knee_found_by(const json_t *run);
+const json_t *result_knee_loads(const json_t *run);
+const char *result_finding_status(const json_t *f);
+const char *result_finding_reference(const json_t *f);
+const json_t *result_finding_pairs(const json_t *f);
+const json_t *result_finding_pair(const json_t *f, const char *sys);
+const char *result_pair_system(const json_t *pr);
+double result_pair_ratio(const json_t *pr);
+int result_pair_ci(const json_t *pr, double *lo, double *hi);
+size_t result_pair_nloads(const json_t *pr);
+const char *result_pair_status(const json_t *pr);
+const char *result_pair_reason(const json_t *pr);
 
 #endif

@@ -243,13 +243,6 @@ int result_lincheck(const json_t *p, struct result_lincheck *c)
 	return c->verdict ? 0 : -1;
 }
 
-void result_requests(const json_t *p, double *sent, double *unsent, double *unanswered)
-{
-	*sent = result_num(p, "sent");
-	*unsent = result_num(p, "unsent");
-	*unanswered = result_num(p, "unanswered");
-}
-
 /* ---- a histogram's summary ---- */
 
 double result_n(const json_t *s)

@@ -5,6 +5,7 @@
  */
 #include "devctr.h"
 #include "rdmactr.h"
+#include "result.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -145,8 +146,8 @@ json_t *devctr_over(const json_t *entries)
 	size_t i, n = 0;
 
 	json_array_foreach(entries, i, e) {
-		const json_t *rc = json_object_get(e, "rdma_counters");
-		if (!json_is_object(rc))
+		const json_t *rc = result_rdma_counters(e);
+		if (!rc)
 			continue;
 		if (!acc) {
 			acc = json_deep_copy(rc);
@@ -154,20 +155,20 @@ json_t *devctr_over(const json_t *entries)
 			continue;
 		}
 		n++;
-		add_side(acc, "server", json_object_get(rc, "server"));
-		add_side(acc, "client", json_object_get(rc, "client"));
+		add_side(acc, "server", result_rdma_side(e, 0));
+		add_side(acc, "client", result_rdma_side(e, 1));
 		json_t *d = json_object_get(acc, "derived");
 		for (unsigned s = 0; s < 2 && d; s++) {
 			const char *side = s ? "client" : "server";
 			const json_t *a = json_object_get(d, side);
-			const json_t *b = json_object_get(json_object_get(rc, "derived"), side);
+			const json_t *b = result_rdma_derived(e, (int)s);
 			if (json_is_object(a) || json_is_object(b))
 				json_object_set_new(d, side, sum_derived(a, b));
 		}
 		json_t *tot = sum_derived(acc, rc);
 		json_object_update(acc, tot);
 		json_decref(tot);
-		if (!json_equal(json_object_get(acc, "shared_device"), json_object_get(rc, "shared_device")))
+		if (!json_equal(json_object_get(acc, "shared_device"), result_rdma_shared(e)))
 			json_object_set_new(acc, "shared_device", json_null());
 	}
 	if (acc)

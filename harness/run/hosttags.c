@@ -3,6 +3,7 @@
  */
 #include "hosttags.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +14,6 @@
 
 #define NCLS 3
 static const char *const cls[NCLS] = { "all", "nilext", "non_nilext" };
-static const char *const counts[] = { "tagged", "unattributed", "worker" };
 #define NCOUNTS 3
 static const char *const stall_keys[] = { "host", "system", "unattributed", "kernel", "probe" };
 #define NSTALL 5
@@ -195,7 +195,7 @@ int hosttags_over(json_t *p, const json_t *entries, char *err, size_t errlen)
 	for (int c = 0; c < NCOUNTS; c++)
 		cn[c] = json_pack("{s:i,s:i,s:i}", cls[0], 0, cls[1], 0, cls[2], 0);
 	json_array_foreach(entries, i, e) {
-		const json_t *t = json_object_get(e, "host_tags");
+		const json_t *t = result_host_tags(e);
 		if (rc < 0 || !t)
 			continue;
 		nt++;
@@ -207,17 +207,21 @@ int hosttags_over(json_t *p, const json_t *entries, char *err, size_t errlen)
 				hist_merge(sys[c], one);
 			}
 		}
+		static const enum result_tag_count which[NCOUNTS] = { RESULT_TAGGED, RESULT_UNATTRIBUTED, RESULT_WORKER };
 		for (int c = 0; c < NCOUNTS; c++)
-			for (int x = 0; x < NCLS; x++)
-				add_num(cn[c], cls[x], num(json_object_get(t, counts[c]), cls[x]));
-		const json_t *ts = json_object_get(t, "stall_ns");
+			for (int x = 0; x < NCLS; x++) {
+				double v = result_host_count(e, which[c], cls[x]);
+				add_num(cn[c], cls[x], isnan(v) ? 0 : v);   /* a trial without it adds none */
+			}
+		/* stall_ns's keys are tags_object's own (stall_keys, written above) */
+		const json_t *ts = result_host_stalls(e);
 		for (int k = 0; k < NSTALL; k++)
 			add_num(st, stall_keys[k], num(ts, stall_keys[k]));
 		add_num(st, "host_stalls", num(ts, "host_stalls"));
-		if (json_is_false(json_object_get(ts, "complete")))
+		if (!result_host_stalls_complete(e))
 			json_object_set_new(st, "complete", json_false());
-		const json_t *lj = json_object_get(t, "host_len_ns");
-		if (rc == 0 && json_is_object(lj)) {
+		const json_t *lj = result_host_len(e);
+		if (rc == 0 && lj) {
 			if (result_hist(one, lj, e2, sizeof e2) < 0) {
 				snprintf(err, errlen, "trial %zu: host_tags.host_len_ns: %s", i, e2);
 				rc = -1;
@@ -229,7 +233,7 @@ int hosttags_over(json_t *p, const json_t *entries, char *err, size_t errlen)
 	const json_t *lat = result_lat(p, NULL);
 	if (rc == 0 && nt < json_array_size(entries))
 		json_object_del(p, "host_tags");   /* not every trial has them: no merge to speak of */
-	else if (rc == 0 && result_hist(all, json_object_get(lat, "all"), e2, sizeof e2) < 0) {
+	else if (rc == 0 && result_hist(all, result_lat(p, "all"), e2, sizeof e2) < 0) {
 		snprintf(err, errlen, "lat_ns.all: %s", e2);
 		rc = -1;
 	} else if (rc == 0) {

@@ -148,12 +148,6 @@ static const char *const k_behind[] = { "schedule_lag", "unsent", "unanswered", 
 #define KNEE_SERVER_ROOM 0.5
 #define KNEE_RING_FULL 0.01
 
-static int warns(const json_t *c)
-{
-	const char *st = json_string_value(json_object_get(c, "status"));
-	return st && strcmp(st, "warn") == 0;
-}
-
 void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out)
 {
 	char warned[96] = "";
@@ -165,8 +159,8 @@ void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out
 	out->achieved_ops = isnan(ach) ? 0 : ach;
 	out->saturated = result_saturated(pj);
 	json_array_foreach(checks, i, c) {
-		const char *name = json_string_value(json_object_get(c, "name"));
-		if (!name || !warns(c))
+		const char *name = result_check_name(c);
+		if (!name || !result_check_warns(c))
 			continue;
 		if (checks_is_disturbance(name))
 			stolen = 1;
@@ -195,7 +189,7 @@ void knee_verdict(const json_t *pj, const json_t *checks, struct knee_probe *out
 	 * waited for ring room over KNEE_RING_FULL of the window make the
 	 * limit the system's, whatever the estimate. */
 	double svc = result_num(result_service(pj, "all"), "p50"), nw = result_server_workers(pj);
-	double full = result_num(pj, "full_wait_ns"), win = result_num(pj, "measured_ns");
+	double full = result_full_wait_ns(pj), win = result_measured_ns(pj);
 	out->server_busy = svc > 0 && nw > 0 ? out->achieved_ops * svc / 1e9 / nw : NAN;
 	out->ring_full = full > 0 && win > 0 ? full / win : 0;
 	out->by_generator = out->saturated && out->server_busy < KNEE_SERVER_ROOM && !(out->ring_full > KNEE_RING_FULL);
@@ -418,16 +412,18 @@ json_t *knee_json_fixed(const double *loads, size_t nloads)
 			num_array(loads, nloads));
 }
 
-void knee_after_sweep(json_t *knee, const json_t *points, FILE *progress)
+void knee_after_sweep(json_t *run, FILE *progress)
 {
-	double k = json_number_value(json_object_get(knee, "ops"));
+	json_t *knee = result_knee_json(run);
+	const json_t *points = result_points(run);
+	double k = result_knee(run, NULL, NULL);
 	size_t i, npast = 0, nsat = 0, nbelow = 0, nbelow_sat = 0, nloads = 0;
 	const json_t *p, *l;
 	char note[320] = "";
 
 	if (!(k > 0))
 		return;
-	json_array_foreach(json_object_get(knee, "loads_ops"), i, l)
+	json_array_foreach(result_knee_loads(run), i, l)
 		nloads += json_number_value(l) > k;
 	json_array_foreach(points, i, p) {
 		double off = result_offered(p);

@@ -162,7 +162,7 @@ json_t *knee_json_fixed(const double *loads, size_t nloads);
  * not saturated (the search ran while the host was busier, so the knee
  * came out low) or whose loads below it were (busier during the sweep).
  */
-void knee_after_sweep(json_t *knee, const json_t *points, FILE *progress);
+void knee_after_sweep(json_t *run, FILE *progress);
 
 /* The plan of a search for --dry-run: what it will probe and sweep,
  * without numbers it has not measured. */

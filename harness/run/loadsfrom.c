@@ -23,7 +23,7 @@ static int cmp_dbl(const void *a, const void *b)
  * offered loads, each once, ascending.  NULL when there is none. */
 static json_t *base_loads(const json_t *base)
 {
-	const json_t *kl = json_object_get(json_object_get(base, "knee"), "loads_ops"), *p;
+	const json_t *kl = result_knee_loads(base), *p;
 	size_t i, n = 0, np = json_array_size(result_points(base));
 	json_t *out = json_array();
 	double *v = calloc(np + json_array_size(kl) + 1, sizeof *v);
@@ -38,8 +38,8 @@ static json_t *base_loads(const json_t *base)
 			v[n++] = json_number_value(p);
 	if (!n)
 		json_array_foreach(result_points(base), i, p)
-			if (result_num(p, "offered_ops") > 0)
-				v[n++] = result_num(p, "offered_ops");
+			if (result_offered(p) > 0)
+				v[n++] = result_offered(p);
 	qsort(v, n, sizeof *v, cmp_dbl);
 	for (i = 0; i < n; i++)
 		if (!i || v[i] != v[i - 1])   /* whole loads as integers: the list reads as typed */
@@ -154,7 +154,7 @@ static void value_at(const json_t *o, const char *path, char *buf, size_t len)
 int loadsfrom_check(const json_t *base, const json_t *config, const char *path, const char *cfgpath, char *err,
 		    size_t errlen)
 {
-	json_t *a = result_config_measured(json_object_get(base, "config"), 1);
+	json_t *a = result_config_measured(result_config(base), 1);
 	json_t *b = result_config_measured(config, 1);
 	char key[512] = "", va[100], vb[100];
 	int rc = 0;
@@ -181,11 +181,10 @@ int loadsfrom_check(const json_t *base, const json_t *config, const char *path, 
 
 json_t *loadsfrom_json(const json_t *base, const char *path)
 {
-	const json_t *k = json_object_get(base, "knee");
 	double lo, hi, knee = result_knee(base, &lo, &hi);
 	json_t *loads = base_loads(base);
-	return json_pack("{s:s, s:O?, s:O?, s:o, s:o, s:o}", "path", path, "run_id", json_object_get(base, "run_id"),
-			 "found_by", json_object_get(k, "found_by"), "knee_ops",
+	return json_pack("{s:s, s:s?, s:s?, s:o, s:o, s:o}", "path", path, "run_id", result_run_id(base),
+			 "found_by", result_knee_found_by(base), "knee_ops",
 			 isfinite(knee) ? json_real(knee) : json_null(), "bracket_ops",
 			 isfinite(knee) ? json_pack("[f, o]", lo, isfinite(hi) ? json_real(hi) : json_null())
 					: json_null(),

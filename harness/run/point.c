@@ -578,9 +578,9 @@ const char *trial_disturbed(const json_t *checks)
 	size_t i;
 	const json_t *c;
 	json_array_foreach(checks, i, c) {
-		const char *name = json_string_value(json_object_get(c, "name"));
-		if (checks_is_disturbance(name) && !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn"))
-			return json_string_value(json_object_get(c, "detail")) ?: name;
+		const char *name = result_check_name(c);
+		if (checks_is_disturbance(name) && result_check_warns(c))
+			return result_check_detail(c) ?: name;
 	}
 	return NULL;
 }
@@ -622,12 +622,11 @@ json_t *run_trial(struct run *r, struct prun *pr, const struct point *pt0)
 		}
 		measured += rc->duration_s;
 		const json_t *all = result_lat(merged, "all");
-		const json_t *ci = json_object_get(all, "p99_ci");
-		double p99 = result_num(all, "p99");
+		double p99 = result_num(all, "p99"), lo, hi;
 		/* a CI whose top rank is past the last sample bounds nothing */
-		if (p99 > 0 && json_array_size(ci) == 2 &&
+		if (p99 > 0 && result_pct_ci(all, "p99", &lo, &hi) == 0 &&
 		    stats_pct_ci_bounded((uint64_t)result_num(all, "n"), 0.99, STATS_Z95))
-			width = (json_number_value(json_array_get(ci, 1)) - json_number_value(json_array_get(ci, 0))) / p99;
+			width = (hi - lo) / p99;
 		if (width <= rc->conv_ci || measured >= rc->conv_max_s - 1e-9 || run_signal)
 			break;
 	}

@@ -235,11 +235,9 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 	/* A figure on Debian's RocksDB says beside it what build it came from. */
 	char be[160] = "";
 	if (strcmp(r->rc.backend, "rocksdb") == 0) {
-		const json_t *lib = json_object_get(json_object_get(json_object_get(json_array_get(json_object_get(
-			json_object_get(pj, "server"), "per_worker"), 0), "backend"), "rocksdb"), "library");
-		const char *a = json_string_value(json_object_get(lib, "assertions"));
-		snprintf(be, sizeof be, " [rocksdb %s, assertions %s]",
-			 json_string_value(json_object_get(lib, "header_version")) ?: "?", a ? a : "unknown");
+		const char *ver, *a;
+		result_backend_library(pj, "rocksdb", &ver, &a);
+		snprintf(be, sizeof be, " [rocksdb %s, assertions %s]", ver ? ver : "?", a ? a : "unknown");
 	}
 	/* the server's median service time per request (bench/server.h) */
 	const json_t *svc = result_service(pj, "all");
@@ -251,18 +249,17 @@ static void progress(const struct run *r, const struct point *pt, const json_t *
 	/* a full receive queue: RNR NAKs on verbs (the device's counters,
 	 * devctr.h), the clients' waits for a full ring on shm */
 	char full[96] = "";
-	const json_t *ctr = json_object_get(pj, "rdma_counters");
-	if (ctr) {
+	if (result_rdma_counters(pj)) {
 		char a[24] = "?", b[24] = "?";
-		const json_t *s = json_object_get(ctr, "rnr_naks_sent"), *v = json_object_get(ctr, "rnr_naks_received");
-		if (json_is_integer(s))
-			snprintf(a, sizeof a, "%lld", (long long)json_integer_value(s));
-		if (json_is_integer(v))
-			snprintf(b, sizeof b, "%lld", (long long)json_integer_value(v));
+		double s = result_rnr_naks(pj, 1), v = result_rnr_naks(pj, 0);
+		if (!isnan(s))
+			snprintf(a, sizeof a, "%.0f", s);
+		if (!isnan(v))
+			snprintf(b, sizeof b, "%.0f", v);
 		snprintf(full, sizeof full, "  RNR NAKs sent=%s received=%s", a, b);
 	} else if (strcmp(r->rc.transport, "shm") == 0) {
-		snprintf(full, sizeof full, "  ring full waits=%lld",
-			 (long long)json_integer_value(json_object_get(pj, "ring_full_waits")));
+		double w = result_ring_full_waits(pj);
+		snprintf(full, sizeof full, "  ring full waits=%.0f", isnan(w) ? 0 : w);
 	}
 	fprintf(stderr, "[%zu/%zu] system=%s %s%s  p50=%s p99=%s%s  achieved=%.0f ops/s%s%s%s%s  ETA %s\n",
 		done, r->ntrials, pt->system, load, tr, p50, p99, be,
@@ -482,11 +479,11 @@ static int set_aside_stray(struct run *r, size_t i, size_t k, struct rerun_polic
 	if (j < 0)
 		return 0;
 	/* its own reruns count against rerun_disturbed, as a rerun's would */
-	unsigned trial = (unsigned)json_integer_value(json_object_get(json_array_get(r->entries[i], (size_t)j), "trial"));
+	long trial = result_trial_no(json_array_get(r->entries[i], (size_t)j));
 	size_t x, nrun = 0;
 	const json_t *e;
 	json_array_foreach(r->discarded[i], x, e)
-		nrun += (unsigned)json_integer_value(json_object_get(e, "trial")) == trial;
+		nrun += result_trial_no(e) == trial;
 	if ((long long)nrun >= rp->per_trial)
 		return 0;
 	if (!rerun_decide(rp, (unsigned)nrun, 1, &ev)) {
@@ -540,11 +537,12 @@ static int rebuild_points(struct run *r, char *err, size_t errlen)
 			r->built_from[i] = from;
 		}
 		json_array_append(pts, r->built[i]);
-		const json_t *reg = json_object_get(r->built[i], "canary_regime");
-		if (reg) {
+		int mixed = result_regime_mixed(r->built[i]);
+		if (mixed >= 0) {
+			double aside = result_regime_set_aside(r->built[i]);
 			nregime++;
-			nmixed += json_is_true(json_object_get(reg, "mixed"));
-			naside += (size_t)json_integer_value(json_object_get(reg, "set_aside"));
+			nmixed += (size_t)mixed;
+			naside += isnan(aside) ? 0 : (size_t)aside;
 		}
 	}
 	json_object_set_new(r->runj, "points", pts);
@@ -830,8 +828,7 @@ again:;
 		rebuild_points(r, e3, sizeof e3);   /* the trials of a run that stopped early */
 	}
 	if (rc == 0 && r->rc.knee.on)
-		knee_after_sweep(json_object_get(r->runj, "knee"), result_points(r->runj),
-				 r->o->quiet ? NULL : stderr);
+		knee_after_sweep(r->runj, r->o->quiet ? NULL : stderr);
 	/* the result in one sentence, from the trials (finding.h) */
 	json_object_set_new(r->runj, "finding", finding_of_run(r->runj));
 	if (rc == 0)

@@ -169,14 +169,14 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 	*flagged = 0;
 	json_array_foreach(entries, i, e) {
 		json_array_foreach(result_checks(e), k, c) {
-			const char *name = json_string_value(json_object_get(c, "name"));
-			int warn = strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") == 0;
+			const char *name = result_check_name(c);
+			int warn = result_check_warns(c);
 			json_t *row = NULL, *r;
 			size_t j, at = 0;
-			if (cc && merged && (!strcmp(name, "ci_p99") || !strcmp(name, "ci_p999")))
+			if (!name || (cc && merged && (!strcmp(name, "ci_p99") || !strcmp(name, "ci_p999"))))
 				continue;
 			json_array_foreach(out, j, r)
-				if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0) {
+				if (strcmp(result_check_name(r), name) == 0) {
 					row = r;
 					at = j;
 				}
@@ -185,7 +185,7 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 					continue;
 				row = json_pack("{s:s,s:s,s:i,s:i,s:O?,s:O?}", "name", name, "status", "pass",
 						"trials_warned", 0, "trials", (int)n, "threshold",
-						json_object_get(c, "threshold"), "value", json_object_get(c, "value"));
+						result_check_threshold(c), "value", result_check_value(c));
 				if (!row)
 					continue;
 				at = json_array_size(out);
@@ -202,14 +202,14 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 				/* the value of a warning trial, with its threshold
 				 * (stationarity's depends on which half-factor
 				 * warned) and its detail */
-				json_object_set(row, "value", json_object_get(c, "value"));
-				json_object_set(row, "threshold", json_object_get(c, "threshold"));
-				if (json_object_get(c, "detail"))
-					json_object_set(row, "detail", json_object_get(c, "detail"));
+				json_object_set(row, "value", (json_t *)result_check_value(c));
+				json_object_set(row, "threshold", (json_t *)result_check_threshold(c));
+				if (result_check_detail(c))
+					json_object_set_new(row, "detail", json_string(result_check_detail(c)));
 			} else {
 				vouch[at] |= checks_concerns(c);
-				if (!json_object_get(row, "detail") && json_object_get(c, "detail"))
-					json_object_set(row, "detail", json_object_get(c, "detail"));
+				if (!result_check_detail(row) && result_check_detail(c))
+					json_object_set_new(row, "detail", json_string(result_check_detail(c)));
 			}
 		}
 	}
@@ -235,9 +235,9 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 							    "out of memory: not judged", "concerns", "p50", "p99"));
 		json_array_foreach(ci, i, r) {
 			json_object_set_new(r, "trials", json_integer((json_int_t)n));
-			if (!strncmp(json_string_value(json_object_get(r, "name")), "ci_", 3))
+			if (!strncmp(result_check_name(r) ?: "", "ci_", 3))
 				json_object_set_new(r, "note", json_string("judged on the point's histogram merged over its trials"));
-			if (!strcmp(json_string_value(json_object_get(r, "status")), "warn"))
+			if (result_check_warns(r))
 				*flagged = 1;
 			json_array_append(out, r);
 		}
@@ -352,11 +352,14 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 			if (c == 0 && th && (th[nth] = hist_new()))
 				hist_merge(th[nth++], one);
 		}
-		for (size_t k = 0; k < MERGE_NCOUNTERS; k++)
-			tot[k] += json_number_value(json_object_get(e, merge_counters[k]));
+		for (size_t k = 0; k < MERGE_NCOUNTERS; k++) {
+			double v = result_num(e, merge_counters[k]);   /* the clients' counters (merge.h) */
+			tot[k] += isnan(v) ? 0 : v;   /* a trial without one adds none */
+		}
 		if (!isnan(result_achieved(e)))
 			ach += result_achieved(e);
-		measured += json_number_value(json_object_get(e, "measured_ns"));
+		if (!isnan(result_measured_ns(e)))
+			measured += result_measured_ns(e);
 		nsat += (size_t)result_saturated(e);
 		if (!isnan(result_canary_ns(e)))
 			can[ncan++] = result_canary_ns(e);
@@ -387,9 +390,9 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	double spread = ncan >= 2 && can[0] > 0 ? can[ncan - 1] / can[0] : 1;
 	if (cc && spread > cc->canary_drift)
 		json_array_foreach(ck, i, row) {
-			if (strcmp(json_string_value(json_object_get(row, "name")), "trial_agreement") != 0)
+			if (strcmp(result_check_name(row) ?: "", "trial_agreement") != 0)
 				continue;
-			if (!strcmp(json_string_value(json_object_get(row, "status")), "warn")) {
+			if (result_check_warns(row)) {
 				char cause[300];
 				snprintf(cause, sizeof cause, "the trials' canaries read %.0f to %.0f ns (%.1fx, more than "
 					 "canary_drift %.2g): the machine's floor changed between trials, so they measured "
@@ -562,7 +565,7 @@ long regime_stray(const json_t *entries, double factor, double *ref)
 		return -1;
 	json_array_foreach(entries, i, e) {
 		double c = result_canary_ns(e);
-		if (c > 0 && !regime_same(c, *ref, factor) && !json_is_true(json_object_get(e, "regime_rerun"))) {
+		if (c > 0 && !regime_same(c, *ref, factor) && !result_regime_rerun(e)) {
 			stray = (long)i;
 			break;
 		}
@@ -584,11 +587,11 @@ json_t *regime_of_point(const json_t *entries, const json_t *discarded, double f
 	if (ref <= 0)
 		return NULL;
 	json_array_foreach(discarded, i, e)
-		aside += !strcmp(json_string_value(json_object_get(e, "reason")) ?: "", "canary_regime");
+		aside += !strcmp(result_set_aside_reason(e) ?: "", "canary_regime");
 	json_t *other = json_array();
 	json_array_foreach(entries, i, e) {
 		double c = result_canary_ns(e);
-		json_int_t trial = json_integer_value(json_object_get(e, "trial"));
+		json_int_t trial = result_trial_no(e);
 		if (c > 0 && !regime_same(c, ref, factor))
 			json_array_append_new(other, json_pack("{s:I,s:f}", "trial", trial, "canary_ns", c));
 	}

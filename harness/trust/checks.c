@@ -93,7 +93,7 @@ static const char *const concern_names[] = { "p50", "p99", "p999", "achieved_ops
 
 unsigned checks_concerns(const json_t *row)
 {
-	const json_t *a = json_object_get(row, "concerns"), *x;
+	const json_t *a = result_check_concerns(row), *x;
 	size_t i;
 	unsigned bits = 0;
 	if (!json_is_array(a))
@@ -124,12 +124,12 @@ json_t *checks_flagged_by(const json_t *checks)
 		json_object_set_new(by, concern_names[k], lists[k]);
 	}
 	json_array_foreach(checks, i, c) {
-		if (strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") != 0)
+		if (!result_check_warns(c))
 			continue;
 		unsigned bits = checks_concerns(c);
 		for (unsigned k = 0; k < NCONCERNS; k++)
 			if (bits & (1u << k))
-				json_array_append(lists[k], json_object_get(c, "name"));
+				json_array_append_new(lists[k], json_string(result_check_name(c)));
 	}
 	return by;
 }
@@ -672,7 +672,7 @@ static double reply_drops(const json_t *server)
 static void check_counts(const struct check_conf *c, json_t *out, const json_t *pj, const json_t *server)
 {
 	char d[240];
-	double sent = json_number_value(json_object_get(pj, "sent"));
+	double sent = result_sent(pj);
 	if (!isnan(result_achieved(pj))) {
 		int sat = result_saturated(pj);
 		snprintf(d, sizeof d, "achieved %.0f of %.0f ops/s offered", result_achieved(pj), result_offered(pj));
@@ -685,14 +685,14 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 	 * client kept its schedule, which made the knee search stop short).
 	 * Unanswered requests and errors are allowed none. */
 	double offered = result_offered(pj);
-	const struct { const char *name, *why; double limit; } rows[] = {
-		{ "unanswered", " after the clients' drain, timeouts.drain_s", 0 },
+	const struct { const char *name, *why; double limit, v; } rows[] = {
+		{ "unanswered", " after the clients' drain, timeouts.drain_s", 0, result_unanswered(pj) },
 		{ "unsent", ", lag_ns of the schedule: the client finishing its last send",
-		  offered > 0 ? floor(offered * c->lag_ns / 1e9) : 0 },
-		{ "errors", "", 0 },
+		  offered > 0 ? floor(offered * c->lag_ns / 1e9) : 0, result_unsent(pj) },
+		{ "errors", "", 0, result_errors(pj) },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		double v = json_number_value(json_object_get(pj, rows[i].name)), limit = rows[i].limit;
+		double v = rows[i].v, limit = rows[i].limit;   /* NaN when missing: a null value, no warning */
 		double drops = i == 0 ? reply_drops(server) : 0;
 		if (drops > 0)
 			snprintf(d, sizeof d, "%.0f of %.0f sent (allowed %.0f%s); the server dropped %.0f replies to clients "
@@ -768,11 +768,10 @@ int checks_warned(const json_t *checks, const char *const *names, char *buf, siz
 	if (len)
 		buf[0] = '\0';
 	json_array_foreach(checks, i, c) {
-		if (strcmp(json_string_value(json_object_get(c, "status")) ?: "", "warn") != 0 ||
-		    !named(json_string_value(json_object_get(c, "name")), names))
+		if (!result_check_warns(c) || !named(result_check_name(c), names))
 			continue;
 		flagged = 1;
-		list_name(buf, len, &o, json_string_value(json_object_get(c, "name")));
+		list_name(buf, len, &o, result_check_name(c));
 	}
 	return flagged;
 }

@@ -28,9 +28,10 @@ struct fpt {
 	double median;           /* all trials merged (ns) */
 };
 
-static double getn(const json_t *o, const char *k)
+/* Two numbers of run.json alike: equal, or both missing (NaN). */
+static int same_num(double a, double b)
 {
-	return json_number_value(json_object_get(o, k));
+	return a == b || (isnan(a) && isnan(b));
 }
 
 /* A trial's (or point's) histogram of class cls of lat (result.h). */
@@ -87,13 +88,13 @@ static int pt_load(struct fpt *f, const char *cls)
 		goto out;
 	if (!nt) {     /* a run.json from before trials: the point is its one trial */
 		char e[256];
-		if (getn(result_lat(f->p, cls), "n") > 0 && (h[0] = hist_new()) &&
+		if (result_num(result_lat(f->p, cls), "n") > 0 && (h[0] = hist_new()) &&
 		    result_point_hist(h[0], f->p, "lat_ns", cls, e, sizeof e) == 0)
 			k = 1;
 	}
 	json_array_foreach(trials, i, t) {
 		const json_t *c = result_lat(t, cls);
-		if (!(getn(c, "n") > 0))
+		if (!(result_num(c, "n") > 0))
 			continue;
 		if (!(h[k] = hist_new()))
 			goto out;
@@ -165,22 +166,20 @@ static void pt_free(struct fpt *f)
 /* A point's condition: its sweep index, offered load and outstanding count. */
 static int same_cond(const json_t *a, const json_t *b)
 {
-	const json_t *sa = json_object_get(json_object_get(a, "sweep"), "index");
-	const json_t *sb = json_object_get(json_object_get(b, "sweep"), "index");
-	return getn(a, "offered_ops") == getn(b, "offered_ops") && getn(a, "outstanding") == getn(b, "outstanding") &&
-	       json_integer_value(sa) == json_integer_value(sb);
+	return same_num(result_offered(a), result_offered(b)) && same_num(result_outstanding(a), result_outstanding(b)) &&
+	       result_sweep_index(a) == result_sweep_index(b);
 }
 
 static json_t *cond_json(const json_t *p)
 {
 	json_t *c = json_object();
-	if (getn(p, "offered_ops") > 0)
-		json_object_set_new(c, "offered_ops", json_real(getn(p, "offered_ops")));
-	if (getn(p, "outstanding") > 0)
-		json_object_set_new(c, "outstanding", json_integer((json_int_t)getn(p, "outstanding")));
-	const json_t *sw = json_object_get(p, "sweep");
-	if (sw)
-		json_object_set(c, "sweep", json_object_get(sw, "value"));
+	if (result_offered(p) > 0)
+		json_object_set_new(c, "offered_ops", json_real(result_offered(p)));
+	if (result_outstanding(p) > 0)
+		json_object_set_new(c, "outstanding", json_integer((json_int_t)result_outstanding(p)));
+	const json_t *sv = result_sweep_value(p);
+	if (sv && !json_is_null(sv))
+		json_object_set(c, "sweep", (json_t *)sv);
 	return c;
 }
 
@@ -244,8 +243,8 @@ static void caveat(json_t *fd, struct fpt *pts, size_t npts, const unsigned char
 				cnt[k]++;
 		}
 		json_array_foreach(result_checks(pts[i].p), j, row)
-			if (!strcmp(json_string_value(json_object_get(row, "name")) ?: "", "trial_agreement") &&
-			    json_object_get(row, "cause") && json_array_size(fb))
+			if (!strcmp(result_check_name(row) ?: "", "trial_agreement") && result_check_cause(row) &&
+			    json_array_size(fb))
 				ncause++;
 	}
 	for (i = 0; i < nn; i++)
@@ -296,12 +295,12 @@ json_t *finding_of_run(const json_t *run)
 	json_object_set_new(fd, "statistic", json_string("p50"));
 	/* the nilext median where every point below saturation has one */
 	json_array_foreach(points, i, p)
-		if (!result_saturated(p) && getn(result_lat(p, "all"), "n") > 0 &&
-		    !(getn(result_lat(p, "nilext"), "n") > 0))
+		if (!result_saturated(p) && result_num(result_lat(p, "all"), "n") > 0 &&
+		    !(result_num(result_lat(p, "nilext"), "n") > 0))
 			cls = "all";
 	json_object_set_new(fd, "class", json_string(cls));
 	json_array_foreach(points, i, p) {
-		const char *s = json_string_value(json_object_get(p, "system"));
+		const char *s = result_system(p);
 		struct fpt *f = &pts[i];
 		f->p = p;
 		if (!s)
@@ -490,16 +489,16 @@ json_t *finding_of_run(const json_t *run)
 	json_object_set_new(fd, "pairs", pairs);
 	nok = 0;
 	json_array_foreach(pairs, i, p)
-		nok += !strcmp(json_string_value(json_object_get(p, "status")), "ok");
+		nok += !strcmp(result_pair_status(p) ?: "", "ok");
 
 	/* the sentence: the pairs with a ratio, then why the others have none */
 	size_t o = 0, same = SIZE_MAX;
 	int mixed = 0, first = 1;
 	json_t *pr;
 	json_array_foreach(pairs, i, pr) {
-		if (strcmp(json_string_value(json_object_get(pr, "status")), "ok"))
+		if (strcmp(result_pair_status(pr) ?: "", "ok"))
 			continue;
-		size_t n = json_array_size(json_object_get(pr, "loads"));
+		size_t n = result_pair_nloads(pr);
 		mixed |= same != SIZE_MAX && same != n;
 		same = n;
 	}
@@ -511,12 +510,10 @@ json_t *finding_of_run(const json_t *run)
 		o += (size_t)snprintf(text + o, sizeof text - o, "%s's %s median", sys[ref],
 				      !strcmp(cls, "nilext") ? "nilext" : "request");
 	json_array_foreach(pairs, i, pr) {
-		const char *other = json_string_value(json_object_get(pr, "system"));
-		const json_t *ci = json_object_get(pr, "ci95");
-		if (o >= sizeof text || strcmp(json_string_value(json_object_get(pr, "status")), "ok") || !ci)
+		const char *other = result_pair_system(pr);
+		double r = result_pair_ratio(pr), l, h;
+		if (o >= sizeof text || strcmp(result_pair_status(pr) ?: "", "ok") || result_pair_ci(pr, &l, &h) < 0)
 			continue;
-		double r = getn(pr, "ratio"), l = json_real_value(json_array_get(ci, 0));
-		double h = json_real_value(json_array_get(ci, 1));
 		char rs[32], ls[32], hs[32];
 		int lower = r >= 1;
 		fmt_x(rs, sizeof rs, lower ? r : 1 / r);
@@ -526,18 +523,17 @@ json_t *finding_of_run(const json_t *run)
 				      lower ? "lower" : "higher", other);
 		if (mixed && o < sizeof text)
 			o += (size_t)snprintf(text + o, sizeof text - o, " over %zu loads below saturation",
-					      json_array_size(json_object_get(pr, "loads")));
+					      result_pair_nloads(pr));
 		if (o < sizeof text)
 			o += (size_t)snprintf(text + o, sizeof text - o, " (95 %% CI %s-%s%s)", ls, hs,
 					      l <= 1 && h >= 1 ? ": the trials do not tell them apart" : "");
 		first = 0;
 	}
 	json_array_foreach(pairs, i, pr) {
-		if (o >= sizeof text || !strcmp(json_string_value(json_object_get(pr, "status")), "ok"))
+		if (o >= sizeof text || !strcmp(result_pair_status(pr) ?: "", "ok"))
 			continue;
-		const char *why = json_string_value(json_object_get(pr, "reason"));
-		o += (size_t)snprintf(text + o, sizeof text - o, "; %s against %s: %s", sys[ref],
-				      json_string_value(json_object_get(pr, "system")),
+		const char *why = result_pair_reason(pr);
+		o += (size_t)snprintf(text + o, sizeof text - o, "; %s against %s: %s", sys[ref], result_pair_system(pr),
 				      why ? why : "no resample held samples");
 	}
 	json_object_set_new(fd, "status", json_string(nok ? "ok" : "insufficient"));
@@ -554,38 +550,31 @@ out:
 json_t *finding_of(const json_t *run)
 {
 	const json_t *f = result_finding(run);
-	return f && json_object_get(f, "status") ? json_incref((json_t *)f) : finding_of_run(run);
+	return f && result_finding_status(f) ? json_incref((json_t *)f) : finding_of_run(run);
 }
 
 json_t *finding_compare(const json_t *base, const json_t *nw)
 {
 	json_t *fb = finding_of(base), *fn = finding_of(nw);
 	json_t *out = json_object(), *pairs = json_array();
-	const json_t *pb, *pn;
-	size_t i, j, nmoved = 0;
+	const json_t *pb;
+	size_t i, nmoved = 0;
 	char text[1024];
 	size_t o = 0;
-	const char *rb = json_string_value(json_object_get(fb, "reference"));
-	const char *rn = json_string_value(json_object_get(fn, "reference"));
+	const char *rb = result_finding_reference(fb);
+	const char *rn = result_finding_reference(fn);
 
-	json_object_set_new(out, "base", json_string(json_string_value(json_object_get(fb, "text")) ?: "none"));
-	json_object_set_new(out, "new", json_string(json_string_value(json_object_get(fn, "text")) ?: "none"));
+	json_object_set_new(out, "base", json_string(result_finding_text(fb, NULL) ?: "none"));
+	json_object_set_new(out, "new", json_string(result_finding_text(fn, NULL) ?: "none"));
 	text[0] = '\0';
 	if (rb && rn && !strcmp(rb, rn))
-		json_array_foreach(json_object_get(fb, "pairs"), i, pb) {
-			const char *sys = json_string_value(json_object_get(pb, "system"));
-			const json_t *cb = json_object_get(pb, "ci95"), *cn = NULL;
-			json_array_foreach(json_object_get(fn, "pairs"), j, pn)
-				if (sys && !strcmp(sys, json_string_value(json_object_get(pn, "system")) ?: "")) {
-					cn = json_object_get(pn, "ci95");
-					break;
-				}
-			if (!sys || !cb || !cn)
+		json_array_foreach(result_finding_pairs(fb), i, pb) {
+			const char *sys = result_pair_system(pb);
+			const json_t *pn = result_finding_pair(fn, sys);
+			double bl, bh, nl, nh;
+			if (!sys || !pn || result_pair_ci(pb, &bl, &bh) < 0 || result_pair_ci(pn, &nl, &nh) < 0)
 				continue;
-			double bl = json_real_value(json_array_get(cb, 0)), bh = json_real_value(json_array_get(cb, 1));
-			double nl = json_real_value(json_array_get(cn, 0)), nh = json_real_value(json_array_get(cn, 1));
-			double br = json_number_value(json_object_get(pb, "ratio"));
-			double nr = json_number_value(json_object_get(pn, "ratio"));
+			double br = result_pair_ratio(pb), nr = result_pair_ratio(pn);
 			/* apart when the two 95 % CIs do not overlap: a conservative
 			 * test (two overlapping CIs can still differ), stated as such */
 			int apart = bh < nl || nh < bl;

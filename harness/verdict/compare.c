@@ -523,8 +523,7 @@ static void measure(struct metric *m, const struct pair *pr, const char *name, i
  */
 static int overloaded(const json_t *t)
 {
-	double sent, unsent, unans;
-	result_requests(t, &sent, &unsent, &unans);
+	double sent = result_sent(t), unsent = result_unsent(t), unans = result_unanswered(t);
 	double lost = (isnan(unsent) ? 0 : unsent) + (isnan(unans) ? 0 : unans);
 	double sched = (isnan(sent) ? 0 : sent) + (isnan(unsent) ? 0 : unsent);
 	return result_saturated(t) ||

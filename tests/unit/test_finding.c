@@ -263,6 +263,29 @@ TEST(caveat_names_the_checks_and_why)
 	json_decref(run);
 }
 
+/* Closed loop: no point has an offered load (null, a missing number), so
+ * the points of two systems measured the same thing when their
+ * outstanding requests are the same. */
+TEST(closed_loop_points_pair_by_outstanding)
+{
+	json_t *run = quickstart(2, 3, three, 3), *p;
+	size_t i;
+	json_array_foreach(json_object_get(run, "points"), i, p) {
+		double off = json_number_value(json_object_get(p, "offered_ops"));
+		json_object_set_new(p, "offered_ops", json_null());
+		json_object_set_new(p, "outstanding", json_integer((json_int_t)(off / 20000)));
+	}
+	json_t *f = finding_of_run(run);
+	CHECK(!strcmp(json_string_value(json_object_get(f, "status")) ?: "", "ok"), "%s",
+	      json_string_value(json_object_get(f, "text")));
+	const json_t *r = pair(f, "rawrpc");
+	REQUIRE(r);
+	CHECK(json_array_size(json_object_get(r, "loads")) == 2);
+	CHECK(json_integer_value(json_object_get(json_array_get(json_object_get(r, "loads"), 1), "outstanding")) == 2);
+	json_decref(f);
+	json_decref(run);
+}
+
 TEST(two_runs_side_by_side)
 {
 	json_t *a = quickstart(3, 5, three, 3), *b = quickstart(3, 5, three, 3);
@@ -310,7 +333,7 @@ TEST(two_runs_side_by_side)
 	json_decref(b);
 }
 
-UNIT_MAIN(ratio_and_ci_below_saturation, median_of_merged_trials, one_load_gives_no_number, one_trial_gives_no_number,
+UNIT_MAIN(closed_loop_points_pair_by_outstanding, ratio_and_ci_below_saturation, median_of_merged_trials, one_load_gives_no_number, one_trial_gives_no_number,
 	  without_oq_the_lowest_is_the_reference, oq_higher_says_higher, one_system_or_none,
 	  without_nilext_samples_the_class_is_all, caveat_names_the_checks_and_why,
 	  two_runs_side_by_side)

@@ -359,32 +359,47 @@ static json_t *pt(double offered, int saturated)
 	return json_pack("{s:f, s:b}", "offered_ops", offered, "saturated", saturated);
 }
 
+/* A run of a knee search with points pts (taken): what knee_after_sweep
+ * reads and adds to. */
+static json_t *run_of(json_t *knee, json_t *pts)
+{
+	return json_pack("{s:O, s:o}", "knee", knee, "points", pts);
+}
+
 TEST(after_sweep_says_whether_past_knee_saturated)
 {
-	json_t *knee = json_pack("{s:f, s:[f, f, f]}", "ops", 1000.0, "loads_ops", 500.0, 1000.0, 1250.0);
-	json_t *pts = json_pack("[o, o, o, o]", pt(500, 0), pt(1000, 0), pt(1250, 1), pt(1250, 1));
+	json_t *knee = json_pack("{s:s, s:f, s:[f, f, f]}", "found_by", "search", "ops", 1000.0, "loads_ops", 500.0,
+				 1000.0, 1250.0);
+	json_t *run = run_of(knee, json_pack("[o, o, o, o]", pt(500, 0), pt(1000, 0), pt(1250, 1), pt(1250, 1)));
 	const json_t *pk;
 
-	knee_after_sweep(knee, pts, NULL);
+	knee_after_sweep(run, NULL);
 	pk = json_object_get(knee, "past_knee");
 	CHECK(json_integer_value(json_object_get(pk, "loads")) == 1);
 	CHECK(json_integer_value(json_object_get(pk, "points")) == 2);
 	CHECK(json_integer_value(json_object_get(pk, "saturated")) == 2);
 	CHECK(json_object_get(pk, "note") == NULL);
-	json_decref(pts);
+	json_decref(run);
 	/* a knee found low: the loads past it held */
-	pts = json_pack("[o, o, o]", pt(500, 0), pt(1250, 1), pt(1250, 0));
-	knee_after_sweep(knee, pts, NULL);
+	run = run_of(knee, json_pack("[o, o, o]", pt(500, 0), pt(1250, 1), pt(1250, 0)));
+	knee_after_sweep(run, NULL);
 	pk = json_object_get(knee, "past_knee");
 	CHECK(json_integer_value(json_object_get(pk, "saturated")) == 1);
 	CHECK(strstr(json_string_value(json_object_get(pk, "note")) ?: "", "1 of 2 points past the knee"));
-	json_decref(pts);
+	json_decref(run);
 	/* saturated below the knee: the host got busier */
-	pts = json_pack("[o, o]", pt(500, 1), pt(1250, 1));
-	knee_after_sweep(knee, pts, NULL);
+	run = run_of(knee, json_pack("[o, o]", pt(500, 1), pt(1250, 1)));
+	knee_after_sweep(run, NULL);
 	CHECK(strstr(json_string_value(json_object_get(json_object_get(knee, "past_knee"), "note")) ?: "",
 		     "below the knee were saturated"));
-	json_decref(pts);
+	json_decref(run);
+	/* a search that found no knee (ops null) adds nothing */
+	json_object_set_new(knee, "ops", json_null());
+	json_object_del(knee, "past_knee");
+	run = run_of(knee, json_pack("[o]", pt(500, 1)));
+	knee_after_sweep(run, NULL);
+	CHECK(json_object_get(knee, "past_knee") == NULL);
+	json_decref(run);
 	json_decref(knee);
 }
 

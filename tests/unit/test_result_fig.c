@@ -51,8 +51,7 @@ TEST(missing_numbers_are_nan)
 	struct result_ident id;
 	result_ident(run, &id);
 	CHECK(!id.name && !id.run_id && id.git_dirty == -1);
-	double sent = 0, unsent = 0, unans = 0;
-	result_requests(p, &sent, &unsent, &unans);
+	double sent = result_sent(p), unsent = result_unsent(p), unans = result_unanswered(p);
 	CHECK(isnan(sent) && isnan(unsent) && isnan(unans), "counts not recorded: NaN");
 	/* none of the above on a NULL run or point either */
 	CHECK(isnan(result_outstanding(NULL)) && isnan(result_setting_num(NULL, "clients.threads")) &&
