@@ -425,10 +425,9 @@ int result_store_anew(json_t *run, char *err, size_t errlen);
  * A point's or trial's counts: result_sent, result_unanswered,
  * result_unsent, result_errors, result_ring_full_waits (shm's clients'
  * waits for a full ring) and result_full_wait_ns (their time waiting),
- * result_measured_ns; result_outstanding (closed loop's requests per
- * thread).
- * result_sweep_index: its sweep's index, -1 without; result_sweep_value:
- * its sweep's value, NULL without.
+ * result_measured_ns (result_outstanding, result_sweep_index and
+ * result_sweep_value are result_fig.c's: a sweep's value is JSON null
+ * without one, so two points without one compare equal).
  * result_rdma_counters: its device counters (harness/run/devctr.h), NULL
  * without; result_rnr_naks: their RNR NAKs sent (sent 1) or received;
  * result_rdma_side: the server's (client 0) or the clients' counters (an

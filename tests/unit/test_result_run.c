@@ -32,7 +32,7 @@ TEST(missing_number_is_nan)
 		CHECK(isnan(result_outstanding(p)) && isnan(result_rnr_naks(p, 1)) && isnan(result_rnr_naks(p, 0)));
 		CHECK(isnan(result_regime_set_aside(p)) && result_regime_mixed(p) == -1);
 		CHECK(isnan(result_host_count(p, RESULT_TAGGED, "all")) && isnan(result_pair_ratio(p)));
-		CHECK(result_sweep_index(p) == -1 && result_trial_no(p) == -1 && !result_sweep_value(p));
+		CHECK(result_sweep_index(p) == -1 && result_trial_no(p) == -1 && json_is_null(result_sweep_value(p)));
 		CHECK(result_pct_ci(p, "p99", &lo, &hi) == -1 && isnan(lo) && isnan(hi));
 		lo = hi = 1;
 		CHECK(result_pair_ci(p, &lo, &hi) == -1 && isnan(lo) && isnan(hi));
