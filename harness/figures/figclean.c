@@ -92,7 +92,7 @@ void fc_clean_load(const struct fc_point *a, size_t na, const struct fc_point *b
 		   const char *name_b, double peak, struct fc_result *r)
 {
 	size_t nsat[2] = { 0, 0 }, nflag[2] = { 0, 0 };
-	char warns[2][128] = { "", "" }, d[2][176];
+	char warns[2][128] = { "", "" }, d[2][320];   /* describe: "clean at ... flagged by <warns> at N" */
 
 	memset(r, 0, sizeof *r);
 	r->load = r->frac = r->a = r->b = r->change = NAN;

@@ -42,7 +42,7 @@ struct fc_result {
 	double change;    /* 100 (a / b - 1), percent; NAN when none */
 	size_t nloads;    /* loads at which both systems have a number */
 	size_t nclean;    /* of them, where both points are clean */
-	char why[440];    /* when !found: why none, as a sentence's tail */
+	char why[720];    /* when !found: why none, as a sentence's tail (two systems' descriptions) */
 };
 
 /*

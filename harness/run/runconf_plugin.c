@@ -146,8 +146,9 @@ int runconf_plugin_check(struct runconf *rc, char *err, size_t errlen)
 		/* Local servers run the path made absolute, so it does not
 		 * depend on where the driver starts them. */
 		char abs[PATH_MAX];
-		if (realpath(rc->plugin_path, abs) && strlen(abs) < sizeof rc->plugin_file) {
-			snprintf(rc->plugin_file, sizeof rc->plugin_file, "%s", abs);
+		size_t n;
+		if (realpath(rc->plugin_path, abs) && (n = strlen(abs)) < sizeof rc->plugin_file) {
+			memcpy(rc->plugin_file, abs, n + 1);   /* fits: checked */
 			rc->plugin_path = rc->plugin_file;
 		}
 	}
