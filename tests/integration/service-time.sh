@@ -50,7 +50,8 @@ jcheck service-merged-over-trials "$R" '[.points[] | .server.service_ns as $s
 	and ($s.all.trials_p50 | length == 3)
 	and $s.all.p50 >= ($s.all.trials_p50 | min) and $s.all.p50 <= ($s.all.trials_p50 | max)
 	and ($s.all.p50_ci | length == 2) and ($s.all | has("hdr") | not)
-	and all(.trials[]; .service_ns.nilext.hdr | type == "string")] | all'
+	and ($s.nilext.hdr | type == "string") and ($s.non_nilext.hdr | type == "string")
+	and all(.trials[]; (.service_ns.nilext.n | type == "number") and (.service_ns.nilext | has("hdr") | not))] | all'
 if grep -q 'service p50=' "$T/r1.out"; then ok service-in-progress-line
 else notok service-in-progress-line "no 'service p50=' in: $(tail -2 "$T/r1.out")"; fi
 
