@@ -358,6 +358,27 @@ TEST(unsent_allows_the_client_one_lag_behind)
 	json_decref(two);
 	json_decref(three);
 	json_decref(wide);
+	/* and one a client thread, the send the window's close cut: at
+	 * 20 Kops/s lag_ns allows none, a client of 2 threads 2 */
+	struct check_conf c;
+	checks_defaults(&c);
+	json_t *cl = json_pack("{s:i}", "threads", 2);
+	json_t *cls[1] = { cl };
+	json_t *sv = json_object();
+	json_t *p2 = json_pack("{s:f, s:f, s:f, s:f, s:f}", "offered_ops", 20000.0, "sent", 10000.0, "unsent", 2.0,
+			       "unanswered", 0.0, "errors", 0.0);
+	json_t *p3 = json_pack("{s:f, s:f, s:f, s:f, s:f}", "offered_ops", 20000.0, "sent", 10000.0, "unsent", 3.0,
+			       "unanswered", 0.0, "errors", 0.0);
+	json_t *a2 = checks_point(&c, p2, cls, 1, sv, 0, 0), *a3 = checks_point(&c, p3, cls, 1, sv, 0, 0);
+	REQUIRE(a2 && a3);
+	CHECK_STATUS(row(a2, "unsent"), "pass", "2 unsent by 2 threads at 20 Kops/s");
+	CHECK_STATUS(row(a3, "unsent"), "warn", "3 unsent by 2 threads at 20 Kops/s");
+	json_decref(a2);
+	json_decref(a3);
+	json_decref(p2);
+	json_decref(p3);
+	json_decref(sv);
+	json_decref(cl);
 }
 
 /* Unanswered requests whose replies the server's transport dropped (a
