@@ -142,10 +142,10 @@ json_t *result_testbed(const json_t *run)
 
 double result_knee_ops(const json_t *run, const char **found_by)
 {
-	const json_t *k = json_object_get(run, "knee");
+	/* the knee object and its found_by are result_run.c's */
 	if (found_by)
-		*found_by = str_of(k, "found_by");
-	return result_num(k, "ops");
+		*found_by = result_knee_found_by(run);
+	return result_num(result_knee_json(run), "ops");
 }
 
 void result_knee_past(const json_t *run, double *points, double *saturated)
