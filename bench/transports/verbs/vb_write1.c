@@ -31,7 +31,9 @@
  *   no server CPU was involved.  Gets and non-idempotent requests commit
  *   on the worker's software reply, as in every system.
  *
- *   Worker: scans the live rings; ring r's next entry has arrived when the
+ *   Worker: scans the live rings in turn, each scan starting after the
+ *   ring that last gave an entry (so no ring starves another when the
+ *   worker lags); ring r's next entry has arrived when the
  *   marker of slot seen % K reads seen + 1.  That test relies on the NIC
  *   writing a WRITE's bytes in increasing address order (PCIe posted-write
  *   ordering: vendor practice, not a guarantee of the RDMA specification;
@@ -144,6 +146,7 @@ int vb_w1_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
 {
 	struct vb_worker *w = &s->w[wi];
 	const uint64_t mask = s->mask, slots = s->c.ring_slots;
+	unsigned last = w->w1_rr;
 	int n = 0;
 	for (unsigned k = 0; k < VB_W1_RINGS && n < max; k++) {
 		unsigned r = (w->w1_rr + k) % VB_W1_RINGS;
@@ -161,6 +164,7 @@ int vb_w1_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
 			w->w1_ring[t & mask] = (uint16_t)r;
 			w->w1_pos[t & mask] = (uint32_t)(R->seen % VB_W1_SLOTS);
 			R->seen++;
+			last = r;
 			a[n].slot = t;
 			a[n].voided = 0;
 			n++;
@@ -169,7 +173,11 @@ int vb_w1_poll(struct tp_server *s, unsigned wi, struct tp_arrival *a, int max)
 		if (st == W1_CLOSING && R->seen == R->consumed)
 			atomic_store_explicit(&R->state, W1_FREE, memory_order_release);
 	}
-	w->w1_rr++;
+	/* the next scan starts after the ring that last gave an entry: with
+	 * room for one entry a poll (a lagging worker) every live ring takes
+	 * its turn, where a start advancing by one of 64 rings would let the
+	 * lowest live ring win 63 polls of 64 and starve the others */
+	w->w1_rr = (last + 1) % VB_W1_RINGS;
 	return n;
 }
 
