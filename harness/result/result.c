@@ -18,6 +18,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 int result_version(const json_t *run)
@@ -39,10 +41,24 @@ int result_version(const json_t *run)
 json_t *result_load(const char *path, char *err, size_t errlen)
 {
 	json_error_t je;
-	json_t *r = json_load_file(path, 0, &je), *points, *p;
+	json_t *r, *points, *p;
 	const char *schema;
+	char inside[4096];
+	struct stat st;
 	size_t i;
 
+	/* a run's directory stands for its run.json (a directory opened as a
+	 * file reads as empty, which would name the wrong fault) */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(inside, sizeof inside, "%s/run.json", path);
+		if (access(inside, F_OK) != 0) {
+			snprintf(err, errlen, "%s: a directory without run.json; give a run's directory (oqb run --out) "
+				 "or its run.json", path);
+			return NULL;
+		}
+		path = inside;
+	}
+	r = json_load_file(path, 0, &je);
 	if (!r) {
 		if (je.line < 0)
 			snprintf(err, errlen, "%s: cannot read: %s", path, je.text);

@@ -38,8 +38,8 @@ static const char *const corrections[] = { "bh", "holm", "none", NULL };
 
 #define O(f) offsetof(struct cmp_opts, f)
 static const struct opt cmp_tab[] = {
-	{ "BASE", OPT_ARG, O(base), NULL, 0, 0, NULL, "the reference run: its run.json" },
-	{ "NEW", OPT_ARG, O(new_), NULL, 0, 0, NULL, "the run to judge against BASE: its run.json" },
+	{ "BASE", OPT_ARG, O(base), NULL, 0, 0, NULL, "the reference run: its run.json or its directory" },
+	{ "NEW", OPT_ARG, O(new_), NULL, 0, 0, NULL, "the run to judge against BASE: its run.json or its directory" },
 	{ "tolerance", OPT_DBL, O(tolerance), "5", 0, 1000, NULL,
 	  "percent p50 or throughput may move before the move can count (and only when significant)" },
 	{ "tolerance-p99", OPT_DBL, O(tolerance_p99), "25", 0, 1000, NULL,

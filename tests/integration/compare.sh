@@ -73,6 +73,24 @@ else
 	notok compare_aa_split_no_change "rc=$rc: $(tail -4 "$T/aa.out")"
 fi
 
+# a run's directory stands for its run.json, with the same verdict; a
+# directory without one is refused, saying so (it read as "file is empty")
+"$OQB_BIN/oqb" compare "$T/r" "$T/r" --json --canary-drift 1000 >"$T/dir.json" 2>"$T/dir.err"
+rc=$?
+if [ $rc -ne 2 ] && jq -e --slurpfile f "$T/sys.json" '.summary == $f[0].summary' "$T/dir.json" >/dev/null; then
+	ok "compare_run_directory_reads_its_run_json (exit $rc)"
+else
+	notok compare_run_directory_reads_its_run_json "rc=$rc: $(tail -2 "$T/dir.err")"
+fi
+mkdir -p "$T/empty-run"
+"$OQB_BIN/oqb" compare "$T/empty-run" "$R" >"$T/nodir.out" 2>&1
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'a directory without run.json' "$T/nodir.out"; then
+	ok compare_directory_without_run_json_refused
+else
+	notok compare_directory_without_run_json_refused "rc=$rc: $(cat "$T/nodir.out")"
+fi
+
 # bad input: an unknown tail is refused, naming the choices
 "$OQB_BIN/oqb" compare "$R" "$R" --tail host >"$T/bad.out" 2>&1
 rc=$?
