@@ -79,7 +79,21 @@ run() {
 		# under TCG takes seconds) must not outlast it
 		python3 tests/hog-burst.py "$cpu" 3600 "$burst" "$period" "$d/bursts" >"$d/hog.out" 2>&1 &
 		hog=$!
-		sleep 0.05
+		# until it is pinned and real-time: under QEMU's TCG the
+		# interpreter took 6 s to start, and a hog that began after
+		# the window disturbed nothing
+		local waited=0
+		until grep -qx ready "$d/hog.out" 2>/dev/null; do
+			if ! kill -0 "$hog" 2>/dev/null || [ $waited -ge 600 ]; then
+				echo "  $name: the hog (tests/hog-burst.py on CPU $cpu) did not start within 60 s:" \
+					"$(tail -1 "$d/hog.out" 2>/dev/null)" >&2
+				kill -TERM "$hog" 2>/dev/null
+				wait "$hog"
+				return 1
+			fi
+			sleep 0.1
+			waited=$((waited + 1))
+		done
 	fi
 	env OQB_TAG_TRACE="$d/trace" "${envs[@]}" "$oqb" run "$conf" --out "$d/run" --quiet "$@" >/dev/null 2>"$d/err"
 	local rc=$?
