@@ -79,7 +79,21 @@ run() {
 		# under TCG takes seconds) must not outlast it
 		python3 tests/hog-burst.py "$cpu" 3600 "$burst" "$period" "$d/bursts" >"$d/hog.out" 2>&1 &
 		hog=$!
-		sleep 0.05
+		# until it is pinned and real-time: under QEMU's TCG the
+		# interpreter took 6 s to start, and a hog that began after
+		# the window disturbed nothing
+		local waited=0
+		until grep -qx ready "$d/hog.out" 2>/dev/null; do
+			if ! kill -0 "$hog" 2>/dev/null || [ $waited -ge 600 ]; then
+				echo "  $name: the hog (tests/hog-burst.py on CPU $cpu) did not start within 60 s:" \
+					"$(tail -1 "$d/hog.out" 2>/dev/null)" >&2
+				kill -TERM "$hog" 2>/dev/null
+				wait "$hog"
+				return 1
+			fi
+			sleep 0.1
+			waited=$((waited + 1))
+		done
 	fi
 	env OQB_TAG_TRACE="$d/trace" "${envs[@]}" "$oqb" run "$conf" --out "$d/run" --quiet "$@" >/dev/null 2>"$d/err"
 	local rc=$?
@@ -101,6 +115,8 @@ p99() {
 	[ "$3" = sys ] && f='.host_tags.sys_lat_ns.all.p99'
 	jq -r --arg s "$2" "[.points[] | select(.system == \$s) | $f] | .[0] // \"nan\"" "$out/$1/run/run.json"
 }
+# us NS: NS in whole microseconds, or "no value" (no pair ran: "nan")
+us() { awk -v v="$1" 'BEGIN { if (v == "nan" || v == "") print "no value"; else printf "%d", v / 1000 }'; }
 median() { sort -g | awk '{a[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 verdict() {   # verdict VALUE OP TARGET: met / missed
 	awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN {
@@ -140,8 +156,8 @@ for where in worker client; do
 	tf=$(cut -f5 "$out/$where.tsv" | median)
 	rr=$(awk -v a="$rd" -v b="$ru" 'BEGIN { printf "%.2f", a / b }')
 	sr=$(awk -v a="$sd" -v b="$su" 'BEGIN { printf "%.2f", a / b }')
-	echo "hog on the $where's CPU, medians of $n pairs: raw P99 $((ru / 1000)) -> $((rd / 1000)) us (x$rr, target >= 5: $(verdict "$rr" '>=' 5));" \
-		"system P99 $((su / 1000)) -> $((sd / 1000)) us (x$sr, target <= 1.5: $(verdict "$sr" '<=' 1.5));" \
+	echo "hog on the $where's CPU, medians of $n pairs: raw P99 $(us "$ru") -> $(us "$rd") us (x$rr, target >= 5: $(verdict "$rr" '>=' 5));" \
+		"system P99 $(us "$su") -> $(us "$sd") us (x$sr, target <= 1.5: $(verdict "$sr" '<=' 1.5));" \
 		"requests delayed by a burst tagged: $(awk -v f="$tf" 'BEGIN { printf "%.1f %%", 100 * f }') (target >= 95 %: $(verdict "$tf" '>=' 0.95))"
 done
 
@@ -156,7 +172,7 @@ for mode in busy sleep; do
 			"$(jq -r '.base_tagged_frac // "nan"' "$out/$f/judge.json")" >>"$out/fault-$mode.tsv"
 	done
 	sp=$(cut -f1 "$out/fault-$mode.tsv" | median) ft=$(cut -f2 "$out/fault-$mode.tsv" | median)
-	echo "server delay ($mode, 1 ms on 2 %), median of $(wc -l <"$out/fault-$mode.tsv") runs: system P99 $((sp / 1000)) us (target >= 900: $(verdict "$sp" '>=' 900000));" \
+	echo "server delay ($mode, 1 ms on 2 %), median of $(wc -l <"$out/fault-$mode.tsv") runs: system P99 $(us "$sp") us (target >= 900: $(verdict "$sp" '>=' 900000));" \
 		"delayed requests tagged the host's: $(awk -v f="$ft" 'BEGIN { printf "%.1f %%", 100 * f }') (target <= 5 %: $(verdict "$ft" '<=' 0.05));" \
 		"the other requests tagged (the host's base rate): $(cut -f5 "$out/fault-$mode.tsv" | median | awk '{ printf "%.1f %%", 100 * $1 }');" \
 		"marked/tagged per run: $(cut -f3,4 "$out/fault-$mode.tsv" | tr '\t\n' '/ ')"
@@ -196,5 +212,5 @@ per=$(jq -r '[.points[0].server.probe.cpus[]?.period_ns] | max // 1000000' "$out
 asked=$(jq -r '.points[0].server.probe.period_ns // 1000000' "$out/calm/run/run.json")
 echo "the probe's cost, medians of $(wc -l <"$out/probe.tsv") interleaved pairs: rawrpc p50 $poff ns without, $pon ns with" \
 	"(x$(awk -v a="$pon" -v b="$poff" 'BEGIN { printf "%.3f", a / b }')); a wake-up $(awk -v w="$pw" 'BEGIN { printf "%.1f", w / 1000 }') us" \
-	"of CPU every $((per / 1000)) us (asked $((asked / 1000)) us; the probe's budget, lib/probe.h), $(awk -v w="$pw" -v p="$per" 'BEGIN { printf "%.2f %%", 100 * w / p }') of the worker's CPU"
+	"of CPU every $(us "$per") us (asked $(us "$asked") us; the probe's budget, lib/probe.h), $(awk -v w="$pw" -v p="$per" 'BEGIN { printf "%.2f %%", 100 * w / p }') of the worker's CPU"
 echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)${KEEP:+; runs kept in $out}"

@@ -7,7 +7,10 @@ spins BURST_MS in every PERIOD_MS for SECONDS.  Prints how many bursts it
 made.  With LOG, writes each burst's start and end there as it ends, a
 line each, in CLOCK_MONOTONIC nanoseconds (the clock of oqbench's tag
 trace, bench/tagtrace.h), so a hog stopped by SIGTERM leaves a whole log.
-Needs root or CAP_SYS_NICE."""
+Prints "ready" once it is pinned and real-time, before its first burst: a
+caller waits for that line rather than for a guessed time (under QEMU's
+TCG the interpreter alone took seconds to start).  Needs root or
+CAP_SYS_NICE."""
 import os
 import signal
 import sys
@@ -20,6 +23,7 @@ log = open(sys.argv[5], "w") if len(sys.argv) == 6 else None
 signal.signal(signal.SIGTERM, lambda *_: (log and log.close(), print("bursts", n), sys.exit(0)))
 os.sched_setaffinity(0, {cpu})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
+print("ready", flush=True)
 end = time.monotonic() + secs
 due = time.monotonic()
 n = 0
