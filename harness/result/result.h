@@ -531,11 +531,14 @@ const char *result_pair_reason(const json_t *pr);
  * result_regime_trials: a regime object's trial numbers (an array), NULL
  * without.
  * result_regime_factor: a point's canary_regime.factor, NaN without.
+ * result_pair_left_out: a finding pair's rounds left out because its two
+ * sides ran in different canary regimes (trust/finding.h), NaN without.
  */
 int result_regime_same(double a, double b, double factor);
 json_t *result_regime_numbers(const json_t *const *t, size_t n, char *err, size_t errlen);
 const json_t *result_regimes(const json_t *p);
 const json_t *result_regime_trials(const json_t *rg);
 double result_regime_factor(const json_t *p);
+double result_pair_left_out(const json_t *pr);
 
 #endif

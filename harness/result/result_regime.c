@@ -153,3 +153,8 @@ double result_regime_factor(const json_t *p)
 {
 	return result_num(json_object_get(p, "canary_regime"), "factor");
 }
+
+double result_pair_left_out(const json_t *pr)
+{
+	return result_num(pr, "rounds_left_out");
+}
