@@ -84,6 +84,13 @@ if "$OQB_BIN/oqb" run "$T/two.json" --out "$T/two" >"$T/two.out" 2>&1; then
 	csv_regimes "$T/two/summary.csv" "$want" regime_mixed_csv
 	grep -q '^  p01 oq load=2000 ops/s: regimes 100 ns (3 trials) p50 .* sysP99 .* | 515 ns (1) p50 ' "$T/two.out" &&
 		ok regime_mixed_said || notok regime_mixed_said "$(tail -4 "$T/two.out")"
+	# make demo's last lines say it too (demo.sh --report on this run)
+	if "$(dirname "$0")/../../harness/demo.sh" --report "$T/two" >"$T/demo.out" 2>"$T/demo.err" &&
+		grep -q '^  p01 oq 2000: regimes 100 ns (3 trials) p50 [0-9.]* us sysP99 .* | 515 ns (1) p50 ' "$T/demo.out"; then
+		ok regime_mixed_in_demo
+	else
+		notok regime_mixed_in_demo "$(tail -8 "$T/demo.out") $(tail -3 "$T/demo.err")"
+	fi
 else
 	notok regime_mixed_when_reruns_run_out "$(tail -5 "$T/two.out")"
 fi
