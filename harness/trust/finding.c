@@ -573,7 +573,8 @@ json_t *finding_of_run(const json_t *run)
 			json_array_append_new(loads, l);
 		}
 		json_object_set_new(pr, "loads", loads);
-		json_object_set_new(pr, "pairing", json_string(paired || loads_out[j] ? "rounds" : "trials"));
+		if (pn[j] || loads_out[j])   /* how its loads' trials were paired, when it compared any */
+			json_object_set_new(pr, "pairing", json_string(paired || loads_out[j] ? "rounds" : "trials"));
 		json_object_set_new(pr, "rounds_left_out", json_integer((json_int_t)off_regime[j]));
 		json_object_set_new(pr, "trials_unpaired", json_integer((json_int_t)unpaired[j]));
 		json_object_set_new(pr, "loads_left_out", json_integer((json_int_t)loads_out[j]));
