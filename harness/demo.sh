@@ -99,6 +99,17 @@ jq -r '[.points[] | select((.saturated | not) and .host_tags)] as $b |
 	def range(f): ($b | map(f) | if length == 0 then "-" else "\(min | pct)-\(max | pct)" end);
 	if ($b | length) == 0 then "tags: none in this run.json (no host_tags)" else
 	"requests tagged by a host stall: \(range(.host_tags.tagged_frac.all)) of a point'"'"'s; touched by an unattributed one: \(range(.host_tags.unattributed_frac.all)); raw P99 set by the host at \([$b[] | select(.host_tags.set_by_host.p99)] | length) of \($b | length) points" end' "$out/run.json"
+# points whose kept trials ran on two floors of the machine (canary
+# regimes, docs/trust.md): each regime's own median and system P99, since
+# the point's merged numbers mix two machines
+jq -r 'def us: if . == null then "-" elif . >= 100000 then "\(. / 1000 | round) us" else "\((. / 100 | round) / 10) us" end;
+	[.points[] | select(.canary_regime.regimes)] as $m |
+	if ($m | length) == 0 then "canary regimes: no point mixed two floors of the machine" else
+	"canary regimes: \($m | length) point(s) kept trials on two floors; each regime'"'"'s own p50 and system P99:",
+	($m[] | "  p\(.index + 1 | tostring | if length < 2 then "0" + . else . end) \(.system) \(.offered_ops // .outstanding): regimes " +
+	  ([.canary_regime.regimes | to_entries[] | .key as $k | .value |
+	    "\(.canary_ns | round) ns (\(.trials | length)\(if $k == 0 then " trials" else "" end)) p50 \(if .lat_ns.all.n > 0 then .lat_ns.all.p50 | us else "-" end) sysP99 \(if (.host_tags.sys_lat_ns.all.n // 0) > 0 then .host_tags.sys_lat_ns.all.p99 | us else "-" end)"] | join(" | ")))
+	end' "$out/run.json"
 echo "took $((SECONDS - start)) s"
 echo
 echo "run.json: $out/run.json ($(du -h "$out/run.json" | cut -f1); jq . indents it)"

@@ -510,4 +510,35 @@ size_t result_pair_nloads(const json_t *pr);
 const char *result_pair_status(const json_t *pr);
 const char *result_pair_reason(const json_t *pr);
 
+/*
+ * result_regime.c: a point's numbers per canary regime (docs/trust.md,
+ * "Canary regimes").
+ *
+ * result_regime_same: whether canaries a and b (ns) are in one regime:
+ * neither is factor times the other or more; factor <= 0, or a canary
+ * <= 0 (none measured), never splits (harness/run/trials.h's
+ * regime_same is this rule).
+ * result_regime_numbers: the regime object of kept trials t[0..n) (run.json
+ * trials[] entries) for canary_regime.regimes: {canary_ns (the median of
+ * their canaries), trials (their numbers), lat_ns {all, nilext,
+ * non_nilext: n, p50, p99, p999, p50_ci, p99_ci}, host_tags {sys_lat_ns
+ * {CLS: n, p50, p99}, tagged_frac {CLS}} (when every trial has
+ * host_tags), achieved_ops (their sum / n)}, every histogram the trials'
+ * merged counter by counter.  Read it with result_canary_ns, result_lat,
+ * result_sys_lat, result_tagged_frac and result_achieved.  NULL with err.
+ * result_regimes: a point's canary_regime.regimes (its own regime first),
+ * NULL when it has none (an unmixed point).
+ * result_regime_trials: a regime object's trial numbers (an array), NULL
+ * without.
+ * result_regime_factor: a point's canary_regime.factor, NaN without.
+ * result_pair_left_out: a finding pair's rounds left out because its two
+ * sides ran in different canary regimes (trust/finding.h), NaN without.
+ */
+int result_regime_same(double a, double b, double factor);
+json_t *result_regime_numbers(const json_t *const *t, size_t n, char *err, size_t errlen);
+const json_t *result_regimes(const json_t *p);
+const json_t *result_regime_trials(const json_t *rg);
+double result_regime_factor(const json_t *p);
+double result_pair_left_out(const json_t *pr);
+
 #endif

@@ -29,6 +29,7 @@ const char *const result_csv_columns[] = {
 	"canary_ns", "canary_mixed", "placement_shared",
 	"transport", "backend", "workers", "client_processes", "client_threads",
 	"workload", "put_ratio", "key_size", "value_size",
+	"regimes", "regime_p50_ns", "regime_sys_p99_ns",
 	NULL,
 };
 
@@ -106,6 +107,30 @@ static void words(struct row *r, const json_t *arr, char *buf, size_t cap)
 			len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? " " : "", s);
 	}
 	text(r, buf);
+}
+
+/* A number as a field, empty when it is NaN (missing). */
+static void number(struct row *r, double v)
+{
+	json_t *j = isnan(v) ? NULL : json_real(v);
+	value(r, j);
+	json_decref(j);
+}
+
+/* regimes (how many the point's kept trials ran in: 1 unmixed, empty
+ * without canary_regime), and the point's own (majority) regime's median
+ * and untagged P99, empty unless the trials mixed regimes. */
+static void regime_fields(struct row *r, const json_t *p)
+{
+	const json_t *rgs = result_regimes(p), *own = json_array_get(rgs, 0);
+	int mixed = result_regime_mixed(p);
+	if (rgs)
+		number(r, (double)json_array_size(rgs));
+	else
+		number(r, mixed == 0 ? 1 : NAN);
+	const json_t *all = result_lat(own, "all"), *sys = result_sys_lat(own, "all");
+	number(r, result_n(all) > 0 ? result_num(all, "p50") : NAN);
+	number(r, result_n(sys) > 0 ? result_num(sys, "p99") : NAN);
 }
 
 static void point_row(FILE *f, const json_t *run, const json_t *p)
@@ -191,6 +216,7 @@ static void point_row(FILE *f, const json_t *run, const json_t *p)
 	value(&r, json_object_get(wl, "put_ratio"));
 	value(&r, json_object_get(wl, "key_size"));
 	value(&r, json_object_get(wl, "value_size"));
+	regime_fields(&r, p);
 	fputs("\r\n", f);
 }
 

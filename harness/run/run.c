@@ -554,6 +554,30 @@ static int rebuild_points(struct run *r, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The end of the run, on stderr: each point whose kept trials mixed
+ * canary regimes, with each regime's numbers (trials.h: regime_line), so
+ * that nobody reads its merged numbers as one machine's.
+ */
+static void regime_report(const struct run *r)
+{
+	size_t nmixed = 0;
+	for (size_t i = 0; i < r->npts; i++)
+		nmixed += r->built[i] && result_regimes(r->built[i]);
+	if (!nmixed)
+		return;
+	fprintf(stderr, "oqb: %zu point(s) kept trials on two floors of the machine (canary regimes); each regime's "
+		"own numbers (run.json: canary_regime.regimes):\n", nmixed);
+	for (size_t i = 0; i < r->npts; i++) {
+		char line[1024], load[400];
+		if (!r->built[i] || !result_regimes(r->built[i]))
+			continue;
+		regime_line(line, sizeof line, r->built[i]);
+		point_label(load, sizeof load, &r->rc, &r->pts[i]);
+		fprintf(stderr, "  p%02u %s %s: %s\n", r->pts[i].idx + 1, r->pts[i].system, load, line);
+	}
+}
+
 /* --strict: the first trial with a failed self-check ends the run. */
 static int strict_failed(const struct run *r, const json_t *checks, const struct point *pt, char *err,
 			 size_t errlen)
@@ -827,6 +851,8 @@ again:;
 		char e3[512];
 		rebuild_points(r, e3, sizeof e3);   /* the trials of a run that stopped early */
 	}
+	if (!r->o->quiet)
+		regime_report(r);
 	if (rc == 0 && r->rc.knee.on)
 		knee_after_sweep(r->runj, r->o->quiet ? NULL : stderr);
 	/* the result in one sentence, from the trials (finding.h) */

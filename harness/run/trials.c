@@ -14,6 +14,7 @@
 #include "merge.h"
 #include "result.h"
 #include "stats.h"
+#include "run.h"
 #include "runjson.h"
 #include "trials.h"
 
@@ -471,9 +472,7 @@ int rerun_decide(struct rerun_policy *p, unsigned n, int disturbed, enum rerun_e
 
 int regime_same(double a, double b, double factor)
 {
-	if (factor <= 0 || !(a > 0) || !(b > 0))
-		return 1;
-	return a < b * factor && b < a * factor;
+	return result_regime_same(a, b, factor);   /* the rule's one home: the finding applies it too */
 }
 
 double regime_mode(const double *v, size_t n, double factor, double tie, size_t *count)
@@ -573,6 +572,64 @@ long regime_stray(const json_t *entries, double factor, double *ref)
 	return stray;
 }
 
+/*
+ * canary_regime.regimes of a mixed point: its kept trials with a canary
+ * grouped by regime, the point's own (ref) first, then each time the
+ * regime most of the rest share (regime_mode, a tie to the lower), each
+ * with its numbers (result_regime_numbers).  A trial without a canary is
+ * in none.  NULL when a histogram does not read back (err).
+ */
+static json_t *regimes_of(const json_t *entries, double ref, double factor, char *err, size_t errlen)
+{
+	size_t n = json_array_size(entries), left = 0, i;
+	const json_t **in = calloc(n ? n : 1, sizeof *in), *e;
+	unsigned char *done = calloc(n ? n : 1, 1);
+	double *v = malloc((n ? n : 1) * sizeof *v), mode = ref;
+	json_t *out = json_array();
+
+	if (!in || !done || !v || !out) {
+		snprintf(err, errlen, "out of memory grouping trials by regime");
+		json_decref(out);
+		out = NULL;
+		left = 0;
+	}
+	json_array_foreach(entries, i, e) {
+		if (!out)
+			break;
+		if (result_canary_ns(e) > 0)
+			left++;
+		else
+			done[i] = 1;
+	}
+	while (left) {
+		size_t m = 0, k = 0, cnt;
+		json_array_foreach(entries, i, e)
+			if (!done[i] && regime_same(result_canary_ns(e), mode, factor)) {
+				in[m++] = e;
+				done[i] = 1;
+			}
+		json_t *rg = m ? result_regime_numbers(in, m, err, errlen) : NULL;
+		if (!rg) {
+			if (!m)
+				snprintf(err, errlen, "no trial in the regime of %.0f ns", mode);
+			json_decref(out);
+			out = NULL;
+			break;
+		}
+		json_array_append_new(out, rg);
+		left -= m;
+		json_array_foreach(entries, i, e)
+			if (!done[i])
+				v[k++] = result_canary_ns(e);
+		if (k)
+			mode = regime_mode(v, k, factor, -1, &cnt);
+	}
+	free(in);
+	free(done);
+	free(v);
+	return out;
+}
+
 json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median)
 {
 	size_t nc, cnt, i, aside = 0;
@@ -605,6 +662,31 @@ json_t *regime_of_point(const json_t *entries, const json_t *discarded, double f
 			 "before the machine came back (%zu set aside); the trials measured two machines, and trial_agreement judges them as they are",
 			 json_array_size(other), nc, ref, factor, aside);
 		json_object_set_new(r, "note", json_string(note));
+		char err[300];
+		json_t *rgs = regimes_of(entries, ref, factor, err, sizeof err);
+		if (rgs)
+			json_object_set_new(r, "regimes", rgs);
+		else
+			json_object_set_new(r, "regimes_error", json_string(err));
 	}
 	return r;
+}
+
+void regime_line(char *buf, size_t len, const json_t *p)
+{
+	const json_t *rgs = result_regimes(p), *rg;
+	size_t i, o = 0;
+	buf[0] = '\0';
+	json_array_foreach(rgs, i, rg) {
+		char p50[32] = "-", sp99[32] = "-";
+		size_t nt = json_array_size(result_regime_trials(rg));
+		double a = result_num(result_lat(rg, "all"), "p50"), b = result_num(result_sys_lat(rg, "all"), "p99");
+		if (result_num(result_lat(rg, "all"), "n") > 0 && !isnan(a))
+			fmt_ns(p50, sizeof p50, a);
+		if (result_num(result_sys_lat(rg, "all"), "n") > 0 && !isnan(b))
+			fmt_ns(sp99, sizeof sp99, b);
+		if (o < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%.0f ns (%zu%s) p50 %s sysP99 %s", i ? " | " : "regimes ",
+					      result_canary_ns(rg), nt, i ? "" : nt == 1 ? " trial" : " trials", p50, sp99);
+	}
 }

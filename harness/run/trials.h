@@ -131,9 +131,20 @@ long regime_stray(const json_t *entries, double factor, double *ref);
  * of those that do not, how many trials were set aside for their regime
  * (discarded entries whose "reason" is "canary_regime"), and whether the
  * kept trials still mix regimes (then a note says so).  run_median is the
- * run's median canary (tie-break), or <= 0.  NULL when no kept trial has
- * a canary or the rule is off (factor <= 0).
+ * run's median canary (tie-break), or <= 0.  A mixed point also gets
+ * "regimes": per regime among its kept trials (the point's own first,
+ * then by their number of trials), its trials and their numbers merged
+ * (result.h: result_regime_numbers); an unmixed one none.  NULL when no
+ * kept trial has a canary or the rule is off (factor <= 0).
  */
 json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median);
+
+/*
+ * A mixed point's regimes in one line for people, into buf ("" when it
+ * has none): "regimes 140 ns (3 trials) p50 1.10us sysP99 40.0us | 520 ns
+ * (2) p50 1.90us sysP99 61.0us", each regime's median and its untagged
+ * requests' P99 ("-" without).
+ */
+void regime_line(char *buf, size_t len, const json_t *p);
 
 #endif

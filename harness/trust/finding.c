@@ -25,7 +25,26 @@ struct fpt {
 	unsigned *idx;           /* [nu] */
 	uint64_t *cum;           /* [nt * nu] */
 	uint64_t *tn, *tmin, *tmax;
+	long *tno;               /* [nt] each trial's number (its round), -1 without */
+	double *can;             /* [nt] each trial's canary (ns), NaN without */
+	double factor;           /* its canary_regime's factor, 0 without (no split) */
 	double median;           /* all trials merged (ns) */
+};
+
+/*
+ * The rounds of one load that pair the reference's trials (a) with the
+ * other system's (b): trials of the same number ran in the same round
+ * (run.c runs every point once a round).  A round is kept when its two
+ * trials ran in one canary regime (result_regime_same); one whose two
+ * sides ran on different floors is left out (off_regime), as is a trial
+ * whose round the other side has no trial of (unpaired).  A run.json
+ * whose trials have no numbers is not paired: each side's trials count
+ * on their own, as before rounds were paired (paired 0).
+ */
+struct rounds {
+	int paired;
+	size_t n, off_regime, unpaired;
+	size_t *ia, *ib;         /* [n] the kept rounds' trials in a and in b */
 };
 
 /* Two numbers of run.json alike: equal, or both missing (NaN). */
@@ -119,8 +138,24 @@ static int pt_load(struct fpt *f, const char *cls)
 	f->tn = malloc(k * sizeof *f->tn);
 	f->tmin = malloc(k * sizeof *f->tmin);
 	f->tmax = malloc(k * sizeof *f->tmax);
-	if (!f->idx || !f->cum || !f->tn || !f->tmin || !f->tmax)
+	f->tno = malloc(k * sizeof *f->tno);
+	f->can = malloc(k * sizeof *f->can);
+	if (!f->idx || !f->cum || !f->tn || !f->tmin || !f->tmax || !f->tno || !f->can)
 		goto out;
+	/* the number and canary of each trial loaded, in the order loaded */
+	for (i = 0; i < k; i++) {
+		f->tno[i] = -1;
+		f->can[i] = NAN;
+	}
+	size_t at = 0;
+	json_array_foreach(trials, i, t) {
+		if (!(result_num(result_lat(t, cls), "n") > 0) || at >= k)
+			continue;
+		f->tno[at] = result_trial_no(t);
+		f->can[at++] = result_canary_ns(t);
+	}
+	double fac = result_regime_factor(f->p);
+	f->factor = fac > 0 ? fac : 0;
 	for (unsigned j = 0, u = 0; j < HIST_NCOUNTS; j++)
 		if (seen[j])
 			f->idx[u++] = j;
@@ -156,11 +191,89 @@ out:
 
 static void pt_free(struct fpt *f)
 {
+	free(f->tno);
+	free(f->can);
 	free(f->idx);
 	free(f->cum);
 	free(f->tn);
 	free(f->tmin);
 	free(f->tmax);
+}
+
+/* The rounds pairing a's trials with b's (struct rounds).  0, or -1 out
+ * of memory. */
+static int rounds_of(struct rounds *r, const struct fpt *a, const struct fpt *b)
+{
+	size_t ta, tb;
+	double factor = a->factor > b->factor ? a->factor : b->factor;
+	memset(r, 0, sizeof *r);
+	for (ta = 0; ta < a->nt; ta++)
+		if (a->tno[ta] < 0)
+			return 0;
+	for (tb = 0; tb < b->nt; tb++)
+		if (b->tno[tb] < 0)
+			return 0;
+	r->paired = 1;
+	r->ia = malloc((a->nt ? a->nt : 1) * sizeof *r->ia);
+	r->ib = malloc((a->nt ? a->nt : 1) * sizeof *r->ib);
+	if (!r->ia || !r->ib)
+		return -1;
+	for (ta = 0; ta < a->nt; ta++) {
+		for (tb = 0; tb < b->nt && b->tno[tb] != a->tno[ta]; tb++)
+			;
+		if (tb == b->nt)
+			r->unpaired++;
+		else if (!result_regime_same(a->can[ta], b->can[tb], factor))
+			r->off_regime++;
+		else {
+			r->ia[r->n] = ta;
+			r->ib[r->n++] = tb;
+		}
+	}
+	for (tb = 0; tb < b->nt; tb++) {
+		for (ta = 0; ta < a->nt && a->tno[ta] != b->tno[tb]; ta++)
+			;
+		r->unpaired += ta == a->nt;
+	}
+	return 0;
+}
+
+/* How many trials of f a load uses: its kept rounds, or all its trials
+ * when unpaired (side 0: the reference's). */
+static size_t rounds_used(const struct rounds *r, const struct fpt *f)
+{
+	return r->paired ? r->n : f->nt;
+}
+
+/* The medians of the two sides of a load over the trials it uses, each
+ * trial taken mult times (a resample), or once (mult NULL). */
+static void rounds_medians(const struct rounds *r, const struct fpt *a, const struct fpt *b, struct rng *rg,
+			   double m[2])
+{
+	unsigned la[64] = { 0 }, lb[64] = { 0 };
+	unsigned *ma = a->nt <= 64 ? la : calloc(a->nt, sizeof *ma), *mb = b->nt <= 64 ? lb : calloc(b->nt, sizeof *mb);
+	m[0] = m[1] = NAN;
+	if (ma && mb) {
+		if (r->paired) {
+			/* whole rounds, so both sides take the same ones */
+			for (size_t k = 0; k < r->n; k++) {
+				size_t q = rg ? rng_below(rg, r->n) : k;
+				ma[r->ia[q]]++;
+				mb[r->ib[q]]++;
+			}
+		} else {
+			for (size_t t = 0; t < a->nt; t++)
+				ma[rg ? rng_below(rg, a->nt) : t]++;
+			for (size_t t = 0; t < b->nt; t++)
+				mb[rg ? rng_below(rg, b->nt) : t]++;
+		}
+		m[0] = pt_median(a, ma);
+		m[1] = pt_median(b, mb);
+	}
+	if (ma != la)
+		free(ma);
+	if (mb != lb)
+		free(mb);
 }
 
 /* A point's condition: its sweep index, offered load and outstanding count. */
@@ -284,6 +397,7 @@ json_t *finding_of_run(const json_t *run)
 	json_t *fd = json_object(), *pairs = json_array();
 	const char *cls = "nilext";
 	char text[4096];
+	struct rounds *rd = NULL;
 
 	if (!pts || !used || !fd || !pairs) {
 		free(pts);
@@ -351,16 +465,27 @@ json_t *finding_of_run(const json_t *run)
 	json_object_set_new(fd, "reference_rule", json_string(!strcmp(sys[ref], "oq") ? "oq, the system of the paper's claim" :
 							  "oq is not in the run: the system whose median is the lowest at the most loads"));
 	json_object_set_new(fd, "method", json_string(
-		"per load, the ratio of the two points' medians (each read from its trials' histograms merged), other / "
-		"reference, at the loads where neither point saturated; over the loads, their geometric mean; 95 % CI: "
-		"percentile bootstrap over trials (each point's trials resampled with replacement, merged, the median "
-		"read again; fixed seed)"));
+		"per load, the ratio of the two points' medians over the rounds in which both sides ran in one canary "
+		"regime (a trial's number is its round; each side's trials of those rounds, their histograms merged), "
+		"other / reference, at the loads where neither point saturated; over the loads, their geometric mean; "
+		"95 % CI: percentile bootstrap over trials paired by round (a load's kept rounds resampled with "
+		"replacement, both sides' trials of a round together, merged, the medians read again; fixed seed); "
+		"trials without a number are resampled per point"));
 	json_object_set_new(fd, "resamples", json_integer(FINDING_RESAMPLES));
 	json_object_set_new(fd, "confidence_pct", json_integer(95));
 
 	/* the pairs' loads: where both points are usable */
 	size_t pidx[MAXSYS][MAXCOND][2], pn[MAXSYS] = { 0 }, tmin = SIZE_MAX, tmax = 0;
+	size_t off_regime[MAXSYS] = { 0 }, unpaired[MAXSYS] = { 0 }, loads_out[MAXSYS] = { 0 };
 	int pok[MAXSYS] = { 0 }, nok = 0;
+	/* [j * MAXCOND + c]: the rounds of pair j's load c */
+	rd = calloc((size_t)MAXSYS * MAXCOND, sizeof *rd);
+	if (!rd) {
+		json_object_set_new(fd, "status", json_string("none"));
+		json_object_set_new(fd, "text", json_string("no finding: out of memory"));
+		json_object_set_new(fd, "pairs", pairs);
+		goto out;
+	}
 	for (j = 0; j < nsys; j++) {
 		if (j == ref)
 			continue;
@@ -377,17 +502,37 @@ json_t *finding_of_run(const json_t *run)
 			}
 			if (a == np || b == np)
 				continue;
+			struct rounds *rr = &rd[j * MAXCOND + pn[j]];
+			if (rounds_of(rr, &pts[a], &pts[b]) < 0) {
+				free(rr->ia);
+				free(rr->ib);
+				memset(rr, 0, sizeof *rr);
+				continue;
+			}
+			off_regime[j] += rr->off_regime;
+			unpaired[j] += rr->unpaired;
+			/* rounds left out leave the load too few to tell: it goes
+			 * (a load with one round of one trial each stays, and the
+			 * rule below says why it gives no CI) */
+			if (rr->paired && rr->n < 2 && (rr->off_regime || rr->unpaired)) {
+				loads_out[j]++;
+				free(rr->ia);
+				free(rr->ib);
+				memset(rr, 0, sizeof *rr);
+				continue;
+			}
 			pidx[j][pn[j]][0] = a;
 			pidx[j][pn[j]++][1] = b;
-			ftmin = pts[a].nt < ftmin ? pts[a].nt : ftmin;
-			ftmin = pts[b].nt < ftmin ? pts[b].nt : ftmin;
+			size_t ua = rounds_used(rr, &pts[a]), ub = rounds_used(rr, &pts[b]);
+			ftmin = ua < ftmin ? ua : ftmin;
+			ftmin = ub < ftmin ? ub : ftmin;
 		}
 		pok[j] = pn[j] >= 2 && ftmin >= 2;
 		nok += pok[j];
 		for (size_t c = 0; c < pn[j]; c++)
 			for (int s = 0; s < 2; s++) {
 				used[pidx[j][c][s]] = 1;
-				size_t nt = pts[pidx[j][c][s]].nt;
+				size_t nt = rounds_used(&rd[j * MAXCOND + c], &pts[pidx[j][c][s]]);
 				tmin = nt < tmin ? nt : tmin;
 				tmax = nt > tmax ? nt : tmax;
 			}
@@ -404,22 +549,43 @@ json_t *finding_of_run(const json_t *run)
 		double lsum = 0;
 		int every = 1;
 		json_object_set_new(pr, "system", json_string(sys[j]));
+		int paired = 0;
 		for (size_t c = 0; c < pn[j]; c++) {
 			const struct fpt *a = &pts[pidx[j][c][0]], *b = &pts[pidx[j][c][1]];
-			double r = b->median / a->median;
+			const struct rounds *rr = &rd[j * MAXCOND + c];
+			double m[2];
+			rounds_medians(rr, a, b, NULL, m);
+			double r = m[1] / m[0];
 			lsum += log(r);
 			every &= r > 1;
 			json_t *l = cond_json(a->p);
 			json_object_set_new(l, "ratio", json_real(r));
-			json_object_set_new(l, "reference_p50_ns", json_real(a->median));
-			json_object_set_new(l, "p50_ns", json_real(b->median));
-			json_object_set_new(l, "trials", json_pack("[II]", (json_int_t)a->nt, (json_int_t)b->nt));
+			json_object_set_new(l, "reference_p50_ns", json_real(m[0]));
+			json_object_set_new(l, "p50_ns", json_real(m[1]));
+			json_object_set_new(l, "trials", json_pack("[II]", (json_int_t)rounds_used(rr, a),
+								   (json_int_t)rounds_used(rr, b)));
+			if (rr->paired) {
+				paired = 1;
+				json_object_set_new(l, "rounds", json_integer((json_int_t)rr->n));
+				json_object_set_new(l, "rounds_left_out", json_integer((json_int_t)rr->off_regime));
+				json_object_set_new(l, "trials_unpaired", json_integer((json_int_t)rr->unpaired));
+			}
 			json_array_append_new(loads, l);
 		}
 		json_object_set_new(pr, "loads", loads);
+		if (pn[j] || loads_out[j])   /* how its loads' trials were paired, when it compared any */
+			json_object_set_new(pr, "pairing", json_string(paired || loads_out[j] ? "rounds" : "trials"));
+		json_object_set_new(pr, "rounds_left_out", json_integer((json_int_t)off_regime[j]));
+		json_object_set_new(pr, "trials_unpaired", json_integer((json_int_t)unpaired[j]));
+		json_object_set_new(pr, "loads_left_out", json_integer((json_int_t)loads_out[j]));
 		if (!pok[j]) {
 			json_object_set_new(pr, "status", json_string("insufficient"));
-			if (!pn[j])
+			if (pn[j] < 2 && loads_out[j])
+				snprintf(text, sizeof text, "only %zu load below saturation with 2 rounds whose two sides ran "
+					 "on one canary floor; a ratio needs 2 (%zu round(s) left out, their sides on different "
+					 "floors, and %zu trial(s) without a partner in their round)", pn[j], off_regime[j],
+					 unpaired[j]);
+			else if (!pn[j])
 				snprintf(text, sizeof text, "no load below saturation where both have samples");
 			else
 				snprintf(text, sizeof text, pn[j] < 2 ? "only %zu load below saturation where both have "
@@ -443,20 +609,8 @@ json_t *finding_of_run(const json_t *run)
 			int bad = 0;
 			for (size_t c = 0; c < pn[j]; c++) {
 				double m[2];
-				for (int q = 0; q < 2; q++) {
-					const struct fpt *f = &pts[pidx[j][c][q]];
-					unsigned lm[64] = { 0 }, *mm = f->nt <= 64 ? lm : calloc(f->nt, sizeof *mm);
-					if (!mm) {
-						bad = 1;
-						break;
-					}
-					for (size_t t = 0; t < f->nt; t++)
-						mm[rng_below(&rg, f->nt)]++;
-					m[q] = pt_median(f, mm);
-					if (mm != lm)
-						free(mm);
-				}
-				if (bad || !(m[0] > 0) || !(m[1] > 0)) {
+				rounds_medians(&rd[j * MAXCOND + c], &pts[pidx[j][c][0]], &pts[pidx[j][c][1]], &rg, m);
+				if (!(m[0] > 0) || !(m[1] > 0)) {
 					bad = 1;
 					break;
 				}
@@ -524,9 +678,13 @@ json_t *finding_of_run(const json_t *run)
 		if (mixed && o < sizeof text)
 			o += (size_t)snprintf(text + o, sizeof text - o, " over %zu loads below saturation",
 					      result_pair_nloads(pr));
+		double left = result_pair_left_out(pr);
+		char lo[128] = "";
+		if (left > 0)
+			snprintf(lo, sizeof lo, "; %.0f round(s) left out, their two sides on different canary floors", left);
 		if (o < sizeof text)
-			o += (size_t)snprintf(text + o, sizeof text - o, " (95 %% CI %s-%s%s)", ls, hs,
-					      l <= 1 && h >= 1 ? ": the trials do not tell them apart" : "");
+			o += (size_t)snprintf(text + o, sizeof text - o, " (95 %% CI %s-%s%s%s)", ls, hs,
+					      l <= 1 && h >= 1 ? ": the trials do not tell them apart" : "", lo);
 		first = 0;
 	}
 	json_array_foreach(pairs, i, pr) {
@@ -540,6 +698,11 @@ json_t *finding_of_run(const json_t *run)
 	json_object_set_new(fd, "text", json_string(text));
 	caveat(fd, pts, np, used);
 out:
+	for (i = 0; rd && i < (size_t)MAXSYS * MAXCOND; i++) {
+		free(rd[i].ia);
+		free(rd[i].ib);
+	}
+	free(rd);
 	for (i = 0; i < np; i++)
 		pt_free(&pts[i]);
 	free(pts);

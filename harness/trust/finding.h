@@ -19,19 +19,28 @@
  *   queue that grew for the whole trial).  Per load the ratio is
  *   other / reference; the pair's ratio is their geometric mean over the
  *   loads (a ratio of 4 and one of 1/4 average to 1).
- * - Its 95 % CI is a percentile bootstrap over trials: each point's trials
- *   are resampled with replacement (separately per point: each trial is
- *   its own run), merged, and the median read again; FINDING_RESAMPLES
- *   times, with a fixed seed, so the same run.json gives the same CI.
- *   Samples within a trial are not independent (a host stall delays a run
- *   of them); the trials are, so their spread is what the CI carries.
- *   The same is done per load.
+ * - Like with like: a trial's number is its round, so per load the two
+ *   points' trials of one number ran side by side; a round is kept when
+ *   its two trials ran in one canary regime (result_regime_same with the
+ *   points' canary_regime.factor), and left out, counted, when they did
+ *   not (the host changed floor mid-round), as is a trial whose round the
+ *   other side lacks.  A load left with fewer than 2 rounds that way goes.
+ *   The medians are read over the kept rounds' trials merged.  A run.json
+ *   whose trials have no numbers is not paired (every trial counts).
+ * - Its 95 % CI is a percentile bootstrap over rounds: a load's kept
+ *   rounds are resampled with replacement, both sides' trials of a round
+ *   together, merged, and the medians read again (unpaired: each point's
+ *   trials on their own); FINDING_RESAMPLES times, with a fixed seed, so
+ *   the same run.json gives the same CI.  Samples within a trial are not
+ *   independent (a host stall delays a run of them); the rounds are, so
+ *   their spread is what the CI carries.  The same is done per load.
  * - Fewer than 2 such loads, or fewer than 2 trials at a point used, give
  *   no ratio: the pair says why instead, and so does the text.
  * - "caveat" says which of the medians used a self-check warned about
  *   (flagged_by.p50), by check, and why, in one sentence.
  * tests/unit/test_finding.c checks the numbers and the degenerate cases
- * on fixed trials, tests/integration/finding.sh that `oqb run` writes it.
+ * on fixed trials, tests/unit/test_regimes.c the pairing by round,
+ * tests/integration/finding.sh that `oqb run` writes it.
  */
 #ifndef OQB_FINDING_H
 #define OQB_FINDING_H

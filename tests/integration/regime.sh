@@ -24,6 +24,15 @@ cfg() {   # cfg NAME BINDIR REPEAT RERUNS
 CFG
 }
 
+# csv_regimes CSV WANT NAME: summary.csv's last three columns (regimes,
+# regime_p50_ns, regime_sys_p99_ns) of its one point are WANT
+csv_regimes() {
+	local got
+	got=$(tr -d '\r' <"$1" | awk -F, 'NR == 1 { h = $(NF-2) "," $(NF-1) "," $NF } NR == 2 { print h; print $(NF-2) "," $(NF-1) "," $NF }')
+	[ "$got" = "regimes,regime_p50_ns,regime_sys_p99_ns
+$2" ] && ok "$3" || notok "$3" "got: $got, want: $2"
+}
+
 if [ "$(nproc)" -lt 2 ]; then
 	skip regime_rerun "one CPU: the canary needs two (placement)"
 	finish
@@ -41,6 +50,9 @@ if "$OQB_BIN/oqb" run "$T/one.json" --out "$T/one" >"$T/one.out" 2>&1; then
 	jcheck regime_point_one_regime "$R" '.points[0].canary_regime | .mixed == false and .trials == 4 and .of == 4
 		and .set_aside == 1 and .median_ns == 100.5 and .factor == 2 and .other == []'
 	jcheck regime_run_summary "$R" '.canary_regimes | .points == 1 and .points_mixed == 0 and .trials_set_aside == 1'
+	# one regime: no per-regime numbers (nothing added to the common case)
+	jcheck regime_unmixed_no_regimes "$R" '.points[0].canary_regime | has("regimes") | not'
+	csv_regimes "$T/one/summary.csv" "1,," regime_unmixed_csv
 	grep -q 'set aside: canary regime' "$T/one.out" && ok regime_said || notok regime_said "$(cat "$T/one.out")"
 else
 	notok regime_trial_rerun "$(tail -5 "$T/one.out")"
@@ -55,6 +67,30 @@ if "$OQB_BIN/oqb" run "$T/two.json" --out "$T/two" >"$T/two.out" 2>&1; then
 	jcheck regime_mixed_when_reruns_run_out "$R" '.points[0].canary_regime | .mixed == true and .trials == 3 and .of == 4
 		and .set_aside == 1 and .other == [{"trial": 2, "canary_ns": 515}] and (.note | test("ran in another canary regime"))'
 	jcheck regime_mixed_summary "$R" '.canary_regimes.points_mixed == 1'
+	# each regime's own numbers: its trials (the point's regime first),
+	# their canaries' median, and its histograms merged from its trials
+	jcheck regime_mixed_regimes "$R" '.points[0].canary_regime.regimes | length == 2
+		and .[0].trials == [0,1,3] and .[0].canary_ns == 100 and .[1].trials == [2] and .[1].canary_ns == 515'
+	jcheck regime_numbers_merged "$R" '.points[0] as $p | $p.canary_regime.regimes as $r | ($p.trials | map({(.trial | tostring): .}) | add) as $t |
+		all(["all","nilext","non_nilext"][]; . as $c |
+		    $r[0].lat_ns[$c].n == ([$t["0","1","3"].lat_ns[$c].n] | add) and $r[1].lat_ns[$c].n == $t["2"].lat_ns[$c].n
+		    and $r[1].lat_ns[$c].p50 == $t["2"].lat_ns[$c].p50 and $r[1].lat_ns[$c].p99 == $t["2"].lat_ns[$c].p99
+		    and ($r[0].lat_ns[$c].p99_ci | length) == 2
+		    and $r[1].host_tags.sys_lat_ns[$c].p99 == $t["2"].host_tags.sys_lat_ns[$c].p99
+		    and $r[0].host_tags.sys_lat_ns[$c].n == ([$t["0","1","3"].host_tags.sys_lat_ns[$c].n] | add))
+		and $r[1].achieved_ops == $t["2"].achieved_ops
+		and (($r[0].achieved_ops - ([$t["0","1","3"].achieved_ops] | add) / 3) | fabs) < 1e-6'
+	want=$(jq -r '.points[0].canary_regime.regimes[0] | "2,\(.lat_ns.all.p50),\(.host_tags.sys_lat_ns.all.p99)"' "$R")
+	csv_regimes "$T/two/summary.csv" "$want" regime_mixed_csv
+	grep -q '^  p01 oq load=2000 ops/s: regimes 100 ns (3 trials) p50 .* sysP99 .* | 515 ns (1) p50 ' "$T/two.out" &&
+		ok regime_mixed_said || notok regime_mixed_said "$(tail -4 "$T/two.out")"
+	# make demo's last lines say it too (demo.sh --report on this run)
+	if "$(dirname "$0")/../../harness/demo.sh" --report "$T/two" >"$T/demo.out" 2>"$T/demo.err" &&
+		grep -q '^  p01 oq 2000: regimes 100 ns (3 trials) p50 [0-9.]* us sysP99 .* | 515 ns (1) p50 ' "$T/demo.out"; then
+		ok regime_mixed_in_demo
+	else
+		notok regime_mixed_in_demo "$(tail -8 "$T/demo.out") $(tail -3 "$T/demo.err")"
+	fi
 else
 	notok regime_mixed_when_reruns_run_out "$(tail -5 "$T/two.out")"
 fi

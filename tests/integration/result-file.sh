@@ -119,7 +119,7 @@ cols+="p50_trials_min_ns,p50_trials_max_ns,p99_trials_min_ns,p99_trials_max_ns,"
 cols+="nilext_p50_ns,nilext_p99_ns,non_nilext_p50_ns,non_nilext_p99_ns,service_p50_ns,"
 cols+="unanswered,errors,ring_full_waits,flagged,flagged_p50,flagged_p99,flagged_p999,warned_checks,"
 cols+="canary_ns,canary_mixed,placement_shared,transport,backend,workers,client_processes,client_threads,"
-cols+="workload,put_ratio,key_size,value_size"
+cols+="workload,put_ratio,key_size,value_size,regimes,regime_p50_ns,regime_sys_p99_ns"
 check result_csv_columns test "$(head -1 "$C" | tr -d '\r')" = "$cols"
 grep -q "| \`index\`, \`system\`, \`sweep_key\`, \`sweep_value\` |" "$ROOT/docs/driver.md" &&
 	ok result_csv_documented || notok result_csv_documented "docs/driver.md has no summary.csv column table"
@@ -136,7 +136,11 @@ jcheck result_csv_matches_points "$T/both.json" '[.csv, .run.points] | transpose
 	($c.n | tonumber) == $p.lat_ns.all.n and ($c.p50_ns | tonumber) == $p.lat_ns.all.p50 and
 	($c.p99_ns | tonumber) == $p.lat_ns.all.p99 and ($c.p99_ci_hi_ns | tonumber) == $p.lat_ns.all.p99_ci[1] and
 	$c.saturated == ($p.saturated | tostring) and $c.transport == "shm" and $c.backend == "cache" and
-	$c.outstanding == "" and $c.sweep_key == "")'
+	$c.outstanding == "" and $c.sweep_key == "" and
+	($p.canary_regime.regimes // null) as $r | if $r then ($c.regimes | tonumber) == ($r | length) and
+		($c.regime_p50_ns | tonumber) == $r[0].lat_ns.all.p50
+	else $c.regime_p50_ns == "" and $c.regime_sys_p99_ns == "" and
+		$c.regimes == (if $p.canary_regime then "1" else "" end) end)'
 
 # --- the previous version -----------------------------------------------
 jq 'walk(if type == "object" then del(.bins, .ranges_ns) else . end) | .schema = "oqbench.run/2"' "$OLD" >"$T/old-as-new.json"
