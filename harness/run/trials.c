@@ -162,7 +162,8 @@ static json_t *spread_of(const json_t *entries, const char *cls, const char *pct
  * histogram, the one its percentiles come from.
  */
 static json_t *checks_over(const json_t *entries, const struct check_conf *cc, const struct hist *merged,
-			   struct hist *const *th, size_t nth, int *flagged)
+			   struct hist *const *th, size_t nth, struct hist *const *ts, const struct hist *sys_merged,
+			   int *flagged)
 {
 	json_t *out = json_array(), *e, *c;
 	size_t i, k, n = json_array_size(entries);
@@ -230,7 +231,7 @@ static json_t *checks_over(const json_t *entries, const struct check_conf *cc, c
 	if (cc && merged) {
 		json_t *ci = json_array(), *r;
 		checks_ci(cc, ci, merged);
-		if (th && checks_trials(cc, ci, th, nth, merged) < 0)
+		if (th && checks_trials(cc, ci, th, nth, merged, ts, sys_merged) < 0)
 			json_array_append_new(ci, json_pack("{s:s,s:n,s:f,s:s,s:s,s:[ss]}", "name", "trial_agreement",
 							    "value", "threshold", cc->ci_p99, "status", "warn", "detail",
 							    "out of memory: not judged", "concerns", "p50", "p99"));
@@ -330,8 +331,12 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	struct hist *sum[NCLASSES] = { 0 }, *one = hist_new();
 	json_t *p = json_deep_copy(pj0), *e, *lat = json_object();
 	size_t i, n = json_array_size(entries), nth = 0;
-	/* each trial's "all" histogram, for the bootstrap of trial_agreement */
-	struct hist **th = calloc(n ? n : 1, sizeof *th);
+	/* each trial's "all" histogram, and its untagged requests' (ts), for
+	 * the bootstrap of trial_agreement; ts is dropped (NULL) when a trial
+	 * has none to read (a build before host tags) */
+	struct hist **th = calloc(n ? n : 1, sizeof *th), **ts = calloc(n ? n : 1, sizeof *ts);
+	struct hist *sys_sum = hist_new();
+	int ts_ok = ts && sys_sum;
 	double tot[MERGE_NCOUNTERS] = { 0 }, ach = 0, measured = 0, *can = calloc(n ? n : 1, sizeof *can);
 	size_t ncan = 0, nsat = 0;
 	char what[64];
@@ -350,8 +355,17 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 			if (trial_hist(one, result_lat(e, NULL), classes[c], what, err, errlen) < 0)
 				goto fail;
 			hist_merge(sum[c], one);
-			if (c == 0 && th && (th[nth] = hist_new()))
-				hist_merge(th[nth++], one);
+			if (c == 0 && th && (th[nth] = hist_new())) {
+				hist_merge(th[nth], one);
+				char e2[256];
+				/* the untagged requests of the same trial, at the same index */
+				if (ts_ok && (ts[nth] = hist_new()) &&
+				    result_trial_sys_hist(ts[nth], e, "all", e2, sizeof e2) == 0)
+					hist_merge(sys_sum, ts[nth]);
+				else
+					ts_ok = 0;
+				nth++;
+			}
 		}
 		for (size_t k = 0; k < MERGE_NCOUNTERS; k++) {
 			double v = result_num(e, merge_counters[k]);   /* the clients' counters (merge.h) */
@@ -385,7 +399,7 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	 * can[ncan - 1] the highest */
 	json_object_set_new(p, "canary_ns", ncan ? json_real(stats_median_inplace(can, ncan)) : json_null());
 	int flagged;
-	json_t *ck = checks_over(entries, cc, sum[0], th, nth, &flagged), *row;
+	json_t *ck = checks_over(entries, cc, sum[0], th, nth, ts_ok ? ts : NULL, ts_ok ? sys_sum : NULL, &flagged), *row;
 	/* trials that ran under different canaries measured different
 	 * machines: say so where their disagreement is reported */
 	double spread = ncan >= 2 && can[0] > 0 ? can[ncan - 1] / can[0] : 1;
@@ -420,18 +434,28 @@ json_t *trials_point(const json_t *pj0, const json_t *entries, const struct chec
 	for (int c = 0; c < NCLASSES; c++)
 		hist_free(sum[c]);
 	hist_free(one);
-	for (size_t t = 0; t < nth; t++)
+	for (size_t t = 0; t < nth; t++) {
 		hist_free(th[t]);
+		if (ts)
+			hist_free(ts[t]);
+	}
 	free(th);
+	free(ts);
+	hist_free(sys_sum);
 	free(can);
 	return p;
 fail:
 	for (int c = 0; c < NCLASSES; c++)
 		hist_free(sum[c]);
 	hist_free(one);
-	for (size_t t = 0; t < nth; t++)
+	for (size_t t = 0; t < nth; t++) {
 		hist_free(th[t]);
+		if (ts)
+			hist_free(ts[t]);
+	}
 	free(th);
+	free(ts);
+	hist_free(sys_sum);
 	free(can);
 	json_decref(lat);
 	json_decref(p);

@@ -89,10 +89,15 @@ void checks_ci(const struct check_conf *c, json_t *out, const struct hist *h);
  * values are judged against trials_p99 and trials_p50.  Samples within a
  * trial are not independent (a stall of the host delays a run of them),
  * so checks_ci's order-statistic CI alone is too narrow; the trials are
- * the independent replicates.  Nothing is appended below 3 trials.
- * Returns -1 when out of memory. */
+ * the independent replicates.  sys[0..n) (a NULL entry: no untagged
+ * request in that trial) and sys_merged, the trials' histograms of the
+ * requests no host stall tagged, judge the system's P99 the same way, so
+ * that trials whose raw P99s disagree for the host stalls they caught do
+ * not flag the system's; sys NULL (a build before host tags): the raw
+ * P99 speaks for it.  Nothing is appended below 3 trials.  Returns -1
+ * when out of memory. */
 int checks_trials(const struct check_conf *c, json_t *out, struct hist *const *trials, size_t n,
-		  const struct hist *merged);
+		  const struct hist *merged, struct hist *const *sys, const struct hist *sys_merged);
 
 /* 1 for the checks that say the machine, not the system, was measured
  * (interference, stalls): a trial they flag is rerun (run.c) and a knee

@@ -146,7 +146,7 @@ static const json_t *agreement_with(json_t *out, size_t n, size_t odd, double st
 		}
 		hist_merge(merged, t[i]);
 	}
-	if (checks_trials(&c, out, t, n, merged) < 0)
+	if (checks_trials(&c, out, t, n, merged, NULL, NULL) < 0)
 		out = NULL;
 	for (size_t i = 0; i < n; i++)
 		hist_free(t[i]);
@@ -245,6 +245,68 @@ TEST(a_tail_disagreement_leaves_the_median_standing)
 	/* one trial of five with a stalled tail: the trials disagree about
 	 * the P99 and agree about the median, and the row says so */
 	AGREEMENT_IS("warn", 2, 0.03, 1);
+	CHECK(concerns_are(r, "p99 sys_p99"));
+	json_decref(out);
+}
+
+/* trial_agreement of 5 trials like agreement()'s, one (2) with 3 % of
+ * its samples stalled 2 ms, and with the trials' untagged histograms:
+ * tagged 1, the stalled samples are tagged (left out of the untagged);
+ * 0, they are not (the system made them). */
+static const json_t *agreement_sys(json_t *out, int tagged)
+{
+	struct check_conf c;
+	struct hist *t[5], *u[5], *merged = hist_new(), *um = hist_new();
+	checks_defaults(&c);
+	for (size_t i = 0; i < 5; i++) {
+		struct rng r;
+		t[i] = hist_new();
+		u[i] = hist_new();
+		rng_seed(&r, 100 + i);
+		for (int k = 0; k < 20000; k++) {
+			uint64_t v = 1000 + (uint64_t)(-10000.0 * log(1.0 - rng_double(&r)));
+			int stalled = i == 2 && rng_double(&r) < 0.03;
+			hist_record(t[i], stalled ? 2000000 : v);
+			if (!stalled || !tagged)
+				hist_record(u[i], stalled ? 2000000 : v);
+		}
+		hist_merge(merged, t[i]);
+		hist_merge(um, u[i]);
+	}
+	if (checks_trials(&c, out, t, 5, merged, u, um) < 0)
+		out = NULL;
+	for (size_t i = 0; i < 5; i++) {
+		hist_free(t[i]);
+		hist_free(u[i]);
+	}
+	hist_free(merged);
+	hist_free(um);
+	return out ? row(out, "trial_agreement") : NULL;
+}
+
+TEST(a_tail_the_host_set_leaves_the_system_p99_standing)
+{
+	/* the stalled samples tagged: the raw P99s disagree, the untagged
+	 * requests' agree, and only the raw P99 is flagged */
+	json_t *out = json_array();
+	const json_t *r = agreement_sys(out, 1);
+	REQUIRE(r);
+	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "warn"), "%s",
+	      json_string_value(json_object_get(r, "detail")));
+	CHECK(concerns_are(r, "p99"));
+	CHECK(strstr(json_string_value(json_object_get(r, "detail")), "system P99"), "detail names the system P99");
+	json_decref(out);
+}
+
+TEST(a_tail_the_system_set_flags_the_system_p99)
+{
+	/* the same stalls untagged (the system's own): the system P99 is
+	 * flagged with the raw one */
+	json_t *out = json_array();
+	const json_t *r = agreement_sys(out, 0);
+	REQUIRE(r);
+	CHECK(!strcmp(json_string_value(json_object_get(r, "status")), "warn"), "%s",
+	      json_string_value(json_object_get(r, "detail")));
 	CHECK(concerns_are(r, "p99 sys_p99"));
 	json_decref(out);
 }
@@ -506,7 +568,8 @@ UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, thresho
 	  empty_histogram_has_nothing_to_judge, trials_that_agree_pass, one_stalled_trial_of_five_warns,
 	  p50_disagreement_warns, same_trials_same_verdict, p99_agreement_limit_is_trials_p99_not_ci_p99,
 	  unsent_allows_the_client_one_lag_behind, unanswered_names_the_servers_dropped_replies, two_trials_are_not_judged,
-	  a_tail_disagreement_leaves_the_median_standing, a_median_disagreement_concerns_the_median,
+	  a_tail_disagreement_leaves_the_median_standing, a_tail_the_host_set_leaves_the_system_p99_standing,
+	  a_tail_the_system_set_flags_the_system_p99, a_median_disagreement_concerns_the_median,
 	  agreeing_trials_vouch_for_median_and_tail, ci_rows_concern_their_own_percentile,
 	  flagged_by_sums_the_warnings_per_number, point_flagged_reads_flagged_by_or_falls_back,
 	  lag_the_host_caused_is_left_out_lag_of_the_generator_warns, attributed_stalls_pass_unattributed_ones_warn,
