@@ -72,6 +72,19 @@ jq -r '[.points[] | select(.saturated | not)] as $below |
 	"\nby number, of the \($below | length) points below saturation: p50 clean at \(clean("p50")), P99 at \(clean("p99")), P99.9 at \(clean("p999")), system P99 at \(clean("sys_p99")); p50 and system P99 both at \([$below[] | select(if .flagged_by then ((.flagged_by.p50 | length) == 0 and ((.flagged_by.sys_p99 // .flagged_by.p99) | length) == 0) else (.flagged | not) end)] | length)" +
 	([.points[].checks[] | select(.name == "trial_agreement" and .cause)] | length | if . > 0 then
 	  "; \(.) trial_agreement warning(s) from trials under different canaries (the machine'"'"'s floor changed mid-run: docs/trust.md)" else "" end)' "$out/run.json"
+# like with like: a point whose trials ran on two floors judged on its
+# own floor's trials (its regime's trial_agreement, 3 or more trials) and
+# the point's other checks as they stand; a point on one floor as above
+jq -r '[.points[] | select(.saturated | not)] as $below |
+	def flags($q): (.flagged_by[$q] // .flagged_by.p99 // []);
+	def ok($q): if .canary_regime.regimes then
+	    (.canary_regime.regimes[0].trial_agreement) as $a |
+	    $a != null and ((flags($q) - ["trial_agreement"]) | length) == 0 and
+	    ($a.status == "pass" or ((($a.concerns // []) | index($q)) | not))
+	  elif .flagged_by then (flags($q) | length) == 0 else (.flagged | not) end;
+	[$below[] | select(.canary_regime.regimes)] as $m |
+	if ($m | length) == 0 then empty else
+	"like with like (the \($m | length) point(s) on two floors judged on their own floor'"'"'s trials, 3 or more): p50 clean at \([$below[] | select(ok("p50"))] | length), system P99 at \([$below[] | select(ok("sys_p99"))] | length), both at \([$below[] | select(ok("p50") and ok("sys_p99"))] | length) of \($below | length)" end' "$out/run.json"
 # the result, from the trials (run.json's finding, docs/trust.md "The
 # finding"), then which of its numbers the checks warned about
 echo

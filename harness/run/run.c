@@ -529,7 +529,8 @@ static int rebuild_points(struct run *r, char *err, size_t errlen)
 			if (r->discarded[i])
 				json_object_set(p, "discarded_trials", r->discarded[i]);
 			json_t *reg = regime_of_point(r->entries[i], r->discarded[i],
-						      runconf_for(&r->rc, &r->pts[i])->canary_regime_factor, run_med);
+						      runconf_for(&r->rc, &r->pts[i])->canary_regime_factor, run_med,
+						      &runconf_for(&r->rc, &r->pts[i])->checks);
 			if (reg)
 				json_object_set_new(p, "canary_regime", reg);
 			json_decref(r->built[i]);

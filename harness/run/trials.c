@@ -603,7 +603,46 @@ long regime_stray(const json_t *entries, double factor, double *ref)
  * with its numbers (result_regime_numbers).  A trial without a canary is
  * in none.  NULL when a histogram does not read back (err).
  */
-static json_t *regimes_of(const json_t *entries, double ref, double factor, char *err, size_t errlen)
+/* trial_agreement judged on one regime's m trials (checks_trials: their
+ * raw and untagged "all" histograms), as {status, value, threshold,
+ * concerns, detail}; NULL below 3 trials, without cc, or when a histogram
+ * does not read back (the regime then has no such row). */
+static json_t *regime_agreement(const struct check_conf *cc, const json_t *const *in, size_t m)
+{
+	struct hist **raw = calloc(m ? m : 1, sizeof *raw), **sys = calloc(m ? m : 1, sizeof *sys);
+	struct hist *rs = hist_new(), *ss = hist_new();
+	json_t *rows = json_array(), *out = NULL;
+	char e[256];
+	int ok = cc && m >= 3 && raw && sys && rs && ss && rows;
+
+	for (size_t i = 0; ok && i < m; i++) {
+		raw[i] = hist_new();
+		sys[i] = hist_new();
+		ok = raw[i] && sys[i] && result_class_hist(raw[i], result_lat(in[i], NULL), "all", e, sizeof e) == 0 &&
+		     result_trial_sys_hist(sys[i], in[i], "all", e, sizeof e) == 0;
+		if (ok) {
+			hist_merge(rs, raw[i]);
+			hist_merge(ss, sys[i]);
+		}
+	}
+	if (ok && checks_trials(cc, rows, raw, m, rs, sys, ss) == 0 && json_array_size(rows) == 1) {
+		out = json_array_get(rows, 0);
+		json_incref(out);
+	}
+	for (size_t i = 0; i < m && raw && sys; i++) {
+		hist_free(raw[i]);
+		hist_free(sys[i]);
+	}
+	free(raw);
+	free(sys);
+	hist_free(rs);
+	hist_free(ss);
+	json_decref(rows);
+	return out;
+}
+
+static json_t *regimes_of(const json_t *entries, double ref, double factor, const struct check_conf *cc, char *err,
+			  size_t errlen)
 {
 	size_t n = json_array_size(entries), left = 0, i;
 	const json_t **in = calloc(n ? n : 1, sizeof *in), *e;
@@ -640,6 +679,9 @@ static json_t *regimes_of(const json_t *entries, double ref, double factor, char
 			out = NULL;
 			break;
 		}
+		json_t *ag = regime_agreement(cc, in, m);
+		if (ag)
+			json_object_set_new(rg, "trial_agreement", ag);
 		json_array_append_new(out, rg);
 		left -= m;
 		json_array_foreach(entries, i, e)
@@ -654,7 +696,8 @@ static json_t *regimes_of(const json_t *entries, double ref, double factor, char
 	return out;
 }
 
-json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median)
+json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median,
+			const struct check_conf *cc)
 {
 	size_t nc, cnt, i, aside = 0;
 	const json_t *e;
@@ -687,7 +730,7 @@ json_t *regime_of_point(const json_t *entries, const json_t *discarded, double f
 			 json_array_size(other), nc, ref, factor, aside);
 		json_object_set_new(r, "note", json_string(note));
 		char err[300];
-		json_t *rgs = regimes_of(entries, ref, factor, err, sizeof err);
+		json_t *rgs = regimes_of(entries, ref, factor, cc, err, sizeof err);
 		if (rgs)
 			json_object_set_new(r, "regimes", rgs);
 		else

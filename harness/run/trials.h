@@ -134,10 +134,13 @@ long regime_stray(const json_t *entries, double factor, double *ref);
  * run's median canary (tie-break), or <= 0.  A mixed point also gets
  * "regimes": per regime among its kept trials (the point's own first,
  * then by their number of trials), its trials and their numbers merged
- * (result.h: result_regime_numbers); an unmixed one none.  NULL when no
+ * (result.h: result_regime_numbers), and with cc and 3 or more trials
+ * its own trial_agreement row (checks_trials on its trials alone: do
+ * the trials of one floor agree?); an unmixed one none.  NULL when no
  * kept trial has a canary or the rule is off (factor <= 0).
  */
-json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median);
+json_t *regime_of_point(const json_t *entries, const json_t *discarded, double factor, double run_median,
+			const struct check_conf *cc);
 
 /*
  * A mixed point's regimes in one line for people, into buf ("" when it

@@ -80,6 +80,10 @@ if "$OQB_BIN/oqb" run "$T/two.json" --out "$T/two" >"$T/two.out" 2>&1; then
 		    and $r[0].host_tags.sys_lat_ns[$c].n == ([$t["0","1","3"].host_tags.sys_lat_ns[$c].n] | add))
 		and $r[1].achieved_ops == $t["2"].achieved_ops
 		and (($r[0].achieved_ops - ([$t["0","1","3"].achieved_ops] | add) / 3) | fabs) < 1e-6'
+	# the 3-trial regime judges its own trials' agreement; 1 trial cannot
+	jcheck regime_own_agreement "$R" '.points[0].canary_regime.regimes | (.[0].trial_agreement | .name == "trial_agreement"
+		and (.status == "pass" or .status == "warn") and (.concerns | length) > 0 and (.detail | test("3 trials resampled")))
+		and (.[1] | has("trial_agreement") | not)'
 	want=$(jq -r '.points[0].canary_regime.regimes[0] | "2,\(.lat_ns.all.p50),\(.host_tags.sys_lat_ns.all.p99)"' "$R")
 	csv_regimes "$T/two/summary.csv" "$want" regime_mixed_csv
 	grep -q '^  p01 oq load=2000 ops/s: regimes 100 ns (3 trials) p50 .* sysP99 .* | 515 ns (1) p50 ' "$T/two.out" &&
@@ -91,6 +95,25 @@ if "$OQB_BIN/oqb" run "$T/two.json" --out "$T/two" >"$T/two.out" 2>&1; then
 	else
 		notok regime_mixed_in_demo "$(tail -8 "$T/demo.out") $(tail -3 "$T/demo.err")"
 	fi
+	# the demo's like-with-like count judges a mixed point on its own
+	# floor's row and the point's other checks: the point made to read
+	# below saturation, its floor's trials agreeing (1 of 1 clean) and not
+	# (0 of 1), and another check warning about the median (0 of 1)
+	ll() {   # ll NAME JQ-EDIT WANT
+		rm -rf "$T/ll-$1"
+		mkdir -p "$T/ll-$1"
+		jq ".points[0].saturated = false | $2" "$R" >"$T/ll-$1/run.json"
+		"$(dirname "$0")/../../harness/demo.sh" --report "$T/ll-$1" >"$T/ll-$1.out" 2>&1
+		grep -q "^like with like (the 1 point(s) on two floors judged on their own floor.s trials, 3 or more): $3 of 1\$" "$T/ll-$1.out" &&
+			ok "regime_like_with_like_$1" || notok "regime_like_with_like_$1" "$(grep 'like with like' "$T/ll-$1.out") $(tail -3 "$T/ll-$1.out")"
+	}
+	ll agree '.points[0].flagged_by = {"p50": ["trial_agreement"], "sys_p99": ["trial_agreement"]} |
+		.points[0].canary_regime.regimes[0].trial_agreement.status = "pass"' "p50 clean at 1, system P99 at 1, both at 1"
+	ll disagree '.points[0].flagged_by = {"p50": ["trial_agreement"], "sys_p99": []} |
+		.points[0].canary_regime.regimes[0].trial_agreement |= (.status = "warn" | .concerns = ["p50"])' \
+		"p50 clean at 0, system P99 at 1, both at 0"
+	ll other '.points[0].flagged_by = {"p50": ["trial_agreement", "arrival_fit"], "sys_p99": ["trial_agreement"]} |
+		.points[0].canary_regime.regimes[0].trial_agreement.status = "pass"' "p50 clean at 0, system P99 at 1, both at 0"
 else
 	notok regime_mixed_when_reruns_run_out "$(tail -5 "$T/two.out")"
 fi

@@ -82,7 +82,7 @@ TEST(point_regime_for_run_json)
 	static const double one[] = { 100, 104, 98, 101 }, mix[] = { 100, 104, 515, 99 }, aside[] = { 520, 300 };
 	json_t *d = entries_of(aside, 2, "canary_regime"), *dist = entries_of(aside, 1, "disturbed");
 	json_array_extend(d, dist);
-	json_t *e = entries_of(one, 4, NULL), *r = regime_of_point(e, d, 2, 100);
+	json_t *e = entries_of(one, 4, NULL), *r = regime_of_point(e, d, 2, 100, NULL);
 	REQUIRE(r);
 	CHECK(json_number_value(json_object_get(r, "median_ns")) == 100.5);
 	CHECK(json_integer_value(json_object_get(r, "trials")) == 4 && json_integer_value(json_object_get(r, "of")) == 4);
@@ -91,7 +91,7 @@ TEST(point_regime_for_run_json)
 	json_decref(r);
 	json_decref(e);
 	e = entries_of(mix, 4, NULL);
-	r = regime_of_point(e, NULL, 2, 100);
+	r = regime_of_point(e, NULL, 2, 100, NULL);
 	REQUIRE(r);
 	const json_t *o = json_array_get(json_object_get(r, "other"), 0);
 	CHECK(json_is_true(json_object_get(r, "mixed")) && json_integer_value(json_object_get(r, "trials")) == 3);
@@ -99,7 +99,7 @@ TEST(point_regime_for_run_json)
 	CHECK(strstr(json_string_value(json_object_get(r, "note")) ?: "", "1 of 4 trials ran in another canary regime"),
 	      "%s", json_string_value(json_object_get(r, "note")));
 	json_decref(r);
-	CHECK(regime_of_point(e, NULL, 0, 100) == NULL, "off");
+	CHECK(regime_of_point(e, NULL, 0, 100, NULL) == NULL, "off");
 	json_decref(e);
 	json_decref(d);
 	json_decref(dist);

@@ -16,6 +16,7 @@
  *   are those of the kept rounds' trials merged by hand.
  */
 #include "unit.h"
+#include "checks.h"
 #include "finding.h"
 #include "hist.h"
 #include "result.h"
@@ -103,7 +104,7 @@ TEST(mixed_point_gets_its_regimes)
 	json_array_append_new(es, entry(2, 520, 3000, 1800));
 	json_array_append_new(es, entry(3, 98, 1050, 2010));
 	json_array_append_new(es, entry(4, 515, 3300, 1700));
-	json_t *r = regime_of_point(es, NULL, 2, 101);
+	json_t *r = regime_of_point(es, NULL, 2, 101, NULL);
 	REQUIRE(r && json_is_true(json_object_get(r, "mixed")));
 	json_t *p = json_pack("{s:o}", "canary_regime", r);
 	const json_t *rgs = result_regimes(p);
@@ -153,7 +154,7 @@ TEST(regimes_ordered_by_size_own_first)
 	static const double can[] = { 100, 2000, 520, 101, 515, 99 };
 	for (int t = 0; t < 6; t++)
 		json_array_append_new(es, entry(t, can[t], 1000, 1000));
-	json_t *p = json_pack("{s:o}", "canary_regime", regime_of_point(es, NULL, 2, 100));
+	json_t *p = json_pack("{s:o}", "canary_regime", regime_of_point(es, NULL, 2, 100, NULL));
 	const json_t *rgs = result_regimes(p);
 	static const int i0[] = { 0, 3, 5, -1 }, i1[] = { 2, 4, -1 }, i2[] = { 1, -1 };
 	REQUIRE(json_array_size(rgs) == 3);
@@ -165,7 +166,7 @@ TEST(regimes_ordered_by_size_own_first)
 	json_array_clear(es);
 	json_array_append_new(es, entry(0, 100, 1000, 1000));
 	json_array_append_new(es, entry(1, 520, 1000, 1000));
-	p = json_pack("{s:o}", "canary_regime", regime_of_point(es, NULL, 2, 500));
+	p = json_pack("{s:o}", "canary_regime", regime_of_point(es, NULL, 2, 500, NULL));
 	rgs = result_regimes(p);
 	REQUIRE(json_array_size(rgs) == 2);
 	CHECK(result_canary_ns(json_array_get(rgs, 0)) == 520 && result_canary_ns(json_array_get(rgs, 1)) == 100);
@@ -178,7 +179,7 @@ TEST(unmixed_point_has_no_regimes)
 	json_t *es = json_array();
 	for (int t = 0; t < 4; t++)
 		json_array_append_new(es, entry(t, 100 + t, 1000, 1000));
-	json_t *r = regime_of_point(es, NULL, 2, 100);
+	json_t *r = regime_of_point(es, NULL, 2, 100, NULL);
 	REQUIRE(r);
 	CHECK(json_is_false(json_object_get(r, "mixed")) && !json_object_get(r, "regimes"));
 	json_t *p = json_pack("{s:o}", "canary_regime", r);
@@ -209,6 +210,50 @@ static double kept_median(const json_t *p, const int *idx)
 	double m = (double)hist_percentile(h, 50);
 	hist_free(h);
 	return m;
+}
+
+TEST(a_regime_of_three_trials_judges_its_own_agreement)
+{
+	/* the 100 ns floor's three trials agree with each other (p50s within
+	 * 10 %), so its own trial_agreement passes, where the point's, over
+	 * both floors (p50s 1.0-3.3 us), warns; the 520 ns floor's two
+	 * trials are too few to judge */
+	json_t *es = json_array();
+	json_array_append_new(es, entry(0, 100, 1000, 2000));
+	json_array_append_new(es, entry(1, 104, 1020, 1990));
+	json_array_append_new(es, entry(2, 520, 3000, 1800));
+	json_array_append_new(es, entry(3, 98, 1010, 2010));
+	json_array_append_new(es, entry(4, 515, 3300, 1700));
+	struct check_conf cc;
+	checks_defaults(&cc);
+	json_t *r = regime_of_point(es, NULL, 2, 101, &cc);
+	REQUIRE(r);
+	json_t *p = json_pack("{s:o}", "canary_regime", r);
+	const json_t *rgs = result_regimes(p);
+	REQUIRE(json_array_size(rgs) == 2, "%zu regimes", json_array_size(rgs));
+	const json_t *a = json_object_get(json_array_get(rgs, 0), "trial_agreement");
+	REQUIRE(a, "the 3-trial regime has its row");
+	CHECK(!strcmp(json_string_value(json_object_get(a, "status")) ?: "", "pass"), "%s",
+	      json_string_value(json_object_get(a, "detail")));
+	CHECK(!json_object_get(json_array_get(rgs, 1), "trial_agreement"), "2 trials: not judged");
+	/* the same trials over both floors disagree on the median */
+	struct hist *t[5], *m = hist_new();
+	char e[256];
+	json_t *rows = json_array();
+	for (size_t i = 0; i < 5; i++) {
+		t[i] = hist_new();
+		CHECK(result_class_hist(t[i], result_lat(json_array_get(es, i), NULL), "all", e, sizeof e) == 0, "%s", e);
+		hist_merge(m, t[i]);
+	}
+	CHECK(checks_trials(&cc, rows, t, 5, m, NULL, NULL) == 0 && json_array_size(rows) == 1);
+	CHECK(!strcmp(json_string_value(json_object_get(json_array_get(rows, 0), "status")) ?: "", "warn"),
+	      "the mixed trials must disagree for the test to mean anything");
+	for (size_t i = 0; i < 5; i++)
+		hist_free(t[i]);
+	hist_free(m);
+	json_decref(rows);
+	json_decref(p);
+	json_decref(es);
 }
 
 TEST(finding_pairs_rounds_like_with_like)
@@ -258,4 +303,4 @@ TEST(finding_pairs_rounds_like_with_like)
 }
 
 UNIT_MAIN(mixed_point_gets_its_regimes, regimes_ordered_by_size_own_first, unmixed_point_has_no_regimes,
-	  finding_pairs_rounds_like_with_like)
+	  a_regime_of_three_trials_judges_its_own_agreement, finding_pairs_rounds_like_with_like)
