@@ -596,13 +596,6 @@ long regime_stray(const json_t *entries, double factor, double *ref)
 	return stray;
 }
 
-/*
- * canary_regime.regimes of a mixed point: its kept trials with a canary
- * grouped by regime, the point's own (ref) first, then each time the
- * regime most of the rest share (regime_mode, a tie to the lower), each
- * with its numbers (result_regime_numbers).  A trial without a canary is
- * in none.  NULL when a histogram does not read back (err).
- */
 /* trial_agreement judged on one regime's m trials (checks_trials: their
  * raw and untagged "all" histograms), as {status, value, threshold,
  * concerns, detail}; NULL below 3 trials, without cc, or when a histogram
@@ -641,6 +634,14 @@ static json_t *regime_agreement(const struct check_conf *cc, const json_t *const
 	return out;
 }
 
+/*
+ * canary_regime.regimes of a mixed point: its kept trials with a canary
+ * grouped by regime, the point's own (ref) first, then each time the
+ * regime most of the rest share (regime_mode, a tie to the lower), each
+ * with its numbers (result_regime_numbers).  A trial without a canary is
+ * in none.  With cc, a regime of 3 or more trials also judges its own
+ * trial_agreement (regime_agreement).  NULL when a histogram does not read back (err).
+ */
 static json_t *regimes_of(const json_t *entries, double ref, double factor, const struct check_conf *cc, char *err,
 			  size_t errlen)
 {
