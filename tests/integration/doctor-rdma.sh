@@ -62,6 +62,9 @@ doctor() {
 	OQB_SYSFS_ROOT=$root "$O" doctor "$CFG" "${SHAPE[@]}" "$@" >"$T/$name.out" 2>"$T/$name.err"
 	RC=$?
 }
+# The rows the stand-in tree answers.  The others (clock source, governor,
+# smt, turbo) read this machine, and its kvm-clock warns on some VMs.
+RDMA_ROWS='rdma device|port state|link layer|gid|rate|mtu|numa'
 # row NAME CHECK RESULT [FOUND-ERE]: the 127.0.0.1 row of that check.
 row() { grep -qE "^127\.0\.0\.1 +$2 +$3${4:+ +$4}" "$T/$1.out"; }
 # fix NAME CHECK TEXT: the fix line under that check's row holds TEXT.
@@ -76,7 +79,8 @@ if row ib "rdma device" PASS "mlx5_0 port 1 owns verbs.addr 10\.9\.0\.5 \(interf
 	row ib "link layer" PASS "InfiniBand \(IPoIB interface over the HCA port\)" &&
 	row ib gid PASS "index 0 is fe80::2:c903:a1:b2c3 \(subnet prefix fe80:0000:0000:0000, port GUID 0002:c903:00a1:b2c3\)" &&
 	row ib rate PASS "100 Gb/sec \(4X EDR\)" && row ib mtu PASS "active MTU 4096 B" &&
-	row ib numa PASS "mlx5_0 on node 0" && ! grep -qE ' (FAIL|WARN) ' "$T/ib.out" && [ $RC -eq 0 ]; then
+	row ib numa PASS "mlx5_0 on node 0" && ! grep -qE "^127\.0\.0\.1 +($RDMA_ROWS) +(FAIL|WARN) " "$T/ib.out" &&
+	[ $RC -eq 0 ]; then
 	ok doctor_ib_passes
 else
 	notok doctor_ib_passes "$(show ib)"
