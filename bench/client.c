@@ -82,6 +82,10 @@ struct cthread {
 	/* trust: what the driver's self-checks are computed from */
 	int cpu;                  /* -1: unpinned */
 	struct hist *lag;         /* actual post time - intended time, in the window */
+	/* the requests due but unsent when the loop ended: how long each had
+	 * been due then (allocated at the first; the check counts those due
+	 * longer than its lag_ns, the rest the window's close cut) */
+	struct hist *unsent_lag;
 	/* sends whose window (intended to actual) met a host stall's interval
 	 * of this thread (stall.h): left out of lag and gaps, counted here */
 	uint64_t lag_excluded, lag_excluded_max;
@@ -500,6 +504,28 @@ static void gate_open(struct client *cl, uint64_t start_ns)
 	pthread_mutex_unlock(&cl->go_mu);
 }
 
+/* Counts the due requests still unsent at the end of the loop (now) into
+ * t->unsent and t->unsent_lag. */
+static void unsent_at_end(struct cthread *t, uint64_t now)
+{
+	uint64_t n = t->q_timed;
+
+	if (!n && (t->gen_done || arrival_peek(&t->arr) >= t->end))
+		return;
+	if (!t->unsent_lag)
+		t->unsent_lag = hist_new();
+	for (unsigned i = 0; i < t->q_timed; i++) {
+		uint64_t due = t->pend[t->q[(t->q_head + i) & (QCAP - 1)].seq & t->pmask].t_int;
+		if (t->unsent_lag)
+			hist_record(t->unsent_lag, now > due ? now - due : 0);
+	}
+	if (!t->gen_done)
+		for (; arrival_peek(&t->arr) < t->end; arrival_next(&t->arr), n++)
+			if (t->unsent_lag)
+				hist_record(t->unsent_lag, now > arrival_peek(&t->arr) ? now - arrival_peek(&t->arr) : 0);
+	t->unsent += n;
+}
+
 static void *thread_main(void *arg)
 {
 	struct cthread *t = arg;
@@ -613,15 +639,13 @@ static void *thread_main(void *arg)
 		t->nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
 		t->cpu_ns = ru_ns(&ru1) - ru_ns(&ru0);
 	}
-	/* Requests that were due but never sent (the client fell behind):
-	 * those queued with their time set, and those still on the schedule. */
+	/* Requests that were due but never sent: those queued with their
+	 * time set, and those still on the schedule.  Each is recorded with
+	 * how long it had been due when the loop ended: one due a few us
+	 * before the close was cut by it (the last pass had not come round),
+	 * one due far longer was left behind. */
 	if (c->arrival == ARRIVAL_POISSON)
-		t->unsent += t->q_timed;
-	if (c->arrival == ARRIVAL_POISSON && !t->gen_done)
-		while (arrival_peek(&t->arr) < t->end) {
-			t->unsent++;
-			arrival_next(&t->arr);
-		}
+		unsent_at_end(t, clock_ns());
 	/* A failed thread does not wait out the schedule: its transport is
 	 * gone, and the error is what the caller needs. */
 	drain(t, t->failed ? clock_ns() + 100000000ull : t->end + c->drain_ns);
@@ -818,7 +842,7 @@ int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen
 /* The raw material of the driver's self-checks (docs/trust.md). */
 static json_t *trust_json(struct client *cl)
 {
-	struct hist *lag = hist_new(), *h0 = hist_new(), *h1 = hist_new();
+	struct hist *lag = hist_new(), *h0 = hist_new(), *h1 = hist_new(), *ul = NULL;
 	json_t *gaps = json_array(), *sw = json_array(), *cpus = json_array(), *cpu = json_array();
 	uint64_t excl = 0, excl_max = 0;
 	for (unsigned i = 0; i < cl->c.threads; i++) {
@@ -827,6 +851,8 @@ static json_t *trust_json(struct client *cl)
 		excl_max = t->lag_excluded_max > excl_max ? t->lag_excluded_max : excl_max;
 		if (lag && t->lag)
 			hist_merge(lag, t->lag);
+		if (t->unsent_lag && (ul || (ul = hist_new())))
+			hist_merge(ul, t->unsent_lag);
 		if (h0 && t->half[0])
 			hist_merge(h0, t->half[0]);
 		if (h1 && t->half[1])
@@ -852,6 +878,12 @@ static json_t *trust_json(struct client *cl)
 	json_object_set_new(j, "cpu_ns", cpu);
 	/* the sends left out of lag_ns and send_gaps_ns (sent_one) */
 	json_object_set_new(j, "lag_excluded", json_pack("{s:I,s:I}", "n", (json_int_t)excl, "max_ns", (json_int_t)excl_max));
+	/* the unsent requests, by how long each had been due when its
+	 * thread's loop ended (unsent_at_end); absent when none was */
+	if (ul) {
+		json_object_set_new(j, "unsent_lag_ns", hist_to_json(ul));
+		hist_free(ul);
+	}
 	json_t *st = json_array();
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		json_t *sj = stall_json(&cl->t[i].stall);
@@ -1039,6 +1071,7 @@ void client_destroy(struct client *cl)
 		for (int k = 0; k < CLS_ALL; k++)
 			hist_free(t->h[k]);
 		hist_free(t->lag);
+		hist_free(t->unsent_lag);
 		hist_free(t->half[0]);
 		hist_free(t->half[1]);
 		hist_free(t->tagged[0]);

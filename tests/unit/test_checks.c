@@ -443,6 +443,57 @@ TEST(unsent_allows_the_client_one_lag_behind)
 	json_decref(cl);
 }
 
+/* A client that says how long each unsent request had been due when its
+ * loop ended (trust.unsent_lag_ns): only those due longer than lag_ns
+ * count; the others the window's close cut.  A histogram that does not
+ * hold every unsent request is not trusted: all count. */
+static json_t *unsent_client(const uint64_t *due, size_t n)
+{
+	struct hist *h = hist_new();
+	for (size_t i = 0; h && i < n; i++)
+		hist_record(h, due[i]);
+	json_t *cl = json_pack("{s:i, s:{s:o}}", "threads", 1, "trust", "unsent_lag_ns", h ? hist_to_json(h) : json_null());
+	hist_free(h);
+	return cl;
+}
+
+TEST(unsent_counts_only_what_was_due_past_lag_ns)
+{
+	/* 20 Kops/s, one thread: lag_ns allows none, the thread one */
+	struct check_conf c;
+	checks_defaults(&c);
+	const uint64_t cut[] = { 200, 3000, 5000 }, late[] = { 3000, 30000, 60000 };
+	json_t *ccut = unsent_client(cut, 3), *clate = unsent_client(late, 3), *cshort = unsent_client(late, 2);
+	json_t *pj = json_pack("{s:f, s:f, s:f, s:f, s:f}", "offered_ops", 20000.0, "sent", 10000.0, "unsent", 3.0,
+			       "unanswered", 0.0, "errors", 0.0);
+	json_t *sv = json_object();
+	json_t *cls[3] = { ccut, clate, cshort };
+	json_t *a[3];
+	for (int i = 0; i < 3; i++)
+		a[i] = checks_point(&c, pj, &cls[i], 1, sv, 0, 0);
+	REQUIRE(a[0] && a[1] && a[2]);
+	const json_t *r0 = row(a[0], "unsent"), *r1 = row(a[1], "unsent"), *r2 = row(a[2], "unsent");
+	CHECK_STATUS(r0, "pass", "3 unsent, each due under 20 us at the close");
+	CHECK(json_number_value(json_object_get(r0, "value")) == 0);
+	CHECK(strstr(json_string_value(json_object_get(r0, "detail")), "; 3 more due under lag_ns when the window closed") != NULL,
+	      "%s", json_string_value(json_object_get(r0, "detail")));
+	CHECK_STATUS(r1, "warn", "3 unsent, 2 of them due 30 and 60 us at the close");
+	CHECK(json_number_value(json_object_get(r1, "value")) == 2);
+	CHECK(strstr(json_string_value(json_object_get(r1, "detail")), "2 of 10000 sent") != NULL &&
+	      strstr(json_string_value(json_object_get(r1, "detail")), "; 1 more due under lag_ns") != NULL,
+	      "%s", json_string_value(json_object_get(r1, "detail")));
+	/* 2 recorded of 3 unsent: the old count, all 3 */
+	CHECK_STATUS(r2, "warn", "3 unsent, 2 recorded");
+	CHECK(json_number_value(json_object_get(r2, "value")) == 3);
+	CHECK(strstr(json_string_value(json_object_get(r2, "detail")), "cut by it") == NULL);
+	for (int i = 0; i < 3; i++) {
+		json_decref(a[i]);
+		json_decref(cls[i]);
+	}
+	json_decref(pj);
+	json_decref(sv);
+}
+
 /* Unanswered requests whose replies the server's transport dropped (a
  * client took none for a while): the row says so, with the count summed
  * over the workers; without drops it does not. */
@@ -567,7 +618,7 @@ TEST(two_trials_are_not_judged)
 UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, threshold_comes_from_config,
 	  empty_histogram_has_nothing_to_judge, trials_that_agree_pass, one_stalled_trial_of_five_warns,
 	  p50_disagreement_warns, same_trials_same_verdict, p99_agreement_limit_is_trials_p99_not_ci_p99,
-	  unsent_allows_the_client_one_lag_behind, unanswered_names_the_servers_dropped_replies, two_trials_are_not_judged,
+	  unsent_allows_the_client_one_lag_behind, unsent_counts_only_what_was_due_past_lag_ns, unanswered_names_the_servers_dropped_replies, two_trials_are_not_judged,
 	  a_tail_disagreement_leaves_the_median_standing, a_tail_the_host_set_leaves_the_system_p99_standing,
 	  a_tail_the_system_set_flags_the_system_p99, a_median_disagreement_concerns_the_median,
 	  agreeing_trials_vouch_for_median_and_tail, ci_rows_concern_their_own_percentile,
