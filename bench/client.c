@@ -842,7 +842,7 @@ int client_run(struct client *cl, uint64_t start_in_ns, char *err, size_t errlen
 /* The raw material of the driver's self-checks (docs/trust.md). */
 static json_t *trust_json(struct client *cl)
 {
-	struct hist *lag = hist_new(), *h0 = hist_new(), *h1 = hist_new(), *ul = NULL;
+	struct hist *lag = hist_new(), *h0 = hist_new(), *h1 = hist_new(), *ul = hist_new();
 	json_t *gaps = json_array(), *sw = json_array(), *cpus = json_array(), *cpu = json_array();
 	uint64_t excl = 0, excl_max = 0;
 	for (unsigned i = 0; i < cl->c.threads; i++) {
@@ -851,7 +851,7 @@ static json_t *trust_json(struct client *cl)
 		excl_max = t->lag_excluded_max > excl_max ? t->lag_excluded_max : excl_max;
 		if (lag && t->lag)
 			hist_merge(lag, t->lag);
-		if (t->unsent_lag && (ul || (ul = hist_new())))
+		if (ul && t->unsent_lag)
 			hist_merge(ul, t->unsent_lag);
 		if (h0 && t->half[0])
 			hist_merge(h0, t->half[0]);
@@ -879,11 +879,10 @@ static json_t *trust_json(struct client *cl)
 	/* the sends left out of lag_ns and send_gaps_ns (sent_one) */
 	json_object_set_new(j, "lag_excluded", json_pack("{s:I,s:I}", "n", (json_int_t)excl, "max_ns", (json_int_t)excl_max));
 	/* the unsent requests, by how long each had been due when its
-	 * thread's loop ended (unsent_at_end); absent when none was */
-	if (ul) {
-		json_object_set_new(j, "unsent_lag_ns", hist_to_json(ul));
-		hist_free(ul);
-	}
+	 * thread's loop ended (unsent_at_end); empty when none was, so that
+	 * the check tells this client from one older than the key */
+	json_object_set_new(j, "unsent_lag_ns", ul ? hist_to_json(ul) : json_null());
+	hist_free(ul);
 	json_t *st = json_array();
 	for (unsigned i = 0; i < cl->c.threads; i++) {
 		json_t *sj = stall_json(&cl->t[i].stall);

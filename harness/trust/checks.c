@@ -726,7 +726,7 @@ static void check_counts(const struct check_conf *c, json_t *out, const json_t *
 	 * when their loop ended (trust.unsent_lag_ns), only those due longer
 	 * than lag_ns count, as schedule_lag counts a send: the others were
 	 * cut by the close.  A client loop that ended 35 us after the close
-	 * (one pass held up by the tick) left two requests due 0.2 and 3 us
+	 * (one pass held up) left two requests due 0.2 and 3 us
 	 * unsent, and knee searches of 9 of 14 figure configs stopped at
 	 * 31-37 Kops/s on it, their workers busy 1-3 % of the time.
 	 * Unanswered requests and errors are allowed none. */

@@ -486,6 +486,15 @@ TEST(unsent_counts_only_what_was_due_past_lag_ns)
 	CHECK_STATUS(r2, "warn", "3 unsent, 2 recorded");
 	CHECK(json_number_value(json_object_get(r2, "value")) == 3);
 	CHECK(strstr(json_string_value(json_object_get(r2, "detail")), "cut by it") == NULL);
+	/* two client processes, one of which left none unsent (its
+	 * histogram empty): the other's three were cut */
+	json_t *cempty = unsent_client(NULL, 0), *two[2] = { cempty, ccut };
+	json_t *a2 = checks_point(&c, pj, two, 2, sv, 0, 0);
+	REQUIRE(a2);
+	CHECK_STATUS(row(a2, "unsent"), "pass", "3 unsent by one of two clients, each due under 20 us");
+	CHECK(json_number_value(json_object_get(row(a2, "unsent"), "value")) == 0);
+	json_decref(a2);
+	json_decref(cempty);
 	for (int i = 0; i < 3; i++) {
 		json_decref(a[i]);
 		json_decref(cls[i]);
