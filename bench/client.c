@@ -91,9 +91,9 @@ struct cthread {
 	uint64_t lag_excluded, lag_excluded_max;
 	struct hist *half[2];     /* "all" latencies of the window's two halves */
 	uint64_t mid;             /* middle of the window */
-	uint64_t *gaps;           /* the first GAPS_MAX inter-send times in the window */
+	uint64_t *gaps;           /* the first GAPS_MAX gaps between intended times in the window */
 	unsigned ngaps;
-	uint64_t last_send;
+	uint64_t last_int;        /* the last intended time noted in gaps */
 	long nivcsw;              /* involuntary context switches from start to end */
 	struct idle_state idle;   /* naps when idle (lib/idle.h) */
 	uint64_t cpu_ns;          /* CPU time the thread got from start to end */
@@ -244,24 +244,30 @@ static inline void sent_one(struct cthread *t, uint64_t seq, int loading, uint64
 		/* A send whose intended time met a host stall's interval
 		 * [start, R] of this thread was late for the host, not for the
 		 * generator: the thread was off its CPU, then caught up in a
-		 * burst.  Such sends are counted apart, and neither their lag
-		 * nor the gap before them is judged (docs/trust.md,
-		 * "schedule_lag"); the gap after one is, since the schedule
-		 * resumes from it.  One compare when no stall is near. */
+		 * burst.  Such sends are counted apart, and their lag is not
+		 * judged (docs/trust.md, "schedule_lag").  One compare when no
+		 * stall is near. */
 		if (__builtin_expect(p->t_int <= t->stall.mark_until, 0) && stall_late_by_host(&t->stall, p->t_int, now)) {
 			t->lag_excluded++;
 			if (lag > t->lag_excluded_max)
 				t->lag_excluded_max = lag;
-			t->last_send = now;
 			return;
 		}
 		hist_record(t->lag, lag);
-		if (t->ngaps < GAPS_MAX) {
-			if (t->last_send)
-				t->gaps[t->ngaps++] = now - t->last_send;
-			t->last_send = now;
-		}
 	}
+}
+
+/* Notes the intended time of an arrival taken off the schedule.  The gaps
+ * between intended times are what arrival_fit tests: the schedule is the
+ * load the config describes, and how far each send strayed from it is
+ * schedule_lag's (docs/trust.md, "arrival_fit"). */
+static inline void note_intended(struct cthread *t, uint64_t due)
+{
+	if (due < t->warm_end || due >= t->end || t->ngaps >= GAPS_MAX)
+		return;
+	if (t->last_int)
+		t->gaps[t->ngaps++] = due - t->last_int;
+	t->last_int = due;
 }
 
 /*
@@ -594,6 +600,7 @@ static void *thread_main(void *arg)
 				for (int b = 0; b < 32 && arrival_peek(&t->arr) <= now; b++) {
 					if (make_due(t, arrival_peek(&t->arr), 0, 0, now) <= 0)
 						break;
+					note_intended(t, arrival_peek(&t->arr));
 					arrival_next(&t->arr);
 				}
 				if (t->q_timed && post_due(t, 0, now) > 0)
@@ -869,14 +876,14 @@ static json_t *trust_json(struct client *cl)
 		"lag_ns", lag ? hist_to_json(lag) : json_null(),
 		"halves_ns", json_pack("[oo]", h0 ? hist_to_json(h0) : json_null(),
 				       h1 ? hist_to_json(h1) : json_null()),
-		"send_gaps_ns", gaps,
+		"intended_gaps_ns", gaps,
 		"mean_gap_ns", cl->c.arrival == ARRIVAL_POISSON && cl->c.rate > 0 ? 1e9 * cl->c.threads / cl->c.rate : 0.0,
 		"involuntary_switches", sw, "thread_cpus", cpus,
 		"window_ns", (json_int_t)cl->c.duration_ns,
 		"switch_window_ns", (json_int_t)(cl->c.warmup_ns + cl->c.duration_ns),
 		"steal_ticks", (json_int_t)cl->steal_ticks, "total_ticks", (json_int_t)cl->total_ticks);
 	json_object_set_new(j, "cpu_ns", cpu);
-	/* the sends left out of lag_ns and send_gaps_ns (sent_one) */
+	/* the sends left out of lag_ns (sent_one) */
 	json_object_set_new(j, "lag_excluded", json_pack("{s:I,s:I}", "n", (json_int_t)excl, "max_ns", (json_int_t)excl_max));
 	/* the unsent requests, by how long each had been due when its
 	 * thread's loop ended (unsent_at_end); empty when none was, so that

@@ -11,9 +11,11 @@
  *   schedule_lag   share of requests posted later than lag_ns after their
  *                  intended time (a client that cannot keep its schedule
  *                  hides latency: coordinated omission); worst lag beside
- *   arrival_fit    Anderson-Darling test of each client thread's actual
- *                  inter-send times against the configured exponential;
- *                  the smallest p, Bonferroni-corrected over threads
+ *   arrival_fit    Anderson-Darling test of each client thread's gaps
+ *                  between intended send times against the configured
+ *                  exponential (the sends' distance from those times is
+ *                  schedule_lag's); the smallest p, Bonferroni-corrected
+ *                  over threads
  *   ci_p99/ci_p999 relative width of the order-statistic 95 % CI
  *   stationarity   the window's halves: p50 and p99 differ by more than a
  *                  factor AND their CIs do not overlap

@@ -37,15 +37,10 @@ if "$OQB_BIN/oqb" run "$T/rep.json" --out "$T/rep" >"$T/rep.out" 2>"$T/rep.err";
 	jcheck trials_spread "$R" 'all(.points[]; .spread.all.p50.min <= .spread.all.p50.median and
 		.spread.all.p50.median <= .spread.all.p50.max and (.spread.all.p50.values | length) == ([.trials[] | select(.lat_ns.all.n > 0)] | length))'
 	jcheck trials_dirs_distinct "$R" '[.points[].trials[].dir] | length == (unique | length)'
-	# arrival_fit needs 50 gaps in a thread: a host that delayed most
-	# sends (schedule_lag says how many it left out, with the gaps before
-	# them) leaves it too few, and the row is absent; only then
-	jcheck checks_present "$R" 'all(.points[]; ([.checks[].name] | contains(["schedule_lag",
+	# arrival_fit tests the schedule (the gaps between intended send
+	# times, at least 50 of them), which a host's stalls do not thin
+	jcheck checks_present "$R" 'all(.points[]; [.checks[].name] | contains(["schedule_lag", "arrival_fit",
 		"ci_p99", "ci_p999", "trial_agreement", "interference", "stalls", "placement", "saturation", "unanswered", "unsent", "errors"]))
-		and (([.checks[].name] | index("arrival_fit")) != null or
-		     ([.checks[] | select(.name == "schedule_lag") | .detail // "" |
-		       capture("of (?<n>[0-9]+) sends later.*; (?<x>[0-9]+) sends left out") |
-		       (.x | tonumber) > (.n | tonumber)] | any)))
 		and all(.points[].trials[].checks[]; has("value") and has("threshold") and (.status == "pass" or .status == "warn"))'
 	# each histogram once, as HdrHistogram text that another decoder
 	# (tests/hdr-decode.py) reads back to the n and percentiles printed

@@ -11,6 +11,7 @@
 #include "checks.h"
 #include "hist.h"
 #include "rng.h"
+#include "arrival.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -503,6 +504,88 @@ TEST(unsent_counts_only_what_was_due_past_lag_ns)
 	json_decref(sv);
 }
 
+/* A client of one thread whose schedule is the generator's Poisson one at
+ * 100 Kops/s (lib/arrival.c, seed 7), its 4096 gaps under `key`, each gap
+ * scaled by `scale`; with `uniform` uniform gaps of the same mean instead;
+ * with `hiccup`, its sends displaced by a host that hiccups 1,300 times a
+ * second for 5-50 us, as a spinning thread here measured: each send due
+ * within one goes out when it ends, the backlog 300 ns apart. */
+static json_t *arrival_client(const char *key, double scale, int uniform, int hiccup)
+{
+	struct arrival a;
+	struct rng r;
+	arrival_init_poisson(&a, 1000000, 100000.0, 7);
+	rng_seed(&r, 11);
+	json_t *g = json_array();
+	uint64_t prev = arrival_next(&a), prev_sent = prev, h_end = 0, h_next = prev;
+	for (int i = 0; i < 4096; i++) {
+		uint64_t due = arrival_next(&a), gap = due - prev, sent = due;
+		prev = due;
+		if (uniform)
+			gap = (uint64_t)(rng_double(&r) * 20000.0);
+		if (hiccup) {
+			while (h_next <= due) {
+				/* hiccups start as a Poisson process, last 5-50 us */
+				h_end = h_next + 5000 + (uint64_t)(rng_double(&r) * 45000.0);
+				h_next += (uint64_t)(-1e9 / 1300.0 * log(1.0 - rng_double(&r)));
+			}
+			if (due < h_end)
+				sent = h_end;
+			if (sent < prev_sent + 300)
+				sent = prev_sent + 300;
+			gap = sent - prev_sent;
+			prev_sent = sent;
+		}
+		json_array_append_new(g, json_integer((json_int_t)((double)gap * scale)));
+	}
+	return json_pack("{s:i, s:{s:f, s:[o]}}", "threads", 1, "trust", "mean_gap_ns", 10000.0, key, g);
+}
+
+static const json_t *arrival_row(json_t **all, json_t *cl)
+{
+	struct check_conf c;
+	checks_defaults(&c);
+	json_t *pj = json_pack("{s:f, s:f, s:f, s:f, s:f}", "offered_ops", 100000.0, "sent", 60000.0, "unsent", 0.0,
+			       "unanswered", 0.0, "errors", 0.0);
+	json_t *sv = json_object();
+	*all = checks_point(&c, pj, &cl, 1, sv, 0, 0);
+	json_decref(pj);
+	json_decref(sv);
+	return *all ? row(*all, "arrival_fit") : NULL;
+}
+
+/* arrival_fit tests the gaps between intended send times: the generator's
+ * schedule passes; a rate 10 % off and uniform gaps of the right mean
+ * fail.  A client from before intended_gaps_ns sent its actual gaps, and
+ * those are tested as then, above 2 us less 2 us: uniform ones fail, and
+ * the schedule displaced by the host's hiccups passes (the displacement
+ * is schedule_lag's). */
+TEST(arrival_fit_judges_the_schedule)
+{
+	json_t *cl[5] = { arrival_client("intended_gaps_ns", 1.0, 0, 0), arrival_client("intended_gaps_ns", 1.1, 0, 0),
+			  arrival_client("intended_gaps_ns", 1.0, 1, 0), arrival_client("send_gaps_ns", 1.0, 1, 0),
+			  arrival_client("send_gaps_ns", 1.0, 0, 1) };
+	json_t *all[5] = { 0 };
+	const json_t *r[5];
+	for (int i = 0; i < 5; i++)
+		r[i] = arrival_row(&all[i], cl[i]);
+	REQUIRE(r[0] && r[1] && r[2] && r[3] && r[4]);
+	CHECK_STATUS(r[0], "pass", "the generator's schedule");
+	CHECK(strstr(json_string_value(json_object_get(r[0], "detail")), "4096 gaps between intended send times") != NULL,
+	      "%s", json_string_value(json_object_get(r[0], "detail")));
+	CHECK(concerns_are(r[0], "p50 p99 p999 achieved_ops sys_p99"));
+	CHECK_STATUS(r[1], "warn", "a rate 10 %% off");
+	CHECK_STATUS(r[2], "warn", "uniform gaps of the right mean");
+	CHECK_STATUS(r[3], "warn", "actual gaps, uniform");
+	CHECK(strstr(json_string_value(json_object_get(r[3], "detail")), "actual inter-send times") != NULL,
+	      "%s", json_string_value(json_object_get(r[3], "detail")));
+	CHECK_STATUS(r[4], "pass", "actual gaps of a schedule the host hiccuped");
+	for (int i = 0; i < 5; i++) {
+		json_decref(all[i]);
+		json_decref(cl[i]);
+	}
+}
+
 /* Unanswered requests whose replies the server's transport dropped (a
  * client took none for a while): the row says so, with the count summed
  * over the workers; without drops it does not. */
@@ -627,7 +710,8 @@ TEST(two_trials_are_not_judged)
 UNIT_MAIN(defaults_are_documented_ones, few_tail_samples_warn_many_pass, threshold_comes_from_config,
 	  empty_histogram_has_nothing_to_judge, trials_that_agree_pass, one_stalled_trial_of_five_warns,
 	  p50_disagreement_warns, same_trials_same_verdict, p99_agreement_limit_is_trials_p99_not_ci_p99,
-	  unsent_allows_the_client_one_lag_behind, unsent_counts_only_what_was_due_past_lag_ns, unanswered_names_the_servers_dropped_replies, two_trials_are_not_judged,
+	  unsent_allows_the_client_one_lag_behind, unsent_counts_only_what_was_due_past_lag_ns,
+	  arrival_fit_judges_the_schedule, unanswered_names_the_servers_dropped_replies, two_trials_are_not_judged,
 	  a_tail_disagreement_leaves_the_median_standing, a_tail_the_host_set_leaves_the_system_p99_standing,
 	  a_tail_the_system_set_flags_the_system_p99, a_median_disagreement_concerns_the_median,
 	  agreeing_trials_vouch_for_median_and_tail, ci_rows_concern_their_own_percentile,
