@@ -334,6 +334,11 @@ static inline __attribute__((always_inline)) int worker_step(struct worker *w, s
 		did = fault_hook(&w->fw, arr, n);
 	else
 		did = run_arrivals(w, arr, n, 0);
+	/* when its work ended: a gap the next pass finds that this work
+	 * filled is the system's (a slow backend call, a busy delay), on the
+	 * worker's own word (lib/stall.h) */
+	if (now && did)
+		stall_own(&w->stall, clock_ns());
 	if (did)
 		tp->srv_flush(s->tp, w->idx);
 	return did;

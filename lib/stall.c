@@ -73,12 +73,12 @@ void stall_refresh(struct stall_meter *m, uint64_t now)
 		m->next_read = now + STALL_READ_NS;
 }
 
-unsigned stall_classify(uint64_t len, uint64_t rq, uint64_t late, int blocked, int ontime)
+unsigned stall_classify(uint64_t len, uint64_t rq, uint64_t late, int blocked, int ontime, uint64_t own)
 {
 	uint64_t host = rq > late ? rq : late;
 	if (host * 2 >= len)
 		return STALL_HOST;
-	if (blocked || ontime)
+	if (blocked || ontime || own * 2 >= len)
 		return STALL_SYS;
 	return STALL_UNATT;
 }
@@ -111,7 +111,11 @@ void stall_note(struct stall_meter *m, uint64_t now, uint64_t slack_ns)
 		m->next_read = now + STALL_READ_NS;
 	}
 	probe_judge(m->probe, now - len, now, &late, &ontime);
-	unsigned cls = stall_classify(len, rq, late, blocked, ontime);
+	/* the previous pass's own work, from its clock read (prev) to its end */
+	uint64_t own = m->own_to > m->prev && m->own_to <= now ? m->own_to - m->prev : 0;
+	if (own > len)
+		own = len;
+	unsigned cls = stall_classify(len, rq, late, blocked, ontime, own);
 	m->cls_ns[cls] += len;
 	m->cls_count[cls]++;
 	m->kernel_ns += rq;
@@ -132,7 +136,7 @@ void stall_note(struct stall_meter *m, uint64_t now, uint64_t slack_ns)
 	struct stall_event *e = &m->ev[m->nev++ % STALL_EVENTS];
 	*e = (struct stall_event){ .wall_end_ns = clock_wall_ns(), .len_ns = len, .mono_end_ns = now, .rq_ns = rq,
 				   .late_ns = late, .cls = (uint8_t)cls, .blocked = (uint8_t)blocked,
-				   .ontime = (uint8_t)ontime };
+				   .ontime = (uint8_t)ontime, .own = own * 2 >= len };
 	if (m->nev - m->settle_from > STALL_EVENTS)
 		m->settle_from = m->nev - STALL_EVENTS;
 }

@@ -13,7 +13,8 @@
  * development VM every 4 ms tick took a spinning thread's CPU for about
  * 22 us, a steady tax that says nothing about one trial against another.
  *
- * Cost: one compare and one store per pass; a stall (rare) calls
+ * Cost: one compare and one store per pass (and for a worker, one clock
+ * read after a pass that ran requests: stall_own); a stall (rare) calls
  * stall_note().  Events keep their end in wall-clock time (CLOCK_REALTIME)
  * so the driver can intersect a server's stalls with a client's measured
  * window across processes (and, NTP permitting, across hosts).  The last
@@ -29,10 +30,13 @@
  * (probe.h).  A gap is
  *   host          when run-queue delay or the probe's late wake-ups cover
  *                 at least half of it (another task or the CPU's absence);
- *   system        else when it blocked (a voluntary switch) or the probe
+ *   system        else when it blocked (a voluntary switch), the probe
  *                 woke on time inside it (the CPU was there and the thread
  *                 was not taken off it: its own code ran, a busy-wait
- *                 delay included);
+ *                 delay included), or the thread's own clock puts half of
+ *                 it or more in its own work (stall_own: a worker's pass
+ *                 that ran requests; the code may blame itself, never the
+ *                 host, on its own word);
  *   unattributed  else: no evidence either way, never counted the host's.
  * Every gap is classified and counted (per class time and count, the time
  * the kernel and the probe each vouched for, the host stalls' lengths in
@@ -75,10 +79,12 @@ struct stall_event {
 	uint64_t backlog_ns;      /* from the end to R (the first idle pass), once known */
 	uint8_t cls;              /* STALL_HOST, STALL_SYS, STALL_UNATT */
 	uint8_t blocked, ontime;  /* a voluntary switch; the probe woke on time inside it */
+	uint8_t own;              /* the thread's own clock put half of it or more in its own work */
 };
 
 struct stall_meter {
 	uint64_t prev;            /* monotonic time of the last pass */
+	uint64_t own_to;          /* when the last pass's own work ended (stall_own), if after prev */
 	uint64_t threshold_ns;
 	uint64_t from, to;        /* only gaps ending in [from, to) count */
 	uint64_t total_ns, count, max_ns;
@@ -116,9 +122,22 @@ void stall_refresh(struct stall_meter *m, uint64_t now);
 void stall_settle(struct stall_meter *m, uint64_t now);
 /*
  * Classifies a gap [now - len, now) from its evidence (stall.h's rule):
- * rq run-queue delay, late the probe's late overlap, blocked, ontime.
+ * rq run-queue delay, late the probe's late overlap, blocked, ontime; own
+ * the part of it the thread's own clock put in its own work (stall_own).
+ * The host needs evidence from outside the thread; the system may rest on
+ * the thread's own word, since that only ever blames the code measured.
  */
-unsigned stall_classify(uint64_t len, uint64_t rq, uint64_t late, int blocked, int ontime);
+unsigned stall_classify(uint64_t len, uint64_t rq, uint64_t late, int blocked, int ontime, uint64_t own);
+
+/* The pass whose clock read was the last stall_tick did its own work (a
+ * worker executing the batch it polled) until t: a gap the next tick finds
+ * is the system's when half of it or more was that work, unless evidence
+ * from outside says the host's.  One store; a worker calls it after a pass
+ * that ran requests. */
+static inline void stall_own(struct stall_meter *m, uint64_t t)
+{
+	m->own_to = t;
+}
 
 /*
  * One pass of the loop, with the clock it read (monotonic ns).  slack_ns:

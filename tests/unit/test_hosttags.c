@@ -34,11 +34,16 @@ static void meter(struct stall_meter *m, struct probe_cpu *pc, uint64_t t0)
 TEST(classify_rule)
 {
 	/* the host's when run-queue delay or late wake-ups cover half */
-	CHECK_EQ_U64(stall_classify(1000, 500, 0, 0, 0), STALL_HOST);
-	CHECK_EQ_U64(stall_classify(1000, 0, 600, 0, 1), STALL_HOST);
-	CHECK_EQ_U64(stall_classify(1000, 400, 0, 1, 0), STALL_SYS);     /* it blocked */
-	CHECK_EQ_U64(stall_classify(1000, 0, 0, 0, 1), STALL_SYS);       /* the CPU was there */
-	CHECK_EQ_U64(stall_classify(1000, 100, 100, 0, 0), STALL_UNATT); /* no evidence either way */
+	CHECK_EQ_U64(stall_classify(1000, 500, 0, 0, 0, 0), STALL_HOST);
+	CHECK_EQ_U64(stall_classify(1000, 0, 600, 0, 1, 0), STALL_HOST);
+	CHECK_EQ_U64(stall_classify(1000, 400, 0, 1, 0, 0), STALL_SYS);     /* it blocked */
+	CHECK_EQ_U64(stall_classify(1000, 0, 0, 0, 1, 0), STALL_SYS);       /* the CPU was there */
+	CHECK_EQ_U64(stall_classify(1000, 100, 100, 0, 0, 0), STALL_UNATT); /* no evidence either way */
+	/* its own work filled half of it or more: the system's on the
+	 * thread's own word, unless outside evidence says the host's */
+	CHECK_EQ_U64(stall_classify(1000, 0, 0, 0, 0, 500), STALL_SYS);
+	CHECK_EQ_U64(stall_classify(1000, 0, 0, 0, 0, 499), STALL_UNATT);
+	CHECK_EQ_U64(stall_classify(1000, 0, 600, 0, 0, 1000), STALL_HOST);
 }
 
 TEST(host_stall_tags_its_interval_to_R)
@@ -152,6 +157,22 @@ TEST(own_delay_and_no_evidence_are_not_the_hosts)
 	CHECK_EQ_U64(stall_tag(&m, t - 100000), STALL_TAG_UNATT);
 	stall_idle(&m, t + 1000);
 	CHECK_EQ_U64(stall_tag(&m, t + 2000), 0);
+	/* a 200 us pass of its own work (a slow backend call, a busy delay)
+	 * with no wake-up in it: the system's on the worker's own clock */
+	stall_tick(&m, t += 5000, 0);
+	stall_own(&m, t + 200000);
+	stall_tick(&m, t += 201000, 10000);
+	CHECK_EQ_U64(m.cls_count[STALL_SYS], 2);
+	CHECK_EQ_U64(m.cls_count[STALL_UNATT], 1);
+	CHECK(m.ev[2].own == 1, "own %u", m.ev[2].own);
+	/* its work ended early in a long gap: no more than unattributed */
+	stall_own(&m, t + 20000);
+	stall_tick(&m, t += 300000, 10000);
+	CHECK_EQ_U64(m.cls_count[STALL_UNATT], 2);
+	/* an end from before the pass's clock read says nothing of this gap */
+	stall_tick(&m, t += 300000, 0);
+	CHECK_EQ_U64(m.cls_count[STALL_UNATT], 3);
+	CHECK_EQ_U64(m.cls_count[STALL_SYS], 2);
 	CHECK(m.host_len == NULL, "a host histogram without a host stall");
 	stall_free(&m);
 	free(pc);
