@@ -263,9 +263,9 @@ static void check_lag(const struct check_conf *c, json_t *out, json_t *const *cl
  * configured exponential.  How far each send strayed from its intended
  * time is schedule_lag's; the two together say the sends were a Poisson
  * schedule, each displaced by at most lag_ns.  The actual inter-send
- * times cannot say more: a host's hiccups of 5-50 us, too short to be
- * stalls and too many to attribute, bunch the sends that fall due in
- * them, and a test of those gaps judges the host (docs/trust.md).  A
+ * times cannot say more: a client the host held back (often in gaps too
+ * short to be stalls, which nothing can attribute) catches up at its own
+ * pace, and a test of those gaps judges the host again (docs/trust.md).  A
  * client from before intended_gaps_ns sent its actual gaps
  * (send_gaps_ns): tested as then, above ARRIVAL_FLOOR_NS less it.
  */
