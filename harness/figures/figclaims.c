@@ -15,6 +15,7 @@
 #include "figclean.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The run of a claim's workload ("cluster12", "ycsb-put50", ...), or NULL. */
@@ -49,8 +50,78 @@ struct cmp {
 	double load;      /* offered ops/s; NAN: no such load */
 	double change;    /* percent; NAN: not measured */
 	double raw_change;   /* a P99 claim judged on the system's P99: the raw P99's change beside it, else NAN */
+	double floor_ns;  /* like with like: the canary of the floor both sides' trials came from, else NAN */
+	int floor_trials[2];   /* how many trials of oq's and the baseline's point that floor held */
 	struct caveat cav;
 };
+
+/* The regimes of p as fc_pair_regimes sees them: its floors, or the
+ * point itself as one floor judged by its own checks. */
+static size_t side_regimes(const struct fpt *p, struct fc_regime *r)
+{
+	if (!p->nreg) {
+		r[0] = (struct fc_regime){ p->canary, p->trials, 1 };
+		return 1;
+	}
+	for (size_t i = 0; i < p->nreg; i++)
+		r[i] = p->reg[i].r;
+	return p->nreg;
+}
+
+/* v = p's numbers on its floor i: a mixed point's checks as they stand
+ * but its trial_agreement, which that floor's own replaces. */
+static void on_floor(const struct fpt *p, int i, struct fpt *v)
+{
+	const struct freg *g = &p->reg[i];
+	char w[64];
+
+	if (!p->nreg)
+		return;   /* one floor: the point as it stands */
+	v->p50 = g->p50;
+	v->p99 = g->p99;
+	v->sys99 = g->sys99;
+	v->trials = g->r.trials;
+	for (int q = 0; q < 3; q++) {
+		fc_list_without(w, sizeof w, p->warns_q[q], "trial_agreement");
+		if (g->agree_q[q])
+			snprintf(w + strlen(w), sizeof w - strlen(w), "%strial_agreement", w[0] ? "," : "");
+		snprintf(v->warns_q[q], sizeof v->warns_q[q], "%s", w);
+		v->flag_q[q] = w[0] != '\0';
+	}
+}
+
+/*
+ * Like with like (figclean.h): what OQ's point pa and the baseline's pb
+ * compare, into va and vb (copies).  Where either point's trials ran on
+ * two floors of the machine, each side's numbers come from the floor both
+ * ran on (fc_pair_regimes), and m (when not NULL) names it; where no
+ * judged floor is shared, or neither point is mixed, the points stand as
+ * they are (a mixed one flagged by its trial_agreement).
+ */
+static void like_with_like(const struct fpt *pa, const struct fpt *pb, struct fpt *va, struct fpt *vb, struct cmp *m)
+{
+	struct fc_regime ra[FG_MAXREG], rb[FG_MAXREG];
+	int ia, ib;
+
+	*va = *pa;
+	*vb = *pb;
+	if (m) {
+		m->floor_ns = NAN;
+		m->floor_trials[0] = m->floor_trials[1] = 0;
+	}
+	if (!pa->nreg && !pb->nreg)
+		return;
+	size_t na = side_regimes(pa, ra), nb = side_regimes(pb, rb);
+	if (fc_pair_regimes(ra, na, rb, nb, isfinite(pa->factor) ? pa->factor : pb->factor, &ia, &ib) < 0)
+		return;
+	on_floor(pa, ia, va);
+	on_floor(pb, ib, vb);
+	if (m) {
+		m->floor_ns = (pa->nreg ? ra[ia] : rb[ib]).canary;
+		m->floor_trials[0] = ra[ia].trials;
+		m->floor_trials[1] = rb[ib].trials;
+	}
+}
 
 /*
  * The number a claim about metric (0 p50, 1 P99) compares at point t, and
@@ -105,14 +176,16 @@ static void caveat_line(char *buf, size_t len, const struct caveat *c)
 static void change_at(const struct frun *r, const char *metric, const char *vs, double load, struct cmp *m)
 {
 	const struct fsys *a = fg_sys_of(r, "oq"), *b = fg_sys_of(r, vs);
-	const struct fpt *pa = a ? fg_pt_at(a, load) : NULL, *pb = b ? fg_pt_at(b, load) : NULL;
+	const struct fpt *oa = a ? fg_pt_at(a, load) : NULL, *ob = b ? fg_pt_at(b, load) : NULL;
 	int p99 = !strcmp(metric, "p99");
+	struct fpt la, lb, *pa = &la, *pb = &lb;
 
 	memset(m, 0, sizeof *m);
 	m->load = load;
-	m->change = m->raw_change = NAN;
-	if (!pa || !pb)
+	m->change = m->raw_change = m->floor_ns = NAN;
+	if (!oa || !ob)
 		return;
+	like_with_like(oa, ob, pa, pb, m);
 	int q = pick_q(p99, pa, pb);
 	double va = value_q(pa, q), vb = value_q(pb, q);
 	if (!(vb > 0))
@@ -141,20 +214,36 @@ static void clean_of(const struct frun *r, const char *metric, const char *vs, s
 {
 	const struct fsys *s[2] = { fg_sys_of(r, "oq"), fg_sys_of(r, vs) };
 	struct fc_point p[2][FG_MAXPT];
+	struct fpt (*v)[FG_MAXPT] = calloc(2, sizeof *v), other;
 	int p99 = !strcmp(metric, "p99");
 	const char *ref;
 
+	if (!v) {
+		memset(res, 0, sizeof *res);
+		res->load = res->frac = res->change = NAN;
+		snprintf(res->why, sizeof res->why, "out of memory");
+		return;
+	}
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; s[k] && i < s[k]->n; i++) {
 			const struct fpt *t = &s[k]->pt[i];
 			/* the other system's point at the same load decides
-			 * which P99 (pick_q); without one, this point's own */
+			 * which P99 (pick_q) and which floor (like_with_like);
+			 * without one, this point's own */
 			const struct fpt *o = s[1 - k] ? fg_pt_at(s[1 - k], t->offered) : NULL;
-			int q = pick_q(p99, t, o ? o : t);
-			p[k][i] = (struct fc_point){ t->offered, value_q(t, q), t->saturated, t->flag_q[q],
-						     t->warns_q[q] };
+			struct fpt *vt = &v[k][i];
+			if (!o)
+				*vt = *t;
+			else if (k == 0)
+				like_with_like(t, o, vt, &other, NULL);
+			else
+				like_with_like(o, t, &other, vt, NULL);
+			int q = pick_q(p99, vt, o ? &other : vt);
+			p[k][i] = (struct fc_point){ t->offered, value_q(vt, q), t->saturated, vt->flag_q[q],
+						     vt->warns_q[q] };
 		}
 	fc_clean_load(p[0], s[0] ? s[0]->n : 0, p[1], s[1] ? s[1]->n : 0, "oq", vs, peak_ref(r, &ref), res);
+	free(v);
 }
 
 struct measured {
@@ -391,6 +480,15 @@ static const char *holds_class(const char *h)
 
 /* ---------------------------------------------------------------- the cells */
 
+/* Like with like: which floor's trials a comparison took, on a line of
+ * its own; nothing when the points stood as they were. */
+static void floor_note(FILE *f, const struct cmp *c)
+{
+	if (isfinite(c->floor_ns))
+		fprintf(f, "<span class=where>like with like: the %.0f ns floor's trials (%d and %d)</span>",
+			c->floor_ns, c->floor_trials[0], c->floor_trials[1]);
+}
+
 /* A change at peak or at 80 %: the number, then its caveat and on a line
  * of its own the checks that warned (long lists wrap there). */
 static void cmp_cell(FILE *f, const struct cmp *c)
@@ -402,6 +500,7 @@ static void cmp_cell(FILE *f, const struct cmp *c)
 	fprintf(f, "<td class=num>%+.1f %%", c->change);
 	if (!isnan(c->raw_change))
 		fprintf(f, "<span class=where>system P99; raw P99 %+.1f %%</span>", c->raw_change);
+	floor_note(f, c);
 	if (c->cav.brief[0]) {
 		fputs("<span class=caveat>", f);
 		fg_html_escape(f, c->cav.brief);
@@ -435,9 +534,10 @@ static void clean_where(const struct measured *m, char *buf, size_t len, char *a
 		snprintf(also, alen, "the 80 %% column is clean");
 }
 
-static void clean_cell(FILE *f, const struct measured *m)
+static void clean_cell(FILE *f, const struct measured *m, const char *metric, const char *vs)
 {
 	char w[96], also[96];
+	struct cmp at;
 
 	if (m->throughput) {
 		fputs("<td class=na>n/a<span class=where>a throughput claim: each setting's best</span></td>", f);
@@ -454,7 +554,10 @@ static void clean_cell(FILE *f, const struct measured *m)
 		return;
 	}
 	clean_where(m, w, sizeof w, also, sizeof also);
-	fprintf(f, "<td class=num>%+.1f %%<span class=where>", m->clean.change);
+	fprintf(f, "<td class=num>%+.1f %%", m->clean.change);
+	change_at(m->clean_run, metric, vs, m->clean.load, &at);
+	floor_note(f, &at);
+	fputs("<span class=where>", f);
 	fg_html_escape(f, w);
 	if (m->clean_run != m->run) {
 		fputs(", on ", f);
@@ -468,6 +571,16 @@ static void clean_cell(FILE *f, const struct measured *m)
 }
 
 /* ---------------------------------------------------------------- JSON */
+
+/* Like with like in claims.json: "floor_ns" and "floor_trials" [oq's,
+ * the baseline's] when a comparison took one floor's trials. */
+static void floor_json(json_t *o, const struct cmp *c)
+{
+	if (isfinite(c->floor_ns)) {
+		json_object_set_new(o, "floor_ns", json_real(c->floor_ns));
+		json_object_set_new(o, "floor_trials", json_pack("[ii]", c->floor_trials[0], c->floor_trials[1]));
+	}
+}
 
 static json_t *cmp_json(const struct cmp *c, const char *dir)
 {
@@ -484,6 +597,7 @@ static json_t *cmp_json(const struct cmp *c, const char *dir)
 		json_object_set_new(o, "p99_is", json_string("system"));
 		json_object_set_new(o, "raw_change_pct", json_real(c->raw_change));
 	}
+	floor_json(o, c);
 	return o;
 }
 
@@ -527,6 +641,7 @@ static json_t *claim_json(const json_t *c, const struct measured *m, const char 
 			json_object_set_new(cl, "p99_is", json_string("system"));
 			json_object_set_new(cl, "raw_change_pct", json_real(raw.raw_change));
 		}
+		floor_json(cl, &raw);
 		json_object_set_new(cl, "peak_ops", isfinite(pk) ? json_real(pk) : json_null());
 		json_object_set_new(cl, "peak_is", json_string(!strcmp(ref, "the knee") ? "knee" : "peak"));
 		json_object_set_new(cl, "is_peak_column", json_boolean(m->clean_run == m->run &&
@@ -608,7 +723,7 @@ void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, json_t
 			fputs("<td class=na>—</td>", f);
 		else
 			cmp_cell(f, &m.p80);
-		clean_cell(f, &m);
+		clean_cell(f, &m, fg_jstr(c, "metric", "p50"), fg_jstr(c, "vs", ""));
 		if (m.stand_in) {
 			/* the direction is shown, never as the paper's claim holding */
 			fputs("<td class=verdict><span class=standin>", f);

@@ -2,6 +2,7 @@
  * figclean.c - the clean load of a claim (figclean.h says the rule and why).
  */
 #include "figclean.h"
+#include "result.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,45 @@ void fc_list_spaced(char *buf, size_t len, const char *warns)
 			buf[o++] = ' ';
 	}
 	buf[o] = '\0';
+}
+
+void fc_list_without(char *buf, size_t len, const char *warns, const char *drop)
+{
+	size_t o = 0, dl = strlen(drop);
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	while (warns && *warns) {
+		const char *end = strchr(warns, ',');
+		size_t n = end ? (size_t)(end - warns) : strlen(warns);
+		if (n && !(n == dl && !strncmp(warns, drop, n)) && o + n + 2 < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%.*s", o ? "," : "", (int)n, warns);
+		warns += n + (end != NULL);
+	}
+}
+
+int fc_pair_regimes(const struct fc_regime *a, size_t na, const struct fc_regime *b, size_t nb, double factor,
+		    int *ia, int *ib)
+{
+	int best_min = 0, best_sum = 0;
+
+	*ia = *ib = -1;
+	for (size_t i = 0; i < na; i++)
+		for (size_t j = 0; j < nb; j++) {
+			int lo = a[i].trials < b[j].trials ? a[i].trials : b[j].trials;
+			int sum = a[i].trials + b[j].trials;
+			if (!a[i].judged || !b[j].judged || lo < 1 ||
+			    !result_regime_same(a[i].canary, b[j].canary, factor))
+				continue;
+			if (lo > best_min || (lo == best_min && sum > best_sum)) {
+				best_min = lo;
+				best_sum = sum;
+				*ia = (int)i;
+				*ib = (int)j;
+			}
+		}
+	return *ia < 0 ? -1 : 0;
 }
 
 /* Adds each name of the list "a,b" to the set "x,y" in set (len bytes) that

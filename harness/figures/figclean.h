@@ -59,7 +59,36 @@ struct fc_result {
 void fc_clean_load(const struct fc_point *a, size_t na, const struct fc_point *b, size_t nb, const char *name_a,
 		   const char *name_b, double peak, struct fc_result *r);
 
+/*
+ * Like with like.  A point whose kept trials ran on two floors of the
+ * machine (canary regimes: docs/trust.md) has numbers per regime; a claim
+ * compares one floor's trials with the other point's on the same floor,
+ * never a mix with a mix.  One regime of a point as the pairing sees it:
+ * its canary (ns), its kept trials, and whether it was judged on its own
+ * (a regime of a mixed point carries its own trial_agreement from 3
+ * trials on; a point on one floor is one regime, judged by its checks).
+ */
+struct fc_regime {
+	double canary;
+	int trials;
+	int judged;
+};
+
+/*
+ * Chooses the regimes of points a (na regimes) and b (nb) to compare: a
+ * judged pair on one floor (result_regime_same with factor, the rule the
+ * run and the finding apply) whose smaller side holds the most trials;
+ * ties go to more trials in all, then to the first.  Sets *ia and *ib
+ * and returns 0, or returns -1 when no judged pair shares a floor: then
+ * the points are compared as they stand, and their checks say why.
+ */
+int fc_pair_regimes(const struct fc_regime *a, size_t na, const struct fc_regime *b, size_t nb, double factor,
+		    int *ia, int *ib);
+
 /* Copies the check list "a,b,c" into buf as "a, b, c" (at most len bytes). */
 void fc_list_spaced(char *buf, size_t len, const char *warns);
+
+/* The check list "a,b,c" without the name drop, into buf (len bytes). */
+void fc_list_without(char *buf, size_t len, const char *warns, const char *drop);
 
 #endif

@@ -106,6 +106,41 @@ static int cmp_sys(const void *a, const void *b)
 	return d ? d : strcmp(x->name, y->name);
 }
 
+/* Whether trial_agreement row a warned about the number q names. */
+static int agree_warns(const json_t *a, unsigned q)
+{
+	return a && result_check_warns(a) && (checks_concerns(a) & q);
+}
+
+/* t's canary, regime factor and, for a point whose trials ran on two
+ * floors, its numbers per floor (figures_internal.h, struct freg). */
+static void collect_regimes(struct fpt *t, const json_t *p)
+{
+	static const unsigned qbit[3] = { CHECK_P50, CHECK_P99, CHECK_SYS99 };
+	const json_t *rgs = result_regimes(p), *rg;
+	size_t i;
+
+	t->canary = result_regime_canary(p);
+	t->factor = result_regime_factor(p);
+	t->nreg = 0;
+	if (result_regime_mixed(p) != 1)
+		return;
+	json_array_foreach(rgs, i, rg) {
+		const json_t *a = result_regime_agreement(rg);
+		struct freg *g;
+		if (t->nreg == FG_MAXREG)
+			break;
+		g = &t->reg[t->nreg++];
+		g->r = (struct fc_regime){ result_canary_ns(rg), (int)json_array_size(result_regime_trials(rg)),
+					   a != NULL };
+		g->p50 = result_num(result_lat(rg, "all"), "p50");
+		g->p99 = result_num(result_lat(rg, "all"), "p99");
+		g->sys99 = result_num(result_sys_lat(rg, "all"), "p99");
+		for (int q = 0; q < 3; q++)
+			g->agree_q[q] = agree_warns(a, qbit[q]);
+	}
+}
+
 /* The latency points of an open-loop run, per system, sorted by offered load. */
 static void collect_points(struct frun *r)
 {
@@ -145,6 +180,7 @@ static void collect_points(struct frun *r)
 			t->flag_q[q] = checks_point_flagged(p, qs[q], t->warns_q[q], sizeof t->warns_q[q]);
 		t->sys99 = result_num(result_sys_lat(p, "all"), "p99");
 		t->trials = result_repeat(p) >= 0 ? (int)result_repeat(p) : 1;
+		collect_regimes(t, p);
 		const json_t *sa = result_service(p, "all"), *ci = result_ci(sa, "p50");
 		t->svc_every = isfinite(result_service_every(p)) ? (int)result_service_every(p) : 0;
 		t->svc_n = result_n(sa);

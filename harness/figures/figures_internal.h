@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <jansson.h>
 
+#include "figclean.h"
+
 #define FG_MAXRUNS 128
 #define FG_MAXSYS 8
 #define FG_MAXPT 64
+#define FG_MAXREG 4     /* canary regimes kept per point (a host has two or three floors) */
 
 enum { FIG_NONE, FIG_78, FIG_910, FIG_6, FIG_11, FIG_ONESIDED };
 
@@ -38,6 +41,17 @@ struct fpt {
 	 * the nilext (set, delete) and other requests; NAN without one */
 	double svc_n, svc50, svc50_lo, svc50_hi, svc99, svc_nil50, svc_non50;
 	int svc_every, trials;
+	/* like with like (figclean.h): the point's canary and regime factor,
+	 * and when its trials ran on two floors its numbers per floor, each
+	 * with whether its own trial_agreement warned about p50, P99 and the
+	 * system's P99 (nreg 0: one floor, compared as it stands) */
+	double canary, factor;
+	size_t nreg;
+	struct freg {
+		struct fc_regime r;
+		double p50, p99, sys99;
+		int agree_q[3];
+	} reg[FG_MAXREG];
 };
 
 struct fsys {

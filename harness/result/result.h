@@ -531,6 +531,10 @@ const char *result_pair_reason(const json_t *pr);
  * result_regime_trials: a regime object's trial numbers (an array), NULL
  * without.
  * result_regime_factor: a point's canary_regime.factor, NaN without.
+ * result_regime_agreement: a regime object's own trial_agreement row (a
+ * regime of 3 or more trials has one), NULL without.
+ * result_regime_canary: a point's canary_regime.median_ns (the canary its
+ * trials are judged against), else its canary_ns; NaN without.
  * result_pair_left_out: a finding pair's rounds left out because its two
  * sides ran in different canary regimes (trust/finding.h), NaN without.
  */
@@ -539,6 +543,8 @@ json_t *result_regime_numbers(const json_t *const *t, size_t n, char *err, size_
 const json_t *result_regimes(const json_t *p);
 const json_t *result_regime_trials(const json_t *rg);
 double result_regime_factor(const json_t *p);
+const json_t *result_regime_agreement(const json_t *rg);
+double result_regime_canary(const json_t *p);
 double result_pair_left_out(const json_t *pr);
 
 #endif

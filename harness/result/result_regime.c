@@ -154,6 +154,18 @@ double result_regime_factor(const json_t *p)
 	return result_num(json_object_get(p, "canary_regime"), "factor");
 }
 
+const json_t *result_regime_agreement(const json_t *rg)
+{
+	const json_t *a = json_object_get(rg, "trial_agreement");
+	return json_is_object(a) ? a : NULL;
+}
+
+double result_regime_canary(const json_t *p)
+{
+	double c = result_num(json_object_get(p, "canary_regime"), "median_ns");
+	return c > 0 ? c : result_canary_ns(p);
+}
+
 double result_pair_left_out(const json_t *pr)
 {
 	return result_num(pr, "rounds_left_out");

@@ -112,6 +112,44 @@ row=$(grep '82.30 % lower median than RawRPC' "$T/by-p50/rep/index.html")
 if grep -q 'rawrpc flagged</span><span class=checks>trial_agreement</span>' <<<"$row"; then ok report-median-warning-caveats-median-claim
 else notok report-median-warning-caveats-median-claim "cluster 12's median row: ${row:-(none)}"; fi
 
+# like with like: rawrpc's point at 80 Kops/s kept trials on two floors of
+# the machine (canary regimes, docs/trust.md), 3 at 540 ns (their own
+# trial_agreement passes; their median 70 us) and 2 at 140 ns; its point's
+# trial_agreement warned about the median.  Against oq on the 550 ns floor
+# the claim takes the 540 ns floor's trials, unflagged: 4.2 / 70 us =
+# -94.0 %, and says so; when that floor's own trial_agreement warns, the
+# cell says it.  Against oq on the 145 ns floor, where rawrpc's 2 trials
+# are too few to judge, the points stand as they are, flagged.
+for fl in 550 145 550warn; do
+	mkdir -p "$T/floor-$fl"
+	cp -r "$FIX/holds/." "$T/floor-$fl/"
+	st=pass
+	[ "$fl" = 550warn ] && st=warn
+	jq --argjson fl "${fl%warn}" --arg st "$st" '(.points[] | select(.system == "rawrpc" and .offered_ops == 80000)) |=
+	    (.flagged = true | .checks += [{"name": "trial_agreement", "status": "warn", "concerns": ["p50", "p99"]}]
+	     | .flagged_by = {"p50": ["trial_agreement"], "p99": ["trial_agreement"], "p999": [], "achieved_ops": []}
+	     | .canary_regime = {"median_ns": 540, "factor": 2, "mixed": true, "regimes": [
+	         {"canary_ns": 540, "trials": [0, 1, 2], "lat_ns": {"all": {"n": 3000, "p50": 70000, "p99": 400000}},
+	          "trial_agreement": {"name": "trial_agreement", "status": $st, "concerns": ["p50"]}},
+	         {"canary_ns": 140, "trials": [3, 4], "lat_ns": {"all": {"n": 2000, "p50": 30000, "p99": 200000}}}]})
+	  | (.points[] | select(.system == "oq" and .offered_ops == 80000)) |= (.canary_ns = $fl)' \
+		"$FIX/holds/c12/run.json" >"$T/floor-$fl/c12/run.json"
+	"$OQB_BIN/oqb" figures --runs "$T/floor-$fl" --out "$T/floor-$fl/rep" >/dev/null 2>&1
+done
+jcheck claims-like-with-like "$T/floor-550/rep/claims.json" '.claims[] | select(.id == "c12-p50-rawrpc") |
+  .at_80pct.caveat == "" and (.at_80pct.change_pct * 10 | round) == -940 and .at_80pct.floor_ns == 540 and
+  .at_80pct.floor_trials == [1, 3] and (.at_peak | has("floor_ns") | not)'
+row=$(grep '82.30 % lower median than RawRPC' "$T/floor-550/rep/index.html")
+if grep -q -- "-94.0 %<span class=where>like with like: the 540 ns floor's trials (1 and 3)</span></td>" <<<"$row"; then
+	ok report-like-with-like
+else notok report-like-with-like "cluster 12's median row: ${row:-(none)}"; fi
+jcheck claims-floor-judged-on-its-own "$T/floor-550warn/rep/claims.json" '.claims[] | select(.id == "c12-p50-rawrpc") |
+  .at_80pct.caveat == "rawrpc flagged (trial_agreement)" and (.at_80pct.change_pct * 10 | round) == -940 and
+  .at_80pct.floor_ns == 540'
+jcheck claims-no-shared-floor-stands-flagged "$T/floor-145/rep/claims.json" '.claims[] | select(.id == "c12-p50-rawrpc") |
+  .at_80pct.caveat == "rawrpc flagged (trial_agreement)" and (.at_80pct.change_pct * 10 | round) == -925 and
+  (.at_80pct | has("floor_ns") | not)'
+
 # a P99 claim is judged on the system's P99 (host_tags.sys_lat_ns): a raw
 # P99 the host set (host_set warned about it alone) leaves the claim a
 # clean comparison, with the raw change beside it; without the system's

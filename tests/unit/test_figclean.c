@@ -165,7 +165,52 @@ TEST(check_lists_are_spaced_and_merged)
 	      "why: %s", r.why);
 }
 
+/* Like with like: which floors of two points a claim compares. */
+TEST(regimes_pair_like_with_like)
+{
+	/* oq's trials on two floors: 3 at 540 ns (judged), 2 at 140 ns (too
+	 * few to judge); rawrpc on one floor */
+	struct fc_regime mixed[2] = { { 540, 3, 1 }, { 140, 2, 0 } };
+	struct fc_regime slow[1] = { { 550, 5, 1 } }, fast[1] = { { 150, 5, 1 } };
+	int ia, ib;
+
+	CHECK(fc_pair_regimes(mixed, 2, slow, 1, 2.0, &ia, &ib) == 0 && ia == 0 && ib == 0, "%d %d", ia, ib);
+	/* the floor they share is the one oq has too few trials on: none */
+	CHECK(fc_pair_regimes(mixed, 2, fast, 1, 2.0, &ia, &ib) == -1 && ia == -1 && ib == -1);
+	/* both mixed: the shared floor whose smaller side holds the most */
+	struct fc_regime m2[2] = { { 150, 3, 1 }, { 545, 3, 1 } }, m3[2] = { { 555, 4, 1 }, { 145, 3, 1 } };
+	CHECK(fc_pair_regimes(m2, 2, m3, 2, 2.0, &ia, &ib) == 0 && ia == 1 && ib == 0, "%d %d", ia, ib);
+	/* equal smaller sides: more trials in all wins */
+	struct fc_regime m4[2] = { { 150, 3, 1 }, { 545, 3, 1 } };
+	CHECK(fc_pair_regimes(m4, 2, m3, 2, 2.0, &ia, &ib) == 0 && ia == 1 && ib == 0, "%d %d", ia, ib);
+	/* a full tie: the first */
+	struct fc_regime m7[2] = { { 150, 4, 1 }, { 545, 3, 1 } };
+	CHECK(fc_pair_regimes(m7, 2, m3, 2, 2.0, &ia, &ib) == 0 && ia == 0 && ib == 1, "%d %d", ia, ib);
+	struct fc_regime m5[2] = { { 150, 3, 1 }, { 545, 3, 1 } }, m6[2] = { { 555, 3, 1 }, { 145, 4, 1 } };
+	CHECK(fc_pair_regimes(m5, 2, m6, 2, 2.0, &ia, &ib) == 0 && ia == 0 && ib == 1, "%d %d", ia, ib);
+	/* the factor decides what one floor is */
+	CHECK(fc_pair_regimes(mixed, 1, fast, 1, 5.0, &ia, &ib) == 0 && ia == 0 && ib == 0);
+	CHECK(fc_pair_regimes(mixed, 1, fast, 1, 3.0, &ia, &ib) == -1);
+	CHECK(fc_pair_regimes(mixed, 0, slow, 1, 2.0, &ia, &ib) == -1);
+}
+
+TEST(a_check_is_dropped_from_a_list)
+{
+	char buf[64];
+
+	fc_list_without(buf, sizeof buf, "trial_agreement,stalls", "trial_agreement");
+	CHECK(!strcmp(buf, "stalls"), "%s", buf);
+	fc_list_without(buf, sizeof buf, "ci_p99,trial_agreement,stalls", "trial_agreement");
+	CHECK(!strcmp(buf, "ci_p99,stalls"), "%s", buf);
+	fc_list_without(buf, sizeof buf, "trial_agreement", "trial_agreement");
+	CHECK(buf[0] == '\0', "%s", buf);
+	fc_list_without(buf, sizeof buf, "trial_agreement_x,a", "trial_agreement");
+	CHECK(!strcmp(buf, "trial_agreement_x,a"), "a name is dropped whole: %s", buf);
+	fc_list_without(buf, sizeof buf, NULL, "trial_agreement");
+	CHECK(buf[0] == '\0');
+}
+
 UNIT_MAIN(clean_load_below_the_knee, the_highest_clean_load_wins_even_above_the_knee,
 	  none_when_both_are_flagged_everywhere, none_when_one_is_flagged_everywhere,
 	  none_when_only_saturated_points_exist, mixed_reasons_are_counted, only_loads_where_both_have_a_number_count,
-	  check_lists_are_spaced_and_merged)
+	  check_lists_are_spaced_and_merged, regimes_pair_like_with_like, a_check_is_dropped_from_a_list)
