@@ -675,8 +675,8 @@ void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, json_t
 	      "<th>Here at 80 % of peak</th><th>Here at the clean load</th><th>Direction holds (peak / 80 % / "
 	      "clean)</th><th>Run, machine and transport</th></tr></thead>\n<tbody>\n", f);
 	json_array_foreach(json_object_get(claims, "claims"), i, c) {
-		struct measured m = { .peak = { .load = NAN, .change = NAN, .raw_change = NAN },
-				      .p80 = { .load = NAN, .change = NAN, .raw_change = NAN } };
+		struct measured m = { .peak = { .load = NAN, .change = NAN, .raw_change = NAN, .floor_ns = NAN },
+				      .p80 = { .load = NAN, .change = NAN, .raw_change = NAN, .floor_ns = NAN } };
 		const char *dir = fg_jstr(c, "direction", "lower");
 		const char *h1, *h2, *h3;
 
