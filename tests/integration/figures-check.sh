@@ -151,6 +151,32 @@ jcheck claims-no-shared-floor-stands-flagged "$T/floor-145/rep/claims.json" '.cl
   .at_80pct.caveat == "rawrpc flagged (trial_agreement)" and (.at_80pct.change_pct * 10 | round) == -925 and
   (.at_80pct | has("floor_ns") | not)'
 
+# the fidelity check compares like with like too: deferred's point at
+# 80 Kops/s mixed two floors, merged 60 us (above rawrpc's 56 us), 22 us
+# on the 540 ns floor it shares with oq and rawrpc: the order holds there;
+# with oq and rawrpc on the 145 ns floor, where deferred has too few
+# trials to judge, the merged numbers stand and the order fails
+for fl in 550 145; do
+	mkdir -p "$T/qfloor-$fl"
+	cp -r "$FIX/holds/." "$T/qfloor-$fl/"
+	jq --argjson fl "$fl" '(.points[] | select(.system == "deferred" and .offered_ops == 80000)) |=
+	    (.lat_ns.all.p50 = 60000
+	     | .canary_regime = {"median_ns": 540, "factor": 2, "mixed": true, "regimes": [
+	         {"canary_ns": 540, "trials": [0, 1, 2], "lat_ns": {"all": {"n": 3000, "p50": 22000, "p99": 130000}},
+	          "trial_agreement": {"name": "trial_agreement", "status": "pass", "concerns": ["p50"]}},
+	         {"canary_ns": 140, "trials": [3, 4], "lat_ns": {"all": {"n": 2000, "p50": 90000, "p99": 200000}}}]})
+	  | (.points[] | select((.system == "oq" or .system == "rawrpc") and .offered_ops == 80000)) |= (.canary_ns = $fl)' \
+		"$FIX/holds/c12/run.json" >"$T/qfloor-$fl/c12/run.json"
+done
+out=$("$OQB_BIN/oqb" figures --runs "$T/qfloor-550" --check 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -q "^PASS cluster12-order-oq<deferred<rawrpc: at 80 % of peak (80 Kops/s), like with like: oq 4.2 us against deferred 22.0 us (the 540 ns floor's trials), deferred 22.0 us against rawrpc 56.0 us (the 540 ns floor's trials)$" <<<"$out"; then
+	ok check-like-with-like
+else notok check-like-with-like "exit $rc: $out"; fi
+out=$("$OQB_BIN/oqb" figures --runs "$T/qfloor-145" --check 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "^FAIL cluster12-order-oq<deferred<rawrpc: at 80 % of peak (80 Kops/s): oq 4.2 us, deferred 60.0 us, rawrpc 56.0 us$" <<<"$out"; then
+	ok check-no-shared-floor-merged
+else notok check-no-shared-floor-merged "exit $rc: $out"; fi
+
 # a P99 claim is judged on the system's P99 (host_tags.sys_lat_ns): a raw
 # P99 the host set (host_set warned about it alone) leaves the claim a
 # clean comparison, with the raw change beside it; without the system's
