@@ -249,6 +249,7 @@ static void clean_of(const struct frun *r, const char *metric, const char *vs, s
 struct measured {
 	struct cmp peak, p80;
 	struct fc_result clean;
+	struct cmp clean_at;            /* the comparison at the clean load: its raw P99, its floor */
 	const struct frun *p80_run;     /* the run the 80 % comparison is from */
 	const struct frun *clean_run;   /* the run the clean comparison is from */
 	char clean_why[1024];           /* no clean comparison: why */
@@ -489,6 +490,16 @@ static void floor_note(FILE *f, const struct cmp *c)
 			c->floor_ns, c->floor_trials[0], c->floor_trials[1]);
 }
 
+/* " (the 540 ns floor's trials)" into buf when a comparison took one
+ * floor's trials, else ""; buf. */
+static const char *floor_words(char *buf, size_t len, const struct cmp *c)
+{
+	buf[0] = '\0';
+	if (isfinite(c->floor_ns))
+		snprintf(buf, len, " (the %.0f ns floor's trials)", c->floor_ns);
+	return buf;
+}
+
 /* A change at peak or at 80 %: the number, then its caveat and on a line
  * of its own the checks that warned (long lists wrap there). */
 static void cmp_cell(FILE *f, const struct cmp *c)
@@ -534,10 +545,9 @@ static void clean_where(const struct measured *m, char *buf, size_t len, char *a
 		snprintf(also, alen, "the 80 %% column is clean");
 }
 
-static void clean_cell(FILE *f, const struct measured *m, const char *metric, const char *vs)
+static void clean_cell(FILE *f, const struct measured *m)
 {
 	char w[96], also[96];
-	struct cmp at;
 
 	if (m->throughput) {
 		fputs("<td class=na>n/a<span class=where>a throughput claim: each setting's best</span></td>", f);
@@ -555,8 +565,7 @@ static void clean_cell(FILE *f, const struct measured *m, const char *metric, co
 	}
 	clean_where(m, w, sizeof w, also, sizeof also);
 	fprintf(f, "<td class=num>%+.1f %%", m->clean.change);
-	change_at(m->clean_run, metric, vs, m->clean.load, &at);
-	floor_note(f, &at);
+	floor_note(f, &m->clean_at);
 	fputs("<span class=where>", f);
 	fg_html_escape(f, w);
 	if (m->clean_run != m->run) {
@@ -635,13 +644,11 @@ static json_t *claim_json(const json_t *c, const struct measured *m, const char 
 				       "clean_loads", (int)m->clean.nclean, "loads_compared", (int)m->clean.nloads);
 		json_object_set_new(cl, "of_peak", isfinite(m->clean.frac) ? json_real(m->clean.frac) : json_null());
 		/* the raw P99's change at the same load, beside the system's */
-		struct cmp raw;
-		change_at(m->clean_run, fg_jstr(c, "metric", "p50"), fg_jstr(c, "vs", ""), m->clean.load, &raw);
-		if (!isnan(raw.raw_change)) {
+		if (!isnan(m->clean_at.raw_change)) {
 			json_object_set_new(cl, "p99_is", json_string("system"));
-			json_object_set_new(cl, "raw_change_pct", json_real(raw.raw_change));
+			json_object_set_new(cl, "raw_change_pct", json_real(m->clean_at.raw_change));
 		}
-		floor_json(cl, &raw);
+		floor_json(cl, &m->clean_at);
 		json_object_set_new(cl, "peak_ops", isfinite(pk) ? json_real(pk) : json_null());
 		json_object_set_new(cl, "peak_is", json_string(!strcmp(ref, "the knee") ? "knee" : "peak"));
 		json_object_set_new(cl, "is_peak_column", json_boolean(m->clean_run == m->run &&
@@ -681,10 +688,14 @@ void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, json_t
 		const char *h1, *h2, *h3;
 
 		m.clean.change = NAN;
+		m.clean_at.floor_ns = m.clean_at.raw_change = NAN;
 		if (!strcmp(fg_jstr(c, "metric", ""), "throughput"))
 			measure_throughput(x, c, &m);
 		else
 			measure_latency(x, c, &m);
+		if (m.clean.found)
+			change_at(m.clean_run, fg_jstr(c, "metric", "p50"), fg_jstr(c, "vs", ""), m.clean.load,
+				  &m.clean_at);
 		if (m.run && !m.ran[0])
 			mechanism_of(m.run, m.ran, sizeof m.ran);
 		judge_mechanism(c, &m);
@@ -723,7 +734,7 @@ void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, json_t
 			fputs("<td class=na>—</td>", f);
 		else
 			cmp_cell(f, &m.p80);
-		clean_cell(f, &m, fg_jstr(c, "metric", "p50"), fg_jstr(c, "vs", ""));
+		clean_cell(f, &m);
 		if (m.stand_in) {
 			/* the direction is shown, never as the paper's claim holding */
 			fputs("<td class=verdict><span class=standin>", f);
@@ -764,16 +775,6 @@ void fg_claims_table(FILE *f, const struct fctx *x, const json_t *claims, json_t
  * the same as table rows to html (either may be NULL).  Returns the number
  * of failed claims, or -1 when a run the check needs is missing (why in err).
  */
-/* " (the 540 ns floor's trials)" into buf when a comparison took one
- * floor's trials, else ""; buf. */
-static const char *floor_words(char *buf, size_t len, const struct cmp *c)
-{
-	buf[0] = '\0';
-	if (isfinite(c->floor_ns))
-		snprintf(buf, len, " (the %.0f ns floor's trials)", c->floor_ns);
-	return buf;
-}
-
 int fg_check_qualitative(const struct fctx *x, FILE *out, FILE *html, char *err, size_t errlen)
 {
 	int failed = 0;

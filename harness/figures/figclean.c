@@ -22,20 +22,43 @@ void fc_list_spaced(char *buf, size_t len, const char *warns)
 	buf[o] = '\0';
 }
 
+/* The next name of the list "a,b" at *list: its start, its length in *n,
+ * and *list moved past it; NULL at the end. */
+static const char *next_name(const char **list, size_t *n)
+{
+	const char *name = *list, *end;
+
+	if (!name || !*name)
+		return NULL;
+	end = strchr(name, ',');
+	*n = end ? (size_t)(end - name) : strlen(name);
+	*list = name + *n + (end != NULL);
+	return name;
+}
+
+/* Whether the list "x,y" holds the name of n bytes at name. */
+static int list_has(const char *set, const char *name, size_t n)
+{
+	const char *s;
+	size_t m;
+
+	while ((s = next_name(&set, &m)))
+		if (m == n && !strncmp(s, name, n))
+			return 1;
+	return 0;
+}
+
 void fc_list_without(char *buf, size_t len, const char *warns, const char *drop)
 {
-	size_t o = 0, dl = strlen(drop);
+	const char *name;
+	size_t o = 0, n;
 
 	if (!len)
 		return;
 	buf[0] = '\0';
-	while (warns && *warns) {
-		const char *end = strchr(warns, ',');
-		size_t n = end ? (size_t)(end - warns) : strlen(warns);
-		if (n && !(n == dl && !strncmp(warns, drop, n)) && o + n + 2 < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s%.*s", o ? "," : "", (int)n, warns);
-		warns += n + (end != NULL);
-	}
+	while ((name = next_name(&warns, &n)))
+		if (n && !list_has(drop, name, n) && o + n + 2 < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%.*s", o ? "," : "", (int)n, name);
 }
 
 int fc_pair_regimes(const struct fc_regime *a, size_t na, const struct fc_regime *b, size_t nb, double factor,
@@ -65,19 +88,13 @@ int fc_pair_regimes(const struct fc_regime *a, size_t na, const struct fc_regime
  * is not there yet. */
 static void union_add(char *set, size_t len, const char *list)
 {
-	while (list && *list) {
-		const char *end = strchr(list, ',');
-		size_t n = end ? (size_t)(end - list) : strlen(list), have = strlen(set);
-		int dup = 0;
-		for (const char *s = set; *s && !dup;) {
-			const char *e = strchr(s, ',');
-			size_t m = e ? (size_t)(e - s) : strlen(s);
-			dup = m == n && !strncmp(s, list, n);
-			s += m + (e != NULL);
-		}
-		if (!dup && n && have + n + 2 < len)
-			snprintf(set + have, len - have, "%s%.*s", have ? "," : "", (int)n, list);
-		list += n + (end != NULL);
+	const char *name;
+	size_t n;
+
+	while ((name = next_name(&list, &n))) {
+		size_t have = strlen(set);
+		if (n && !list_has(set, name, n) && have + n + 2 < len)
+			snprintf(set + have, len - have, "%s%.*s", have ? "," : "", (int)n, name);
 	}
 }
 

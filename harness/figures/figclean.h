@@ -88,7 +88,8 @@ int fc_pair_regimes(const struct fc_regime *a, size_t na, const struct fc_regime
 /* Copies the check list "a,b,c" into buf as "a, b, c" (at most len bytes). */
 void fc_list_spaced(char *buf, size_t len, const char *warns);
 
-/* The check list "a,b,c" without the name drop, into buf (len bytes). */
+/* The check list "a,b,c" without the names of the list drop ("x" or "x,y"),
+ * into buf (len bytes). */
 void fc_list_without(char *buf, size_t len, const char *warns, const char *drop);
 
 #endif
