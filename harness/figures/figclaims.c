@@ -221,7 +221,7 @@ static void clean_of(const struct frun *r, const char *metric, const char *vs, s
 	if (!v) {
 		memset(res, 0, sizeof *res);
 		res->load = res->frac = res->change = NAN;
-		snprintf(res->why, sizeof res->why, "out of memory");
+		snprintf(res->why, sizeof res->why, "out of memory choosing the clean load (figclaims.c); free memory and run oqb figures again");
 		return;
 	}
 	for (int k = 0; k < 2; k++)
