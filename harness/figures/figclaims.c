@@ -221,7 +221,8 @@ static void clean_of(const struct frun *r, const char *metric, const char *vs, s
 	if (!v) {
 		memset(res, 0, sizeof *res);
 		res->load = res->frac = res->change = NAN;
-		snprintf(res->why, sizeof res->why, "out of memory choosing the clean load (figclaims.c); free memory and run oqb figures again");
+		snprintf(res->why, sizeof res->why, "out of memory choosing the clean load (figclaims.c); "
+			 "free memory and run oqb figures again");
 		return;
 	}
 	for (int k = 0; k < 2; k++)
@@ -820,10 +821,11 @@ int fg_check_qualitative(const struct fctx *x, FILE *out, FILE *html, char *err,
 					snprintf(detail, sizeof detail, "at 80 %% of peak (%s): oq %.1f us, deferred %.1f us, "
 						 "rawrpc %.1f us", l80, a->p50 / 1e3, b->p50 / 1e3, c->p50 / 1e3);
 				else
-					snprintf(detail, sizeof detail, "at 80 %% of peak (%s), like with like: oq %.1f us "
-						 "against deferred %.1f us%s, deferred %.1f us against rawrpc %.1f us%s", l80,
-						 ab[0].p50 / 1e3, ab[1].p50 / 1e3, floor_words(w1, sizeof w1, &fab), bc[0].p50 / 1e3,
-						 bc[1].p50 / 1e3, floor_words(w2, sizeof w2, &fbc));
+					snprintf(detail, sizeof detail, "at 80 %% of peak (%s), like with like: "
+						 "oq %.1f us against deferred %.1f us%s, "
+						 "deferred %.1f us against rawrpc %.1f us%s", l80,
+						 ab[0].p50 / 1e3, ab[1].p50 / 1e3, floor_words(w1, sizeof w1, &fab),
+						 bc[0].p50 / 1e3, bc[1].p50 / 1e3, floor_words(w2, sizeof w2, &fbc));
 			} else if (claim == 1) {
 				struct fpt ac[2];
 				struct cmp fac;
