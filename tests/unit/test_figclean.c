@@ -177,9 +177,12 @@ TEST(regimes_pair_like_with_like)
 	CHECK(fc_pair_regimes(mixed, 2, slow, 1, 2.0, &ia, &ib) == 0 && ia == 0 && ib == 0, "%d %d", ia, ib);
 	/* the floor they share is the one oq has too few trials on: none */
 	CHECK(fc_pair_regimes(mixed, 2, fast, 1, 2.0, &ia, &ib) == -1 && ia == -1 && ib == -1);
-	/* both mixed: the shared floor whose smaller side holds the most */
-	struct fc_regime m2[2] = { { 150, 3, 1 }, { 545, 3, 1 } }, m3[2] = { { 555, 4, 1 }, { 145, 3, 1 } };
-	CHECK(fc_pair_regimes(m2, 2, m3, 2, 2.0, &ia, &ib) == 0 && ia == 1 && ib == 0, "%d %d", ia, ib);
+	/* both mixed: the shared floor whose smaller side holds the most,
+	 * though the other floor holds more trials in all (4 and 4 against
+	 * 8 and 3) */
+	struct fc_regime m2[2] = { { 150, 8, 1 }, { 545, 4, 1 } }, m8[2] = { { 145, 3, 1 }, { 555, 4, 1 } };
+	CHECK(fc_pair_regimes(m2, 2, m8, 2, 2.0, &ia, &ib) == 0 && ia == 1 && ib == 1, "%d %d", ia, ib);
+	struct fc_regime m3[2] = { { 555, 4, 1 }, { 145, 3, 1 } };
 	/* equal smaller sides: more trials in all wins */
 	struct fc_regime m4[2] = { { 150, 3, 1 }, { 545, 3, 1 } };
 	CHECK(fc_pair_regimes(m4, 2, m3, 2, 2.0, &ia, &ib) == 0 && ia == 1 && ib == 0, "%d %d", ia, ib);
