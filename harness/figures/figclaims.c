@@ -73,7 +73,7 @@ static size_t side_regimes(const struct fpt *p, struct fc_regime *r)
 static void on_floor(const struct fpt *p, int i, struct fpt *v)
 {
 	const struct freg *g = &p->reg[i];
-	char w[64];
+	char w[sizeof p->warns_q[0]];
 
 	if (!p->nreg)
 		return;   /* one floor: the point as it stands */
