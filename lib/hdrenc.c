@@ -199,10 +199,51 @@ static size_t deflate_with(uint8_t *dst, const uint8_t *src, size_t len, int str
 	return out;
 }
 
+/*
+ * raw[0..len) deflated, framed as cookie, zlib length and the zlib
+ * stream (all big-endian), in base64: a malloc'd string, or NULL with
+ * err.  Counts are small noisy numbers with few repeats: Huffman coding
+ * alone is often shorter than LZ77 with it, and shorter still in blocks
+ * cut where the counts' statistics change (lib/zsplit.h: 12.6 % of the
+ * quickstart run.json's encodings).  All three are tried and the
+ * shortest kept; each is a plain zlib stream to every reader.
+ */
+static char *pack_b64(uint32_t cookie, const uint8_t *raw, size_t len, char *err, size_t errlen)
+{
+	size_t bound = compressBound((uLong)len), sbound = zsplit_bound(len), zlen, zh, zs;
+	uint8_t *z = malloc(8 + 2 * bound + (sbound > bound ? sbound : bound));
+	char *text = NULL;
+
+	if (!z) {
+		snprintf(err, errlen, "HdrHistogram encoding: out of memory");
+		return NULL;
+	}
+	zlen = deflate_with(z + 8, raw, len, Z_DEFAULT_STRATEGY, err, errlen);
+	zh = zlen ? deflate_with(z + 8 + bound, raw, len, Z_HUFFMAN_ONLY, err, errlen) : 0;
+	zs = zh ? zsplit_deflate(z + 8 + 2 * bound, raw, len, err, errlen) : 0;
+	if (zlen && zh && zs) {
+		if (zh < zlen) {
+			memmove(z + 8, z + 8 + bound, zh);
+			zlen = zh;
+		}
+		if (zs < zlen) {
+			memmove(z + 8, z + 8 + 2 * bound, zs);
+			zlen = zs;
+		}
+		put_be32(z, cookie);
+		put_be32(z + 4, (uint32_t)zlen);
+		text = hdr_b64_encode(z, 8 + zlen);
+		if (!text)
+			snprintf(err, errlen, "HdrHistogram encoding: out of memory");
+	}
+	free(z);
+	return text;
+}
+
 char *hdr_encode_b64(const struct hist *h, char *err, size_t errlen)
 {
 	unsigned limit = 1;     /* counters written: up to the highest non-empty one */
-	uint8_t *raw = NULL, *z = NULL;
+	uint8_t *raw = NULL;
 	char *text = NULL;
 
 	for (unsigned i = HIST_NCOUNTS; i-- > 0;) {
@@ -248,41 +289,12 @@ char *hdr_encode_b64(const struct hist *h, char *err, size_t errlen)
 	memcpy(&ratio_bits, &ratio, sizeof ratio_bits);
 	put_be64(raw + 32, ratio_bits);
 
-	/* Counts are small noisy numbers with few repeats: Huffman coding
-	 * alone is often shorter than LZ77 with it, and shorter still in
-	 * blocks cut where the counts' statistics change (lib/zsplit.h: 12.6 %
-	 * of the quickstart run.json's encodings).  All three are tried and
-	 * the shortest kept; each is a plain zlib stream to every reader. */
-	size_t bound = compressBound((uLong)p), sbound = zsplit_bound(p), zlen, zh, zs;
-	if (sbound < bound)
-		sbound = bound;
-	z = malloc(8 + 2 * bound + sbound);
-	if (!z)
-		goto oom;
-	zlen = deflate_with(z + 8, raw, p, Z_DEFAULT_STRATEGY, err, errlen);
-	zh = zlen ? deflate_with(z + 8 + bound, raw, p, Z_HUFFMAN_ONLY, err, errlen) : 0;
-	zs = zh ? zsplit_deflate(z + 8 + 2 * bound, raw, p, err, errlen) : 0;
-	if (!zlen || !zh || !zs)
-		goto out;
-	if (zh < zlen) {
-		memmove(z + 8, z + 8 + bound, zh);
-		zlen = zh;
-	}
-	if (zs < zlen) {
-		memmove(z + 8, z + 8 + 2 * bound, zs);
-		zlen = zs;
-	}
-	put_be32(z, HDRENC_COMPRESSED_COOKIE);
-	put_be32(z + 4, (uint32_t)zlen);
-	text = hdr_b64_encode(z, 8 + zlen);
-	if (!text)
-		goto oom;
+	text = pack_b64(HDRENC_COMPRESSED_COOKIE, raw, p, err, errlen);
 	goto out;
 oom:
 	snprintf(err, errlen, "HdrHistogram encoding: out of memory");
 out:
 	free(raw);
-	free(z);
 	return text;
 }
 
@@ -312,24 +324,25 @@ static void bad_cookie(uint32_t cookie, char *err, size_t errlen)
 
 /*
  * Inflates the zlib stream z[0..zlen) into a new buffer of at most
- * HDRENC_HEADER_LEN + MAX_PAYLOAD bytes; its length in *len.  NULL with
- * err when the stream is corrupt, cut short, too long, or followed by
- * other bytes.
+ * limit bytes; its length in *len.  NULL with err (prefixed with what:
+ * the text being read, and naming largest: what the limit is) when the
+ * stream is corrupt, cut short, too long, or followed by other bytes.
  */
-static uint8_t *inflate_all(const uint8_t *z, size_t zlen, size_t *len, char *err, size_t errlen)
+static uint8_t *inflate_all(const uint8_t *z, size_t zlen, size_t limit, const char *what, const char *largest,
+			    size_t *len, char *err, size_t errlen)
 {
-	size_t cap = HDRENC_HEADER_LEN + MAX_PAYLOAD + 1;   /* one spare byte tells "too long" */
+	size_t cap = limit + 1;   /* one spare byte tells "too long" */
 	uint8_t *out = malloc(cap);
 	z_stream st;
 	int rc;
 
 	if (!out) {
-		snprintf(err, errlen, DEC "out of memory inflating %zu bytes", zlen);
+		snprintf(err, errlen, "%sout of memory inflating %zu bytes", what, zlen);
 		return NULL;
 	}
 	memset(&st, 0, sizeof st);
 	if (inflateInit(&st) != Z_OK) {
-		snprintf(err, errlen, DEC "zlib inflateInit failed");
+		snprintf(err, errlen, "%szlib inflateInit failed", what);
 		free(out);
 		return NULL;
 	}
@@ -344,17 +357,17 @@ static uint8_t *inflate_all(const uint8_t *z, size_t zlen, size_t *len, char *er
 		return out;
 	}
 	if (rc == Z_STREAM_END)
-		snprintf(err, errlen, DEC "%u bytes follow the end of the zlib stream inside its announced length: corrupt",
-			 st.avail_in);
+		snprintf(err, errlen, "%s%u bytes follow the end of the zlib stream inside its announced length: corrupt",
+			 what, st.avail_in);
 	else if (rc == Z_BUF_ERROR && st.avail_out == 0)
-		snprintf(err, errlen, DEC "the zlib stream inflates to more than %zu bytes, the largest V2 encoding of a 3-digit histogram up to 2^40 - 1: corrupt or not a histogram",
-			 cap - 1);
+		snprintf(err, errlen, "%sthe zlib stream inflates to more than %zu bytes, %s: corrupt or not a histogram",
+			 what, limit, largest);
 	else if (rc == Z_BUF_ERROR)
-		snprintf(err, errlen, DEC "the zlib stream ends early (after %lu of %zu bytes, %zu inflated): truncated",
-			 st.total_in, zlen, *len);
+		snprintf(err, errlen, "%sthe zlib stream ends early (after %lu of %zu bytes, %zu inflated): truncated",
+			 what, st.total_in, zlen, *len);
 	else
-		snprintf(err, errlen, DEC "the zlib stream does not inflate (%s, at compressed byte %lu): corrupt",
-			 st.msg ? st.msg : zError(rc), st.total_in);
+		snprintf(err, errlen, "%sthe zlib stream does not inflate (%s, at compressed byte %lu): corrupt",
+			 what, st.msg ? st.msg : zError(rc), st.total_in);
 	inflateEnd(&st);
 	free(out);
 	return NULL;
@@ -473,7 +486,8 @@ int hdr_decode_b64(const char *text, struct hist *h, char *err, size_t errlen)
 			 len - 8 - (size_t)zlen, zlen);
 		goto out;
 	}
-	enc = inflate_all(bytes + 8, (size_t)zlen, &elen, err, errlen);
+	enc = inflate_all(bytes + 8, (size_t)zlen, HDRENC_HEADER_LEN + MAX_PAYLOAD, DEC,
+			  "the largest V2 encoding of a 3-digit histogram up to 2^40 - 1", &elen, err, errlen);
 	if (!enc || check_header(enc, elen, &plen, err, errlen) ||
 	    read_counts(enc + HDRENC_HEADER_LEN, plen, h, err, errlen))
 		goto out;
@@ -518,4 +532,109 @@ int hist_from_trial_json(struct hist *h, const json_t *j, char *err, size_t errl
 	h->sum = json_number_value(json_object_get(j, "sum"));
 	h->overflow = (uint64_t)json_integer_value(json_object_get(j, "overflow"));
 	return 0;
+}
+
+/* ---- a part of a histogram, against the whole ---------------------- */
+
+#define PART "histogram part text: "
+
+char *hdr_part_encode_b64(const struct hist *whole, const struct hist *part, char *err, size_t errlen)
+{
+	uint8_t *raw;
+	size_t p = 0;
+	char *text;
+
+	for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
+		if (part->counts[i] > whole->counts[i] || whole->counts[i] > (uint64_t)INT64_MAX) {
+			snprintf(err, errlen, PART "counter %u holds %llu in the part and %llu in the whole: %s", i,
+				 (unsigned long long)part->counts[i], (unsigned long long)whole->counts[i],
+				 part->counts[i] > whole->counts[i] ? "not a part of it" : "above the format's limit 2^63 - 1");
+			return NULL;
+		}
+	}
+	raw = malloc((size_t)MAX_VARINT * HIST_NCOUNTS);
+	if (!raw) {
+		snprintf(err, errlen, PART "out of memory");
+		return NULL;
+	}
+	for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
+		uint64_t c = whole->counts[i], k = part->counts[i];
+		if (!c)
+			continue;
+		/* the part's count, or how many it leaves out, whichever is
+		 * smaller: a counter the part holds whole is one byte, -1 */
+		p += put_varint(raw + p, 2 * k <= c ? (int64_t)k : -(int64_t)(c - k) - 1);
+	}
+	text = pack_b64(HDRENC_PART_COOKIE, raw, p, err, errlen);
+	free(raw);
+	return text;
+}
+
+int hdr_part_decode_b64(const char *text, const struct hist *whole, struct hist *part, char *err, size_t errlen)
+{
+	uint8_t *bytes = NULL, *enc = NULL;
+	size_t len, elen, pos = 0;
+	char why[200];
+	int ret = -1;
+
+	hist_reset(part);
+	bytes = hdr_b64_decode(text ? text : "", &len, why, sizeof why);
+	if (!bytes) {
+		snprintf(err, errlen, PART "%s", why);
+		goto out;
+	}
+	if (len < 8 || get_be32(bytes) != HDRENC_PART_COOKIE) {
+		snprintf(err, errlen, PART "%s", len < 8 ? "shorter than its 8-byte header: truncated"
+			 : "its cookie is not oqbench's part cookie 0x6f716231: not a part encoding, or corrupt");
+		goto out;
+	}
+	int32_t zlen = (int32_t)get_be32(bytes + 4);
+	if (zlen < 0 || (size_t)zlen != len - 8) {
+		snprintf(err, errlen, PART "the header announces %d bytes of zlib data but %zu follow: corrupt", zlen, len - 8);
+		goto out;
+	}
+	enc = inflate_all(bytes + 8, (size_t)zlen, MAX_PAYLOAD, PART, "one 9-byte count per counter", &elen, err, errlen);
+	if (!enc)
+		goto out;
+	for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
+		uint64_t c = whole->counts[i];
+		int64_t v;
+		size_t used;
+		if (!c)
+			continue;
+		used = pos < elen ? get_varint(enc + pos, elen - pos, &v) : 0;
+		if (!used) {
+			snprintf(err, errlen, PART "ends at byte %zu, before the whole's counter %u: truncated, or read against another histogram",
+				 pos, i);
+			goto out;
+		}
+		if (v < 0 ? (v == INT64_MIN || (uint64_t)(-(v + 1)) > c) : (uint64_t)v > c) {
+			snprintf(err, errlen, PART "byte %zu: %lld for counter %u, which holds %llu in the whole: corrupt, or read against another histogram",
+				 pos, (long long)v, i, (unsigned long long)c);
+			goto out;
+		}
+		part->counts[i] = v < 0 ? c - (uint64_t)(-(v + 1)) : (uint64_t)v;
+		part->n += part->counts[i];
+		pos += used;
+	}
+	if (pos != elen) {
+		snprintf(err, errlen, PART "%zu bytes left after the whole's last counter: corrupt, or read against another histogram",
+			 elen - pos);
+		goto out;
+	}
+	for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
+		if (!part->counts[i])
+			continue;
+		if (part->min == UINT64_MAX || hist_index_low(i) < part->min)
+			part->min = hist_index_low(i);
+		part->max = hist_index_low(i) + hist_index_width(i) - 1;
+		part->sum += (double)part->counts[i] * (double)hist_index_mid(i);
+	}
+	ret = 0;
+out:
+	if (ret)
+		hist_reset(part);
+	free(bytes);
+	free(enc);
+	return ret;
 }

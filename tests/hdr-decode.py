@@ -13,7 +13,12 @@ server.service_ns and host_tags.host_len_ns), a trial's "all" its
 "nilext" and "non_nilext" added; its line says "from": "trials".  From
 oqbench.run/4 on a point keeps its service times' classes and its stall
 lengths as "hdr", and its service times' "all" is its classes added
-("from": "classes").
+("from": "classes").  A trial's untagged requests (host_tags.sys_lat_ns)
+are their own "hdr", or its lat_ns of the class less the tagged ones'
+"tagged_hdr" (/4), or (/5) a "lat_part" of that lat_ns: per non-empty
+counter of it one varint as below, k >= 0 the part's count, k < 0 all
+but -k - 1, zlib-compressed behind a 0x6f716231 cookie and its length;
+the point's are their sum.
 The encoding (HdrHistogram's V2 compressed form) is read from its
 published layout: base64, a 0x1c84931x cookie, a zlib stream holding a
 40-byte header and ZigZag LEB128 counts, a negative one a run of zeros.
@@ -39,8 +44,20 @@ def counts_of(text):
     cookie, plen, _off, digits, lowest, _highest = struct.unpack(">IiiiqQ", body[:32])
     if digits != 3 or lowest != 1:
         raise ValueError("layout digits %d lowest %d" % (digits, lowest))
-    payload = body[40:40 + plen]
-    counts, pos, idx = {}, 0, 0
+    counts, idx = {}, 0
+    for val in varints(body[40:40 + plen]):
+        if val < 0:
+            idx += -val
+        else:
+            if val:
+                counts[idx] = val
+            idx += 1
+    return counts
+
+
+def varints(payload):
+    """The ZigZag LEB128 varints of payload (the 9th byte carries 8 bits)."""
+    pos = 0
     while pos < len(payload):
         val, shift = 0, 0
         for k in range(9):
@@ -53,14 +70,49 @@ def counts_of(text):
             shift += 7
             if not b & 0x80:
                 break
-        val = (val >> 1) ^ -(val & 1)   # ZigZag
-        if val < 0:
-            idx += -val
-        else:
-            if val:
-                counts[idx] = val
-            idx += 1
+        yield (val >> 1) ^ -(val & 1)   # ZigZag
+
+
+def part_of(text, whole):
+    """A "lat_part" text read against the whole's counts: per non-empty
+    counter of the whole in index order one varint, k >= 0 the part's
+    count, k < 0 all but -k - 1."""
+    raw = base64.b64decode(text.strip())
+    cookie, zlen = struct.unpack(">Ii", raw[:8])
+    if cookie != 0x6F716231:
+        raise ValueError("cookie 0x%08x is not a part's" % cookie)
+    vals = list(varints(zlib.decompress(raw[8:8 + zlen])))
+    idx = sorted(whole)
+    if len(vals) != len(idx):
+        raise ValueError("%d counts for %d counters" % (len(vals), len(idx)))
+    counts = {}
+    for i, k in zip(idx, vals):
+        c = k if k >= 0 else whole[i] - (-k - 1)
+        if not 0 <= c <= whole[i]:
+            raise ValueError("counter %d: %d of %d" % (i, c, whole[i]))
+        if c:
+            counts[i] = c
     return counts
+
+
+def untagged(t, cls):
+    """A trial's untagged requests of class cls: their own text, their
+    part of lat_ns ("lat_part"), or lat_ns less the tagged ones'
+    ("tagged_hdr", oqbench.run/4); for "all" the other two."""
+    s = ((t.get("host_tags") or {}).get("sys_lat_ns") or {}).get(cls)
+    if not isinstance(s, dict) or not s.get("n"):
+        return {}, None
+    if isinstance(s.get("hdr"), str):
+        return counts_of(s["hdr"]), "hdr"
+    if cls == "all":
+        c = untagged(t, "nilext")[0]
+        add(c, untagged(t, "non_nilext")[0])
+        return c, "sys_classes"
+    whole = trial_counts(t.get("lat_ns") or {}, cls)
+    if isinstance(s.get("lat_part"), str):
+        return part_of(s["lat_part"], whole), "lat_part"
+    tagged = counts_of(s["tagged_hdr"])
+    return {i: k - tagged.get(i, 0) for i, k in whole.items() if k - tagged.get(i, 0)}, "tagged_hdr"
 
 
 def low_width(i):
@@ -141,6 +193,18 @@ def derived(run):
                 for t in trials:
                     add(c, trial_counts(t.get(side) or {}, cls))
                 yield "points[%d].%s.%s" % (i, path, cls), h, c, "trials"
+        # the untagged requests: each trial's, and the point's their sum
+        for cls in ("all", "nilext", "non_nilext"):
+            c = {}
+            for k, t in enumerate(trials):
+                tc, frm = untagged(t, cls)
+                add(c, tc)
+                s = ((t.get("host_tags") or {}).get("sys_lat_ns") or {}).get(cls)
+                if frm and frm != "hdr":
+                    yield "points[%d].trials[%d].host_tags.sys_lat_ns.%s" % (i, k, cls), s, tc, frm
+            h = ((pt.get("host_tags") or {}).get("sys_lat_ns") or {}).get(cls)
+            if trials and isinstance(h, dict) and "hdr" not in h and "n" in h:
+                yield "points[%d].host_tags.sys_lat_ns.%s" % (i, cls), h, c, "trials"
         # the host stalls' lengths: one summary, the trials' added
         h = (pt.get("host_tags") or {}).get("host_len_ns")
         if trials and isinstance(h, dict) and "hdr" not in h and "n" in h:

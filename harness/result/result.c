@@ -28,6 +28,8 @@ int result_version(const json_t *run)
 	if (!s)
 		return 0;
 	if (!strcmp(s, RESULT_SCHEMA))
+		return 5;
+	if (!strcmp(s, RESULT_SCHEMA_V4))
 		return 4;
 	if (!strcmp(s, RESULT_SCHEMA_V3))
 		return 3;
@@ -78,9 +80,10 @@ json_t *result_load(const char *path, char *err, size_t errlen)
 	}
 	schema = json_string_value(json_object_get(r, "schema"));
 	if (!result_version(r)) {
-		snprintf(err, errlen, "%s: schema is \"%s\", expected \"%s\" or the older \"%s\", \"%s\" or \"%s\" "
-			 "(is this an oqb run.json? one from a newer oqb needs that oqb to read it)", path,
-			 schema ? schema : "(none)", RESULT_SCHEMA, RESULT_SCHEMA_V3, RESULT_SCHEMA_V2, RESULT_SCHEMA_V1);
+		snprintf(err, errlen, "%s: schema is \"%s\", expected \"%s\" or the older \"%s\", \"%s\", \"%s\" or "
+			 "\"%s\" (is this an oqb run.json? one from a newer oqb needs that oqb to read it)", path,
+			 schema ? schema : "(none)", RESULT_SCHEMA, RESULT_SCHEMA_V4, RESULT_SCHEMA_V3, RESULT_SCHEMA_V2,
+			 RESULT_SCHEMA_V1);
 		json_decref(r);
 		return NULL;
 	}

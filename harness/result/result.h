@@ -2,7 +2,7 @@
  * result.h - run.json, the result of one `oqb run`: the one module that
  * reads and writes it (harness/result/README.md).
  *
- * Versions.  "oqbench.run/4" (written now) keeps each histogram once, as
+ * Versions.  "oqbench.run/5" (written now) keeps each histogram once, as
  * HdrHistogram's compressed interchange text ("hdr", lib/hdrenc.h) beside
  * the exact n, min, max, sum and overflow: every counter, so every
  * percentile and the bins, comes back from it bit for bit
@@ -14,7 +14,11 @@
  * round: the point keeps their text (merged over its kept trials, its
  * "all" the sum of its classes) and a kept trial their numbers.  A kept
  * trial stores nothing its histograms give back or its point holds
- * (result_trial_stored; result_trial_full gives it back).
+ * (result_trial_stored; result_trial_full gives it back).  A trial's
+ * untagged requests are a part of its latencies, and may be stored as
+ * that part ("lat_part", result_trial_sys_hist).  "oqbench.run/4" stored
+ * them as the tagged requests' own text ("tagged_hdr") instead (a /4
+ * reader cannot read "lat_part", so the version moved).
  * "oqbench.run/3" kept the service times and stall lengths in the trials
  * and not at the point (a /3 reader cannot read a /4 point's, so the
  * version moved); a reader of an older /3 file finds the trials' numbers
@@ -34,7 +38,8 @@
 #include <jansson.h>
 #include "hist.h"
 
-#define RESULT_SCHEMA    "oqbench.run/4"
+#define RESULT_SCHEMA    "oqbench.run/5"
+#define RESULT_SCHEMA_V4 "oqbench.run/4"
 #define RESULT_SCHEMA_V3 "oqbench.run/3"
 #define RESULT_SCHEMA_V2 "oqbench.run/2"
 #define RESULT_SCHEMA_V1 "oqbench.run/1"
@@ -49,7 +54,7 @@
  */
 json_t *result_load(const char *path, char *err, size_t errlen);
 
-/* 4, 3, 2 or 1 for "oqbench.run/4", "/3", "/2" or "/1"; 0 for anything else. */
+/* 5, 4, 3, 2 or 1 for "oqbench.run/5", "/4", "/3", "/2" or "/1"; 0 for anything else. */
 int result_version(const json_t *run);
 
 /*
@@ -128,8 +133,8 @@ void result_point_compact(json_t *p);
  * Each histogram summary whose histogram reads back (result_class_hist,
  * result_trial_sys_hist, result_hist) drops "mean" and the CIs, which
  * result_hist_summary recomputes from it exactly; a check row drops its
- * "concerns" when they are the point's row's of that name, and its
- * "detail" when it passed (the point's row keeps one).  NULL on
+ * "concerns" and its "threshold" when they are the point's row's of that
+ * name, and its "detail" when it passed (the point's row keeps one).  NULL on
  * allocation failure.
  */
 json_t *result_trial_stored(const json_t *t, const json_t *point_checks);
@@ -137,7 +142,7 @@ json_t *result_trial_stored(const json_t *t, const json_t *point_checks);
 /*
  * A stored trial t of point p as the run held it: a copy with each
  * summary's mean and CIs recomputed from its histogram and each check
- * row's concerns from p's row of that name.  A passing row's detail does
+ * row's concerns and threshold from p's row of that name.  A passing row's detail does
  * not come back (the point's row has one), nor the service times' and
  * stall lengths' encodings and CIs its point keeps for it (their mean
  * does: sum / n).  NULL on allocation failure.
@@ -146,16 +151,17 @@ json_t *result_trial_full(const json_t *p, const json_t *t);
 
 /*
  * A trial's untagged requests of class cls (its host_tags.sys_lat_ns):
- * their own encoding ("hdr"), or its lat_ns of that class less the tagged
- * ones' ("tagged_hdr"), counter by counter, with the exact n, min, max,
- * sum and overflow of the summary; "all" is the other two together.  0, or
- * -1 with err.
+ * their own encoding ("hdr"), their counts as a part of its lat_ns of
+ * that class ("lat_part", lib/hdrenc.h), or (oqbench.run/4) that lat_ns
+ * less the tagged ones' own encoding ("tagged_hdr"), counter by counter,
+ * with the exact n, min, max, sum and overflow of the summary; "all" is
+ * the other two together.  0, or -1 with err.
  */
 int result_trial_sys_hist(struct hist *h, const json_t *t, const char *cls, char *err, size_t errlen);
 
 /*
  * What run.json stores of trial t's untagged requests: per class, the
- * shorter of their own encoding and the tagged requests' (which
+ * shorter of their own encoding and their part of lat_ns (which
  * result_trial_sys_hist reads back), checked by reading it back.
  */
 void result_trial_compact(json_t *t);
@@ -400,7 +406,7 @@ const json_t *result_ci(const json_t *s, const char *pct);
 double result_service_every(const json_t *p);
 
 /*
- * result_anew.c: run (a loaded "oqbench.run/3" or "/4") changed in place
+ * result_anew.c: run (a loaded "oqbench.run/3", "/4" or "/5") changed in place
  * to what the current writer stores of the same run: each point's trials
  * back to what the run held, its summaries' encodings back from them,
  * then result_point_compact and result_trial_set_aside; its schema the

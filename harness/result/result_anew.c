@@ -70,13 +70,14 @@ static int trial_untagged_own(json_t *t, struct hist *h, char *err, size_t errle
 
 	for (int c = 1; c < 3; c++) {
 		json_t *s = json_object_get(sl, classes[c]);
-		if (!json_object_get(s, "tagged_hdr"))
+		if (!json_object_get(s, "tagged_hdr") && !json_object_get(s, "lat_part"))
 			continue;
 		if (result_trial_sys_hist(h, t, classes[c], e, sizeof e) < 0 || put_hdr(s, h, e, sizeof e) < 0) {
 			snprintf(err, errlen, "host_tags.sys_lat_ns.%s: %s", classes[c], e);
 			return -1;
 		}
 		json_object_del(s, "tagged_hdr");
+		json_object_del(s, "lat_part");
 	}
 	result_trial_compact(t);
 	return 0;
@@ -147,10 +148,10 @@ int result_store_anew(json_t *run, char *err, size_t errlen)
 	int v = result_version(run);
 
 	if (v < 3) {
-		snprintf(err, errlen, "schema \"%s\": only a run.json of \"%s\" or \"%s\" is stored anew (an "
+		snprintf(err, errlen, "schema \"%s\": only a run.json of \"%s\", \"%s\" or \"%s\" is stored anew (an "
 			 "older one keeps its bins; compare and history read it as it is)",
 			 json_string_value(json_object_get(run, "schema")) ?: "(none)", RESULT_SCHEMA_V3,
-			 RESULT_SCHEMA);
+			 RESULT_SCHEMA_V4, RESULT_SCHEMA);
 		return -1;
 	}
 	if (!(h = hist_new())) {

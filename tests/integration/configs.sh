@@ -69,7 +69,7 @@ for cfg in "$ROOT"/configs/*.json; do
 	R=$out/run.json
 	overrides=$(printf '%s\n' "${args[@]}" | grep -v '^--set$' | jq -R . | jq -cs .)
 	jcheck "$name: schema, status, overrides recorded" "$R" \
-		".schema == \"oqbench.run/4\" and .status == \"ok\" and .error == null
+		".schema == \"oqbench.run/5\" and .status == \"ok\" and .error == null
 		 and .overrides == $overrides and (.config.description | length > 0)
 		 and ((.config.name | startswith(\"fig\") | not) or (.config.description | test(\"Figs? ?[0-9]\")))"
 	jcheck "$name: points = systems x sweep values x loads" "$R" \

@@ -18,7 +18,7 @@ R=$OUT/run.json
 check driver_prints_run_json grep -qx "$OUT/run.json" "$T/stdout"
 
 npoints=$(jq '(.config.systems | length) * (.config.arrival.loads_ops | length)' "$R")
-jcheck run_json_schema "$R" '.schema == "oqbench.run/4" and .status == "ok" and .error == null'
+jcheck run_json_schema "$R" '.schema == "oqbench.run/5" and .status == "ok" and .error == null'
 jcheck run_json_points_count "$R" ".points | length == $npoints"
 jcheck run_json_metadata "$R" '. as $r | (.git_commit | type == "string") and (.git_dirty | type == "boolean" or (. == null and ($r.git_dirty_note | length > 0)))
 	and (.versions.compiler | length > 0) and (.versions.kernel | length > 0)

@@ -60,7 +60,7 @@ else
 	notok ssh_run "$(tail -20 "$T/stderr")"
 fi
 if [ -f "$OUT/run.json" ]; then
-	jcheck ssh_run_json "$OUT/run.json" '.schema == "oqbench.run/4" and .status == "ok"
+	jcheck ssh_run_json "$OUT/run.json" '.schema == "oqbench.run/5" and .status == "ok"
 		and .hosts.launcher == "ssh" and (.points | length) == 1'
 	jcheck ssh_points_have_samples "$OUT/run.json" 'all(.points[]; .lat_ns.all.n > 0
 		and .lat_ns.all.p50 <= .lat_ns.all.p99

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# result-file.sh - run.json as harness/result/ writes it (oqbench.run/4)
+# result-file.sh - run.json as harness/result/ writes it (oqbench.run/5)
 # and reads it back, against a short real run and run.jsons that earlier
 # versions wrote (tests/data/run-v1-tiny.json: oqbench.run/1, and
 # tests/data/run-v3-tiny.json: oqbench.run/3; tiny with one load, 4
-# trials a point, written by the oqb of that version):
+# trials a point, written by the oqb of that version, and
+# tests/data/run-v4-tiny.json: the same run stored by the /4 writer):
 #   compact    one line, no "bins" or "ranges_ns" anywhere; --pretty
 #              indents the same content;
 #   once       every histogram is stored once: a trial's nilext and
@@ -22,16 +23,17 @@
 #              no point keeps its first trial's server stall events;
 #   anew       the /3 fixture stored by the current writer
 #              (test_result_anew --anew) drops exactly the trials'
-#              service and stall-length encodings for the point's, reads
-#              losslessly, and compares, enters the history and plots as
-#              the /3 file does; stored anew again it is byte for byte
-#              itself;
+#              service and stall-length encodings for the point's, and
+#              the trials' untagged requests' own encodings for their
+#              part of lat_ns ("lat_part"), reads losslessly, and
+#              compares, enters the history and plots as the /3 file
+#              does; stored anew again it is byte for byte itself;
 #   budget     the bytes per trial outside its encodings and warnings'
 #              details, and per point outside its trials, within what
 #              keeps make demo's run.json under 2 MB (105 trials, 21
 #              points); with RESULT_QUICKSTART=1 (make test-long) the
-#              quickstart itself: run.json at most 2.7 MB (the 2 MB goal
-#              is open), and lossless;
+#              quickstart itself: run.json at most 2.3 MB (2 MB on a
+#              calm host; the host's spread above), and lossless;
 #   csv        summary.csv has the documented columns and one row per point,
 #              with the point's numbers;
 #   old files  compare, history and plot read the oqbench.run/1 file, and
@@ -61,7 +63,7 @@ R=$T/new/run.json
 # --- compact, each histogram once ------------------------------------------
 check result_compact test "$(wc -l <"$R")" -le 1
 check result_pretty_indented test "$(wc -l <"$T/pretty/run.json")" -gt 100
-jcheck result_schema "$R" '.schema == "oqbench.run/4" and .status == "ok"'
+jcheck result_schema "$R" '.schema == "oqbench.run/5" and .status == "ok"'
 jcheck result_no_second_encoding "$R" '[.. | objects | select(has("bins") or has("ranges_ns"))] | length == 0'
 jcheck result_point_summaries_from_trials "$R" '(.points | length) > 0 and all(.points[]; (.trials | length) > 0 and
 	all(.lat_ns[]; (has("hdr") | not) and (.p99 | type == "number")))
@@ -76,12 +78,14 @@ jcheck result_trial_all_once "$R" '[.points[].trials[]] | length > 0 and all(.[]
 # classes of service time and its stall lengths: 3; a point's
 # host_tags.sys_lat_ns is its trials' merged and carries none either,
 # nor does a trial set aside
-jcheck result_encodings_per_trial "$R" '([.. | objects | select(has("hdr") or has("tagged_hdr"))] | length) <=
+jcheck result_encodings_per_trial "$R" '([.. | objects | select(has("hdr") or has("lat_part"))] | length) <=
 	4 * ([.points[].trials[]] | length) + 3 * (.points | length)
-	and all(.points[]; [.discarded_trials[]? | .. | objects | select(has("hdr"))] | length == 0)
+	and all(.points[]; [.discarded_trials[]? | .. | objects | select(has("hdr") or has("lat_part"))] | length == 0)
+	and ([.. | objects | select(has("tagged_hdr"))] | length == 0)
 	and all(.points[]; [.host_tags.sys_lat_ns? | objects | .[] | objects | select(has("hdr"))] | length == 0)'
 python3 "$ROOT/tests/hdr-decode.py" "$R" | jq -s . >"$T/dec.json"
 jcheck result_lossless "$T/dec.json" 'any(.[]; .from == "trials") and any(.[]; .from == "hdr")
+	and any(.[]; .path | test("trials\\[[0-9]+\\]\\.host_tags\\.sys_lat_ns\\.nilext"))
 	and all(.[]; .total == .n and [.p50, .p99, .p999] == .printed)'
 # the decoder itself must be able to fail: one changed count is caught
 jq -c '.points[0].lat_ns.all.n += 1' "$R" >"$T/bad.json"
@@ -103,12 +107,12 @@ jcheck result_service_all_lossless "$T/dec.json" '[.[] | select(.from == "classe
 # is some 2.8-3.1 kB, a point outside its trials some 11-12 kB (before:
 # 5.5 and 20 kB; 2026-12-06); 105 trials at 4 kB and 21 points at 16 kB
 # leave the quickstart's encodings 1.24 MB of its 2 MB
-jcheck result_budget "$R" '([.points[].trials[] | walk(if type == "object" then del(.hdr, .tagged_hdr) else . end) |
+jcheck result_budget "$R" '([.points[].trials[] | walk(if type == "object" then del(.hdr, .lat_part) else . end) |
 	.checks |= map(if .status == "warn" then del(.detail) else . end) | tojson | length] | max) <= 4000 and
-	([.points[] | del(.trials) | walk(if type == "object" then del(.hdr, .tagged_hdr) else . end) |
+	([.points[] | del(.trials) | walk(if type == "object" then del(.hdr, .lat_part) else . end) |
 	del(.discarded_trials) | tojson | length] | max) <= 16000'
 # pretty and compact hold the same kind of document
-jcheck result_pretty_same_shape "$T/pretty/run.json" '.schema == "oqbench.run/4" and
+jcheck result_pretty_same_shape "$T/pretty/run.json" '.schema == "oqbench.run/5" and
 	([.. | objects | select(has("bins"))] | length == 0) and (.points | length) > 0'
 
 # --- summary.csv -----------------------------------------------------------
@@ -175,7 +179,7 @@ else
 	notok result_plot_old "gnuplot is not installed; make deps installs it (Debian: apt-get install gnuplot-nox)"
 fi
 
-# --- the previous version stored anew (oqbench.run/3 -> /4) ------------------
+# --- an older version stored anew (oqbench.run/3 -> /5) ---------------------
 V3=$ROOT/tests/data/run-v3-tiny.json
 ANEW=$OQB_UNIT/test_result_anew
 jcheck result_fixture_is_v3 "$V3" '.schema == "oqbench.run/3" and
@@ -185,12 +189,15 @@ if "$ANEW" --anew "$V3" "$T/v4" >"$T/anew.out" 2>&1 && "$ANEW" --anew "$T/v4/run
 else
 	notok result_anew_runs "$(tail -5 "$T/anew.out")"
 fi
-V4=$T/v4/run.json
-check result_anew_again_is_itself cmp -s "$V4" "$T/v4b/run.json"
+V5=$T/v4/run.json
+check result_anew_again_is_itself cmp -s "$V5" "$T/v4b/run.json"
 # what moved, by path (indices dropped): the trials' service-time and
-# stall-length encodings went, the points' came; nothing else changed
-# but encodings written again (lib/hdrenc.c's stream, the same counts)
-python3 - "$V3" "$V4" >"$T/anew-diff.json" <<'EOF'
+# stall-length encodings went, the points' came; the trials' untagged
+# requests went from their own encoding to their part of lat_ns, and
+# their check rows' thresholds that the point's rows hold went; nothing
+# else changed but encodings written again (lib/hdrenc.c's stream, the
+# same counts)
+python3 - "$V3" "$V5" >"$T/anew-diff.json" <<'EOF'
 import json, re, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 out = {"gone": set(), "came": set(), "changed": set(), "reencoded": set()}
@@ -215,45 +222,77 @@ walk(a, b, "")
 print(json.dumps({k: sorted(v) for k, v in out.items()}))
 EOF
 jcheck result_anew_moves_only_encodings "$T/anew-diff.json" '.changed == [".schema"] and
-	.gone == [".points[].trials[].host_tags.host_len_ns.hdr", ".points[].trials[].service_ns.nilext.hdr",
-		  ".points[].trials[].service_ns.non_nilext.hdr"] and
+	.gone == [".points[].trials[].checks[].threshold", ".points[].trials[].host_tags.host_len_ns.hdr",
+		  ".points[].trials[].host_tags.sys_lat_ns.nilext.hdr", ".points[].trials[].host_tags.sys_lat_ns.non_nilext.hdr",
+		  ".points[].trials[].service_ns.nilext.hdr", ".points[].trials[].service_ns.non_nilext.hdr"] and
 	.came == [".points[].host_tags.host_len_ns.hdr", ".points[].server.service_ns.nilext.hdr",
-		  ".points[].server.service_ns.non_nilext.hdr"]'
-python3 "$ROOT/tests/hdr-decode.py" "$V4" | jq -s . >"$T/dec-v4.json"
+		  ".points[].server.service_ns.non_nilext.hdr", ".points[].trials[].host_tags.sys_lat_ns.nilext.lat_part",
+		  ".points[].trials[].host_tags.sys_lat_ns.non_nilext.lat_part"]'
+python3 "$ROOT/tests/hdr-decode.py" "$V5" | jq -s . >"$T/dec-v4.json"
 python3 "$ROOT/tests/hdr-decode.py" "$V3" | jq -s . >"$T/dec-v3.json"
 jcheck result_anew_lossless "$T/dec-v4.json" 'any(.[]; .from == "classes") and
 	all(.[]; .total == .n and [.p50, .p99, .p999] == .printed)'
 jq -s '[.[0][], .[1][]] | group_by(.path) | map(select(length == 2))' "$T/dec-v3.json" "$T/dec-v4.json" >"$T/dec-both.json"
 jcheck result_anew_same_histograms "$T/dec-both.json" 'length > 0 and
 	all(.[]; .[0].total == .[1].total and .[0].counters == .[1].counters and [.[0].p50, .[0].p99, .[0].p999] == [.[1].p50, .[1].p99, .[1].p999])'
-# the readers conclude from the /4 form what they conclude from the /3 file
+# the readers conclude from the /5 form what they conclude from the /3 file
 "$OQB" compare "$V3" "$V3" >"$T/cmp-v3.out" 2>&1
 rc3=$?
-"$OQB" compare "$V3" "$V4" >"$T/cmp-v34.out" 2>&1
+"$OQB" compare "$V3" "$V5" >"$T/cmp-v34.out" 2>&1
 rc34=$?
-"$OQB" compare "$V4" "$V4" >"$T/cmp-v4.out" 2>&1
+"$OQB" compare "$V5" "$V5" >"$T/cmp-v4.out" 2>&1
 rc4=$?
 if [ "$rc3" -eq 0 ] && [ "$rc34" -eq 0 ] && [ "$rc4" -eq 0 ] &&
-   diff <(sed "s|$V3|RUN|g; s|$V4|RUN|g" "$T/cmp-v3.out") <(sed "s|$V3|RUN|g; s|$V4|RUN|g" "$T/cmp-v34.out") >"$T/cmp34.diff" &&
-   diff <(sed "s|$V3|RUN|g; s|$V4|RUN|g" "$T/cmp-v3.out") <(sed "s|$V3|RUN|g; s|$V4|RUN|g" "$T/cmp-v4.out") >>"$T/cmp34.diff"; then
-	ok result_compare_v3_with_v4
+   diff <(sed "s|$V3|RUN|g; s|$V5|RUN|g" "$T/cmp-v3.out") <(sed "s|$V3|RUN|g; s|$V5|RUN|g" "$T/cmp-v34.out") >"$T/cmp34.diff" &&
+   diff <(sed "s|$V3|RUN|g; s|$V5|RUN|g" "$T/cmp-v3.out") <(sed "s|$V3|RUN|g; s|$V5|RUN|g" "$T/cmp-v4.out") >>"$T/cmp34.diff"; then
+	ok result_compare_v3_with_v5
 else
-	notok result_compare_v3_with_v4 "exit $rc3 (/3 with itself), $rc34 (/3 with /4), $rc4 (/4 with itself); $(head -20 "$T/cmp34.diff" "$T/cmp-v34.out")"
+	notok result_compare_v3_with_v5 "exit $rc3 (/3 with itself), $rc34 (/3 with /5), $rc4 (/5 with itself); $(head -20 "$T/cmp34.diff" "$T/cmp-v34.out")"
 fi
 "$OQB" history add "$V3" --file "$T/h3.jsonl" >"$T/h3.out" 2>&1 &&
-"$OQB" history add "$V4" --file "$T/h4.jsonl" >"$T/h4.out" 2>&1
+"$OQB" history add "$V5" --file "$T/h4.jsonl" >"$T/h4.out" 2>&1
 if [ -s "$T/h3.jsonl" ] && diff <(jq -S 'del(.added_utc, .source)' "$T/h3.jsonl") \
 	<(jq -S 'del(.added_utc, .source)' "$T/h4.jsonl") >"$T/h34.diff"; then
-	ok result_history_v3_like_v4
+	ok result_history_v3_like_v5
 else
-	notok result_history_v3_like_v4 "$(cat "$T/h3.out" "$T/h4.out"; head -20 "$T/h34.diff")"
+	notok result_history_v3_like_v5 "$(cat "$T/h3.out" "$T/h4.out"; head -20 "$T/h34.diff")"
 fi
 if command -v gnuplot >/dev/null; then
 	mkdir -p "$T/v3run" && cp "$V3" "$T/v3run/run.json"
 	"$OQB" plot "$T/v3run" --out "$T/v3plot" >"$T/plot3.out" 2>&1 &&
 	"$OQB" plot "$T/v4" --out "$T/v4plot" >"$T/plot4.out" 2>&1 &&
 	cmp -s "$T/v3plot/latency-throughput.dat" "$T/v4plot/latency-throughput.dat" &&
-		ok result_plot_v3_like_v4 || notok result_plot_v3_like_v4 "$(tail -5 "$T/plot3.out" "$T/plot4.out")"
+		ok result_plot_v3_like_v5 || notok result_plot_v3_like_v5 "$(tail -5 "$T/plot3.out" "$T/plot4.out")"
+fi
+
+# --- the previous version stored anew (oqbench.run/4 -> /5) -----------------
+# tests/data/run-v4-tiny.json is the /3 fixture as the /4 writer stored it
+# (test_result_anew --anew of commit b5a7810): the same histograms, its
+# untagged requests as their own encodings
+V4=$ROOT/tests/data/run-v4-tiny.json
+jcheck result_fixture_is_v4 "$V4" '.schema == "oqbench.run/4" and
+	([.points[].trials[].host_tags.sys_lat_ns.nilext | select(has("hdr"))] | length) > 0'
+if "$ANEW" --anew "$V4" "$T/v45" >"$T/anew45.out" 2>&1; then
+	ok result_anew_v4_runs
+else
+	notok result_anew_v4_runs "$(tail -5 "$T/anew45.out")"
+fi
+python3 "$ROOT/tests/hdr-decode.py" "$V4" | jq -s . >"$T/dec-v4f.json"
+python3 "$ROOT/tests/hdr-decode.py" "$T/v45/run.json" | jq -s . >"$T/dec-v45.json"
+jq -s '[.[0][], .[1][]] | group_by(.path) | map(select(length == 2))' "$T/dec-v4f.json" "$T/dec-v45.json" >"$T/dec-45.json"
+jcheck result_v4_to_v5_same_histograms "$T/dec-45.json" 'length > 0 and any(.[]; .[1].from == "lat_part") and
+	all(.[]; .[0].total == .[1].total and .[0].counters == .[1].counters and .[1].total == .[1].n and
+	    [.[0].p50, .[0].p99, .[0].p999] == [.[1].p50, .[1].p99, .[1].p999])'
+"$OQB" compare "$V4" "$V4" >"$T/cmp-44.out" 2>&1
+rc44=$?
+"$OQB" compare "$V4" "$T/v45/run.json" >"$T/cmp-45.out" 2>&1
+rc45=$?
+if [ "$rc44" -eq 0 ] && [ "$rc45" -eq 0 ] &&
+   diff <(sed "s|$V4|RUN|g; s|$T/v45/run.json|RUN|g" "$T/cmp-44.out") \
+	<(sed "s|$V4|RUN|g; s|$T/v45/run.json|RUN|g" "$T/cmp-45.out") >"$T/cmp45.diff"; then
+	ok result_compare_v4_with_v5
+else
+	notok result_compare_v4_with_v5 "exit $rc44 (/4 with itself), $rc45 (/4 with /5); $(head -20 "$T/cmp45.diff" "$T/cmp-45.out")"
 fi
 
 # --- the quickstart itself (make test-long) ---------------------------------
@@ -262,15 +301,15 @@ if [ "${RESULT_QUICKSTART:-0}" = 1 ]; then
 		Q=$T/qs/run.json
 		size=$(stat -c %s "$Q")
 		echo "# quickstart run.json: $size bytes"
-		# Issue 49 asks for 2 MB; on a quiet host the quickstart's
-		# run.json was 2.36-2.48 MB under oqbench.run/3 (1.4-1.5 MB on a
-		# loaded one, whose trials' latencies span fewer bins), and a
-		# kept quiet one of 2,385,152 B is 2,312,264 B stored anew as
-		# /4.  Its histograms' encodings are 1.4 MB of that and near
-		# what their counts hold (docs/driver.md), so the case holds
-		# the size reached, with room for the host's spread, so that
-		# it cannot grow unseen; the 2 MB goal is open.
-		check result_quickstart_at_most_2_7mb test "$size" -le 2700000
+		# Issue 49 asks for 2 MB.  Ten quickstart run.jsons kept
+		# from 2026-12-07 (2.11-2.53 MB as /4 wrote them) come to
+		# 1.81-2.16 MB stored by the /5 writer, seven of them at most
+		# 2 MB: the host decides the rest (a noisy host's long tails
+		# fill more counters and its trials are rerun more).  Their
+		# encodings are near what their counts hold (docs/driver.md),
+		# so the case holds the largest reached, with room for the
+		# host's spread, so that the file cannot grow unseen.
+		check result_quickstart_at_most_2_3mb test "$size" -le 2300000
 		python3 "$ROOT/tests/hdr-decode.py" "$Q" | jq -s . >"$T/qs-dec.json"
 		jcheck result_quickstart_lossless "$T/qs-dec.json" 'length > 0 and all(.[]; .total == .n and
 			[.p50, .p99, .p999] == .printed)'

@@ -387,6 +387,80 @@ TEST(encoding_cuts_blocks_where_counts_change)
 	hist_free(back);
 }
 
+TEST(part_round_trips_against_its_whole)
+{
+	/* A part read back against its whole gives its counters exactly:
+	 * none of it, all of it, the tail only (the host-tagged requests of a
+	 * quickstart trial), and a random share of every counter. */
+	struct hist *w = hist_new(), *p = hist_new(), *back = hist_new();
+	struct rng r;
+	size_t len_none = 0, len_all = 0;
+	REQUIRE(w && p && back);
+	body_and_tail(w, 23);
+	rng_seed(&r, 29);
+	for (int k = 0; k < 4; k++) {
+		hist_reset(p);
+		for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
+			uint64_t c = w->counts[i];
+			p->counts[i] = k == 0 ? 0 : k == 1 ? c : k == 2 ? (hist_index_low(i) > 5000 ? c : 0)
+				     : rng_below(&r, c + 1);
+			p->n += p->counts[i];
+		}
+		char *t = hdr_part_encode_b64(w, p, err, sizeof err);
+		REQUIRE(t, "case %d: %s", k, err);
+		CHECK(hdr_part_decode_b64(t, w, back, err, sizeof err) == 0, "case %d: %s", k, err);
+		CHECK(back->n == p->n && !memcmp(back->counts, p->counts, sizeof p->counts), "case %d: %llu of %llu back",
+		      k, (unsigned long long)back->n, (unsigned long long)p->n);
+		if (k == 0)
+			len_none = strlen(t);
+		if (k == 1)
+			len_all = strlen(t);
+		free(t);
+	}
+	/* none and all cost a byte per counter before deflate, little after */
+	char *whole = hdr_encode_b64(w, err, sizeof err);
+	REQUIRE(whole, "%s", err);
+	CHECK(len_none * 10 < strlen(whole) && len_all * 10 < strlen(whole), "none %zu, all %zu, the whole %zu",
+	      len_none, len_all, strlen(whole));
+	free(whole);
+	hist_free(w);
+	hist_free(p);
+	hist_free(back);
+}
+
+TEST(part_refuses_what_is_not_a_part)
+{
+	struct hist *w = hist_new(), *p = hist_new(), *other = hist_new();
+	char *t, *hdr;
+	REQUIRE(w && p && other);
+	body_and_tail(w, 31);
+	body_and_tail(other, 37);
+	hist_merge(p, w);
+	p->counts[hist_index(600)]++;                  /* one more than the whole */
+	CHECK(!hdr_part_encode_b64(w, p, err, sizeof err) && strstr(err, "not a part"), "%s", err);
+	hist_reset(p);
+	for (unsigned i = 0; i < HIST_NCOUNTS; i++)
+		p->counts[i] = w->counts[i] / 2;
+	t = hdr_part_encode_b64(w, p, err, sizeof err);
+	REQUIRE(t, "%s", err);
+	/* against another whole: other counters, so too few or too many
+	 * counts, or a count above a counter's */
+	CHECK(hdr_part_decode_b64(t, other, p, err, sizeof err) < 0 && p->n == 0 &&
+	      strstr(err, "another histogram"), "%s", err);
+	/* an HdrHistogram text is not a part text */
+	hdr = hdr_encode_b64(w, err, sizeof err);
+	REQUIRE(hdr);
+	CHECK(hdr_part_decode_b64(hdr, w, p, err, sizeof err) < 0 && strstr(err, "cookie"), "%s", err);
+	/* cut short */
+	t[strlen(t) / 2] = 0;
+	CHECK(hdr_part_decode_b64(t, w, p, err, sizeof err) < 0, "half a text read");
+	free(t);
+	free(hdr);
+	hist_free(w);
+	hist_free(p);
+	hist_free(other);
+}
+
 TEST(decodes_hdr_histogram_js_text)
 {
 	/*
@@ -878,7 +952,7 @@ static int check_js(const char *path)
 }
 
 #define CASES layout_matches_hdrhistogram, encoding_bytes_by_hand, encoding_keeps_the_shorter_stream, \
-	encoding_cuts_blocks_where_counts_change, \
+	encoding_cuts_blocks_where_counts_change, part_round_trips_against_its_whole, part_refuses_what_is_not_a_part, \
 	decodes_hdr_histogram_js_text, \
 	round_trip_empty, round_trip_single_values, round_trip_every_counter, round_trip_overflow_clamp, \
 	round_trip_huge_counts, round_trip_random_latencies, refuses_bad_framing, refuses_bad_content

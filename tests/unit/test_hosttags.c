@@ -222,7 +222,7 @@ static int same_counts(const struct hist *a, const struct hist *b)
 	       !memcmp(a->counts, b->counts, sizeof a->counts);
 }
 
-TEST(trial_keeps_the_shorter_of_untagged_and_tagged)
+TEST(trial_keeps_the_shorter_of_untagged_and_their_part)
 {
 	/* nilext: 20 of 2,000 tagged (a calm trial), non_nilext: all but 20
 	 * tagged (a busy one); each class keeps the smaller encoding and
@@ -242,28 +242,64 @@ TEST(trial_keeps_the_shorter_of_untagged_and_tagged)
 	REQUIRE(t);
 	result_trial_compact(t);
 	const json_t *sl = json_object_get(json_object_get(t, "host_tags"), "sys_lat_ns");
-	CHECK(json_object_get(json_object_get(sl, "nilext"), "tagged_hdr") &&
-	      !json_object_get(json_object_get(sl, "nilext"), "hdr"), "nilext keeps the tagged requests' encoding");
-	CHECK(json_object_get(json_object_get(sl, "non_nilext"), "hdr") &&
-	      !json_object_get(json_object_get(sl, "non_nilext"), "tagged_hdr"), "non_nilext keeps its own");
 	char err[512];
+	/* each class keeps one text, the shorter of the untagged requests'
+	 * own and their part of lat_ns; the calm class its part */
+	const struct hist *lat[2] = { l1, l2 }, *sys[2] = { s1, s2 };
+	int parts = 0;
+	for (int c = 0; c < 2; c++) {
+		const char *cls = c ? "non_nilext" : "nilext";
+		const json_t *s = json_object_get(sl, cls);
+		char *own = hdr_encode_b64(sys[c], err, sizeof err), *part = hdr_part_encode_b64(lat[c], sys[c], err, sizeof err);
+		REQUIRE(own && part, "%s", err);
+		const char *want = strlen(part) < strlen(own) ? "lat_part" : "hdr";
+		CHECK(json_object_get(s, want) && !json_object_get(s, strcmp(want, "hdr") ? "hdr" : "lat_part") &&
+		      !json_object_get(s, "tagged_hdr"), "%s keeps %s (own %zu, part %zu)", cls, want, strlen(own), strlen(part));
+		parts += !strcmp(want, "lat_part");
+		free(own);
+		free(part);
+	}
+	CHECK(json_object_get(json_object_get(sl, "nilext"), "lat_part") && parts >= 1, "the calm class keeps its part");
 	CHECK(result_trial_sys_hist(h, t, "nilext", err, sizeof err) == 0 && same_counts(h, s1), "nilext: %s", err);
 	CHECK(result_trial_sys_hist(h, t, "non_nilext", err, sizeof err) == 0 && same_counts(h, s2), "non_nilext: %s",
 	      err);
 	CHECK(result_trial_sys_hist(h, t, "all", err, sizeof err) == 0 && h->n == s1->n + s2->n, "all: %s", err);
-	/* a tagged encoding that is not a part of lat_ns is refused, named */
-	struct hist *bad = hist_new();
-	REQUIRE(bad);
-	hist_record(bad, 9 * MS);
-	char *enc = hdr_encode_b64(bad, err, sizeof err);
+	/* a part written against another lat_ns is refused, named */
+	json_t *nil = json_object_get(sl, "nilext");
+	json_t *keep = json_deep_copy(json_object_get(nil, "lat_part"));
+	char *enc = hdr_part_encode_b64(l2, s2, err, sizeof err);
+	REQUIRE(enc && keep, "%s", err);
+	json_object_set_new(nil, "lat_part", json_string(enc));
+	CHECK(result_trial_sys_hist(h, t, "nilext", err, sizeof err) < 0 && strstr(err, "lat_part") &&
+	      strstr(err, "damaged"), "%s", err);
+	free(enc);
+	/* oqbench.run/4 kept the tagged requests' own text: lat_ns less it */
+	struct hist *tagged = hist_new(), *bad = hist_new();
+	REQUIRE(tagged && bad);
+	hist_merge(tagged, l1);
+	hist_subtract(tagged, s1);
+	enc = hdr_encode_b64(tagged, err, sizeof err);
 	REQUIRE(enc);
-	json_object_set_new(json_object_get(sl, "nilext"), "tagged_hdr", json_string(enc));
+	json_object_del(nil, "lat_part");
+	json_object_set_new(nil, "tagged_hdr", json_string(enc));
+	free(enc);
+	CHECK(result_trial_sys_hist(h, t, "nilext", err, sizeof err) == 0 && same_counts(h, s1), "/4 nilext: %s", err);
+	/* a tagged encoding that is not a part of lat_ns is refused, named */
+	hist_record(bad, 9 * MS);
+	enc = hdr_encode_b64(bad, err, sizeof err);
+	REQUIRE(enc);
+	json_object_set_new(nil, "tagged_hdr", json_string(enc));
 	CHECK(result_trial_sys_hist(h, t, "nilext", err, sizeof err) < 0 && strstr(err, "damaged"), "%s", err);
 	free(enc);
-	/* a trial set aside keeps neither */
+	json_object_del(nil, "tagged_hdr");
+	json_object_set(nil, "lat_part", keep);
+	json_decref(keep);
+	/* a trial set aside keeps none */
 	result_trial_set_aside(t);
-	CHECK(!json_object_get(json_object_get(sl, "nilext"), "tagged_hdr") &&
-	      !json_object_get(json_object_get(sl, "non_nilext"), "hdr"), "a trial set aside keeps an encoding");
+	CHECK(!json_object_get(nil, "lat_part") && !json_object_get(nil, "tagged_hdr") && !json_object_get(nil, "hdr") &&
+	      !json_object_get(json_object_get(sl, "non_nilext"), "hdr") &&
+	      !json_object_get(json_object_get(sl, "non_nilext"), "lat_part"), "a trial set aside keeps an encoding");
+	hist_free(tagged);
 	json_decref(t);
 	hist_free(bad);
 	hist_free(l1);
@@ -300,4 +336,4 @@ TEST(probe_keeps_to_its_budget)
 
 UNIT_MAIN(classify_rule, host_stall_tags_its_interval_to_R, host_lateness_outlives_a_short_gap_after_it,
 	  own_delay_and_no_evidence_are_not_the_hosts,
-	  untagged_is_all_less_tagged, trial_keeps_the_shorter_of_untagged_and_tagged, probe_keeps_to_its_budget)
+	  untagged_is_all_less_tagged, trial_keeps_the_shorter_of_untagged_and_their_part, probe_keeps_to_its_budget)

@@ -39,7 +39,7 @@ TEST(anew_of_a_point_without_trials)
 	char err[512] = "";
 	REQUIRE(r && want);
 	CHECK(result_store_anew(r, err, sizeof err) == 0, "%s", err);
-	CHECK(result_version(r) == 4);
+	CHECK(result_version(r) == 5);
 	json_object_set_new(want, "schema", json_string(RESULT_SCHEMA));
 	CHECK(json_equal(r, want), "nothing but the schema changed");
 	json_decref(r);
