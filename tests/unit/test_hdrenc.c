@@ -281,11 +281,11 @@ TEST(encoding_bytes_by_hand)
 
 TEST(encoding_keeps_the_shorter_stream)
 {
-	/* The zlib stream is the shorter of LZ77 with Huffman coding and
-	 * Huffman coding alone (hdr_encode_b64): never longer than what
-	 * compress2 writes of the same encoding, and on noisy latencies
-	 * (counts that rarely repeat a run of bytes) shorter; it reads back
-	 * either way. */
+	/* The zlib stream is the shortest of LZ77 with Huffman coding,
+	 * Huffman coding alone and Huffman coding in blocks (hdr_encode_b64):
+	 * never longer than what compress2 writes of the same encoding, and
+	 * on noisy latencies (counts that rarely repeat a run of bytes)
+	 * shorter; it reads back either way. */
 	struct hist *h = hist_new(), *back = hist_new();
 	struct rng r;
 	int shorter = 0;
