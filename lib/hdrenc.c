@@ -453,6 +453,25 @@ static int check_header(const uint8_t *e, size_t elen, size_t *plen, char *err, 
 	return 0;
 }
 
+/* A decoded histogram's min and max, those of its lowest and highest
+ * non-empty counter, and its sum, the counters' midpoints times their
+ * counts (the format carries none of them: hdrenc.h). */
+static void bounds_of_counters(struct hist *h)
+{
+	unsigned lo = 0, hi = HIST_NCOUNTS - 1;
+
+	if (!h->n)
+		return;
+	while (!h->counts[lo])
+		lo++;
+	while (!h->counts[hi])
+		hi--;
+	h->min = hist_index_low(lo);
+	h->max = hist_index_low(hi) + hist_index_width(hi) - 1;
+	for (unsigned i = lo; i <= hi; i++)
+		h->sum += (double)h->counts[i] * (double)hist_index_mid(i);
+}
+
 int hdr_decode_b64(const char *text, struct hist *h, char *err, size_t errlen)
 {
 	uint8_t *bytes = NULL, *enc = NULL;
@@ -492,17 +511,7 @@ int hdr_decode_b64(const char *text, struct hist *h, char *err, size_t errlen)
 	    read_counts(enc + HDRENC_HEADER_LEN, plen, h, err, errlen))
 		goto out;
 
-	if (h->n) {
-		unsigned lo = 0, hi = HIST_NCOUNTS - 1;
-		while (!h->counts[lo])
-			lo++;
-		while (!h->counts[hi])
-			hi--;
-		h->min = hist_index_low(lo);
-		h->max = hist_index_low(hi) + hist_index_width(hi) - 1;
-		for (unsigned i = lo; i <= hi; i++)
-			h->sum += (double)h->counts[i] * (double)hist_index_mid(i);
-	}
+	bounds_of_counters(h);
 	ret = 0;
 out:
 	if (ret)
@@ -622,14 +631,7 @@ int hdr_part_decode_b64(const char *text, const struct hist *whole, struct hist 
 			 elen - pos);
 		goto out;
 	}
-	for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
-		if (!part->counts[i])
-			continue;
-		if (part->min == UINT64_MAX || hist_index_low(i) < part->min)
-			part->min = hist_index_low(i);
-		part->max = hist_index_low(i) + hist_index_width(i) - 1;
-		part->sum += (double)part->counts[i] * (double)hist_index_mid(i);
-	}
+	bounds_of_counters(part);
 	ret = 0;
 out:
 	if (ret)
