@@ -204,7 +204,7 @@ static size_t deflate_with(uint8_t *dst, const uint8_t *src, size_t len, int str
  * stream (all big-endian), in base64: a malloc'd string, or NULL with
  * err.  Counts are small noisy numbers with few repeats: Huffman coding
  * alone is often shorter than LZ77 with it, and shorter still in blocks
- * cut where the counts' statistics change (lib/zsplit.h: 12.6 % of the
+ * cut where the counts' statistics change (lib/zsplit.h: 12.9 % of the
  * quickstart run.json's encodings).  All three are tried and the
  * shortest kept; each is a plain zlib stream to every reader.
  */

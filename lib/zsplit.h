@@ -24,8 +24,8 @@
  * (2026-12-07): 1,213,642 B as the shorter of zlib's default and
  * Huffman-only coding; with cuts chosen by dynamic programming over
  * every pair of candidates 1,054,172 B (-13 %, the same as zopfli at 50
- * iterations: 1,055,168 B); by this bisection 1,060,645 B (-12.6 %),
- * within 0.6 % of the best cuts for a small part of the work.
+ * iterations: 1,055,168 B); by this bisection 1,057,023 B (-12.9 %),
+ * within 0.3 % of the best cuts for a small part of the work.
  */
 #ifndef OQB_ZSPLIT_H
 #define OQB_ZSPLIT_H
