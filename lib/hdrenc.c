@@ -177,7 +177,8 @@ uint8_t *hdr_b64_decode(const char *text, size_t *len, char *err, size_t errlen)
  * src[0..len) as a zlib stream into dst (room for compressBound(len)),
  * with strategy; its length, or 0 with err.
  */
-static size_t deflate_with(uint8_t *dst, const uint8_t *src, size_t len, int strategy, char *err, size_t errlen)
+static size_t deflate_with(uint8_t *dst, const uint8_t *src, size_t len, int strategy, const char *what, char *err,
+			   size_t errlen)
 {
 	z_stream st;
 	size_t out = 0;
@@ -195,7 +196,7 @@ static size_t deflate_with(uint8_t *dst, const uint8_t *src, size_t len, int str
 		deflateEnd(&st);
 	}
 	if (!out)
-		snprintf(err, errlen, "HdrHistogram encoding: zlib deflate failed (%s)", zError(rc));
+		snprintf(err, errlen, "%szlib deflate failed (%s)", what, zError(rc));
 	return out;
 }
 
@@ -210,17 +211,20 @@ static size_t deflate_with(uint8_t *dst, const uint8_t *src, size_t len, int str
  */
 static char *pack_b64(uint32_t cookie, const uint8_t *raw, size_t len, char *err, size_t errlen)
 {
+	const char *what = cookie == HDRENC_PART_COOKIE ? "histogram part encoding: " : "HdrHistogram encoding: ";
 	size_t bound = compressBound((uLong)len), sbound = zsplit_bound(len), zlen, zh, zs;
 	uint8_t *z = malloc(8 + 2 * bound + (sbound > bound ? sbound : bound));
-	char *text = NULL;
+	char *text = NULL, e[200];
 
 	if (!z) {
-		snprintf(err, errlen, "HdrHistogram encoding: out of memory");
+		snprintf(err, errlen, "%sout of memory", what);
 		return NULL;
 	}
-	zlen = deflate_with(z + 8, raw, len, Z_DEFAULT_STRATEGY, err, errlen);
-	zh = zlen ? deflate_with(z + 8 + bound, raw, len, Z_HUFFMAN_ONLY, err, errlen) : 0;
-	zs = zh ? zsplit_deflate(z + 8 + 2 * bound, raw, len, err, errlen) : 0;
+	zlen = deflate_with(z + 8, raw, len, Z_DEFAULT_STRATEGY, what, err, errlen);
+	zh = zlen ? deflate_with(z + 8 + bound, raw, len, Z_HUFFMAN_ONLY, what, err, errlen) : 0;
+	zs = zh ? zsplit_deflate(z + 8 + 2 * bound, raw, len, e, sizeof e) : 0;
+	if (zh && !zs)
+		snprintf(err, errlen, "%s%s", what, e);
 	if (zlen && zh && zs) {
 		if (zh < zlen) {
 			memmove(z + 8, z + 8 + bound, zh);
@@ -234,7 +238,7 @@ static char *pack_b64(uint32_t cookie, const uint8_t *raw, size_t len, char *err
 		put_be32(z + 4, (uint32_t)zlen);
 		text = hdr_b64_encode(z, 8 + zlen);
 		if (!text)
-			snprintf(err, errlen, "HdrHistogram encoding: out of memory");
+			snprintf(err, errlen, "%sout of memory", what);
 	}
 	free(z);
 	return text;
@@ -555,7 +559,7 @@ char *hdr_part_encode_b64(const struct hist *whole, const struct hist *part, cha
 
 	for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
 		if (part->counts[i] > whole->counts[i] || whole->counts[i] > (uint64_t)INT64_MAX) {
-			snprintf(err, errlen, PART "counter %u holds %llu in the part and %llu in the whole: %s", i,
+			snprintf(err, errlen, "histogram part encoding: counter %u holds %llu in the part and %llu in the whole: %s", i,
 				 (unsigned long long)part->counts[i], (unsigned long long)whole->counts[i],
 				 part->counts[i] > whole->counts[i] ? "not a part of it" : "above the format's limit 2^63 - 1");
 			return NULL;
@@ -563,7 +567,7 @@ char *hdr_part_encode_b64(const struct hist *whole, const struct hist *part, cha
 	}
 	raw = malloc((size_t)MAX_VARINT * HIST_NCOUNTS);
 	if (!raw) {
-		snprintf(err, errlen, PART "out of memory");
+		snprintf(err, errlen, "histogram part encoding: out of memory");
 		return NULL;
 	}
 	for (unsigned i = 0; i < HIST_NCOUNTS; i++) {
