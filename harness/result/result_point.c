@@ -441,11 +441,13 @@ json_t *result_trial_full(const json_t *p, const json_t *t)
 	if (!out)
 		return NULL;
 	trial_derived(out, 1);
-	json_array_foreach(json_object_get(out, "checks"), i, row)
+	json_array_foreach(json_object_get(out, "checks"), i, row) {
+		if (!(prow = point_row(json_object_get(p, "checks"), row)))
+			continue;
 		for (int k = 0; k < NROW_FROM_POINT; k++)
-			if (!json_object_get(row, row_from_point[k]) &&
-			    (prow = point_row(json_object_get(p, "checks"), row)))
+			if (!json_object_get(row, row_from_point[k]) && json_object_get(prow, row_from_point[k]))
 				json_object_set(row, row_from_point[k], json_object_get(prow, row_from_point[k]));
+	}
 	return out;
 }
 
